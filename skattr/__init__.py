@@ -1,0 +1,26 @@
+"""skattr: release statistics while hiding global properties of the data.
+
+Importing skattr registers the ``DataFrame.attrpriv`` accessor.
+"""
+
+from skattr import datasets, exceptions, mechanisms, theta, utils
+from skattr._accessor import AttributePrivacyAccessor
+from skattr._query import Query
+from skattr._release import Plan, Release
+from skattr._secret import Secret
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AttributePrivacyAccessor",
+    "Plan",
+    "Query",
+    "Release",
+    "Secret",
+    "datasets",
+    "exceptions",
+    "mechanisms",
+    "theta",
+    "utils",
+    "__version__",
+]

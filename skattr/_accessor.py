@@ -1,0 +1,158 @@
+"""``df.attrpriv``: release DataFrame aggregates while hiding a global property."""
+
+from __future__ import annotations
+
+import warnings
+
+import pandas as pd
+
+from skattr._query import Query
+from skattr._release import Plan, Release
+from skattr.exceptions import (
+    InvalidParameterError,
+    NotCertifiableError,
+    PrivacyLeakWarning,
+)
+
+__all__ = ["AttributePrivacyAccessor", "build_mechanism"]
+
+# Every name of the design; those not in skattr.mechanisms.MECHANISMS yet are
+# reported as not available rather than as unknown.
+_PLANNED = ("expm-laplace", "expm-gaussian", "dirm-laplace", "dirm-gaussian",
+            "eigm", "daum", "optimal", "wasserstein", "approx-wasserstein",
+            "markov-quilt", "group-dp-laplace", "group-dp-gaussian", "dp-laplace",
+            "dp-gaussian")
+
+
+def _mechanism_classes(mechanism: str) -> dict:
+    from skattr.mechanisms import MECHANISMS
+
+    if mechanism == "auto":
+        return dict(MECHANISMS)
+    if mechanism in MECHANISMS:
+        return {mechanism: MECHANISMS[mechanism]}
+    available = ", ".join(["auto", *MECHANISMS])
+    if mechanism in _PLANNED:
+        raise InvalidParameterError(
+            f"mechanism={mechanism!r} is not available in this version of skattr; "
+            f"available: {available}.")
+    raise InvalidParameterError(
+        f"Unknown mechanism {mechanism!r}; available: {available}.")
+
+
+def build_mechanism(query: Query, *, secret, reference, data: pd.DataFrame,
+                    mechanism: str = "auto", **params):
+    """Fit the ``mechanism=`` estimator (or, for "auto", the least-error one).
+
+    Returns the fitted estimator. ``reference="self"`` fits Theta on ``data``
+    and warns, since Theta then depends on the private data.
+    """
+    if isinstance(reference, str) and reference == "self":
+        warnings.warn(
+            "reference='self' fits Theta on the private data itself; the noise "
+            "then depends on the data it protects and the certificate no longer "
+            "holds exactly. Pass public reference data instead.",
+            PrivacyLeakWarning, stacklevel=3)
+        reference = data
+    elif not isinstance(reference, pd.DataFrame):
+        raise InvalidParameterError(
+            "reference must be a DataFrame of public data from the same "
+            "population (or 'self' to fit on the private data, with a warning); got "
+            f"{type(reference).__name__}.")
+    candidates = []
+    errors = []
+    for name, cls in _mechanism_classes(mechanism).items():
+        est = cls(query=query, secret=secret, **params)
+        try:
+            est.fit(reference)
+            plan = est.plan(n=len(data))
+        except NotCertifiableError as exc:
+            if mechanism != "auto":
+                raise
+            errors.append(f"{name}: {exc}")
+            continue
+        candidates.append((plan.expected_error, name, est))
+    if not candidates:
+        raise NotCertifiableError(
+            "No available mechanism certifies this release: " + " | ".join(errors))
+    return min(candidates, key=lambda c: c[0])[2]
+
+
+@pd.api.extensions.register_dataframe_accessor("attrpriv")
+class AttributePrivacyAccessor:
+    """Attribute-private aggregates of a DataFrame: ``df.attrpriv.mean(...)``.
+
+    Every method takes the statistic's columns and the keywords ``secret``
+    (a :class:`~skattr.Secret` or a list), ``reference`` (public reference data,
+    or ``"self"``), ``epsilon``, ``delta``, ``mechanism`` (default ``"auto"``),
+    ``calibration``, ``theta`` and ``random_state``, plus any parameter of the
+    chosen mechanism. It never modifies the frame and stores nothing.
+
+    Examples
+    --------
+    >>> import skattr
+    >>> from skattr.datasets import make_hospital
+    >>> private = make_hospital(50, random_state=1)
+    >>> reference = make_hospital(2000, random_state=0)
+    >>> secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    >>> rel = private.attrpriv.mean(["blood_pressure"], secret=secret,
+    ...                             reference=reference, random_state=0)
+    >>> rel.mechanism
+    'apgm'
+    >>> round(rel.epsilon, 3), rel.delta
+    (1.0, 0.001)
+    """
+
+    def __init__(self, pandas_obj: pd.DataFrame):
+        if not pandas_obj.columns.is_unique:
+            raise AttributeError(
+                "df.attrpriv needs unique column labels; rename the duplicated "
+                "columns first.")
+        self._obj = pandas_obj
+
+    def _release(self, query: Query, *, secret, reference, mechanism="auto",
+                 **params) -> Release:
+        est = build_mechanism(query, secret=secret, reference=reference,
+                              data=self._obj, mechanism=mechanism, **params)
+        return est.release(self._obj)
+
+    def mean(self, columns=None, *, secret, reference, **params) -> Release:
+        """Release the mean of each of ``columns``."""
+        return self._release(Query.mean(columns), secret=secret,
+                             reference=reference, **params)
+
+    def sum(self, columns=None, *, secret, reference, **params) -> Release:
+        """Release the sum of each of ``columns``."""
+        return self._release(Query.sum(columns), secret=secret,
+                             reference=reference, **params)
+
+    def count(self, columns=None, value=None, *, secret, reference,
+              **params) -> Release:
+        """Release the number of records whose column equals (or passes) ``value``."""
+        return self._release(Query.count(columns, value), secret=secret,
+                             reference=reference, **params)
+
+    def proportion(self, columns=None, value=None, *, secret, reference,
+                   **params) -> Release:
+        """Release the fraction of records whose column equals (or passes) ``value``."""
+        return self._release(Query.proportion(columns, value), secret=secret,
+                             reference=reference, **params)
+
+    def plan(self, columns=None, *, statistic: str = "mean", value=None, secret,
+             reference, mechanism="auto", **params) -> Plan:
+        """Return the noise law and expected error, without releasing anything."""
+        est = build_mechanism(Query(statistic, columns, value), secret=secret,
+                              reference=reference, data=self._obj,
+                              mechanism=mechanism, **params)
+        return est.plan(n=len(self._obj))
+
+    def leakage(self, columns=None, *, statistic: str = "mean", value=None, secret,
+                reference, delta: float = 1e-3, **params) -> float:
+        """Epsilon, at ``delta``, of releasing the raw statistic with no noise."""
+        # The leakage of the raw statistic depends on Theta alone; the
+        # Gaussian mechanism's estimator holds the machinery that computes it.
+        params.pop("mechanism", None)
+        est = build_mechanism(Query(statistic, columns, value), secret=secret,
+                              reference=reference, data=self._obj, mechanism="apgm",
+                              delta=delta, **params)
+        return est.leakage(n=len(self._obj), delta=delta)

@@ -1,0 +1,181 @@
+"""The statistic F released on a private dataset: what to compute on which columns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from skattr._validation import check_columns, check_finite, numeric_block
+from skattr.exceptions import DataValidationError, InvalidParameterError
+
+__all__ = ["Query"]
+
+_STATISTICS = ("mean", "sum", "count", "proportion")
+
+
+def _as_tuple(columns) -> tuple | None:
+    if columns is None:
+        return None
+    if isinstance(columns, (str, int, np.integer)):
+        return (columns,)
+    columns = tuple(columns)
+    if not columns:
+        raise InvalidParameterError("A query needs at least one column; got none.")
+    return columns
+
+
+def indicator(frame: pd.DataFrame, column, value, *, what: str) -> np.ndarray:
+    """1.0 where a record matches ``value`` (a category or a predicate), else 0.0.
+
+    A callable ``value`` receives the column (a pandas Series) and returns a
+    boolean mask, e.g. ``lambda income: income > 50_000``. With ``value=None`` the
+    column itself must be boolean or 0/1.
+    """
+    check_columns(frame, [column], what=what)
+    col = frame[column]
+    if callable(value):
+        mask = np.asarray(value(col))
+        if mask.shape != (len(col),):
+            raise InvalidParameterError(
+                f"The predicate for column {column!r} must return one boolean per "
+                f"record; it returned shape {mask.shape}."
+            )
+        if mask.dtype != bool:
+            raise InvalidParameterError(
+                f"The predicate for column {column!r} must return booleans; it "
+                f"returned dtype {mask.dtype}."
+            )
+        if col.isna().any():
+            raise DataValidationError(
+                f"Column {column!r} of {what} holds missing values; drop or fill "
+                "them before using it."
+            )
+        return mask.astype(np.float64)
+    if value is None:
+        values = numeric_block(frame, [column], what=what)[:, 0]
+        if not np.all((values == 0) | (values == 1)):
+            raise InvalidParameterError(
+                f"Column {column!r} is not boolean or 0/1; say which records count "
+                "with value=<category> or a predicate such as value=lambda s: s > 0."
+            )
+        return values
+    if col.isna().any():
+        raise DataValidationError(
+            f"Column {column!r} of {what} holds missing values; drop or fill them "
+            "before using it."
+        )
+    return (col == value).to_numpy(dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class Query:
+    """A linear statistic F of named columns: mean, sum, count or proportion.
+
+    F(X) = w(n) * sum_j h(x_j), with a per-record contribution h (the column
+    values, or the indicator of a value) and a weight w(n) = 1/n for means and
+    proportions, 1 for sums and counts. Because F is linear in h, its conditional
+    mean and covariance given a secret follow in closed form from per-group
+    moments of h (see :mod:`skattr.theta`).
+
+    Parameters
+    ----------
+    statistic : {"mean", "sum", "count", "proportion"}
+        What to compute.
+    columns : tuple of column labels, or None
+        The columns released (one statistic each). None means every column but the
+        secret's (resolved at ``fit``).
+    value : object, callable or None
+        For count and proportion: the category counted, or a predicate (a
+        callable taking a column, returning a boolean mask). None counts a
+        boolean or 0/1 column.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skattr import Query
+    >>> df = pd.DataFrame({"age": [30, 40, 50], "smoker": [1, 0, 1]})
+    >>> Query.mean(["age"]).evaluate(df)
+    age    40.0
+    Name: mean, dtype: float64
+    >>> Query.proportion("smoker").evaluate(df).round(3)
+    smoker    0.667
+    Name: proportion, dtype: float64
+    """
+
+    statistic: str
+    columns: tuple | None = None
+    value: Any = None
+
+    def __post_init__(self):
+        if self.statistic not in _STATISTICS:
+            raise InvalidParameterError(
+                f"The 'statistic' of a Query must be one of {_STATISTICS}. "
+                f"Got {self.statistic!r} instead."
+            )
+        object.__setattr__(self, "columns", _as_tuple(self.columns))
+        if self.value is not None and self.statistic in ("mean", "sum"):
+            raise InvalidParameterError(
+                f"A {self.statistic} query takes no 'value'; use Query.count or "
+                "Query.proportion to count records matching a value."
+            )
+
+    @classmethod
+    def mean(cls, columns=None) -> Query:
+        """Mean of each column."""
+        return cls("mean", columns)
+
+    @classmethod
+    def sum(cls, columns=None) -> Query:
+        """Sum of each column (bounds are not needed: Theta models the data)."""
+        return cls("sum", columns)
+
+    @classmethod
+    def count(cls, columns=None, value: Any | Callable | None = None) -> Query:
+        """Count the records whose column equals ``value`` (or passes it)."""
+        return cls("count", columns, value)
+
+    @classmethod
+    def proportion(cls, columns=None, value: Any | Callable | None = None) -> Query:
+        """Fraction of records whose column equals ``value`` (or passes it)."""
+        return cls("proportion", columns, value)
+
+    def resolve_columns(self, frame: pd.DataFrame, exclude=()) -> tuple:
+        """Return the released columns: the named ones, or all but ``exclude``."""
+        if self.columns is not None:
+            check_columns(frame, self.columns, what="the data")
+            return self.columns
+        columns = tuple(c for c in frame.columns if c not in set(exclude))
+        if not columns:
+            raise InvalidParameterError(
+                "The query has no columns to release: name them with "
+                "Query.mean([...]) (every column of the data is a secret's)."
+            )
+        return columns
+
+    def weight(self, n: int) -> float:
+        """w(n): 1/n for means and proportions, 1 for sums and counts."""
+        return 1.0 / n if self.statistic in ("mean", "proportion") else 1.0
+
+    def contributions(self, frame: pd.DataFrame, columns, *, what="X") -> np.ndarray:
+        """Per-record contributions h(x_j), an (n, k) float array."""
+        if self.statistic in ("mean", "sum"):
+            return numeric_block(frame, columns, what=what)
+        block = np.column_stack(
+            [indicator(frame, c, self.value, what=what) for c in columns]
+        )
+        check_finite(block, columns, what=what)
+        return block
+
+    def names(self, columns) -> list[str]:
+        """Labels of the released statistics, one per column."""
+        return list(columns)
+
+    def evaluate(self, frame: pd.DataFrame, columns=None) -> pd.Series:
+        """Compute the exact (noiseless) statistic; never a release."""
+        columns = self.resolve_columns(frame) if columns is None else columns
+        h = self.contributions(frame, columns)
+        values = h.sum(axis=0) * self.weight(h.shape[0])
+        return pd.Series(values, index=self.names(columns), name=self.statistic)

@@ -1,0 +1,329 @@
+"""The secret: a sensitive column, its global property g, and the pairs to hide."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from skattr._query import indicator
+from skattr._validation import numeric_block
+from skattr.exceptions import InvalidParameterError
+
+__all__ = ["Secret", "as_secrets"]
+
+_READINGS = ("pointwise", "paper", "conditional-mean")
+# Grid values k/n closer than this to a bound count as inside it.
+_GRID_TOL = 1e-9
+
+
+def _pair_tuple(pairs) -> tuple:
+    out = []
+    for pair in pairs:
+        try:
+            a, b = (float(v) for v in pair)
+        except (TypeError, ValueError) as exc:
+            raise InvalidParameterError(
+                f"Each discriminative pair must be two numbers (a, b); got {pair!r}."
+            ) from exc
+        if not (math.isfinite(a) and math.isfinite(b)):
+            raise InvalidParameterError(f"Pair {pair!r} holds a non-finite value.")
+        if a == b:
+            raise InvalidParameterError(
+                f"Pair {pair!r} compares a value with itself; the two secrets of a "
+                "pair must differ."
+            )
+        out.append((a, b))
+    if not out:
+        raise InvalidParameterError("'pairs' is empty; give at least one (a, b).")
+    return tuple(out)
+
+
+def _interval(interval, name: str) -> tuple[float, float]:
+    try:
+        lo, hi = (float(v) for v in interval)
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(
+            f"{name} must be an interval (low, high); got {interval!r}."
+        ) from exc
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise InvalidParameterError(
+            f"{name} must be an interval (low, high) with finite low < high; got "
+            f"{interval!r}."
+        )
+    return lo, hi
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A global property of a sensitive column, and which values of it to hide.
+
+    The property g is either the proportion of records whose column equals a
+    value (or passes a predicate) or the mean of a numeric column. The
+    discriminative pairs Q (Zhang et al., Def. 4) are stated in one of three ways:
+
+    - ``pairs``: explicit pairs of values, e.g. ``[(0.45, 0.55)]``;
+    - ``window`` and ``support``: every pair of values closer than ``window``
+      inside ``support``;
+    - ``sets``: intervals, every one hidden from every other, e.g. below vs above
+      50% as ``[(0.25, 0.5), (0.5, 0.75)]``.
+
+    Build one with :meth:`proportion` or :meth:`mean`.
+
+    Parameters
+    ----------
+    column : column label
+        The sensitive column.
+    property : {"proportion", "mean"}
+        The protected function g of the column.
+    value : object, callable or None
+        For proportions: the category, or a predicate on the column.
+    pairs, window, support, sets
+        The discriminative pairs, as above.
+    set_reading : {"pointwise", "paper", "conditional-mean"}
+        How a pair of sets is compared (see Notes).
+
+    Notes
+    -----
+    For sets U_a, U_b the secret is the event g(X) in U_a. Three readings:
+
+    ``"pointwise"`` (default, certified)
+        every value a in U_a against every value b in U_b. The law of F given
+        g in U_a is a mixture over a of the laws given g = a, so by joint
+        convexity of the hockey-stick divergence, covering every pointwise pair
+        covers the sets.
+    ``"paper"``
+        Zhang et al.'s hospital experiment (Sec. 4.2): each set is represented
+        by its midpoint, so (0.25, 0.5) vs (0.5, 0.75) differ by 0.25.
+    ``"conditional-mean"``
+        each set is represented by E[F | g in U, theta] and the matching
+        covariance (law of total covariance), with g's law under theta
+        (Binomial(n, p) / n). Like ``"paper"``, it treats the mixture as a
+        Gaussian; the release records this as an assumption.
+
+    Examples
+    --------
+    >>> from skattr import Secret
+    >>> s = Secret.proportion("sex", "Female", pairs=[(0.45, 0.55)])
+    >>> s.pair_values(n=100)
+    (array([0.45]), array([0.55]))
+    >>> a, b = Secret.proportion("sex", "Female", window=0.02,
+    ...                          support=(0.3, 0.33)).pair_values(n=100)
+    >>> [(float(x), float(y)) for x, y in zip(a, b)]
+    [(0.3, 0.31), (0.3, 0.32), (0.31, 0.32), (0.31, 0.33), (0.32, 0.33)]
+    """
+
+    column: Any
+    property: str
+    value: Any = None
+    pairs: tuple | None = None
+    window: float | None = None
+    support: tuple | None = None
+    sets: tuple | None = None
+    set_reading: str = "pointwise"
+
+    def __post_init__(self):
+        if self.property not in ("proportion", "mean"):
+            raise InvalidParameterError(
+                "A secret's property must be 'proportion' or 'mean'; got "
+                f"{self.property!r}. Build secrets with Secret.proportion or "
+                "Secret.mean."
+            )
+        given = [self.pairs is not None, self.window is not None,
+                 self.sets is not None]
+        if sum(given) != 1:
+            raise InvalidParameterError(
+                "State the discriminative pairs in exactly one way: pairs=[(a, b)], "
+                "window=w with support=(low, high), or sets=[(low, high), ...]."
+            )
+        if self.set_reading not in _READINGS:
+            raise InvalidParameterError(
+                f"set_reading must be one of {_READINGS}; got {self.set_reading!r}."
+            )
+        domain = (0.0, 1.0) if self.property == "proportion" else None
+        if self.support is not None:
+            support = _interval(self.support, "support")
+            object.__setattr__(self, "support", support)
+        elif domain is not None:
+            object.__setattr__(self, "support", domain)
+        support = self.support
+        if domain is not None and (support[0] < 0 or support[1] > 1):
+            raise InvalidParameterError(
+                f"The support {support} of a proportion must lie inside [0, 1]."
+            )
+        if self.pairs is not None:
+            pairs = _pair_tuple(self.pairs)
+            if support is not None:
+                outside = [p for p in pairs if not all(
+                    support[0] <= v <= support[1] for v in p)]
+                if outside:
+                    raise InvalidParameterError(
+                        f"Pair(s) {outside} lie outside the support {support}; a "
+                        "proportion lies in [0, 1], and pairs must lie in the "
+                        "declared support."
+                    )
+            object.__setattr__(self, "pairs", pairs)
+        if self.window is not None:
+            w = self.window
+            if isinstance(w, bool) or not isinstance(w, (int, float)) or not (
+                math.isfinite(w) and w > 0
+            ):
+                raise InvalidParameterError(
+                    f"window must be a positive finite number; got {w!r}."
+                )
+            if self.support is None:
+                raise InvalidParameterError(
+                    "A window of pairs needs support=(low, high) for a mean secret: "
+                    "the range of values the mean may take."
+                )
+        if self.sets is not None:
+            sets = tuple(_interval(s, "each set") for s in self.sets)
+            if len(sets) < 2:
+                raise InvalidParameterError(
+                    "sets needs at least two intervals to hide from each other, "
+                    "e.g. sets=[(0.25, 0.5), (0.5, 0.75)]."
+                )
+            if support is not None:
+                outside = [s for s in sets if s[0] < support[0] or s[1] > support[1]]
+                if outside:
+                    raise InvalidParameterError(
+                        f"Set(s) {outside} lie outside the support {support}."
+                    )
+            object.__setattr__(self, "sets", sets)
+        elif self.set_reading != "pointwise":
+            raise InvalidParameterError(
+                "set_reading applies to secrets stated with sets=; leave it at "
+                "'pointwise' for pairs or a window."
+            )
+
+    @classmethod
+    def proportion(cls, column, value=None, *, pairs=None, window=None,
+                   support=None, sets=None, set_reading="pointwise") -> Secret:
+        """Hide the fraction of records whose ``column`` equals ``value``.
+
+        ``value`` may be a category (``"Female"``), a predicate on the column
+        (``lambda income: income > 50_000``), or None for a boolean or 0/1
+        column.
+        """
+        return cls(column, "proportion", value, pairs, window, support, sets,
+                   set_reading)
+
+    @classmethod
+    def mean(cls, column, *, pairs=None, window=None, support=None, sets=None,
+             set_reading="pointwise") -> Secret:
+        """Hide the mean of the numeric ``column``."""
+        return cls(column, "mean", None, pairs, window, support, sets, set_reading)
+
+    @property
+    def label(self) -> str:
+        """A short human-readable description."""
+        if self.property == "mean":
+            what = f"mean({self.column})"
+        elif callable(self.value):
+            name = getattr(self.value, "__name__", "predicate")
+            what = f"proportion({self.column}: {name})"
+        elif self.value is None:
+            what = f"proportion({self.column})"
+        else:
+            what = f"proportion({self.column} == {self.value!r})"
+        if self.pairs is not None:
+            how = "pairs " + ", ".join(f"{a:g} vs {b:g}" for a, b in self.pairs)
+        elif self.window is not None:
+            how = f"every pair within {self.window:g} in {self.support}"
+        else:
+            how = " vs ".join(f"[{lo:g}, {hi:g}]" for lo, hi in self.sets)
+            how += f" ({self.set_reading} reading)"
+        return f"{what}: {how}"
+
+    def indicator(self, frame: pd.DataFrame, *, what: str = "X") -> np.ndarray:
+        """Per-record z_j whose mean is g: the match indicator, or the column."""
+        if self.property == "mean":
+            return numeric_block(frame, [self.column], what=what)[:, 0]
+        return indicator(frame, self.column, self.value, what=what)
+
+    def value_of(self, frame: pd.DataFrame) -> float:
+        """g(X), the protected property of ``frame`` (never released)."""
+        return float(self.indicator(frame).mean())
+
+    def _grid(self, lo: float, hi: float, n: int) -> np.ndarray:
+        """Return the values g can take inside [lo, hi] on n records."""
+        if self.property == "proportion":
+            k = np.arange(math.ceil(lo * n - _GRID_TOL), math.floor(hi * n + _GRID_TOL)
+                          + 1)
+            return k / n
+        # A mean moves continuously; under the constant-covariance models a mean
+        # secret is used with, the extreme pairs decide, and a grid keeps any
+        # curvature in view.
+        return np.unique(np.concatenate([np.linspace(lo, hi, 101), [lo, hi]]))
+
+    def pair_values(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Return the pointwise pairs (a, b) of values of g to hide from each other.
+
+        For a proportion on n records, g only takes values k/n, so windows and
+        sets are enumerated exactly on that grid; explicit pairs are taken as
+        stated.
+        """
+        if self.pairs is not None:
+            a, b = np.array(self.pairs, dtype=float).T
+            return a, b
+        if self.window is not None:
+            grid = self._grid(*self.support, n)
+            diff = grid[None, :] - grid[:, None]
+            i, j = np.nonzero((diff > 0) & (diff <= self.window + _GRID_TOL))
+            if self.property == "mean":
+                w = min(self.window, self.support[1] - self.support[0])
+                starts = np.linspace(self.support[0], self.support[1] - w, 101)
+                a = np.concatenate([grid[i], starts])
+                b = np.concatenate([grid[j], starts + w])
+                return a, b
+            if i.size == 0:
+                raise InvalidParameterError(
+                    f"No two proportions of {n} records lie within {self.window} of "
+                    f"each other inside {self.support}; widen the window or support."
+                )
+            return grid[i], grid[j]
+        a_parts, b_parts = [], []
+        for u, v in self.set_pairs():
+            gu, gv = self._grid(*u, n), self._grid(*v, n)
+            if gu.size == 0 or gv.size == 0:
+                raise InvalidParameterError(
+                    f"No dataset of {n} records has a proportion in "
+                    f"{u if gu.size == 0 else v}; widen the set or use pairs=."
+                )
+            aa, bb = np.meshgrid(gu, gv, indexing="ij")
+            keep = aa != bb
+            a_parts.append(aa[keep])
+            b_parts.append(bb[keep])
+        return np.concatenate(a_parts), np.concatenate(b_parts)
+
+    def set_pairs(self) -> list[tuple[tuple[float, float], tuple[float, float]]]:
+        """Every pair of distinct sets (for a secret stated with ``sets=``)."""
+        if self.sets is None:
+            raise InvalidParameterError("This secret is not stated with sets=.")
+        sets = self.sets
+        return [(sets[i], sets[j]) for i in range(len(sets))
+                for j in range(i + 1, len(sets))]
+
+
+def as_secrets(secret) -> tuple[Secret, ...]:
+    """Return a tuple of secrets from one Secret or a sequence of them."""
+    if isinstance(secret, Secret):
+        return (secret,)
+    if secret is None:
+        raise InvalidParameterError(
+            "No secret given: say what to hide, e.g. "
+            "secret=skattr.Secret.proportion('sex', 'Female', pairs=[(0.45, 0.55)])."
+        )
+    try:
+        secrets = tuple(secret)
+    except TypeError:
+        secrets = ()
+    if not secrets or not all(isinstance(s, Secret) for s in secrets):
+        raise InvalidParameterError(
+            "secret must be a skattr.Secret or a list of them; got "
+            f"{type(secret).__name__}."
+        )
+    return secrets

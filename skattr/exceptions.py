@@ -1,0 +1,42 @@
+"""Errors and warnings raised by skattr.
+
+Every error is a subclass of :class:`ValueError`, so code written against
+scikit-learn's conventions (``except ValueError``) keeps working, and every
+message says what to do next.
+"""
+
+__all__ = [
+    "SkattrError",
+    "InvalidParameterError",
+    "DataValidationError",
+    "NotCertifiableError",
+    "PrivacyLeakWarning",
+    "ClassicCalibrationWarning",
+    "NotFittedError",
+]
+
+from sklearn.exceptions import NotFittedError
+
+
+class SkattrError(ValueError):
+    """Base class of every error skattr raises on bad input."""
+
+
+class InvalidParameterError(SkattrError):
+    """A parameter (epsilon, delta, a secret's pairs, ...) has an invalid value."""
+
+
+class DataValidationError(SkattrError):
+    """The data cannot be used: missing columns, NaN, empty frame, too few rows."""
+
+
+class NotCertifiableError(SkattrError):
+    """The privacy guarantee cannot be certified, so nothing is released."""
+
+
+class PrivacyLeakWarning(UserWarning):
+    """The release may leak more than its certificate says (Theta fit on itself)."""
+
+
+class ClassicCalibrationWarning(UserWarning):
+    """The classic Gaussian constant is used where its proof does not hold."""

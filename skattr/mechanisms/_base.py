@@ -1,0 +1,258 @@
+"""The estimator shape every mechanism shares: fit Theta, plan, release."""
+
+from __future__ import annotations
+
+import warnings
+from abc import abstractmethod
+
+import numpy as np
+import pandas as pd
+from sklearn import get_config
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from skattr._query import Query
+from skattr._release import Plan, Release
+from skattr._secret import as_secrets
+from skattr._validation import as_frame, check_finite
+from skattr.exceptions import InvalidParameterError, PrivacyLeakWarning
+from skattr.utils._param_validation import (
+    Interval,
+    Options,
+    validate_parameter_constraints,
+)
+
+__all__ = ["BaseMechanism"]
+
+
+class BaseMechanism(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
+    """Base class of skattr's mechanisms (not used directly).
+
+    ``fit`` learns Theta from reference data, ``plan`` calibrates the noise for a
+    dataset of n records without touching its values, ``release`` adds the noise
+    and returns a :class:`~skattr.Release`, and ``transform`` returns the noisy
+    statistics as one row. Subclasses implement ``_fit_theta`` and ``_plan``.
+    """
+
+    _parameter_constraints: dict = {
+        "query": [Query, None],
+        "secret": ["secret"],
+        "epsilon": [Interval("real", 0, None, closed="neither")],
+        "delta": [Interval("real", 0, 1, closed="left")],
+        "calibration": [Options(frozenset({"analytic", "classic"}))],
+        "random_state": ["random_state"],
+    }
+
+    mechanism_name = ""
+
+    @abstractmethod
+    def _fit_theta(self, frame: pd.DataFrame, secrets) -> tuple:
+        """Learn (or take from the expert) one list of models per secret."""
+
+    @abstractmethod
+    def _plan(self, n: int) -> Plan:
+        """Calibrate the noise for n records."""
+
+    def _validate_params(self):
+        constraints = dict(self._parameter_constraints)
+        secret_ok = constraints.pop("secret", None)
+        validate_parameter_constraints(
+            constraints, self.get_params(deep=False), type(self).__name__
+        )
+        if secret_ok is not None:
+            as_secrets(self.secret)
+
+    def fit(self, X, y=None):
+        """Learn the Theta summaries from reference data.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_records, n_columns)
+            Reference data: public data from the same population, never the
+            private data (see ``reference="self"`` in the accessor for the
+            warning that comes with that).
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        self : object
+            The fitted mechanism.
+        """
+        self._validate_params()
+        validate_data(self, X, skip_check_array=True)
+        frame = as_frame(X, what="the reference data")
+        secrets = as_secrets(self.secret)
+        query = self.query if self.query is not None else Query.mean()
+        exclude = [s.column for s in secrets]
+        self.columns_ = query.resolve_columns(frame, exclude=exclude)
+        self.query_ = Query(query.statistic, self.columns_, query.value)
+        self.secrets_ = secrets
+        self.theta_ = self._fit_theta(frame, secrets)
+        self._plans = {}
+        return self
+
+    def _cached_plan(self, n: int) -> Plan:
+        # A plan depends on n and on the privacy parameters only (Theta, query and
+        # secrets are fixed by fit), so repeated releases reuse it.
+        key = (n, *(repr(v) for v in self.get_params(deep=False).values()))
+        plans = getattr(self, "_plans", None)
+        if plans is None:
+            plans = self._plans = {}
+        if key not in plans:
+            self._validate_params()
+            plans[key] = self._plan(n)
+        return plans[key]
+
+    def _private_frame(self, X) -> pd.DataFrame:
+        check_is_fitted(self)
+        validate_data(self, X, reset=False, skip_check_array=True)
+        return as_frame(X, what="the private data")
+
+    def plan(self, X=None, *, n: int | None = None) -> Plan:
+        """Return the noise law and certificate for releasing X, drawing no noise.
+
+        Only the number of records n of X is used (n is public), so a plan spends
+        no privacy. Pass ``n=`` instead of X to plan for a size.
+        """
+        check_is_fitted(self)
+        if n is None:
+            if X is None:
+                raise InvalidParameterError("plan needs the private data X or n=.")
+            n = len(self._private_frame(X))
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise InvalidParameterError(f"n must be a positive int; got {n!r}.")
+        return self._cached_plan(int(n))
+
+    def release(self, X) -> Release:
+        """Release the noisy statistics of the private data X.
+
+        Returns
+        -------
+        Release
+            The noisy values with their certificate. The exact statistic is
+            never returned or stored.
+        """
+        frame = self._private_frame(X)
+        h = self.query_.contributions(frame, self.columns_, what="the private data")
+        plan = self._cached_plan(h.shape[0])
+        truth = h.sum(axis=0) * self.query_.weight(h.shape[0])
+        check_finite(truth[None, :], self.columns_, what="the private data")
+        noisy = truth + self._noise(plan)
+        values = pd.Series(noisy, index=self.query_.names(self.columns_),
+                           name=self.query_.statistic)
+        fields = {f: getattr(plan, f) for f in plan.__dataclass_fields__}
+        return Release(**fields, values=values)
+
+    @abstractmethod
+    def _noise(self, plan: Plan) -> np.ndarray:
+        """One draw of the plan's noise."""
+
+    def transform(self, X):
+        """Return the noisy statistics of X as one row (a frame with set_output).
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_records, n_columns)
+            The private data.
+
+        Returns
+        -------
+        ndarray of shape (1, n_statistics), or DataFrame
+            One row: an aggregate release, not one row per record.
+        """
+        values = self.release(X).values
+        if self._output_kind() == "pandas":
+            return pd.DataFrame([values.to_numpy()],
+                                columns=self.get_feature_names_out(),
+                                index=["release"])
+        return values.to_numpy()[None, :]
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit on X and release X's statistics: Theta fit on the private data.
+
+        This is ``fit(X).transform(X)``; because Theta then comes from the
+        private data itself, a ``PrivacyLeakWarning`` is emitted.
+        """
+        warnings.warn(
+            "fit_transform fits Theta on the data it releases, which can leak the "
+            "very property the secret hides; fit on reference data and call "
+            "transform on the private data instead.",
+            PrivacyLeakWarning,
+            stacklevel=2,
+        )
+        return self.fit(X, y, **fit_params).transform(X)
+
+    def set_output(self, *, transform=None):
+        """Choose the container ``transform`` returns: "default" or "pandas".
+
+        Parameters
+        ----------
+        transform : {"default", "pandas"} or None
+            None leaves the configuration unchanged.
+
+        Returns
+        -------
+        self : object
+            The mechanism.
+        """
+        if transform is None:
+            return self
+        if transform not in ("default", "pandas"):
+            raise InvalidParameterError(
+                f"set_output(transform=...) must be 'default' or 'pandas'; got "
+                f"{transform!r}."
+            )
+        self._output_config = transform
+        return self
+
+    def _output_kind(self) -> str:
+        kind = getattr(self, "_output_config", "default")
+        if kind == "default":
+            kind = get_config().get("transform_output", "default")
+        return kind
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the released statistics.
+
+        Parameters
+        ----------
+        input_features : None
+            Ignored; the output names are the released columns.
+
+        Returns
+        -------
+        ndarray of str
+            One name per statistic.
+        """
+        check_is_fitted(self)
+        return np.asarray([str(c) for c in self.query_.names(self.columns_)],
+                          dtype=object)
+
+    def score(self, X, y=None) -> float:
+        """Return the utility of a release on X: minus its expected l2 error.
+
+        Only n = len(X) is used, so scoring (e.g. inside ``GridSearchCV``)
+        spends no privacy on X.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like
+            The data a release would be made on.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        float
+            ``-plan(X).expected_error``; higher is better.
+        """
+        return -self.plan(X).expected_error
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.requires_fit = True
+        tags.non_deterministic = self.random_state is None
+        tags.input_tags.allow_nan = False
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        return tags

@@ -1,0 +1,155 @@
+"""Theta stated by an expert: a finite set of models, or a model over ranges."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Callable
+
+import numpy as np
+
+from skattr.exceptions import InvalidParameterError, NotCertifiableError
+from skattr.theta._models import GroupMoments, JointGaussian
+
+__all__ = ["ExpertTheta"]
+
+_MODEL_TYPES = (GroupMoments, JointGaussian)
+
+
+class ExpertTheta:
+    """A set Theta of distributions stated by an expert rather than fit on data.
+
+    Pass it as ``theta=`` to a mechanism; ``fit`` then only checks the data's
+    columns, and every certificate is the worst case over the set.
+
+    Parameters
+    ----------
+    models : list of GroupMoments or JointGaussian, or dict
+        The distributions theta. A dict maps a secret's column to its list of
+        models, for several sensitive attributes at once.
+    description : str
+        Shown in releases.
+
+    See Also
+    --------
+    ExpertTheta.from_ranges : Theta given as parameter ranges.
+
+    Examples
+    --------
+    >>> from skattr.theta import ExpertTheta, GroupMoments
+    >>> theta = ExpertTheta([
+    ...     GroupMoments(mean_in=[100.0], mean_out=[106.0], cov_in=100.0,
+    ...                  cov_out=100.0, columns=("blood_pressure",)),
+    ...     GroupMoments(mean_in=[100.0], mean_out=[110.0], cov_in=100.0,
+    ...                  cov_out=100.0, columns=("blood_pressure",)),
+    ... ])
+    >>> len(theta.models_for("sex"))
+    2
+    """
+
+    def __init__(self, models, *, description: str = "stated by an expert"):
+        self.models = models
+        self.description = description
+        self.parameters = None
+        self.grid_shape = None
+
+    def _check(self, models) -> list:
+        models = list(models)
+        if not models or not all(isinstance(m, _MODEL_TYPES) for m in models):
+            raise InvalidParameterError(
+                "An ExpertTheta needs a non-empty list of GroupMoments or "
+                "JointGaussian models."
+            )
+        return models
+
+    def models_for(self, column) -> list:
+        """Return the models stated for the secret on ``column``."""
+        if isinstance(self.models, dict):
+            if column not in self.models:
+                raise InvalidParameterError(
+                    f"The expert Theta states no models for the secret column "
+                    f"{column!r}; it covers {list(self.models)}."
+                )
+            return self._check(self.models[column])
+        return self._check(self.models)
+
+    @classmethod
+    def from_ranges(cls, model: Callable[..., GroupMoments | JointGaussian],
+                    ranges: dict, *, resolution: int = 3,
+                    description: str = "parameter ranges stated by an expert"):
+        """Theta as every model whose parameters lie in the given ranges.
+
+        The worst case over the box of parameters is taken on a grid of
+        ``resolution`` points per parameter, which includes every vertex. The
+        supremum over the whole box is attained on the grid when the required
+        noise is monotone in each parameter separately (true of the mixture
+        formulas with parameters entering the means linearly and the variances
+        monotonically, as in Zhang et al.'s hospital experiment). The
+        mechanisms check that monotonicity along every grid line and refuse to
+        certify when it fails.
+
+        Parameters
+        ----------
+        model : callable
+            Maps keyword parameters to a GroupMoments or JointGaussian.
+        ranges : dict
+            ``{name: (low, high)}``; a single number fixes a parameter.
+        resolution : int, default=3
+            Grid points per parameter (at least 3, so monotonicity can be
+            checked).
+        description : str
+            Shown in releases.
+        """
+        if resolution < 3:
+            raise InvalidParameterError(
+                "resolution must be at least 3 so that the grid can show whether the "
+                "worst case lies at a vertex of the ranges."
+            )
+        axes = {}
+        for name, rng in ranges.items():
+            values = np.atleast_1d(np.asarray(rng, dtype=float))
+            if values.size == 1:
+                axes[name] = values
+            elif values.size == 2 and values[0] <= values[1]:
+                axes[name] = np.linspace(values[0], values[1], resolution)
+            else:
+                raise InvalidParameterError(
+                    f"Range {name}={rng!r} must be a number or (low, high) with "
+                    "low <= high."
+                )
+        names = list(axes)
+        grid = list(itertools.product(*(axes[n] for n in names)))
+        models = [model(**dict(zip(names, point, strict=True))) for point in grid]
+        theta = cls(models, description=description)
+        theta.parameters = (names, np.array(grid))
+        theta.grid_shape = tuple(axes[n].size for n in names)
+        return theta
+
+    def check_worst_case_on_grid(self, required: np.ndarray, what: str) -> None:
+        """Refuse when ``required`` (one value per model) is not monotone per axis.
+
+        Only then is the maximum over the grid the supremum over the ranges.
+        """
+        if self.grid_shape is None:
+            return
+        values = np.asarray(required, dtype=float).reshape(self.grid_shape)
+        scale = max(1.0, float(np.nanmax(np.abs(values))))
+        names = self.parameters[0]
+        for axis, name in enumerate(names):
+            if values.shape[axis] < 3:
+                continue
+            steps = np.diff(values, axis=axis)
+            tol = 1e-9 * scale
+            rising = np.all(steps >= -tol, axis=axis)
+            falling = np.all(steps <= tol, axis=axis)
+            if not np.all(rising | falling):
+                raise NotCertifiableError(
+                    f"The {what} is not monotone in the parameter {name!r} over its "
+                    "range, so its supremum may lie between grid points and cannot "
+                    "be certified from the grid. State Theta as a finite set of "
+                    "models, or split the range of that parameter."
+                )
+
+    def __repr__(self) -> str:
+        n = (sum(len(v) for v in self.models.values()) if isinstance(self.models, dict)
+             else len(self.models))
+        return f"ExpertTheta({n} models: {self.description})"

@@ -1,0 +1,22 @@
+"""Utilities: the list of public estimators."""
+
+from __future__ import annotations
+
+__all__ = ["all_estimators"]
+
+
+def all_estimators() -> list[tuple[str, type]]:
+    """Every public skattr estimator, as ``(name, class)`` pairs sorted by name.
+
+    Like :func:`sklearn.utils.all_estimators`.
+
+    Examples
+    --------
+    >>> from skattr.utils import all_estimators
+    >>> [name for name, _ in all_estimators()]
+    ['AttributePrivateGaussian']
+    """
+    from skattr import mechanisms
+
+    found = {cls.__name__: cls for cls in mechanisms.MECHANISMS.values()}
+    return sorted(found.items())

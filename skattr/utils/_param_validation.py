@@ -1,0 +1,148 @@
+"""Declarative parameter constraints, in the style of scikit-learn's.
+
+scikit-learn's own ``Interval``/``StrOptions`` live in a private module, which a
+library must not import (it breaks across releases); this is the small public-API
+equivalent skattr's estimators declare in ``_parameter_constraints``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+from skattr.exceptions import InvalidParameterError
+
+__all__ = ["Interval", "Options", "validate_parameter_constraints"]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """Real or integral numbers in an interval.
+
+    Parameters
+    ----------
+    kind : {"real", "integral"}
+        ``"real"`` accepts any finite real number, ``"integral"`` integers only.
+    left, right : float or None
+        The bounds; None means unbounded on that side.
+    closed : {"both", "left", "right", "neither"}
+        Which bounds belong to the interval.
+    """
+
+    kind: str
+    left: float | None
+    right: float | None
+    closed: str = "both"
+
+    def is_satisfied_by(self, value) -> bool:
+        """Whether ``value`` lies in the interval."""
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            return False
+        if self.kind == "integral" and not isinstance(value, numbers.Integral):
+            return False
+        if not math.isfinite(value):
+            return False
+        if self.left is not None:
+            left_ok = value >= self.left if self.closed in ("both", "left") else (
+                value > self.left
+            )
+            if not left_ok:
+                return False
+        if self.right is not None:
+            right_ok = value <= self.right if self.closed in ("both", "right") else (
+                value < self.right
+            )
+            if not right_ok:
+                return False
+        return True
+
+    def __str__(self) -> str:
+        lb = "[" if self.closed in ("both", "left") and self.left is not None else "("
+        rb = "]" if self.closed in ("both", "right") and self.right is not None else ")"
+        left = "-inf" if self.left is None else repr(self.left)
+        right = "inf" if self.right is None else repr(self.right)
+        what = "a finite real number" if self.kind == "real" else "an int"
+        return f"{what} in the range {lb}{left}, {right}{rb}"
+
+
+@dataclass(frozen=True)
+class Options:
+    """One of a fixed set of values (compared with ``==``)."""
+
+    values: frozenset
+
+    def is_satisfied_by(self, value) -> bool:
+        """Whether ``value`` is one of the options."""
+        try:
+            return value in self.values
+        except TypeError:
+            return False
+
+    def __str__(self) -> str:
+        return "one of " + ", ".join(repr(v) for v in sorted(self.values, key=str))
+
+
+def _describe(constraint) -> str:
+    if constraint is None:
+        return "None"
+    if isinstance(constraint, type):
+        return f"an instance of {constraint.__name__!r}"
+    if constraint == "random_state":
+        return "an int, a numpy Generator or RandomState, or None"
+    if constraint == "callable":
+        return "a callable"
+    return str(constraint)
+
+
+def _satisfies(constraint, value) -> bool:
+    if constraint is None:
+        return value is None
+    if isinstance(constraint, type):
+        return isinstance(value, constraint)
+    if constraint == "random_state":
+        import numpy as np
+
+        return value is None or isinstance(
+            value, (numbers.Integral, np.random.Generator, np.random.RandomState)
+        ) and not isinstance(value, bool)
+    if constraint == "callable":
+        return callable(value)
+    return constraint.is_satisfied_by(value)
+
+
+def validate_parameter_constraints(constraints: dict, params: dict, caller: str):
+    """Check every parameter against its declared constraints.
+
+    Parameters
+    ----------
+    constraints : dict
+        Maps a parameter name to a list of accepted constraints: ``None``, a type,
+        the strings ``"random_state"`` or ``"callable"``, an :class:`Interval` or
+        :class:`Options`.
+    params : dict
+        The parameters to check (``estimator.get_params(deep=False)``).
+    caller : str
+        The class name used in the message.
+
+    Raises
+    ------
+    InvalidParameterError
+        The first parameter that satisfies none of its constraints, with a
+        message in scikit-learn's wording.
+    """
+    for name, value in params.items():
+        accepted = constraints.get(name)
+        if accepted is None:
+            continue
+        if any(_satisfies(c, value) for c in accepted):
+            continue
+        described = [_describe(c) for c in accepted]
+        if len(described) > 1:
+            text = ", ".join(described[:-1]) + " or " + described[-1]
+        else:
+            text = described[0]
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {caller} must be {text}. "
+            f"Got {value!r} instead."
+        )
