@@ -144,6 +144,12 @@ def pair_laws(models: list, secret: Secret, weight: float, n: int,
             f"set secrets compared by their {reading} reading: F given g in a set "
             "is taken to be Gaussian with the reading's mean and covariance"
         )
+    if not diffs or sum(d.shape[0] for d in diffs) == 0:
+        # Fail closed: no pair would mean no noise.
+        raise NotCertifiableError(
+            f"The secret {secret.label} gives no pair of values to hide on {n} "
+            "records, so no noise could be calibrated; state its pairs."
+        )
     diff = np.concatenate(diffs) * weight
     cov_a = np.concatenate(covs_a) * weight**2
     cov_b = np.concatenate(covs_b) * weight**2

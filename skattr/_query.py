@@ -8,7 +8,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from skattr._validation import check_columns, check_finite, numeric_block
+from skattr._validation import as_frame, check_columns, check_finite, numeric_block
 from skattr.exceptions import DataValidationError, InvalidParameterError
 
 __all__ = ["Query"]
@@ -36,6 +36,13 @@ def indicator(frame: pd.DataFrame, column, value, *, what: str) -> np.ndarray:
     """
     check_columns(frame, [column], what=what)
     col = frame[column]
+    # Checked before a predicate runs, so it never sees (or hides) a missing value;
+    # value=None reads the column as numbers, which checks it itself.
+    if value is not None and col.isna().any():
+        raise DataValidationError(
+            f"Column {column!r} of {what} holds missing values; drop or fill them "
+            "before using it."
+        )
     if callable(value):
         mask = np.asarray(value(col))
         if mask.shape != (len(col),):
@@ -48,11 +55,6 @@ def indicator(frame: pd.DataFrame, column, value, *, what: str) -> np.ndarray:
                 f"The predicate for column {column!r} must return booleans; it "
                 f"returned dtype {mask.dtype}."
             )
-        if col.isna().any():
-            raise DataValidationError(
-                f"Column {column!r} of {what} holds missing values; drop or fill "
-                "them before using it."
-            )
         return mask.astype(np.float64)
     if value is None:
         values = numeric_block(frame, [column], what=what)[:, 0]
@@ -62,11 +64,6 @@ def indicator(frame: pd.DataFrame, column, value, *, what: str) -> np.ndarray:
                 "with value=<category> or a predicate such as value=lambda s: s > 0."
             )
         return values
-    if col.isna().any():
-        raise DataValidationError(
-            f"Column {column!r} of {what} holds missing values; drop or fill them "
-            "before using it."
-        )
     return (col == value).to_numpy(dtype=np.float64)
 
 
@@ -175,6 +172,7 @@ class Query:
 
     def evaluate(self, frame: pd.DataFrame, columns=None) -> pd.Series:
         """Compute the exact (noiseless) statistic; never a release."""
+        frame = as_frame(frame, what="the data")
         columns = self.resolve_columns(frame) if columns is None else columns
         h = self.contributions(frame, columns)
         values = h.sum(axis=0) * self.weight(h.shape[0])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,13 +22,20 @@ _GRID_TOL = 1e-9
 
 
 def _pair_tuple(pairs) -> tuple:
+    try:
+        pairs = list(pairs)
+    except TypeError as exc:
+        raise InvalidParameterError(
+            f"'pairs' must be a list of pairs such as [(0.45, 0.55)]; got {pairs!r}."
+        ) from exc
     out = []
     for pair in pairs:
         try:
             a, b = (float(v) for v in pair)
         except (TypeError, ValueError) as exc:
             raise InvalidParameterError(
-                f"Each discriminative pair must be two numbers (a, b); got {pair!r}."
+                f"Each discriminative pair must be two numbers (a, b); got {pair!r}. "
+                "Give a list of pairs, e.g. pairs=[(0.45, 0.55)]."
             ) from exc
         if not (math.isfinite(a) and math.isfinite(b)):
             raise InvalidParameterError(f"Pair {pair!r} holds a non-finite value.")
@@ -168,7 +176,7 @@ class Secret:
             object.__setattr__(self, "pairs", pairs)
         if self.window is not None:
             w = self.window
-            if isinstance(w, bool) or not isinstance(w, (int, float)) or not (
+            if isinstance(w, bool) or not isinstance(w, numbers.Real) or not (
                 math.isfinite(w) and w > 0
             ):
                 raise InvalidParameterError(
@@ -297,7 +305,15 @@ class Secret:
             keep = aa != bb
             a_parts.append(aa[keep])
             b_parts.append(bb[keep])
-        return np.concatenate(a_parts), np.concatenate(b_parts)
+        a, b = np.concatenate(a_parts), np.concatenate(b_parts)
+        if a.size == 0:
+            # Fail closed: an empty set of pairs would calibrate no noise.
+            raise InvalidParameterError(
+                f"On {n} records the sets {list(self.sets)} share their only "
+                "attainable values, so they form no pair of distinct values to hide; "
+                "widen the sets or use pairs=."
+            )
+        return a, b
 
     def set_pairs(self) -> list[tuple[tuple[float, float], tuple[float, float]]]:
         """Every pair of distinct sets (for a secret stated with ``sets=``)."""

@@ -156,6 +156,13 @@ class AttributePrivateGaussian(BaseMechanism):
     def _fit_theta(self, frame, secrets) -> tuple:
         if isinstance(self.theta, ExpertTheta):
             return tuple(self.theta.models_for(s.column) for s in secrets)
+        if self.theta == "moments":
+            for s in secrets:
+                if s.property == "mean":
+                    raise InvalidParameterError(
+                        f"The secret {s.label} protects a mean, which per-group "
+                        "moments cannot condition on; use theta='gaussian' (the "
+                        "joint Gaussian model of Zhang et al. Sec. 4.2).")
         h = self.query_.contributions(frame, self.columns_,
                                       what="the reference data")
         models = []

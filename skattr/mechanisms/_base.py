@@ -15,7 +15,11 @@ from skattr._query import Query
 from skattr._release import Plan, Release
 from skattr._secret import as_secrets
 from skattr._validation import as_frame, check_finite
-from skattr.exceptions import InvalidParameterError, PrivacyLeakWarning
+from skattr.exceptions import (
+    DataValidationError,
+    InvalidParameterError,
+    PrivacyLeakWarning,
+)
 from skattr.utils._param_validation import (
     Interval,
     Options,
@@ -80,11 +84,22 @@ class BaseMechanism(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None)
             The fitted mechanism.
         """
         self._validate_params()
-        validate_data(self, X, skip_check_array=True)
         frame = as_frame(X, what="the reference data")
+        validate_data(self, X, skip_check_array=True)
+        if len(frame) < 4:
+            raise DataValidationError(
+                f"The reference data has n_samples = {len(frame)}; Theta needs at "
+                "least two records in each secret group. Pass more reference data."
+            )
         secrets = as_secrets(self.secret)
         query = self.query if self.query is not None else Query.mean()
         exclude = [s.column for s in secrets]
+        if query.columns is None and all(c in exclude for c in frame.columns):
+            raise DataValidationError(
+                f"The data has n_features = {frame.shape[1]} and every column is a "
+                "secret's, so nothing is left to release; add the columns to "
+                "release or name them with Query.mean([...])."
+            )
         self.columns_ = query.resolve_columns(frame, exclude=exclude)
         self.query_ = Query(query.statistic, self.columns_, query.value)
         self.secrets_ = secrets
@@ -106,8 +121,9 @@ class BaseMechanism(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None)
 
     def _private_frame(self, X) -> pd.DataFrame:
         check_is_fitted(self)
+        frame = as_frame(X, what="the private data")
         validate_data(self, X, reset=False, skip_check_array=True)
-        return as_frame(X, what="the private data")
+        return frame
 
     def plan(self, X=None, *, n: int | None = None) -> Plan:
         """Return the noise law and certificate for releasing X, drawing no noise.

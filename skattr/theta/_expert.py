@@ -131,8 +131,17 @@ class ExpertTheta:
         """
         if self.grid_shape is None:
             return
-        values = np.asarray(required, dtype=float).reshape(self.grid_shape)
-        scale = max(1.0, float(np.nanmax(np.abs(values))))
+        values = np.asarray(required, dtype=float)
+        if values.size != int(np.prod(self.grid_shape)):
+            raise InvalidParameterError(
+                f"Got {values.size} values of the {what} for a grid of "
+                f"{int(np.prod(self.grid_shape))} models."
+            )
+        values = values.reshape(self.grid_shape)
+        # The tolerance scales with the finite values only: an infinite one would
+        # make every step look flat.
+        finite = np.abs(values[np.isfinite(values)])
+        scale = max(1.0, float(finite.max(initial=0.0)))
         names = self.parameters[0]
         for axis, name in enumerate(names):
             if values.shape[axis] < 3:

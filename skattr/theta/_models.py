@@ -12,7 +12,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from skattr.exceptions import DataValidationError, NotCertifiableError
+from skattr.exceptions import (
+    DataValidationError,
+    InvalidParameterError,
+    NotCertifiableError,
+)
 
 __all__ = ["GroupMoments", "JointGaussian"]
 
@@ -37,6 +41,29 @@ def _as_cov(x, k: int, name: str) -> np.ndarray:
     return c
 
 
+def _as_points(a) -> np.ndarray:
+    """The values of g as a 1-d float array (a scalar is one value)."""
+    points = np.asarray(a, dtype=float)
+    if points.ndim > 1:
+        raise InvalidParameterError(
+            f"The values of the secret's property must be a number or a 1-d array; "
+            f"got shape {points.shape}."
+        )
+    return np.atleast_1d(points)
+
+
+def _as_size(size, name: str) -> int | None:
+    if size is None:
+        return None
+    is_int = isinstance(size, (int, np.integer)) and not isinstance(size, bool)
+    if not is_int or size < 0:
+        raise DataValidationError(
+            f"{name} must be a non-negative int (the group's population size) or "
+            f"None; got {size!r}."
+        )
+    return int(size)
+
+
 @dataclass(frozen=True)
 class GroupMoments:
     """theta as per-group moments: records with the secret's value vs the rest.
@@ -59,11 +86,15 @@ class GroupMoments:
     cov_in, cov_out : array-like of shape (k, k), (k,) or scalar
         Covariance of h in each group (a vector or scalar means diagonal).
     p : float
-        Share of the "in" group in the population (g's law under theta, used by
-        the conditional-mean reading of set secrets).
+        Share of the "in" group in the population: under sampling with
+        replacement g ~ Binomial(n, p) / n, the law the conditional-mean reading
+        of set secrets mixes over.
     size_in, size_out : int or None
-        Population sizes for sampling without replacement; None for sampling
-        with replacement.
+        Population sizes for sampling without replacement (both or neither);
+        None for sampling with replacement. A dataset of n records drawn without
+        replacement from the size_in + size_out records holds a hypergeometric
+        number of "in" records, which the conditional-mean reading uses instead
+        of p.
     columns : tuple
         Labels of the k statistics, checked against the query at fit.
     description : str
@@ -91,8 +122,23 @@ class GroupMoments:
         object.__setattr__(self, "mean_out", m_out)
         object.__setattr__(self, "cov_in", _as_cov(self.cov_in, k, "cov_in"))
         object.__setattr__(self, "cov_out", _as_cov(self.cov_out, k, "cov_out"))
-        if not 0 <= self.p <= 1:
-            raise DataValidationError(f"p must lie in [0, 1]; got {self.p}.")
+        try:
+            p = float(self.p)
+        except (TypeError, ValueError):
+            p = float("nan")
+        if not 0 <= p <= 1:
+            raise DataValidationError(f"p must lie in [0, 1]; got {self.p!r}.")
+        object.__setattr__(self, "p", p)
+        size_in = _as_size(self.size_in, "size_in")
+        size_out = _as_size(self.size_out, "size_out")
+        if (size_in is None) != (size_out is None):
+            raise DataValidationError(
+                "Give both size_in and size_out (sampling without replacement) or "
+                "neither (sampling with replacement); got size_in="
+                f"{self.size_in!r}, size_out={self.size_out!r}."
+            )
+        object.__setattr__(self, "size_in", size_in)
+        object.__setattr__(self, "size_out", size_out)
         if not self.columns:
             object.__setattr__(self, "columns", tuple(range(k)))
         for v in (self.mean_in, self.mean_out, self.cov_in, self.cov_out):
@@ -121,7 +167,12 @@ class GroupMoments:
 
     def sum_moments(self, a, n: int) -> tuple[np.ndarray, np.ndarray]:
         """Mean (m, k) and covariance (m, k, k) of S given g = a, for each a."""
-        a = np.asarray(a, dtype=float)[:, None]
+        a = _as_points(a)
+        if not np.all((a >= 0) & (a <= 1)):
+            raise InvalidParameterError(
+                f"A proportion lies in [0, 1]; got {a[(a < 0) | (a > 1)]}."
+            )
+        a = a[:, None]
         mean = n * (a * self.mean_in + (1 - a) * self.mean_out)
         n_in = (a[:, 0] * n)
         n_out = n - n_in
@@ -133,12 +184,24 @@ class GroupMoments:
     def moments_given_set(self, lo: float, hi: float, n: int):
         """P(g in [lo, hi]) and the mean and covariance of S given that event.
 
-        g ~ Binomial(n, p) / n under this theta; the moments mix the laws given
-        each g = k/n in the set (law of total covariance).
+        g ~ Binomial(n, p) / n under sampling with replacement, and
+        Hypergeometric(size_in + size_out, size_in, n) / n without; the moments
+        mix the laws given each g = k/n in the set (law of total covariance).
         """
         k = np.arange(n + 1)
         g = k / n
-        pmf = stats.binom.pmf(k, n, self.p) * ((g >= lo - 1e-12) & (g <= hi + 1e-12))
+        if self.size_in is None:
+            law = stats.binom.pmf(k, n, self.p)
+        else:
+            population = self.size_in + self.size_out
+            if n > population:
+                raise NotCertifiableError(
+                    f"A dataset of {n} records cannot be drawn without replacement "
+                    f"from {population} reference records. Use more reference "
+                    "data or sampling='with-replacement'."
+                )
+            law = stats.hypergeom.pmf(k, population, self.size_in, n)
+        pmf = law * ((g >= lo - 1e-12) & (g <= hi + 1e-12))
         prob = float(pmf.sum())
         if prob <= 0:
             return 0.0, None, None
@@ -221,7 +284,7 @@ class JointGaussian:
 
     def sum_moments(self, a, n: int) -> tuple[np.ndarray, np.ndarray]:
         """Mean (m, k) and covariance (m, k, k) of S given g = a, for each a."""
-        a = np.asarray(a, dtype=float)[:, None]
+        a = _as_points(a)[:, None]
         mean = n * (self.mean[1:] + self.slope * (a - self.mean[0]))
         cov = np.broadcast_to(n * self.conditional_cov, (a.shape[0],) +
                               self.conditional_cov.shape)
@@ -234,7 +297,11 @@ class JointGaussian:
         truncated normal, and S's moments follow by the law of total covariance.
         """
         loc, scale = self.mean[0], np.sqrt(self.cov[0, 0] / n)
-        prob = float(stats.norm.cdf(hi, loc, scale) - stats.norm.cdf(lo, loc, scale))
+        # Differences of survival functions keep their precision in the upper
+        # tail, where both cdf values round to 1.
+        below = stats.norm.cdf(hi, loc, scale) - stats.norm.cdf(lo, loc, scale)
+        above = stats.norm.sf(lo, loc, scale) - stats.norm.sf(hi, loc, scale)
+        prob = float(max(below, above))
         if prob <= 0:
             return 0.0, None, None
         law = stats.truncnorm((lo - loc) / scale, (hi - loc) / scale, loc, scale)
