@@ -174,6 +174,6 @@ class Query:
         """Compute the exact (noiseless) statistic; never a release."""
         frame = as_frame(frame, what="the data")
         columns = self.resolve_columns(frame) if columns is None else columns
-        h = self.contributions(frame, columns)
+        h = self.contributions(frame, columns, what="the data")
         values = h.sum(axis=0) * self.weight(h.shape[0])
         return pd.Series(values, index=self.names(columns), name=self.statistic)

@@ -93,8 +93,9 @@ def test_leakage_matches_independent_closed_form():
 
     # Independent: find eps with delta(eps) = delta by integrating the hockey stick.
     def hockey(eps):
-        f = lambda x: max(stats.norm.pdf(x) - math.exp(eps) * stats.norm.pdf(x, mu),
-                          0.0)
+        def f(x):
+            return max(stats.norm.pdf(x) - math.exp(eps) * stats.norm.pdf(x, mu), 0.0)
+
         return integrate.quad(f, -40, 40, points=[0.0, mu / 2, mu], limit=200,
                               epsabs=1e-14, epsrel=1e-12)[0]
 
@@ -151,8 +152,10 @@ def test_unequal_variances_use_exact_profile():
     ma, mb = 0.6 * 3.0, 0.4 * 3.0
 
     def hockey(m1, v1, m2, v2):
-        f = lambda x: max(stats.norm.pdf(x, m1, math.sqrt(v1))
-                          - math.exp(eps) * stats.norm.pdf(x, m2, math.sqrt(v2)), 0.0)
+        def f(x):
+            return max(stats.norm.pdf(x, m1, math.sqrt(v1))
+                       - math.exp(eps) * stats.norm.pdf(x, m2, math.sqrt(v2)), 0.0)
+
         lo = min(m1, m2) - 40 * math.sqrt(max(v1, v2))
         hi = max(m1, m2) + 40 * math.sqrt(max(v1, v2))
         return integrate.quad(f, lo, hi, points=[m1, m2], limit=400,

@@ -117,10 +117,12 @@ def test_pipeline_with_scaler_on_arrays():
     X = rng.normal(size=(500, 3))
     X[:, 0] = (X[:, 0] > 0).astype(float)
     secret = skattr.Secret.proportion(0, 1.0, pairs=[(0.3, 0.7)])
+    # The ColumnTransformer puts the scaled columns first: the secret is column 2.
+    moved = skattr.Secret.proportion(2, 1.0, pairs=[(0.3, 0.7)])
     pipe = Pipeline([("scale", ColumnTransformer([("s", StandardScaler(), [1, 2])],
                                                  remainder="passthrough")),
-                     ("release", AttributePrivateGaussian(secret=skattr.Secret.proportion(
-                         2, 1.0, pairs=[(0.3, 0.7)]), random_state=0))])
+                     ("release", AttributePrivateGaussian(secret=moved,
+                                                          random_state=0))])
     out = pipe.fit(X[:400]).transform(X[400:])
     assert out.shape == (1, 2)
     assert secret.value_of(pd.DataFrame(X)) == pytest.approx((X[:, 0] == 1).mean())

@@ -1,0 +1,26 @@
+"""Sphinx configuration of skattr's documentation."""
+
+import importlib.util
+
+project = "skattr"
+author = "skattr developers"
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "numpydoc",
+]
+if importlib.util.find_spec("myst_parser"):
+    extensions.append("myst_parser")
+if importlib.util.find_spec("sphinx_gallery"):
+    extensions.append("sphinx_gallery.gen_gallery")
+    sphinx_gallery_conf = {
+        "examples_dirs": "../examples",
+        "gallery_dirs": "auto_examples",
+        "filename_pattern": r"/hospital\.py",
+    }
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+numpydoc_show_class_members = False
+autosummary_generate = True
+html_theme = "alabaster"
+exclude_patterns = ["_build"]

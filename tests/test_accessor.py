@@ -1,0 +1,106 @@
+"""The df.attrpriv accessor: verbs, plan, leakage, reference policy."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import skattr
+from skattr.datasets import make_hospital
+from skattr.exceptions import InvalidParameterError, PrivacyLeakWarning
+
+SECRET = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+
+
+@pytest.fixture(scope="module")
+def frames():
+    return make_hospital(3000, random_state=0), make_hospital(60, random_state=1)
+
+
+def test_mean_release_matches_the_estimator(frames):
+    reference, private = frames
+    before = private.copy(deep=True)
+    rel = private.attrpriv.mean(["weight", "blood_pressure"], secret=SECRET,
+                                reference=reference, epsilon=1.0, delta=1e-3,
+                                random_state=3)
+    est = skattr.mechanisms.AttributePrivateGaussian(
+        query=skattr.Query.mean(["weight", "blood_pressure"]), secret=SECRET,
+        random_state=3).fit(reference)
+    pd.testing.assert_series_equal(rel.values, est.release(private).values)
+    assert rel.mechanism == "apgm"
+    assert (rel.epsilon, rel.delta) == (1.0, 1e-3)
+    pd.testing.assert_frame_equal(private, before)
+    assert "attrpriv" not in private.__dict__
+
+
+@pytest.mark.parametrize("verb, args, expected", [
+    ("sum", (["temperature"],), lambda d: d.temperature.sum()),
+    ("count", (["height"], lambda h: h > 68), lambda d: (d.height > 68).sum()),
+    ("proportion", (["height"], lambda h: h > 68), lambda d: (d.height > 68).mean()),
+])
+def test_other_verbs_release_near_the_truth(frames, verb, args, expected):
+    reference, private = frames
+    rel = getattr(private.attrpriv, verb)(*args, secret=SECRET, reference=reference,
+                                          epsilon=5.0, random_state=0)
+    noise = float(rel.values.iloc[0] - expected(private))
+    sd = float(rel.noise_std[0])
+    assert abs(noise) <= 5 * sd + 1e-12
+    if sd == 0:
+        assert noise == 0
+
+
+def test_plan_releases_nothing_and_matches_release(frames):
+    reference, private = frames
+    plan = private.attrpriv.plan(["weight"], secret=SECRET, reference=reference)
+    rel = private.attrpriv.mean(["weight"], secret=SECRET, reference=reference)
+    assert type(plan) is skattr.Plan
+    assert not hasattr(plan, "values")
+    assert plan.noise_covariance[0, 0] == rel.noise_covariance[0, 0]
+    assert plan.expected_error == rel.expected_error
+    assert "no noise drawn" in plan.summary()
+
+
+def test_leakage_of_the_raw_mean(frames):
+    reference, private = frames
+    eps = private.attrpriv.leakage(["weight"], secret=SECRET, reference=reference,
+                                   delta=1e-3)
+    # The raw mean weight leaks: more than the epsilon = 1 a release would allow,
+    # so a release at epsilon = 1 adds noise, and one at the leakage does not.
+    assert eps > 1.0
+    assert not private.attrpriv.plan(["weight"], secret=SECRET, reference=reference,
+                                     epsilon=1.0).noiseless
+    assert private.attrpriv.plan(["weight"], secret=SECRET, reference=reference,
+                                 epsilon=eps * 1.001).noiseless
+    # Temperature does not depend on gender: it leaks almost nothing.
+    assert private.attrpriv.leakage(["temperature"], secret=SECRET,
+                                    reference=reference) < 0.5
+
+
+def test_reference_self_warns(frames):
+    _, private = frames
+    big = make_hospital(400, random_state=5)
+    with pytest.warns(PrivacyLeakWarning, match="reference='self'"):
+        big.attrpriv.mean(["weight"], secret=SECRET, reference="self",
+                          sampling="with-replacement")
+    with pytest.raises(TypeError, match="reference"):
+        private.attrpriv.mean(["weight"], secret=SECRET)
+    with pytest.raises(InvalidParameterError, match="reference must be a DataFrame"):
+        private.attrpriv.mean(["weight"], secret=SECRET, reference=np.zeros((3, 3)))
+
+
+def test_mechanism_names(frames):
+    reference, private = frames
+    with pytest.raises(InvalidParameterError, match="not available in this version"):
+        private.attrpriv.mean(["weight"], secret=SECRET, reference=reference,
+                              mechanism="expm-laplace")
+    with pytest.raises(InvalidParameterError, match="Unknown mechanism 'apgn'"):
+        private.attrpriv.mean(["weight"], secret=SECRET, reference=reference,
+                              mechanism="apgn")
+    rel = private.attrpriv.mean(["weight"], secret=SECRET, reference=reference,
+                                mechanism="apgm")
+    assert rel.mechanism == "apgm"
+
+
+def test_duplicate_columns_are_refused():
+    frame = pd.DataFrame([[1, 2]], columns=["a", "a"])
+    with pytest.raises(AttributeError, match="unique column labels"):
+        frame.attrpriv  # noqa: B018
