@@ -543,7 +543,8 @@ def test_check_worst_case_on_grid():
     theta.check_worst_case_on_grid(gap**2 - 3 * p, "required noise variance")
     # Rising on some lines and falling on others is still monotone per line.
     theta.check_worst_case_on_grid(gap * (p - 0.5), "required noise variance")
-    with pytest.raises(NotCertifiableError, match="not monotone in the parameter 'gap'"):
+    with pytest.raises(NotCertifiableError,
+                       match="not monotone in the parameter 'gap'"):
         theta.check_worst_case_on_grid((gap - 8.0) ** 2 + p, "required noise variance")
     with pytest.raises(NotCertifiableError, match="'p'"):
         theta.check_worst_case_on_grid(gap + np.sin(12 * p), "sensitivity")
@@ -564,7 +565,8 @@ def test_expert_theta_models_for():
     theta = ExpertTheta({"sex": [a], "race": [a, b]})
     assert theta.models_for("race") == [a, b]
     assert repr(theta) == "ExpertTheta(3 models: stated by an expert)"
-    with pytest.raises(InvalidParameterError, match="no models for the secret column 'age'"):
+    with pytest.raises(InvalidParameterError,
+                       match="no models for the secret column 'age'"):
         theta.models_for("age")
     with pytest.raises(InvalidParameterError, match="non-empty list"):
         ExpertTheta([]).models_for("sex")

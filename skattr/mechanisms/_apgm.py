@@ -122,10 +122,12 @@ class AttributePrivateGaussian(BaseMechanism):
     ...     query=skattr.Query.mean(["weight"]), secret=secret,
     ...     epsilon=1.0, delta=1e-3, random_state=0).fit(reference)
     >>> rel = mech.release(private)
-    >>> round(rel.sensitivity, 2)
-    5.15
+    >>> round(rel.sensitivity, 2)        # 0.2 x the groups' weight gap
+    3.79
     >>> round(float(rel.noise_std[0]), 2)
-    4.03
+    9.4
+    >>> round(mech.leakage(private), 2)  # epsilon of the raw mean, delta = 1e-3
+    5.05
     """
 
     _parameter_constraints = {

@@ -42,7 +42,7 @@ def _as_cov(x, k: int, name: str) -> np.ndarray:
 
 
 def _as_points(a) -> np.ndarray:
-    """The values of g as a 1-d float array (a scalar is one value)."""
+    """Return the values of g as a 1-d float array (a scalar is one value)."""
     points = np.asarray(a, dtype=float)
     if points.ndim > 1:
         raise InvalidParameterError(
