@@ -109,7 +109,9 @@ class Secret:
     ``"conditional-mean"``
         each set is represented by E[F | g in U, theta] and the matching
         covariance (law of total covariance), with g's law under theta
-        (Binomial(n, p) / n). Like ``"paper"``, it treats the mixture as a
+        (Binomial(n, p) / n for i.i.d. records; hypergeometric / n for records
+        drawn without replacement from a finite reference; truncated normal
+        under the joint Gaussian). Like ``"paper"``, it treats the mixture as a
         Gaussian; the release records this as an assumption.
 
     Examples

@@ -35,15 +35,26 @@ def as_frame(X, *, what: str = "X") -> pd.DataFrame:
             raise DataValidationError(
                 f"{what} must be 2-dimensional; got {array.ndim} dimensions."
             )
+        if np.iscomplexobj(array):
+            raise DataValidationError(
+                f"Complex data not supported: {what} holds complex numbers; pass "
+                "real-valued data."
+            )
         frame = pd.DataFrame(array)
     if frame.shape[0] == 0:
         raise DataValidationError(
-            f"{what} has 0 rows (0 sample(s) given); a release needs at least one "
-            "record. Pass a non-empty frame."
+            f"Found array with 0 sample(s) (shape={frame.shape}) while a minimum of "
+            f"1 is required: {what} has 0 rows. Pass a non-empty frame."
         )
     if frame.shape[1] == 0:
         raise DataValidationError(
-            f"{what} has 0 columns (0 feature(s)); pass the columns to release."
+            f"Found array with 0 feature(s) (shape={frame.shape}) while a minimum of "
+            f"1 is required: {what} has no columns to release."
+        )
+    if any(pd.api.types.is_complex_dtype(d) for d in frame.dtypes):
+        raise DataValidationError(
+            f"Complex data not supported: {what} holds complex columns; pass "
+            "real-valued data."
         )
     return frame
 
@@ -66,24 +77,65 @@ def numeric_block(frame: pd.DataFrame, columns, *, what: str = "X") -> np.ndarra
     Non-numeric columns raise; NaN and infinite values raise, naming the column.
     """
     check_columns(frame, columns, what=what)
+    # NumPy integers and booleans hold no NaN or infinity (and their float64 sums
+    # cannot overflow), so blocks of them skip the finite check's pass over the data.
+    exact = True
     for c in columns:
-        dtype = frame[c].dtype
-        if not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(
-            dtype
-        )):
-            raise DataValidationError(
-                f"Column {c!r} of {what} is not numeric (dtype {dtype}). Release "
-                "numeric columns, or use a proportion/count query with a value to "
-                "compare categorical columns with."
-            )
+        dtype = _numeric_dtype(frame[c], c, what)
+        exact &= isinstance(dtype, np.dtype) and dtype.kind in "biu"
     try:
         block = frame[list(columns)].to_numpy(dtype=np.float64, copy=False)
     except (TypeError, ValueError) as exc:
         raise DataValidationError(
             f"Columns {list(columns)} of {what} cannot be read as numbers: {exc}"
         ) from exc
-    check_finite(block, columns, what=what)
+    if not exact:
+        check_finite(block, columns, what=what)
     return block
+
+
+def _numeric_dtype(col: pd.Series, label, what: str):
+    """Return the column's dtype if it holds numbers; raise if it cannot."""
+    dtype = col.dtype
+    if pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
+        return dtype
+    if dtype == np.dtype(object):
+        # An object column may hold plain numbers (as scikit-learn accepts);
+        # anything else is not numeric.
+        try:
+            col.to_numpy(dtype=np.float64)
+        except (TypeError, ValueError):
+            pass
+        else:
+            return dtype
+    raise DataValidationError(
+        f"Column {label!r} of {what} is not numeric (dtype {dtype}). Release "
+        "numeric columns, or use a proportion/count query with a value to "
+        "compare categorical columns with."
+    )
+
+
+def column_sums(frame: pd.DataFrame, columns, *, what: str = "X") -> np.ndarray:
+    """Float64 sums of numeric columns, checked for NaN and infinite values.
+
+    Each column is summed where it lies (no float64 copy of the block), which keeps
+    a release as cheap as ``frame[columns].sum()`` whatever the columns' dtypes.
+    """
+    check_columns(frame, columns, what=what)
+    sums = np.empty(len(columns))
+    for j, c in enumerate(columns):
+        col = frame[c]
+        dtype = _numeric_dtype(col, c, what)
+        if isinstance(dtype, np.dtype) and dtype.kind in "biuf":
+            values = col.to_numpy()
+        else:
+            values = col.to_numpy(dtype=np.float64, na_value=np.nan)
+        with np.errstate(over="ignore", invalid="ignore"):
+            sums[j] = np.add.reduce(values, dtype=np.float64)
+    if not np.all(np.isfinite(sums)):
+        # Only now pay for the block: it names the offending columns.
+        check_finite(numeric_block(frame, columns, what=what), columns, what=what)
+    return sums
 
 
 def check_finite(block: np.ndarray, columns, *, what: str = "X") -> None:

@@ -371,3 +371,40 @@ def test_release_law_matches_the_model_on_simulated_datasets():
         assert releases.mean() == pytest.approx(expected_mean,
                                                 abs=4 * math.sqrt(total / 2000))
         assert releases.var() == pytest.approx(total, rel=0.1)
+
+
+def test_release_sums_columns_of_any_numeric_dtype():
+    frame = _frame(300, seed=4, k=3).assign(
+        y0=lambda d: (d.y0 * 100).round().astype("int64"),
+        y1=lambda d: d.y1.astype("float32"),
+        y2=lambda d: d.y2.astype(object))
+    mech = AttributePrivateGaussian(query=skattr.Query.sum(["y0", "y1", "y2"]),
+                                    secret=SECRET, epsilon=50.0,
+                                    theta=ExpertTheta([GroupMoments(
+                                        mean_in=[0, 0, 0], mean_out=[0, 0, 0],
+                                        cov_in=1.0, cov_out=1.0,
+                                        columns=("y0", "y1", "y2"))]),
+                                    random_state=0).fit(frame)
+    rel = mech.release(frame)
+    assert rel.noiseless
+    expected = frame[["y0", "y1", "y2"]].astype(float).sum()
+    np.testing.assert_allclose(rel.values.to_numpy(), expected.to_numpy(), rtol=1e-6)
+    bad = frame.astype({"y0": "Int64"})
+    bad.loc[5, "y0"] = pd.NA
+    with pytest.raises(DataValidationError, match=r"NaN or infinite.*'y0'"):
+        mech.release(bad)
+    text = frame.assign(y2="a")
+    with pytest.raises(DataValidationError, match="'y2' of the private data is not"):
+        mech.release(text)
+
+
+def test_numeric_secret_column_is_checked_at_release():
+    frame = _frame(100).assign(sex=lambda d: (d.sex == "F").astype(float))
+    secret = skattr.Secret.proportion("sex", 1.0, pairs=[(0.4, 0.6)])
+    mech = AttributePrivateGaussian(query=skattr.Query.mean(["y"]), secret=secret,
+                                    sampling="with-replacement").fit(frame)
+    bad = frame.copy()
+    bad.loc[2, "sex"] = np.inf
+    with pytest.raises(DataValidationError, match="'sex' of the private data"):
+        mech.release(bad)
+    assert np.isfinite(mech.release(frame).values["y"])

@@ -12,7 +12,8 @@ from skattr.utils import all_estimators
 
 def above_median(column):
     """The secret of the checks' numeric arrays: records above the column median."""
-    return np.asarray(column > column.median())
+    values = column.to_numpy(dtype=float)
+    return values > np.median(values)
 
 
 def _instances():

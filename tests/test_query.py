@@ -130,7 +130,7 @@ def test_missing_values_in_counted_columns(frame):
     frame = frame.astype({"sex": object})
     frame.loc[3, "sex"] = None
     with pytest.raises(DataValidationError,
-                       match="Column 'sex' of the data holds missing values"):
+                       match=r"Column 'sex' of the data holds missing \(NaN\)"):
         Query.proportion("sex", "Female").evaluate(frame)
     calls = []
 
@@ -138,13 +138,17 @@ def test_missing_values_in_counted_columns(frame):
         calls.append(1)
         return (s == "Female").to_numpy()
 
-    with pytest.raises(DataValidationError, match="holds missing values"):
+    with pytest.raises(DataValidationError, match="holds missing"):
         Query.count("sex", predicate).evaluate(frame)
     assert calls == []      # refused before the predicate saw the missing value
     frame = frame.astype({"smoker": float})
     frame.loc[0, "smoker"] = np.nan
     with pytest.raises(DataValidationError, match="NaN or infinite"):
         Query.count("smoker").evaluate(frame)
+    # An infinite value in a numeric column compared with a value is refused too.
+    frame.loc[0, "smoker"] = np.inf
+    with pytest.raises(DataValidationError, match="infinite"):
+        Query.proportion("smoker", 1.0).evaluate(frame)
 
 
 def test_unknown_columns(frame):

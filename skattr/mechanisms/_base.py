@@ -11,10 +11,10 @@ from sklearn import get_config
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from skattr._query import Query
+from skattr._query import Query, check_present
 from skattr._release import Plan, Release
 from skattr._secret import as_secrets
-from skattr._validation import as_frame, check_finite
+from skattr._validation import as_frame
 from skattr.exceptions import (
     DataValidationError,
     InvalidParameterError,
@@ -123,6 +123,14 @@ class BaseMechanism(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None)
         check_is_fitted(self)
         frame = as_frame(X, what="the private data")
         validate_data(self, X, reset=False, skip_check_array=True)
+        for secret in self.secrets_:
+            # A release does not read the secret's column; a numeric one is still
+            # checked (one cheap pass), while checking a categorical one would
+            # cost more than the release itself.
+            if (secret.column in frame.columns
+                    and pd.api.types.is_numeric_dtype(frame[secret.column].dtype)):
+                check_present(frame[secret.column], secret.column,
+                              what="the private data")
         return frame
 
     def plan(self, X=None, *, n: int | None = None) -> Plan:
@@ -150,11 +158,10 @@ class BaseMechanism(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None)
             never returned or stored.
         """
         frame = self._private_frame(X)
-        h = self.query_.contributions(frame, self.columns_, what="the private data")
-        plan = self._cached_plan(h.shape[0])
-        truth = h.sum(axis=0) * self.query_.weight(h.shape[0])
-        check_finite(truth[None, :], self.columns_, what="the private data")
-        noisy = truth + self._noise(plan)
+        n = len(frame)
+        totals = self.query_.totals(frame, self.columns_, what="the private data")
+        plan = self._cached_plan(n)
+        noisy = totals * self.query_.weight(n) + self._noise(plan)
         values = pd.Series(noisy, index=self.query_.names(self.columns_),
                            name=self.query_.statistic)
         fields = {f: getattr(plan, f) for f in plan.__dataclass_fields__}

@@ -17,6 +17,17 @@ def _moments(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mean, centred.T @ centred / h.shape[0]
 
 
+def _rows(h: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Return the rows of h where mask holds, as a column-major copy.
+
+    A frame's columns reach here contiguous (h is column-major), and selecting
+    along the record axis of h.T keeps them so: the means and the centring then
+    stream through each column, where ``h[mask]`` would gather into row-major
+    order and make both several times slower.
+    """
+    return h.T.compress(mask, axis=1).T
+
+
 def fit_group_moments(z: np.ndarray, h: np.ndarray, *, sampling: str, columns,
                       secret_label: str) -> GroupMoments:
     """Per-group moments of h, splitting the reference records by z in {0, 1}.
@@ -35,8 +46,8 @@ def fit_group_moments(z: np.ndarray, h: np.ndarray, *, sampling: str, columns,
             f"{secret_label}; each secret group needs at least two to estimate its "
             "moments. Use more (or more varied) reference data."
         )
-    m_in, c_in = _moments(h[inside])
-    m_out, c_out = _moments(h[~inside])
+    m_in, c_in = _moments(_rows(h, inside))
+    m_out, c_out = _moments(_rows(h, ~inside))
     without = sampling == "without-replacement"
     return GroupMoments(
         mean_in=m_in, mean_out=m_out, cov_in=c_in, cov_out=c_out,
