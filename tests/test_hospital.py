@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 
 from skattr.datasets import HOSPITAL_PAPER, hospital_theta, make_hospital
@@ -128,3 +129,29 @@ def test_computed_variances_are_certified_on_the_grid():
     achieved = max(hockey(m_a, v_a, m_b, v_b), hockey(m_b, v_b, m_a, v_a))
     assert achieved <= 1e-3 * (1 + 1e-6)
     assert achieved > 0.9e-3  # this vertex is the binding one
+
+
+def test_conditional_mean_reading_against_the_binomial_law():
+    # E[g | g in U, p] with g = Binomial(50, p) / 50, swept finely over p: the
+    # supremum over p in [0.25, 0.75] must be what skattr finds on its grid.
+    from scipy import stats
+
+    k = np.arange(51)
+    g = k / 50
+
+    def gap(p):
+        pmf = stats.binom.pmf(k, 50, p)
+        lower = (g >= 0.25) & (g <= 0.5)
+        upper = (g >= 0.5) & (g <= 0.75)
+        return (g[upper] @ pmf[upper] / pmf[upper].sum()
+                - g[lower] @ pmf[lower] / pmf[lower].sum())
+
+    worst = max(gap(p) for p in np.linspace(0.25, 0.75, 501))
+    data = make_hospital(50, random_state=0)
+    for column, scale in (("weight", 3.5 * 7), ("blood_pressure", 10.0),
+                          ("temperature", 0.3)):
+        plan = hospital_mechanism(column, calibration="analytic",
+                                  set_reading="conditional-mean").fit(data).plan(data)
+        assert plan.sensitivity == pytest.approx(scale * worst, rel=1e-9)
+        assert "unequal" in plan.method
+    assert worst == pytest.approx(5.1052 / 24.5, rel=1e-4)

@@ -543,14 +543,18 @@ def test_check_worst_case_on_grid():
     theta.check_worst_case_on_grid(gap**2 - 3 * p, "required noise variance")
     # Rising on some lines and falling on others is still monotone per line.
     theta.check_worst_case_on_grid(gap * (p - 0.5), "required noise variance")
+    # A valley (convex in gap) still peaks at the ends of every line: certified.
+    theta.check_worst_case_on_grid((gap - 8.0) ** 2 + p, "required noise variance")
     with pytest.raises(NotCertifiableError,
-                       match="not monotone in the parameter 'gap'"):
-        theta.check_worst_case_on_grid((gap - 8.0) ** 2 + p, "required noise variance")
+                       match="peaks inside the range of the parameter 'gap'"):
+        theta.check_worst_case_on_grid(-((gap - 8.0) ** 2) + p,
+                                       "required noise variance")
     with pytest.raises(NotCertifiableError, match="'p'"):
         theta.check_worst_case_on_grid(gap + np.sin(12 * p), "sensitivity")
-    # An infinite value does not flatten the tolerance.
-    bumpy = gap.copy()
-    bumpy[(gap == 6.0) & (p == 0.25)] = np.inf
+    # An infinite value elsewhere does not inflate the tolerance.
+    bumpy = np.ones_like(gap)
+    bumpy[(gap == np.unique(gap)[1]) & (p == 0.25)] = 1.5
+    bumpy[(gap == 10.0) & (p == 0.75)] = np.inf
     with pytest.raises(NotCertifiableError, match="'gap'"):
         theta.check_worst_case_on_grid(bumpy, "required noise variance")
     with pytest.raises(InvalidParameterError, match="grid of 16 models"):

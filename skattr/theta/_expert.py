@@ -80,12 +80,14 @@ class ExpertTheta:
 
         The worst case over the box of parameters is taken on a grid of
         ``resolution`` points per parameter, which includes every vertex. The
-        supremum over the whole box is attained on the grid when the required
-        noise is monotone in each parameter separately (true of the mixture
-        formulas with parameters entering the means linearly and the variances
-        monotonically, as in Zhang et al.'s hospital experiment). The
-        mechanisms check that monotonicity along every grid line and refuse to
-        certify when it fails.
+        supremum over the whole box is attained at a vertex when the required
+        noise has no interior peak along any axis: monotone or convex in each
+        parameter separately (true of the mixture formulas with parameters
+        entering the means linearly and the variances monotonically, as in Zhang
+        et al.'s hospital experiment). The mechanisms check, along every grid
+        line, that the largest value lies at an end, and refuse to certify
+        otherwise. That check reads the grid only: a peak narrower than the grid
+        spacing escapes it, which a finer ``resolution`` guards against.
 
         Parameters
         ----------
@@ -94,8 +96,8 @@ class ExpertTheta:
         ranges : dict
             ``{name: (low, high)}``; a single number fixes a parameter.
         resolution : int, default=3
-            Grid points per parameter (at least 3, so monotonicity can be
-            checked).
+            Grid points per parameter (at least 3, so an interior peak can be
+            seen).
         description : str
             Shown in releases.
         """
@@ -125,9 +127,13 @@ class ExpertTheta:
         return theta
 
     def check_worst_case_on_grid(self, required: np.ndarray, what: str) -> None:
-        """Refuse when ``required`` (one value per model) is not monotone per axis.
+        """Refuse unless ``required`` (one value per model) peaks at a grid line's end.
 
-        Only then is the maximum over the grid the supremum over the ranges.
+        If, along every line of the grid parallel to an axis, the largest value
+        lies at one of the line's two ends (the value is monotone, or convex, in
+        each parameter separately), the supremum over the whole box of ranges is
+        attained at a vertex, and so on the grid. An interior peak on any line
+        means the supremum may lie between grid points: nothing is certified.
         """
         if self.grid_shape is None:
             return
@@ -141,20 +147,18 @@ class ExpertTheta:
         # The tolerance scales with the finite values only: an infinite one would
         # make every step look flat.
         finite = np.abs(values[np.isfinite(values)])
-        scale = max(1.0, float(finite.max(initial=0.0)))
+        tol = 1e-9 * max(1.0, float(finite.max(initial=0.0)))
         names = self.parameters[0]
         for axis, name in enumerate(names):
             if values.shape[axis] < 3:
                 continue
-            steps = np.diff(values, axis=axis)
-            tol = 1e-9 * scale
-            rising = np.all(steps >= -tol, axis=axis)
-            falling = np.all(steps <= tol, axis=axis)
-            if not np.all(rising | falling):
+            lines = np.moveaxis(values, axis, -1)
+            ends = np.maximum(lines[..., 0], lines[..., -1])
+            if np.any(lines[..., 1:-1].max(axis=-1) > ends + tol):
                 raise NotCertifiableError(
-                    f"The {what} is not monotone in the parameter {name!r} over its "
-                    "range, so its supremum may lie between grid points and cannot "
-                    "be certified from the grid. State Theta as a finite set of "
+                    f"The {what} peaks inside the range of the parameter {name!r}, "
+                    "so its supremum may lie between grid points and cannot be "
+                    "certified from the grid. State Theta as a finite set of "
                     "models, or split the range of that parameter."
                 )
 
