@@ -3,7 +3,7 @@
 Importing skattr registers the ``DataFrame.attrpriv`` accessor.
 """
 
-from skattr import datasets, exceptions, mechanisms, theta, utils
+from skattr import calibration, datasets, exceptions, mechanisms, theta, utils
 from skattr._accessor import AttributePrivacyAccessor
 from skattr._query import Query
 from skattr._release import Plan, Release
@@ -17,6 +17,7 @@ __all__ = [
     "Query",
     "Release",
     "Secret",
+    "calibration",
     "datasets",
     "exceptions",
     "mechanisms",

@@ -152,8 +152,7 @@ def raw_leakage_epsilon(laws: PairLaws, delta: float) -> np.ndarray:
     m, k = laws.mean_diff.shape
     if covariances_equal(laws):
         dist = np.sqrt(_mahalanobis_sq(laws.mean_diff, laws.cov_a, 0.0))
-        return np.array([epsilon_for_mahalanobis(d, delta) if np.isfinite(d)
-                         else np.inf for d in dist])
+        return np.atleast_1d(epsilon_for_mahalanobis(dist, delta))
     out = np.empty(m)
     for i in range(m):
         ca, cb, diff = laws.cov_a[i], laws.cov_b[i], laws.mean_diff[i]

@@ -8,17 +8,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import special, stats
+from scipy import integrate, special, stats
 
 __all__ = ["Plan", "Release", "expected_gaussian_norm", "gaussian_accuracy"]
 
 
 def expected_gaussian_norm(cov: np.ndarray) -> float:
-    """Return E ||Z||_2 for Z ~ N(0, cov), exactly.
+    """Return E ||Z||_2 for Z ~ N(0, cov).
 
-    For cov = s I_k, E||Z|| = sqrt(2 s) Gamma((k+1)/2) / Gamma(k/2) exactly. For
-    other covariances the expectation of a norm of a Gaussian has no closed form;
-    it is computed by one-dimensional quadrature of the chi-square mixture.
+    For cov = s I_k, E||Z|| = sqrt(2 s) Gamma((k+1)/2) / Gamma(k/2) exactly. Other
+    covariances have no closed form; the expectation is then one-dimensional
+    quadrature of the chi-square mixture's Laplace transform.
     """
     cov = np.atleast_2d(np.asarray(cov, dtype=float))
     k = cov.shape[0]
@@ -28,9 +28,8 @@ def expected_gaussian_norm(cov: np.ndarray) -> float:
     if np.allclose(lam, lam[0], rtol=1e-12):
         return float(math.sqrt(2 * lam[0]) * math.exp(
             special.gammaln((k + 1) / 2) - special.gammaln(k / 2)))
-    # E||Z|| = (1 / sqrt(pi)) * integral_0^inf (1 - prod (1 + 2 lam t)^(-1/2)) t^-3/2 dt
-    from scipy import integrate
-
+    # sqrt(q) = 1 / (2 sqrt(pi)) * integral_0^inf (1 - e^(-t q)) t^(-3/2) dt, and
+    # E e^(-t Q) = prod (1 + 2 lam t)^(-1/2) for Q = sum lam_i chi2_1.
     def integrand(t):
         return (1.0 - np.prod((1.0 + 2.0 * lam * t) ** -0.5)) * t ** -1.5
 

@@ -408,3 +408,16 @@ def test_numeric_secret_column_is_checked_at_release():
     with pytest.raises(DataValidationError, match="'sex' of the private data"):
         mech.release(bad)
     assert np.isfinite(mech.release(frame).values["y"])
+
+
+def test_expected_norm_of_anisotropic_noise():
+    from skattr._release import expected_gaussian_norm
+
+    cov = np.diag([1.0, 4.0, 0.25])
+    draws = np.random.default_rng(0).multivariate_normal(np.zeros(3), cov, 400_000)
+    mc = np.linalg.norm(draws, axis=1)
+    assert expected_gaussian_norm(cov) == pytest.approx(
+        mc.mean(), abs=4 * mc.std() / math.sqrt(mc.size))
+    assert expected_gaussian_norm(np.eye(2) * 9.0) == pytest.approx(
+        3.0 * math.sqrt(math.pi / 2))
+    assert expected_gaussian_norm(np.zeros((2, 2))) == 0.0

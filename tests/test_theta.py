@@ -118,24 +118,15 @@ def test_fit_group_moments_needs_two_records_per_group():
 # ----------------------------------------------------- GroupMoments.sum_moments
 
 
+@pytest.mark.parametrize("sampling", ["with-replacement", "without-replacement"])
 @pytest.mark.parametrize("n, a", [(20, 0.4), (20, 0.0), (20, 1.0), (35, 0.6),
                                   (60, 0.5), (70, 3 / 7)])
-def test_sum_moments_with_replacement_exact(population, n, a):
-    model = _fit(population, "with-replacement")
+def test_sum_moments_exact(population, sampling, n, a):
+    model = _fit(population, sampling)
     n_in = round(a * n)
     mean, cov = model.sum_moments([a], n)
-    exp_mean, exp_cov = _exact_sum_moments(population, n_in, n - n_in, True)
-    np.testing.assert_allclose(mean[0], exp_mean, rtol=1e-10)
-    np.testing.assert_allclose(cov[0], exp_cov, rtol=1e-9, atol=1e-9)
-
-
-@pytest.mark.parametrize("n, a", [(20, 0.4), (20, 0.0), (20, 1.0), (35, 0.6),
-                                  (60, 0.5), (70, 3 / 7)])
-def test_sum_moments_without_replacement_exact(population, n, a):
-    model = _fit(population, "without-replacement")
-    n_in = round(a * n)
-    mean, cov = model.sum_moments([a], n)
-    exp_mean, exp_cov = _exact_sum_moments(population, n_in, n - n_in, False)
+    exp_mean, exp_cov = _exact_sum_moments(population, n_in, n - n_in,
+                                           sampling == "with-replacement")
     np.testing.assert_allclose(mean[0], exp_mean, rtol=1e-10)
     np.testing.assert_allclose(cov[0], exp_cov, rtol=1e-9, atol=1e-9)
 
