@@ -7,7 +7,7 @@ import random
 import numpy as np
 from sklearn.utils import check_random_state
 
-__all__ = ["gaussian_noise"]
+__all__ = ["gaussian_noise", "laplace_noise"]
 
 _SYSTEM = random.SystemRandom()
 
@@ -31,3 +31,25 @@ def gaussian_noise(cov: np.ndarray, random_state=None) -> np.ndarray:
         standard = check_random_state(random_state).standard_normal(k)
     lam, vecs = np.linalg.eigh(cov)
     return vecs @ (np.sqrt(np.clip(lam, 0.0, None)) * standard)
+
+
+def laplace_noise(scale: float, basis: np.ndarray, random_state=None) -> np.ndarray:
+    """Draw ``basis @ y`` with y_i i.i.d. Laplace(0, scale), one per basis column.
+
+    ``basis`` is (k, d) with orthonormal columns: the identity for per-component
+    noise, or the directions of the mean differences for a directional mechanism.
+    Randomness as in :func:`gaussian_noise` (each Laplace draw is the difference of
+    two exponentials). Like every floating-point Laplace sampler it does not
+    address the least-significant-bit attacks on floating-point noise (Mironov,
+    CCS 2012).
+    """
+    basis = np.atleast_2d(np.asarray(basis, dtype=float))
+    d = basis.shape[1]
+    if random_state is None:
+        y = np.array([_SYSTEM.expovariate(1.0) - _SYSTEM.expovariate(1.0)
+                      for _ in range(d)])
+    elif isinstance(random_state, np.random.Generator):
+        y = random_state.laplace(0.0, 1.0, d)
+    else:
+        y = check_random_state(random_state).laplace(0.0, 1.0, d)
+    return basis @ (scale * y)

@@ -10,7 +10,13 @@ import numpy as np
 import pandas as pd
 from scipy import integrate, special, stats
 
-__all__ = ["Plan", "Release", "expected_gaussian_norm", "gaussian_accuracy"]
+__all__ = [
+    "Plan",
+    "Release",
+    "expected_gaussian_norm",
+    "expected_laplace_norm",
+    "gaussian_accuracy",
+]
 
 
 def expected_gaussian_norm(cov: np.ndarray) -> float:
@@ -35,6 +41,29 @@ def expected_gaussian_norm(cov: np.ndarray) -> float:
 
     value, _ = integrate.quad(integrand, 0, np.inf, limit=200)
     return float(value / (2 * math.sqrt(math.pi)))
+
+
+def expected_laplace_norm(scale: float, d: int) -> float:
+    """Return E ||y||_2 for y of d i.i.d. Laplace(0, scale) components.
+
+    For d = 1 it is the scale. Otherwise it follows from
+    sqrt(q) = 1 / (2 sqrt(pi)) integral (1 - e^(-t q)) t^(-3/2) dt with
+    E e^(-t y^2) = sqrt(pi / (4 t)) erfcx(1 / (2 scale sqrt(t))) / scale, by
+    one-dimensional quadrature.
+    """
+    if scale <= 0 or d == 0:
+        return 0.0
+    if d == 1:
+        return float(scale)
+
+    def integrand(u):
+        # For unit scale, with t = u^2 (dt = 2 u du) to spread the mass near 0.
+        t = u * u
+        one = math.sqrt(math.pi / (4 * t)) * special.erfcx(1 / (2 * u))
+        return (1.0 - one**d) * t**-1.5 * 2 * u
+
+    value, _ = integrate.quad(integrand, 0, np.inf, limit=400)
+    return float(scale * value / (2 * math.sqrt(math.pi)))
 
 
 def gaussian_accuracy(variance: float, k: int, beta: float) -> float:
@@ -80,10 +109,16 @@ class Plan:
         pair, worst case over Theta (Zhang et al. Eq. 1).
     inherent_variance : tuple of float
         The smallest conditional variance of each statistic over pairs and Theta.
+    noise : {"gaussian", "laplace", "none"}
+        The law of the added noise.
     noise_covariance : ndarray of shape (k, k)
-        Covariance of the added Gaussian noise (zeros when none is added).
+        Covariance of the added noise (zeros when none is added; 2 b^2 B B^T for
+        Laplace noise of scale b on the columns of B).
     noise_scale : float or None
-        Scale of Laplace noise; None for Gaussian mechanisms.
+        Scale b of Laplace noise; None for Gaussian noise.
+    noise_basis : ndarray of shape (k, d) or None
+        For Laplace noise: the orthonormal directions each carrying one
+        Laplace(b) draw (the identity for per-component noise).
     noiseless : bool
         True when the data's own randomness covers the sensitivity and no noise
         is added.
@@ -108,10 +143,11 @@ class Plan:
     sensitivity: float
     inherent_variance: tuple
     noise_covariance: np.ndarray
+    noise: str = "gaussian"
     noise_scale: float | None = None
+    noise_basis: np.ndarray | None = None
     noiseless: bool = False
     expected_error: float = 0.0
-    accuracy: tuple = (0.0, 0.05)
     method: str = ""
     assumptions: tuple = ()
     random_state: object = field(default=None, repr=False)
@@ -120,6 +156,15 @@ class Plan:
         cov = np.array(self.noise_covariance, dtype=float)
         cov.setflags(write=False)
         object.__setattr__(self, "noise_covariance", cov)
+        if self.noise_basis is not None:
+            basis = np.array(self.noise_basis, dtype=float)
+            basis.setflags(write=False)
+            object.__setattr__(self, "noise_basis", basis)
+
+    @property
+    def accuracy(self) -> tuple[float, float]:
+        """(alpha, beta) with beta = 0.05: see :meth:`alpha`."""
+        return self.alpha(0.05), 0.05
 
     @property
     def noise_std(self) -> np.ndarray:
@@ -127,9 +172,21 @@ class Plan:
         return np.sqrt(np.diagonal(self.noise_covariance))
 
     def alpha(self, beta: float = 0.05) -> float:
-        """Return alpha: the l2 error exceeds it with probability at most beta."""
-        k = len(self.statistics)
-        return gaussian_accuracy(float(self.noise_covariance[0, 0]), k, beta)
+        """Return alpha: the l2 error exceeds it with probability at most beta.
+
+        Exact for isotropic Gaussian noise (Zhang et al. Thm 2 for one
+        statistic) and for Laplace noise in one direction; otherwise an upper
+        bound (the largest noise variance in every direction for Gaussian noise,
+        ||y||_2 <= ||y||_1 ~ Gamma(d, b) for Laplace noise).
+        """
+        if self.noiseless:
+            return 0.0
+        if self.noise == "laplace":
+            d = self.noise_basis.shape[1]
+            return float(self.noise_scale * stats.gamma.isf(beta, d))
+        lam = np.linalg.eigvalsh(self.noise_covariance)
+        k = int(np.sum(lam > 1e-15 * lam.max()))
+        return gaussian_accuracy(float(lam.max()), k, beta)
 
     def _rows(self) -> list[tuple[str, str]]:
         alpha, beta = self.accuracy
@@ -143,9 +200,7 @@ class Plan:
             ("records n", str(self.n)),
             ("sensitivity", _fmt(self.sensitivity)),
             ("inherent variance", ", ".join(_fmt(v) for v in self.inherent_variance)),
-            ("noise", "none: the data's own variance covers the sensitivity"
-             if self.noiseless else
-             "N(0, " + _fmt(float(self.noise_covariance[0, 0])) + " I)"),
+            ("noise", self._noise_text()),
             ("expected error", _fmt(self.expected_error)),
             ("accuracy", f"||error|| <= {_fmt(alpha)} with probability "
                          f"{_fmt(1 - beta)}"),
@@ -153,6 +208,20 @@ class Plan:
         ]
         rows += [("assumes", a) for a in self.assumptions]
         return rows
+
+    def _noise_text(self) -> str:
+        if self.noiseless:
+            return "none: the data's own variance covers the sensitivity"
+        if self.noise == "laplace":
+            d = self.noise_basis.shape[1]
+            where = ("each statistic" if d == len(self.statistics) and np.allclose(
+                self.noise_basis, np.eye(d)) else f"{d} direction(s)")
+            return f"Laplace(0, {_fmt(float(self.noise_scale))}) on {where}"
+        cov = self.noise_covariance
+        if np.allclose(cov, cov[0, 0] * np.eye(cov.shape[0])):
+            return "N(0, " + _fmt(float(cov[0, 0])) + " I)"
+        sd = ", ".join(_fmt(float(v)) for v in self.noise_std)
+        return f"N(0, Sigma), rank {np.linalg.matrix_rank(cov)}; sd per statistic {sd}"
 
     def summary(self) -> str:
         """Return a human-readable report."""

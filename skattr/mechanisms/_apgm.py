@@ -10,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 from skattr._gaussian_noise import raw_leakage_epsilon, required_noise_variance
 from skattr._pairs import PairLaws, pair_laws
 from skattr._random import gaussian_noise
-from skattr._release import Plan, expected_gaussian_norm, gaussian_accuracy
+from skattr._release import Plan, expected_gaussian_norm
 from skattr.exceptions import InvalidParameterError
 from skattr.mechanisms._base import BaseMechanism
 from skattr.theta import ExpertTheta, fit_group_moments, fit_joint_gaussian
@@ -222,7 +222,6 @@ class AttributePrivateGaussian(BaseMechanism):
                 f"the Gaussian approximation of F(X) given each secret is within "
                 f"approximate max-divergence {self.lambda_eta:g} of its law with "
                 f"probability {1 - self.eta:g} (Zhang et al. Alg. 2, Thm 3)")
-        beta = 0.05
         return Plan(
             mechanism=self.mechanism_name,
             statistics=tuple(self.query_.names(self.columns_)),
@@ -234,7 +233,6 @@ class AttributePrivateGaussian(BaseMechanism):
             noise_covariance=cov,
             noiseless=variance == 0.0,
             expected_error=expected_gaussian_norm(cov),
-            accuracy=(gaussian_accuracy(variance, k, beta), beta),
             method="; ".join(dict.fromkeys(methods)),
             assumptions=tuple(assumptions),
         )
