@@ -5,7 +5,7 @@ Importing skattr registers the ``DataFrame.attrpriv`` accessor.
 
 from skattr import calibration, datasets, exceptions, mechanisms, theta, utils
 from skattr._accessor import AttributePrivacyAccessor
-from skattr._query import Query
+from skattr._query import Query, StackedQuery
 from skattr._release import Plan, Release
 from skattr._secret import Secret
 
@@ -17,6 +17,7 @@ __all__ = [
     "Query",
     "Release",
     "Secret",
+    "StackedQuery",
     "calibration",
     "datasets",
     "exceptions",

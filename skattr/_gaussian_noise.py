@@ -25,7 +25,15 @@ from skattr._calibration import (
 from skattr._pairs import PairLaws
 from skattr.exceptions import NotCertifiableError
 
-__all__ = ["required_noise_variance", "raw_leakage_epsilon", "covariances_equal"]
+__all__ = [
+    "certify_noise_covariance",
+    "covariances_equal",
+    "mahalanobis_sq",
+    "max_covariance_gap",
+    "pairs_certified",
+    "raw_leakage_epsilon",
+    "required_noise_variance",
+]
 
 _BISECTION_STEPS = 80
 
@@ -36,7 +44,7 @@ def covariances_equal(laws: PairLaws) -> bool:
     return bool(np.all(np.abs(laws.cov_a - laws.cov_b) <= 1e-12 * scale))
 
 
-def _mahalanobis_sq(diff: np.ndarray, cov: np.ndarray, extra) -> np.ndarray:
+def mahalanobis_sq(diff: np.ndarray, cov: np.ndarray, extra) -> np.ndarray:
     """diff^T (cov + extra I)^-1 diff per pair; inf where cov is singular along diff."""
     lam, vecs = np.linalg.eigh(cov)
     proj_sq = np.einsum("mki,mk->mi", vecs, diff) ** 2
@@ -151,7 +159,7 @@ def raw_leakage_epsilon(laws: PairLaws, delta: float) -> np.ndarray:
     """Per-pair epsilon, at ``delta``, of releasing F with no noise at all."""
     m, k = laws.mean_diff.shape
     if covariances_equal(laws):
-        dist = np.sqrt(_mahalanobis_sq(laws.mean_diff, laws.cov_a, 0.0))
+        dist = np.sqrt(mahalanobis_sq(laws.mean_diff, laws.cov_a, 0.0))
         return np.atleast_1d(epsilon_for_mahalanobis(dist, delta))
     out = np.empty(m)
     for i in range(m):
@@ -176,6 +184,81 @@ def _renyi_epsilon(diff, cov_a, cov_b, delta: float) -> float:
     for _ in range(60):
         mid = 0.5 * (lo + hi)
         if renyi_gaussian_delta(diff, cov_a, cov_b, mid) <= delta:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def max_covariance_gap(laws: PairLaws) -> float:
+    """Largest relative difference between the two sides' covariances of a pair.
+
+    Measured as max |C_a - C_b| over entries, relative to the largest entry.
+    """
+    scale = max(float(np.abs(laws.cov_a).max(initial=0.0)), 1e-300)
+    return float(np.abs(laws.cov_a - laws.cov_b).max(initial=0.0) / scale)
+
+
+def pairs_certified(laws: PairLaws, noise_cov: np.ndarray, epsilon: float,
+                    delta: float, calibration: str) -> np.ndarray:
+    """Whether each pair is (epsilon, delta)-indistinguishable with the noise added.
+
+    Equal covariances: the exact Gaussian-shift condition (classic or analytic).
+    Unequal: the exact one-dimensional profile, or the Renyi bound for k > 1.
+    """
+    m, k = laws.mean_diff.shape
+    if covariances_equal(laws):
+        mu = max_mahalanobis(epsilon, delta, calibration)
+        dist_sq = mahalanobis_sq(laws.mean_diff, laws.cov_a + noise_cov, 0.0)
+        return dist_sq <= mu**2 * (1 + 1e-12)
+    cov_a = laws.cov_a + noise_cov
+    cov_b = laws.cov_b + noise_cov
+    ok_a = np.linalg.eigvalsh(cov_a)[:, 0] > 0
+    ok_b = np.linalg.eigvalsh(cov_b)[:, 0] > 0
+    valid = ok_a & ok_b
+    out = np.zeros(m, dtype=bool)
+    if valid.any():
+        if k == 1:
+            d = gaussian_pair_delta(0.0, cov_a[valid, 0, 0], laws.mean_diff[valid, 0],
+                                    cov_b[valid, 0, 0], epsilon)
+        else:
+            d = renyi_gaussian_delta(laws.mean_diff[valid], cov_a[valid], cov_b[valid],
+                                     epsilon)
+        out[valid] = np.asarray(d) <= delta
+    return out
+
+
+def certify_noise_covariance(laws: PairLaws, noise_cov: np.ndarray, epsilon: float,
+                             delta: float, calibration: str) -> float:
+    """Least factor t >= 1 such that t * noise_cov certifies every pair.
+
+    Returns 1.0 when the proposed noise is already certified. Raises when no
+    multiple of it certifies (noise confined to directions that cannot cover a
+    pair, or covariances too different for a bound to close).
+    """
+    if delta == 0:
+        raise NotCertifiableError(
+            "Gaussian noise cannot certify delta = 0; give a delta in (0, 1).")
+
+    def ok(t: float) -> bool:
+        return bool(pairs_certified(laws, t * noise_cov, epsilon, delta,
+                                    calibration).all())
+
+    if ok(1.0):
+        return 1.0
+    hi = 2.0
+    while not ok(hi):
+        hi *= 2.0
+        if hi > 1e12 or not np.any(noise_cov):
+            raise NotCertifiableError(
+                "No multiple of this mechanism's noise certifies every pair: the "
+                "noise lies in directions that cannot cover the pairs' mean "
+                "differences, or the two sides' covariances differ too much. Use "
+                "mechanism='optimal' or 'apgm'.")
+    lo = hi / 2.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if ok(mid):
             hi = mid
         else:
             lo = mid

@@ -90,8 +90,8 @@ def pair_laws(models: list, secret: Secret, weight: float, n: int,
         Theta for this secret.
     secret : Secret
         The property and its discriminative pairs.
-    weight : float
-        The query's w(n) (1/n for means, 1 for sums).
+    weight : float or ndarray of shape (k,)
+        The query's w(n) (1/n for means, 1 for sums), or one per statistic.
     n : int
         The number of records of the private dataset (public).
     columns : tuple
@@ -150,8 +150,11 @@ def pair_laws(models: list, secret: Secret, weight: float, n: int,
             f"The secret {secret.label} gives no pair of values to hide on {n} "
             "records, so no noise could be calibrated; state its pairs."
         )
-    diff = np.concatenate(diffs) * weight
-    cov_a = np.concatenate(covs_a) * weight**2
-    cov_b = np.concatenate(covs_b) * weight**2
+    # w(n) is a scalar, or one weight per statistic for a stacked query.
+    w = np.atleast_1d(np.asarray(weight, dtype=float))
+    diff = np.concatenate(diffs) * w
+    outer = np.outer(w, w)
+    cov_a = np.concatenate(covs_a) * outer
+    cov_b = np.concatenate(covs_b) * outer
     return PairLaws(diff, cov_a, cov_b, np.concatenate(index), len(models),
                     tuple(assumptions))

@@ -11,7 +11,7 @@ import pandas as pd
 from skattr._validation import as_frame, check_columns, column_sums, numeric_block
 from skattr.exceptions import DataValidationError, InvalidParameterError
 
-__all__ = ["Query"]
+__all__ = ["Query", "StackedQuery"]
 
 _STATISTICS = ("mean", "sum", "count", "proportion")
 
@@ -195,8 +195,25 @@ class Query:
                          for c in columns])
 
     def names(self, columns) -> list[str]:
-        """Labels of the released statistics, one per column."""
-        return list(columns)
+        """Labels of the released statistics, one per column.
+
+        Means and sums are labelled by their column; counts and proportions of a
+        value also name the value, e.g. ``sex=Female``.
+        """
+        if self.statistic in ("mean", "sum") or self.value is None:
+            return [str(c) for c in columns]
+        if callable(self.value):
+            name = getattr(self.value, "__name__", "predicate")
+            return [f"{c}:{name}" for c in columns]
+        return [f"{c}={self.value}" for c in columns]
+
+    def with_columns(self, columns) -> Query:
+        """Return the same statistic on resolved columns."""
+        return Query(self.statistic, tuple(columns), self.value)
+
+    def __add__(self, other) -> StackedQuery:
+        """Stack two queries into one vector-valued release: ``mean + count``."""
+        return StackedQuery.of(self, other)
 
     def evaluate(self, frame: pd.DataFrame, columns=None) -> pd.Series:
         """Compute the exact (noiseless) statistic; never a release."""
@@ -205,3 +222,98 @@ class Query:
         h = self.contributions(frame, columns, what="the data")
         values = h.sum(axis=0) * self.weight(h.shape[0])
         return pd.Series(values, index=self.names(columns), name=self.statistic)
+
+
+@dataclass(frozen=True)
+class StackedQuery:
+    """Several linear statistics released as one vector, e.g. means and counts.
+
+    Build one with ``Query.mean([...]) + Query.count("sex", "Female")``. Each part
+    keeps its own weight w(n), so F_j = w_j(n) sum_i h_j(x_i) and the mixture
+    formulas still apply statistic by statistic.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skattr import Query
+    >>> df = pd.DataFrame({"age": [30, 40, 50], "sex": ["F", "M", "F"]})
+    >>> (Query.mean("age") + Query.count("sex", "F")).evaluate(df)
+    age      40.0
+    sex=F     2.0
+    Name: stacked, dtype: float64
+    """
+
+    parts: tuple
+
+    statistic = "stacked"
+    value = None
+
+    def __post_init__(self):
+        parts = tuple(self.parts)
+        for part in parts:
+            if not isinstance(part, Query):
+                raise InvalidParameterError(
+                    f"A stacked query is made of Query objects; got {part!r}.")
+            if part.columns is None:
+                raise InvalidParameterError(
+                    "Each part of a stacked query must name its columns, e.g. "
+                    "Query.mean(['age']) + Query.count('sex', 'Female').")
+        object.__setattr__(self, "parts", parts)
+
+    @classmethod
+    def of(cls, *queries) -> StackedQuery:
+        """Stack queries (stacked ones are flattened)."""
+        parts = []
+        for q in queries:
+            parts.extend(q.parts if isinstance(q, StackedQuery) else [q])
+        return cls(tuple(parts))
+
+    def __add__(self, other) -> StackedQuery:
+        """Stack one more query."""
+        return StackedQuery.of(self, other)
+
+    @property
+    def columns(self) -> tuple:
+        """Every part's columns, in order."""
+        return tuple(c for p in self.parts for c in p.columns)
+
+    def resolve_columns(self, frame: pd.DataFrame, exclude=()) -> tuple:
+        """Check every part's columns exist and return them all."""
+        for part in self.parts:
+            part.resolve_columns(frame, exclude)
+        return self.columns
+
+    def with_columns(self, columns) -> StackedQuery:
+        """Return the query itself: its columns are fixed by its parts."""
+        return self
+
+    def weight(self, n: int) -> np.ndarray:
+        """Return w_j(n) for each released statistic."""
+        return np.concatenate([np.full(len(p.columns), p.weight(n))
+                               for p in self.parts])
+
+    def contributions(self, frame: pd.DataFrame, columns=None, *,
+                      what="X") -> np.ndarray:
+        """Return every part's per-record contributions, side by side."""
+        return np.column_stack([p.contributions(frame, p.columns, what=what)
+                                for p in self.parts])
+
+    def totals(self, frame: pd.DataFrame, columns=None, *, what="X") -> np.ndarray:
+        """Sum every part's contributions."""
+        return np.concatenate([p.totals(frame, p.columns, what=what)
+                               for p in self.parts])
+
+    def names(self, columns=None) -> list[str]:
+        """Return the labels of the released statistics."""
+        names = [name for p in self.parts for name in p.names(p.columns)]
+        if len(set(names)) != len(names):
+            raise InvalidParameterError(
+                f"The stacked query releases duplicate statistics {names}; each "
+                "statistic must appear once.")
+        return names
+
+    def evaluate(self, frame: pd.DataFrame, columns=None) -> pd.Series:
+        """Compute the exact (noiseless) statistics; never a release."""
+        frame = as_frame(frame, what="the data")
+        values = self.totals(frame, what="the data") * self.weight(len(frame))
+        return pd.Series(values, index=self.names(), name=self.statistic)

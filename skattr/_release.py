@@ -130,6 +130,10 @@ class Plan:
         How the pairs were certified.
     assumptions : tuple of str
         What the certificate takes for granted.
+    guarantee : str
+        The kind of privacy certified at (epsilon, delta): "attribute privacy"
+        unless the mechanism certifies another (the differential-privacy
+        baselines).
     """
 
     mechanism: str
@@ -150,6 +154,7 @@ class Plan:
     expected_error: float = 0.0
     method: str = ""
     assumptions: tuple = ()
+    guarantee: str = "attribute privacy"
     random_state: object = field(default=None, repr=False)
 
     def __post_init__(self):
@@ -192,8 +197,8 @@ class Plan:
         alpha, beta = self.accuracy
         rows = [
             ("mechanism", self.mechanism),
-            ("guarantee", f"({_fmt(self.epsilon)}, {_fmt(self.delta)})-attribute "
-                          "privacy"),
+            ("guarantee", f"({_fmt(self.epsilon)}, {_fmt(self.delta)})-"
+                          f"{self.guarantee}"),
             ("calibration", self.calibration),
             ("hidden", "; ".join(self.secrets)),
             ("Theta", self.theta),

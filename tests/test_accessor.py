@@ -21,7 +21,7 @@ def test_mean_release_matches_the_estimator(frames):
     before = private.copy(deep=True)
     rel = private.attrpriv.mean(["weight", "blood_pressure"], secret=SECRET,
                                 reference=reference, epsilon=1.0, delta=1e-3,
-                                random_state=3)
+                                mechanism="apgm", random_state=3)
     est = skattr.mechanisms.AttributePrivateGaussian(
         query=skattr.Query.mean(["weight", "blood_pressure"]), secret=SECRET,
         random_state=3).fit(reference)
@@ -87,11 +87,30 @@ def test_reference_self_warns(frames):
         private.attrpriv.mean(["weight"], secret=SECRET, reference=np.zeros((3, 3)))
 
 
+def test_auto_picks_the_certified_mechanism_of_least_expected_error(frames):
+    reference, private = frames
+    cols = ["weight", "blood_pressure"]
+    auto = private.attrpriv.plan(cols, secret=SECRET, reference=reference)
+    errors = {}
+    for name in skattr.mechanisms.MECHANISMS:
+        try:
+            plan = private.attrpriv.plan(cols, secret=SECRET, reference=reference,
+                                         mechanism=name)
+        except skattr.exceptions.NotCertifiableError:
+            continue
+        errors[name] = plan.expected_error
+    assert auto.mechanism == min(errors, key=errors.get)
+    assert auto.expected_error == min(errors.values())
+    # Laplace variants need the translation assumption, which fitted moments
+    # (unequal covariances) do not give: they are not candidates.
+    assert "expm-laplace" not in errors
+
+
 def test_mechanism_names(frames):
     reference, private = frames
     with pytest.raises(InvalidParameterError, match="not available in this version"):
         private.attrpriv.mean(["weight"], secret=SECRET, reference=reference,
-                              mechanism="expm-laplace")
+                              mechanism="wasserstein")
     with pytest.raises(InvalidParameterError, match="Unknown mechanism 'apgn'"):
         private.attrpriv.mean(["weight"], secret=SECRET, reference=reference,
                               mechanism="apgn")

@@ -5,21 +5,18 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
-from skattr._gaussian_noise import raw_leakage_epsilon, required_noise_variance
-from skattr._pairs import PairLaws, pair_laws
-from skattr._random import gaussian_noise
+from skattr._gaussian_noise import required_noise_variance
+from skattr._pairs import PairLaws
 from skattr._release import Plan, expected_gaussian_norm
-from skattr.exceptions import InvalidParameterError
-from skattr.mechanisms._base import BaseMechanism
-from skattr.theta import ExpertTheta, fit_group_moments, fit_joint_gaussian
-from skattr.utils._param_validation import Interval, Options
+from skattr.mechanisms._theta_base import ThetaMechanism
+from skattr.theta import ExpertTheta
+from skattr.utils._param_validation import Interval
 
 __all__ = ["AttributePrivateGaussian"]
 
 
-class AttributePrivateGaussian(BaseMechanism):
+class AttributePrivateGaussian(ThetaMechanism):
     """Attribute-Private Gaussian Mechanism: Gaussian noise that hides a property.
 
     Releases a linear statistic F(X) (mean, sum, count or proportion of columns)
@@ -131,9 +128,7 @@ class AttributePrivateGaussian(BaseMechanism):
     """
 
     _parameter_constraints = {
-        **BaseMechanism._parameter_constraints,
-        "theta": [Options(frozenset({"moments", "gaussian"})), ExpertTheta],
-        "sampling": [Options(frozenset({"without-replacement", "with-replacement"}))],
+        **ThetaMechanism._parameter_constraints,
         "lambda_eta": [Interval("real", 0, None, closed="left"), None],
         "eta": [Interval("real", 0, 1, closed="left")],
     }
@@ -154,42 +149,6 @@ class AttributePrivateGaussian(BaseMechanism):
         self.lambda_eta = lambda_eta
         self.eta = eta
         self.random_state = random_state
-
-    def _fit_theta(self, frame, secrets) -> tuple:
-        if isinstance(self.theta, ExpertTheta):
-            return tuple(self.theta.models_for(s.column) for s in secrets)
-        if self.theta == "moments":
-            for s in secrets:
-                if s.property == "mean":
-                    raise InvalidParameterError(
-                        f"The secret {s.label} protects a mean, which per-group "
-                        "moments cannot condition on; use theta='gaussian' (the "
-                        "joint Gaussian model of Zhang et al. Sec. 4.2).")
-        h = self.query_.contributions(frame, self.columns_,
-                                      what="the reference data")
-        models = []
-        for s in secrets:
-            z = s.indicator(frame, what="the reference data")
-            if self.theta == "moments":
-                model = fit_group_moments(z, h, sampling=self.sampling,
-                                          columns=self.columns_,
-                                          secret_label=s.label)
-            else:
-                model = fit_joint_gaussian(z, h, columns=self.columns_,
-                                           secret_label=s.label)
-            models.append([model])
-        return tuple(models)
-
-    def _laws(self, n: int) -> list[PairLaws]:
-        weight = self.query_.weight(n)
-        return [pair_laws(models, s, weight, n, self.columns_)
-                for s, models in zip(self.secrets_, self.theta_, strict=True)]
-
-    def _theta_description(self) -> str:
-        if isinstance(self.theta, ExpertTheta):
-            return self.theta.description
-        return "; ".join(dict.fromkeys(m.description for ms in self.theta_
-                                       for m in ms))
 
     def _plan(self, n: int) -> Plan:
         per_secret = self._laws(n)
@@ -237,44 +196,3 @@ class AttributePrivateGaussian(BaseMechanism):
             assumptions=tuple(assumptions),
         )
 
-    def leakage(self, X=None, *, n: int | None = None, delta: float | None = None
-                ) -> float:
-        """Epsilon, at ``delta``, of releasing the raw statistic with no noise.
-
-        The inherent leakage of F(X) under Theta: the least epsilon for which
-        the laws of F given the two secrets of every pair are
-        (epsilon, delta)-indistinguishable. Only n = len(X) is used.
-
-        Parameters
-        ----------
-        X : DataFrame or array-like, optional
-            The private data (only its size is used).
-        n : int, optional
-            The number of records, instead of X.
-        delta : float, optional
-            Defaults to the mechanism's ``delta``.
-
-        Returns
-        -------
-        float
-            The epsilon; ``inf`` when no epsilon bounds it (a statistic that
-            determines the secret).
-        """
-        check_is_fitted(self)
-        if n is None:
-            if X is None:
-                raise InvalidParameterError("leakage needs the private data X or n=.")
-            n = len(self._private_frame(X))
-        self._validate_params()
-        delta = self.delta if delta is None else delta
-        if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not (
-                0 < delta < 1):
-            raise InvalidParameterError(
-                f"delta must be in (0, 1) for a leakage; got {delta!r}.")
-        return float(max(raw_leakage_epsilon(laws, delta).max(initial=0.0)
-                         for laws in self._laws(int(n))))
-
-    def _noise(self, plan: Plan) -> np.ndarray:
-        if plan.noiseless:
-            return np.zeros(len(plan.statistics))
-        return gaussian_noise(plan.noise_covariance, self.random_state)

@@ -11,7 +11,7 @@ from sklearn import get_config
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from skattr._query import Query, check_present
+from skattr._query import Query, StackedQuery, check_present
 from skattr._release import Plan, Release
 from skattr._secret import as_secrets
 from skattr._validation import as_frame
@@ -39,7 +39,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None)
     """
 
     _parameter_constraints: dict = {
-        "query": [Query, None],
+        "query": [Query, StackedQuery, None],
         "secret": ["secret"],
         "epsilon": [Interval("real", 0, None, closed="neither")],
         "delta": [Interval("real", 0, 1, closed="left")],
@@ -101,7 +101,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None)
                 "release or name them with Query.mean([...])."
             )
         self.columns_ = query.resolve_columns(frame, exclude=exclude)
-        self.query_ = Query(query.statistic, self.columns_, query.value)
+        self.query_ = query.with_columns(self.columns_)
         self.secrets_ = secrets
         self.theta_ = self._fit_theta(frame, secrets)
         self._plans = {}

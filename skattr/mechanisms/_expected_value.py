@@ -1,0 +1,529 @@
+"""Chen and Ohrimenko's Expected Value Mechanism family, and skattr's optimal one."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import optimize
+
+from skattr._calibration import max_mahalanobis
+from skattr._gaussian_noise import (
+    certify_noise_covariance,
+    covariances_equal,
+    mahalanobis_sq,
+    max_covariance_gap,
+    required_noise_variance,
+)
+from skattr._pairs import PairLaws
+from skattr._release import Plan, expected_gaussian_norm, expected_laplace_norm
+from skattr.exceptions import NotCertifiableError
+from skattr.mechanisms._theta_base import ThetaMechanism
+from skattr.utils._param_validation import Interval, Options
+
+__all__ = [
+    "DirectionalGaussian",
+    "DirectionalLaplace",
+    "DirectionalUncertaintyGaussian",
+    "EigenvectorGaussian",
+    "ExpectedValueGaussian",
+    "ExpectedValueLaplace",
+    "OptimalGaussian",
+    "daum_variance",
+    "span_basis",
+]
+
+_RANK_TOL = 1e-9
+
+
+def span_basis(diffs: np.ndarray) -> np.ndarray:
+    """Orthonormal basis (k, d) of the span of the mean differences (rows)."""
+    if not np.any(diffs):
+        return np.zeros((diffs.shape[1], 0))
+    _, sing, vt = np.linalg.svd(diffs, full_matrices=False)
+    rank = int(np.sum(sing > _RANK_TOL * sing[0]))
+    return vt[:rank].T
+
+
+def _sides(laws: PairLaws) -> tuple[np.ndarray, np.ndarray]:
+    """Each pair's mean difference with each side's covariance (both orders)."""
+    diffs = np.concatenate([laws.mean_diff, laws.mean_diff])
+    covs = np.concatenate([laws.cov_a, laws.cov_b])
+    return diffs, covs
+
+
+def daum_variance(alpha: np.ndarray, cov: np.ndarray, v: np.ndarray,
+                  mu: float) -> np.ndarray:
+    """DauM's noise variance along v, in closed form (Chen & Ohrimenko App. A.2).
+
+    Algorithm 1 searches for the least sigma^2 with
+    Sigma + (sigma^2 - (alpha c / epsilon)^2) v v^T positive definite. Since
+    det(Sigma + t v v^T) = det(Sigma) (1 + t v^T Sigma^-1 v), that happens exactly
+    when t > -1 / (v^T Sigma^-1 v), so
+
+        sigma^2 = max(0, (alpha / mu)^2 - 1 / (v^T Sigma^-1 v)),
+
+    with mu = epsilon / c (classic) or the analytic bound. A covariance singular
+    along v gives v^T Sigma^-1 v = inf: no help from the data's own variance.
+
+    Parameters
+    ----------
+    alpha : ndarray of shape (m,)
+        The mean differences' components along v.
+    cov : ndarray of shape (m, k, k)
+        The covariance of F on the side each difference is measured from.
+    v : ndarray of shape (k,)
+        The unit direction.
+    mu : float
+        The largest certified Mahalanobis distance.
+
+    Returns
+    -------
+    ndarray of shape (m,)
+        The variance each pair needs.
+    """
+    lam, vecs = np.linalg.eigh(cov)
+    proj_sq = np.einsum("mki,k->mi", vecs, v) ** 2
+    tol = 1e-12 * np.maximum(np.abs(lam).max(axis=1, keepdims=True), 1e-300)
+    with np.errstate(divide="ignore"):
+        terms = np.where(lam > tol, proj_sq / np.where(lam > tol, lam, 1.0),
+                         np.where(proj_sq > 1e-24, np.inf, 0.0))
+    quad = terms.sum(axis=1)
+    with np.errstate(divide="ignore"):
+        inherent = np.where(quad > 0, 1.0 / quad, np.inf)
+    return np.maximum(0.0, (alpha / mu) ** 2 - inherent)
+
+
+class _ExpectedValueMechanism(ThetaMechanism):
+    """Shared plan of the Expected Value family: noise law, then certificate."""
+
+    _parameter_constraints = {
+        **ThetaMechanism._parameter_constraints,
+        "covariances": [Options(frozenset({"certify", "assume-equal"}))],
+        "lambda_eta": [Interval("real", 0, None, closed="left"), None],
+        "eta": [Interval("real", 0, 1, closed="left")],
+    }
+
+    noise_kind = "gaussian"
+
+    def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
+                 calibration="analytic", theta="moments",
+                 sampling="without-replacement", covariances="certify",
+                 lambda_eta=None, eta=0.0, random_state=None):
+        self.query = query
+        self.secret = secret
+        self.epsilon = epsilon
+        self.delta = delta
+        self.calibration = calibration
+        self.theta = theta
+        self.sampling = sampling
+        self.covariances = covariances
+        self.lambda_eta = lambda_eta
+        self.eta = eta
+        self.random_state = random_state
+
+    def _mu(self) -> float:
+        return max_mahalanobis(self.epsilon, self.delta, self.calibration)
+
+    def _gaussian_noise(self, laws: PairLaws) -> tuple[np.ndarray, str]:
+        """Return the noise covariance (k, k) and how it was derived."""
+        raise NotImplementedError
+
+    def _laplace_noise(self, laws: PairLaws) -> tuple[float, np.ndarray, str]:
+        """Return the Laplace scale, basis (k, d) and derivation."""
+        raise NotImplementedError
+
+    def _plan(self, n: int) -> Plan:
+        laws = PairLaws.concatenate(self._laws(n))
+        equal = covariances_equal(laws)
+        gap = max_covariance_gap(laws)
+        assumptions = list(laws.assumptions)
+        fields = {}
+        if self.noise_kind == "laplace":
+            if not equal and self.covariances == "certify":
+                raise NotCertifiableError(
+                    f"The laws of F under the two secrets of a pair are not "
+                    f"translations of each other (their covariances differ by up "
+                    f"to {gap:.2%}), so Laplace noise cannot certify an "
+                    "(epsilon, 0) guarantee (Chen & Ohrimenko Thm 4.1/4.3). Use a "
+                    "Gaussian variant, or covariances='assume-equal' to take the "
+                    "translation assumption explicitly.")
+            scale, basis, method = self._laplace_noise(laws)
+            noise_cov = 2.0 * scale**2 * basis @ basis.T
+            delta = 0.0
+            fields.update(noise="laplace", noise_scale=scale, noise_basis=basis,
+                          expected_error=expected_laplace_norm(scale, basis.shape[1]))
+            assumptions.append(
+                "the laws of F under the two secrets of each pair are translations "
+                "of each other (Chen & Ohrimenko Thm 4.1, 4.3)")
+        else:
+            noise_cov, method = self._gaussian_noise(laws)
+            delta = self.delta
+            if equal or self.covariances == "certify":
+                factor = certify_noise_covariance(laws, noise_cov, self.epsilon,
+                                                  self.delta, self.calibration)
+                if factor > 1.0:
+                    method += (f"; scaled by {factor:.4g} to certify unequal "
+                               "covariances (exact 1-D profile or Renyi bound)"
+                               if not equal else f"; scaled by {factor:.4g}")
+                noise_cov = noise_cov * factor
+                if not equal:
+                    assumptions.append(
+                        "F given each secret is Gaussian with the modelled mean and "
+                        f"covariance; the two sides' covariances differ by up to "
+                        f"{gap:.2%} and the certificate covers that")
+                else:
+                    assumptions.append(
+                        "F given each secret is Gaussian with the modelled mean and "
+                        "covariance, equal on both sides (Chen & Ohrimenko Sec. 4)")
+            fields.update(noise="gaussian",
+                          expected_error=expected_gaussian_norm(noise_cov))
+        if not equal and self.covariances == "assume-equal":
+            assumptions.append(
+                f"ASSUMED: the two sides' covariances are equal, though they differ "
+                f"by up to {gap:.2%} (as in Chen & Ohrimenko's experiments, App. "
+                "C.1); the guarantee holds only under that assumption, or with the "
+                "relaxation of Thm 4.6")
+        epsilon = self.epsilon
+        if self.lambda_eta is not None:
+            lam = self.lambda_eta
+            delta = (1 + math.exp(epsilon + lam)) * self.eta + math.exp(lam) * delta
+            epsilon = epsilon + 2 * lam
+            assumptions.append(
+                f"the modelled laws are within eta-approximate max-divergence "
+                f"{lam:g} (eta = {self.eta:g}) of the true ones (Thm 4.6)")
+        return Plan(
+            mechanism=self.mechanism_name,
+            statistics=tuple(self.query_.names(self.columns_)),
+            n=n, epsilon=epsilon, delta=delta, calibration=self.calibration,
+            secrets=tuple(s.label for s in self.secrets_),
+            theta=self._theta_description(),
+            sensitivity=laws.sensitivity,
+            inherent_variance=tuple(float(v) for v in laws.min_variance),
+            noise_covariance=noise_cov,
+            noiseless=not np.any(noise_cov),
+            method=method,
+            assumptions=tuple(assumptions),
+            **fields,
+        )
+
+
+_DOC_PARAMS = """
+    Parameters
+    ----------
+    query : Query or None, default=None
+        The statistic; None is the mean of every column but the secrets'.
+    secret : Secret or list of Secret
+        What to hide: the pairs of property values (distributions theta) Psi.
+    epsilon : float, default=1.0
+        Privacy loss bound, > 0.
+    delta : float, default=1e-3
+        For Gaussian noise, in (0, 1); Laplace variants certify delta = 0.
+    calibration : {"analytic", "classic"}, default="analytic"
+        Gaussian calibration: Balle and Wang's exact one, or the papers'
+        c = sqrt(2 ln(1.25/delta)) (proven for epsilon < 1 only).
+    theta : {"moments", "gaussian"} or ExpertTheta, default="moments"
+        How the laws of F given each secret are obtained (see
+        :class:`~skattr.mechanisms.AttributePrivateGaussian`).
+    sampling : {"without-replacement", "with-replacement"}
+        How a dataset is modelled as drawn from the reference records.
+    covariances : {"certify", "assume-equal"}, default="certify"
+        The theorems assume the laws under the two secrets are translations
+        (equal covariances). ``"certify"``: when the modelled covariances differ,
+        the noise is verified with a bound that holds for unequal covariances and
+        scaled up until it certifies (Gaussian), or the release is refused
+        (Laplace). ``"assume-equal"``: take the assumption as the paper's
+        experiments do; the release records it.
+    lambda_eta, eta : float or None, float
+        Thm 4.6: if the modelled laws are within eta-approximate max-divergence
+        lambda_eta of the true ones, the certificate becomes
+        (epsilon + 2 lambda_eta, (1 + e^(epsilon + lambda_eta)) eta
+        + e^lambda_eta delta).
+    random_state : None, int, Generator or RandomState, default=None
+        None draws the noise from the operating system's entropy; a seed is for
+        experiments only.
+
+    Attributes
+    ----------
+    columns_, query_, secrets_, theta_, n_features_in_, feature_names_in_
+        As for :class:`~skattr.mechanisms.AttributePrivateGaussian`.
+"""
+
+_REFERENCE = """
+    References
+    ----------
+    .. [1] M. Chen and O. Ohrimenko. "Protecting Global Properties of Datasets
+       with Distribution Privacy Mechanisms." AISTATS 2023.
+"""
+
+
+class ExpectedValueLaplace(_ExpectedValueMechanism):
+    __doc__ = """Expected Value Mechanism, Laplace noise (Chen & Ohrimenko Thm 4.1).
+
+    Adds Laplace noise of scale Delta_E,1 / epsilon to every statistic, where
+    Delta_E,1 is the largest l1 distance between the expected statistics under
+    the two secrets of a pair. Certifies (epsilon, 0) when the laws under the two
+    secrets are translations of each other.
+""" + _DOC_PARAMS + _REFERENCE + """
+    Examples
+    --------
+    >>> import skattr
+    >>> from skattr.datasets import make_hospital
+    >>> ref = make_hospital(3000, random_state=0)
+    >>> mech = skattr.mechanisms.ExpectedValueLaplace(
+    ...     query=skattr.Query.mean(["blood_pressure"]),
+    ...     secret=skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)]),
+    ...     covariances="assume-equal").fit(ref)
+    >>> plan = mech.plan(n=50)
+    >>> round(plan.noise_scale, 3), plan.delta
+    (1.204, 0.0)
+"""
+
+    mechanism_name = "expm-laplace"
+    noise_kind = "laplace"
+
+    def _laplace_noise(self, laws):
+        k = laws.mean_diff.shape[1]
+        l1 = float(np.abs(laws.mean_diff).sum(axis=1).max(initial=0.0))
+        return (l1 / self.epsilon, np.eye(k),
+                "Laplace scale Delta_E,1 / epsilon on each statistic (Thm 4.1)")
+
+
+class ExpectedValueGaussian(_ExpectedValueMechanism):
+    __doc__ = """Expected Value Mechanism, Gaussian noise (Chen & Ohrimenko Thm 4.2).
+
+    Adds N(0, sigma^2 I) with sigma = Delta_E,2 / mu, where Delta_E,2 is the
+    largest l2 distance between the expected statistics under the two secrets
+    of a pair and mu = epsilon / c (classic) or the analytic bound.
+""" + _DOC_PARAMS + _REFERENCE
+
+    mechanism_name = "expm-gaussian"
+
+    def _gaussian_noise(self, laws):
+        k = laws.mean_diff.shape[1]
+        variance = (laws.sensitivity / self._mu()) ** 2
+        return (variance * np.eye(k),
+                "N(0, (Delta_E,2 / mu)^2 I) (Thm 4.2)")
+
+
+class DirectionalLaplace(_ExpectedValueMechanism):
+    __doc__ = """Directional Expected Value Mechanism, Laplace (Chen & Ohrimenko 4.3).
+
+    Adds Laplace noise only along the directions the expected statistics move in
+    as the secret changes: along v when every mean difference is parallel to v
+    (scale Delta_E,2 / epsilon), otherwise along an orthonormal basis of their
+    span, with scale the largest l1 norm of a difference in that basis over
+    epsilon (the Laplace mechanism in those coordinates).
+""" + _DOC_PARAMS + _REFERENCE
+
+    mechanism_name = "dirm-laplace"
+    noise_kind = "laplace"
+
+    def _laplace_noise(self, laws):
+        basis = span_basis(laws.mean_diff)
+        l1 = float(np.abs(laws.mean_diff @ basis).sum(axis=1).max(initial=0.0))
+        return (l1 / self.epsilon, basis,
+                f"Laplace noise on the {basis.shape[1]}-dimensional span of the "
+                "mean differences (Thm 4.3)")
+
+
+class DirectionalGaussian(_ExpectedValueMechanism):
+    __doc__ = """Directional Expected Value Mechanism, Gaussian (Chen & Ohrimenko 4.2).
+
+    Adds N(0, sigma^2 V V^T), sigma = Delta_E,2 / mu, with V an orthonormal basis
+    of the span of the mean differences (one direction when they are parallel).
+""" + _DOC_PARAMS + _REFERENCE
+
+    mechanism_name = "dirm-gaussian"
+
+    def _gaussian_noise(self, laws):
+        basis = span_basis(laws.mean_diff)
+        variance = (laws.sensitivity / self._mu()) ** 2
+        return (variance * basis @ basis.T,
+                f"N(0, (Delta_E,2 / mu)^2 V V^T) on the {basis.shape[1]}-"
+                "dimensional span of the mean differences (Sec. 4.2)")
+
+
+class EigenvectorGaussian(_ExpectedValueMechanism):
+    __doc__ = """Eigenvector Gaussian Mechanism (Chen & Ohrimenko Thm 4.5).
+
+    Uses the data's own variance along the eigenvectors v_k of the covariance of
+    F: sigma_k^2 = max(0, (Delta_E,2 / mu)^2 - min_theta v_k^T Sigma_theta v_k)
+    and noise sum_k sigma_k^2 v_k v_k^T. The theorem assumes the eigenvectors are
+    the same under every theta; skattr takes those of the average covariance
+    and verifies the certificate of every pair exactly, scaling or refusing
+    when the assumption fails.
+""" + _DOC_PARAMS + _REFERENCE + """
+    Examples
+    --------
+    The paper's example (Sec. 4.3): two Gaussians with means (100, 101) and
+    (99, 102) and covariance [[22, -6], [-6, 13]] at epsilon = 1, delta = 1e-3
+    need variances of about 18.52 and 3.52 along the eigenvectors.
+
+    >>> import numpy as np, pandas as pd, skattr
+    >>> from skattr.theta import ExpertTheta, GroupMoments
+    >>> cov = np.array([[22.0, -6.0], [-6.0, 13.0]])
+    >>> theta = ExpertTheta([GroupMoments(
+    ...     mean_in=[99.0, 102.0], mean_out=[100.0, 101.0], cov_in=cov,
+    ...     cov_out=cov, columns=("a", "b"))])
+    >>> frame = pd.DataFrame({"s": [0, 1] * 5, "a": 0.0, "b": 0.0})
+    >>> mech = skattr.mechanisms.EigenvectorGaussian(
+    ...     query=skattr.Query.sum(["a", "b"]),
+    ...     secret=skattr.Secret.proportion("s", 1, pairs=[(0.0, 1.0)]),
+    ...     theta=theta, sampling="with-replacement", calibration="classic",
+    ...     epsilon=0.999, delta=1e-3).fit(frame)
+    >>> lam, vec = np.linalg.eigh(mech.plan(n=1).noise_covariance)
+    >>> np.round(lam, 2)
+    array([ 3.58, 18.58])
+"""
+
+    mechanism_name = "eigm"
+
+    def _gaussian_noise(self, laws):
+        diffs, covs = _sides(laws)
+        _, vecs = np.linalg.eigh(covs.mean(axis=0))
+        lam = np.einsum("ki,mkl,li->mi", vecs, covs, vecs)
+        target = (laws.sensitivity / self._mu()) ** 2
+        variances = np.maximum(0.0, target - lam.min(axis=0))
+        return ((vecs * variances) @ vecs.T,
+                "sigma_k^2 = max(0, (Delta_E,2 / mu)^2 - lambda_k) along the "
+                "covariance's eigenvectors (Thm 4.5)")
+
+
+class DirectionalUncertaintyGaussian(_ExpectedValueMechanism):
+    __doc__ = """DauM: directional noise, adversarial uncertainty (Chen & Ohrimenko A.2).
+
+    When every mean difference is parallel to a unit vector v, adds
+    N(0, sigma^2 v v^T) with Algorithm 1's variance in closed form:
+    sigma^2 = max over pairs of max(0, (alpha / mu)^2 - 1 / (v^T Sigma^-1 v)),
+    alpha the difference's component along v (see :func:`daum_variance`).
+    Refuses when the differences are not parallel.
+""" + _DOC_PARAMS + _REFERENCE
+
+    mechanism_name = "daum"
+
+    def _gaussian_noise(self, laws):
+        basis = span_basis(laws.mean_diff)
+        k = laws.mean_diff.shape[1]
+        if basis.shape[1] == 0:
+            return np.zeros((k, k)), "no mean difference: no noise"
+        if basis.shape[1] > 1:
+            raise NotCertifiableError(
+                f"DauM needs the mean differences to be parallel (Chen & Ohrimenko "
+                f"App. A.2); here they span {basis.shape[1]} directions. Use "
+                "mechanism='optimal' or 'dirm-gaussian'.")
+        v = basis[:, 0]
+        diffs, covs = _sides(laws)
+        variance = float(daum_variance(diffs @ v, covs, v, self._mu()).max())
+        return (variance * np.outer(v, v),
+                "sigma^2 = max(0, (alpha / mu)^2 - 1 / (v^T Sigma^-1 v)) along v "
+                "(App. A.2, Alg. 1, closed form)")
+
+
+class OptimalGaussian(_ExpectedValueMechanism):
+    __doc__ = """Least-error Gaussian noise that certifies every pair (skattr's own).
+
+    Finds the noise covariance Sigma_Z of least expected squared error
+    tr(Sigma_Z) such that, for every pair and each side's covariance Sigma,
+    (mu_a - mu_b)^T (Sigma + Sigma_Z)^-1 (mu_a - mu_b) <= mu^2, i.e.
+    Sigma + Sigma_Z >= d d^T / mu^2 (a semidefinite program). For one pair the
+    optimum is the positive part of d d^T / mu^2 - Sigma, a rank-one matrix; in
+    general skattr solves the program with scipy (SLSQP on a Cholesky factor,
+    adding violated pairs as cuts), then keeps the least-trace certified
+    candidate among that solution and the DauM, EigM, directional and isotropic
+    ones, so it never does worse than any of them.
+""" + _DOC_PARAMS + _REFERENCE
+
+    mechanism_name = "optimal"
+
+    def _gaussian_noise(self, laws):
+        mu = self._mu()
+        k = laws.mean_diff.shape[1]
+        diffs, covs = _sides(laws)
+        if not np.any(diffs):
+            return np.zeros((k, k)), "no mean difference: no noise"
+        candidates = []
+        start, _ = required_noise_variance(
+            _equalised(laws), self.epsilon, self.delta, self.calibration)
+        iso = float(start.max()) * np.eye(k)
+        candidates.append(iso)
+        for cls in (DirectionalUncertaintyGaussian, EigenvectorGaussian,
+                    DirectionalGaussian):
+            try:
+                candidates.append(cls._gaussian_noise(self, laws)[0])
+            except NotCertifiableError:
+                pass
+        candidates.append(_solve_least_trace(diffs, covs, mu, iso))
+        best = None
+        for cov in candidates:
+            cov = 0.5 * (cov + cov.T)
+            if not _certified_shift(diffs, covs, cov, mu):
+                continue
+            if best is None or np.trace(cov) < np.trace(best):
+                best = cov
+        if best is None:
+            best = iso
+        return best, ("least-trace noise covariance certifying every pair "
+                      "(semidefinite program)")
+
+
+def _equalised(laws: PairLaws) -> PairLaws:
+    """Both sides' covariances as separate pairs with equal covariances."""
+    diffs, covs = _sides(laws)
+    index = np.concatenate([laws.theta_index, laws.theta_index])
+    return PairLaws(diffs, covs, covs, index, laws.n_theta, laws.assumptions)
+
+
+def _certified_shift(diffs, covs, noise_cov, mu) -> bool:
+    """Whether every side's Gaussian shift is within mu with the noise added."""
+    dist_sq = mahalanobis_sq(diffs, covs + noise_cov, 0.0)
+    return bool(np.all(dist_sq <= mu**2 * (1 + 1e-9)))
+
+
+def _solve_least_trace(diffs, covs, mu, start) -> np.ndarray:
+    """Minimise tr(L L^T) s.t. d^T (Sigma + L L^T)^-1 d <= mu^2 for every side."""
+    k = diffs.shape[1]
+    scale = float((np.linalg.norm(diffs, axis=1) ** 2).max()) / mu**2
+    d = diffs / math.sqrt(scale)
+    c = covs / scale
+    rows, cols = np.tril_indices(k)
+    lower = np.linalg.cholesky(start / scale + 1e-12 * np.eye(k))
+    x0 = lower[rows, cols]
+
+    def unpack(x):
+        low = np.zeros((k, k))
+        low[rows, cols] = x
+        return low
+
+    def margins(x, active):
+        low = unpack(x)
+        a = c[active] + low @ low.T
+        w = np.linalg.solve(a, d[active][..., None])[..., 0]
+        return mu**2 - np.einsum("mi,mi->m", d[active], w), w, low
+
+    # Start with the eight tightest constraints; add violated ones as cuts.
+    active = list(np.argsort(margins(x0, np.arange(len(d)))[0])[:8])
+    x = x0
+    for _ in range(10):
+        act = np.array(sorted(set(active)))
+
+        def cons(x, act=act):
+            return margins(x, act)[0]
+
+        def cons_jac(x, act=act):
+            _, w, low = margins(x, act)
+            grads = 2 * np.einsum("mi,mj,jl->mil", w, w, low)
+            return grads[:, rows, cols]
+
+        result = optimize.minimize(
+            lambda x: float(x @ x), x, jac=lambda x: 2 * x, method="SLSQP",
+            constraints=[{"type": "ineq", "fun": cons, "jac": cons_jac}],
+            options={"maxiter": 300, "ftol": 1e-12})
+        x = result.x
+        all_margins = margins(x, np.arange(len(d)))[0]
+        violated = np.flatnonzero(all_margins < -1e-9 * mu**2)
+        if violated.size == 0:
+            break
+        active.extend(violated[np.argsort(all_margins[violated])][:8].tolist())
+    low = unpack(x)
+    return low @ low.T * scale
