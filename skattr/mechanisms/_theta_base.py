@@ -5,13 +5,19 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from skattr._gaussian_noise import raw_leakage_epsilon
+from skattr._gaussian_noise import pairs_certified, raw_leakage_epsilon
 from skattr._pairs import PairLaws, pair_laws
 from skattr._random import gaussian_noise, laplace_noise
 from skattr._release import Plan
 from skattr.exceptions import InvalidParameterError
 from skattr.mechanisms._base import BaseMechanism
-from skattr.theta import ExpertTheta, fit_group_moments, fit_joint_gaussian
+from skattr.theta import (
+    Bootstrap,
+    ExpertTheta,
+    MonteCarlo,
+    fit_group_moments,
+    fit_joint_gaussian,
+)
 from skattr.utils._param_validation import Options
 
 __all__ = ["ThetaMechanism"]
@@ -27,14 +33,15 @@ class ThetaMechanism(BaseMechanism):
 
     _parameter_constraints = {
         **BaseMechanism._parameter_constraints,
-        "theta": [Options(frozenset({"moments", "gaussian"})), ExpertTheta],
+        "theta": [Options(frozenset({"moments", "gaussian"})), ExpertTheta,
+                  MonteCarlo, Bootstrap],
         "sampling": [Options(frozenset({"without-replacement", "with-replacement"}))],
     }
 
     def _fit_theta(self, frame, secrets) -> tuple:
         if isinstance(self.theta, ExpertTheta):
             return tuple(self.theta.models_for(s.column) for s in secrets)
-        if self.theta == "moments":
+        if self.theta != "gaussian":
             for s in secrets:
                 if s.property == "mean":
                     raise InvalidParameterError(
@@ -46,14 +53,17 @@ class ThetaMechanism(BaseMechanism):
         models = []
         for s in secrets:
             z = s.indicator(frame, what="the reference data")
-            if self.theta == "moments":
-                model = fit_group_moments(z, h, sampling=self.sampling,
-                                          columns=self.columns_,
-                                          secret_label=s.label)
+            if isinstance(self.theta, (MonteCarlo, Bootstrap)):
+                models.append(self.theta.fit(z, h, sampling=self.sampling,
+                                             columns=self.columns_,
+                                             secret_label=s.label))
+            elif self.theta == "moments":
+                models.append([fit_group_moments(z, h, sampling=self.sampling,
+                                                 columns=self.columns_,
+                                                 secret_label=s.label)])
             else:
-                model = fit_joint_gaussian(z, h, columns=self.columns_,
-                                           secret_label=s.label)
-            models.append([model])
+                models.append([fit_joint_gaussian(z, h, columns=self.columns_,
+                                                  secret_label=s.label)])
         return tuple(models)
 
     def _laws(self, n: int) -> list[PairLaws]:
@@ -103,6 +113,27 @@ class ThetaMechanism(BaseMechanism):
                 f"delta must be in (0, 1) for a leakage; got {delta!r}.")
         return float(max(raw_leakage_epsilon(laws, delta).max(initial=0.0)
                          for laws in self._laws(int(n))))
+
+    def noiseless_certified(self, X=None, *, n: int | None = None) -> bool:
+        """Whether releasing F(X) with no noise at all is (epsilon, delta)-private.
+
+        Chen and Ohrimenko's Theorem 4.4: with equal covariances, every pair's
+        Mahalanobis distance (mu_a - mu_b)^T Sigma^-1 (mu_a - mu_b) must be at most
+        (epsilon / c)^2 (``calibration="classic"``) or the analytic bound. With
+        unequal covariances the exact 1-D profile or the Renyi bound decides.
+        Only n = len(X) is used.
+        """
+        check_is_fitted(self)
+        if n is None:
+            if X is None:
+                raise InvalidParameterError(
+                    "noiseless_certified needs the private data X or n=.")
+            n = len(self._private_frame(X))
+        self._validate_params()
+        k = len(self.columns_)
+        return all(bool(pairs_certified(laws, np.zeros((k, k)), self.epsilon,
+                                        self.delta, self.calibration).all())
+                   for laws in self._laws(int(n)))
 
     def _noise(self, plan: Plan) -> np.ndarray:
         if plan.noiseless:

@@ -3,11 +3,15 @@
 from skattr.theta._expert import ExpertTheta
 from skattr.theta._fit import fit_group_moments, fit_joint_gaussian
 from skattr.theta._models import GroupMoments, JointGaussian
+from skattr.theta._sampled import Bootstrap, MonteCarlo, MonteCarloMoments
 
 __all__ = [
+    "Bootstrap",
     "ExpertTheta",
     "GroupMoments",
     "JointGaussian",
+    "MonteCarlo",
+    "MonteCarloMoments",
     "fit_group_moments",
     "fit_joint_gaussian",
 ]
