@@ -83,10 +83,9 @@ def test_directional_noise_lies_along_the_mean_difference():
 
 def test_directional_spans_several_directions():
     # Two models of Theta move the means in different directions.
-    models = [GroupMoments(mean_in=[1.0, 0.0, 0.0], mean_out=[0.0] * 3,
-                           cov_in=np.eye(3), cov_out=np.eye(3), columns=("a", "b", "c")),
-              GroupMoments(mean_in=[0.0, 2.0, 0.0], mean_out=[0.0] * 3,
-                           cov_in=np.eye(3), cov_out=np.eye(3), columns=("a", "b", "c"))]
+    models = [GroupMoments(mean_in=mean, mean_out=[0.0] * 3, cov_in=np.eye(3),
+                           cov_out=np.eye(3), columns=("a", "b", "c"))
+              for mean in ([1.0, 0.0, 0.0], [0.0, 2.0, 0.0])]
     kw = dict(query=skattr.Query.sum(["a", "b", "c"]), secret=SECRET,
               theta=ExpertTheta(models), sampling="with-replacement",
               calibration="classic", epsilon=0.9)
@@ -112,8 +111,9 @@ def test_daum_closed_form_equals_the_papers_bisection():
         mu = rng.uniform(0.1, 1.0)
         closed = daum_variance(np.array([alpha]), cov[None], v, mu)[0]
         # Algorithm 1, line 7: least s with Sigma + (s - (alpha/mu)^2) v v^T > 0.
-        def pd_margin(s):
-            return np.linalg.eigvalsh(cov + (s - (alpha / mu) ** 2) * np.outer(v, v))[0]
+        def pd_margin(s, cov=cov, v=v, alpha=alpha, mu=mu):
+            shift = (s - (alpha / mu) ** 2) * np.outer(v, v)
+            return np.linalg.eigvalsh(cov + shift)[0]
         if pd_margin(0.0) > 0:
             assert closed == 0.0
             continue

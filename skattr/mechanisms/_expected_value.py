@@ -391,7 +391,7 @@ class EigenvectorGaussian(_ExpectedValueMechanism):
 
 
 class DirectionalUncertaintyGaussian(_ExpectedValueMechanism):
-    __doc__ = """DauM: directional noise, adversarial uncertainty (Chen & Ohrimenko A.2).
+    __doc__ = """DauM: directional noise and adversarial uncertainty (Chen & Ohrimenko).
 
     When every mean difference is parallel to a unit vector v, adds
     N(0, sigma^2 v v^T) with Algorithm 1's variance in closed form:
