@@ -54,6 +54,18 @@ class PairLaws:
         diag_b = np.diagonal(self.cov_b, axis1=1, axis2=2)
         return np.minimum(diag_a.min(axis=0), diag_b.min(axis=0))
 
+    def equalised(self) -> PairLaws:
+        """Each side's covariance taken for both sides: the translation assumption.
+
+        Every pair becomes two pairs, (d, C_a, C_a) and (d, C_b, C_b), as in Chen
+        and Ohrimenko's Psi, which holds both orders of a pair.
+        """
+        index = np.concatenate([self.theta_index, self.theta_index])
+        return PairLaws(np.concatenate([self.mean_diff, self.mean_diff]),
+                        np.concatenate([self.cov_a, self.cov_b]),
+                        np.concatenate([self.cov_a, self.cov_b]),
+                        index, self.n_theta, self.assumptions)
+
     @staticmethod
     def concatenate(parts: list[PairLaws]) -> PairLaws:
         """Stack the pairs of several secrets (worst case taken over all)."""

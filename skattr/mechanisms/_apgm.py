@@ -49,6 +49,12 @@ class AttributePrivateGaussian(ThetaMechanism):
     sampling : {"without-replacement", "with-replacement"}
         How a private dataset is modelled as drawn from the reference records
         (for ``theta="moments"``).
+    covariances : {"certify", "assume-equal"}, default="certify"
+        Theorem 1 assumes F given a secret has the same variance for every
+        secret. ``"certify"``: when the modelled covariances differ, the exact
+        profile of the two Gaussians (one statistic) or a Renyi bound certifies
+        the pair. ``"assume-equal"``: take the theorem's assumption, using each
+        side's covariance for both; the release records it.
     lambda_eta : float or None, default=None
         For non-Gaussian data (Algorithm 2): a bound on the approximate
         max-divergence between the true law of F given a secret and its
@@ -137,8 +143,8 @@ class AttributePrivateGaussian(ThetaMechanism):
 
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
                  calibration="analytic", theta="moments",
-                 sampling="without-replacement", lambda_eta=None, eta=0.0,
-                 random_state=None):
+                 sampling="without-replacement", covariances="certify",
+                 lambda_eta=None, eta=0.0, random_state=None):
         self.query = query
         self.secret = secret
         self.epsilon = epsilon
@@ -146,12 +152,18 @@ class AttributePrivateGaussian(ThetaMechanism):
         self.calibration = calibration
         self.theta = theta
         self.sampling = sampling
+        self.covariances = covariances
         self.lambda_eta = lambda_eta
         self.eta = eta
         self.random_state = random_state
 
     def _plan(self, n: int) -> Plan:
-        per_secret = self._laws(n)
+        per_secret = []
+        notes = []
+        for laws in self._laws(n):
+            laws, note = self._prepare(laws)
+            per_secret.append(laws)
+            notes += note
         variance = 0.0
         methods = []
         for laws in per_secret:
@@ -168,7 +180,7 @@ class AttributePrivateGaussian(ThetaMechanism):
         k = len(self.columns_)
         cov = variance * np.eye(k)
         epsilon, delta = self.epsilon, self.delta
-        assumptions = list(laws.assumptions)
+        assumptions = list(laws.assumptions) + list(dict.fromkeys(notes))
         if self.lambda_eta is None:
             assumptions.append(
                 "F(X) given each secret is Gaussian with the modelled mean and "

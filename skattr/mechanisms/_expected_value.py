@@ -19,7 +19,7 @@ from skattr._pairs import PairLaws
 from skattr._release import Plan, expected_gaussian_norm, expected_laplace_norm
 from skattr.exceptions import NotCertifiableError
 from skattr.mechanisms._theta_base import ThetaMechanism
-from skattr.utils._param_validation import Interval, Options
+from skattr.utils._param_validation import Interval
 
 __all__ = [
     "DirectionalGaussian",
@@ -99,7 +99,6 @@ class _ExpectedValueMechanism(ThetaMechanism):
 
     _parameter_constraints = {
         **ThetaMechanism._parameter_constraints,
-        "covariances": [Options(frozenset({"certify", "assume-equal"}))],
         "lambda_eta": [Interval("real", 0, None, closed="left"), None],
         "eta": [Interval("real", 0, 1, closed="left")],
     }
@@ -134,13 +133,13 @@ class _ExpectedValueMechanism(ThetaMechanism):
         raise NotImplementedError
 
     def _plan(self, n: int) -> Plan:
-        laws = PairLaws.concatenate(self._laws(n))
+        laws, assumptions = self._prepare(PairLaws.concatenate(self._laws(n)))
         equal = covariances_equal(laws)
         gap = max_covariance_gap(laws)
-        assumptions = list(laws.assumptions)
+        assumptions = list(laws.assumptions) + assumptions
         fields = {}
         if self.noise_kind == "laplace":
-            if not equal and self.covariances == "certify":
+            if not equal:
                 raise NotCertifiableError(
                     f"The laws of F under the two secrets of a pair are not "
                     f"translations of each other (their covariances differ by up "
@@ -159,31 +158,19 @@ class _ExpectedValueMechanism(ThetaMechanism):
         else:
             noise_cov, method = self._gaussian_noise(laws)
             delta = self.delta
-            if equal or self.covariances == "certify":
-                factor = certify_noise_covariance(laws, noise_cov, self.epsilon,
-                                                  self.delta, self.calibration)
-                if factor > 1.0:
-                    method += (f"; scaled by {factor:.4g} to certify unequal "
-                               "covariances (exact 1-D profile or Renyi bound)"
-                               if not equal else f"; scaled by {factor:.4g}")
-                noise_cov = noise_cov * factor
-                if not equal:
-                    assumptions.append(
-                        "F given each secret is Gaussian with the modelled mean and "
-                        f"covariance; the two sides' covariances differ by up to "
-                        f"{gap:.2%} and the certificate covers that")
-                else:
-                    assumptions.append(
-                        "F given each secret is Gaussian with the modelled mean and "
-                        "covariance, equal on both sides (Chen & Ohrimenko Sec. 4)")
+            factor = certify_noise_covariance(laws, noise_cov, self.epsilon,
+                                              self.delta, self.calibration)
+            if factor > 1.0:
+                method += (f"; scaled by {factor:.4g} to certify unequal covariances "
+                           "(exact 1-D profile or Renyi bound)")
+            noise_cov = noise_cov * factor
+            assumptions.append(
+                "F given each secret is Gaussian with the modelled mean and "
+                "covariance" + ("" if equal else
+                                f"; the two sides' covariances differ by up to "
+                                f"{gap:.2%} and the certificate covers that"))
             fields.update(noise="gaussian",
                           expected_error=expected_gaussian_norm(noise_cov))
-        if not equal and self.covariances == "assume-equal":
-            assumptions.append(
-                f"ASSUMED: the two sides' covariances are equal, though they differ "
-                f"by up to {gap:.2%} (as in Chen & Ohrimenko's experiments, App. "
-                "C.1); the guarantee holds only under that assumption, or with the "
-                "relaxation of Thm 4.6")
         epsilon = self.epsilon
         if self.lambda_eta is not None:
             lam = self.lambda_eta
@@ -444,7 +431,7 @@ class OptimalGaussian(_ExpectedValueMechanism):
             return np.zeros((k, k)), "no mean difference: no noise"
         candidates = []
         start, _ = required_noise_variance(
-            _equalised(laws), self.epsilon, self.delta, self.calibration)
+            laws.equalised(), self.epsilon, self.delta, self.calibration)
         iso = float(start.max()) * np.eye(k)
         candidates.append(iso)
         for cls in (DirectionalUncertaintyGaussian, EigenvectorGaussian,
@@ -465,13 +452,6 @@ class OptimalGaussian(_ExpectedValueMechanism):
             best = iso
         return best, ("least-trace noise covariance certifying every pair "
                       "(semidefinite program)")
-
-
-def _equalised(laws: PairLaws) -> PairLaws:
-    """Both sides' covariances as separate pairs with equal covariances."""
-    diffs, covs = _sides(laws)
-    index = np.concatenate([laws.theta_index, laws.theta_index])
-    return PairLaws(diffs, covs, covs, index, laws.n_theta, laws.assumptions)
 
 
 def _certified_shift(diffs, covs, noise_cov, mu) -> bool:

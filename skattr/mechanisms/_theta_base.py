@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from skattr._gaussian_noise import pairs_certified, raw_leakage_epsilon
+from skattr._gaussian_noise import (
+    covariances_equal,
+    max_covariance_gap,
+    pairs_certified,
+    raw_leakage_epsilon,
+)
 from skattr._pairs import PairLaws, pair_laws
 from skattr._random import gaussian_noise, laplace_noise
 from skattr._release import Plan
@@ -36,7 +41,24 @@ class ThetaMechanism(BaseMechanism):
         "theta": [Options(frozenset({"moments", "gaussian"})), ExpertTheta,
                   MonteCarlo, Bootstrap],
         "sampling": [Options(frozenset({"without-replacement", "with-replacement"}))],
+        "covariances": [Options(frozenset({"certify", "assume-equal"}))],
     }
+
+    def _prepare(self, laws: PairLaws) -> tuple[PairLaws, list[str]]:
+        """Apply the ``covariances`` choice to the pairs' laws.
+
+        With "assume-equal" and covariances that differ, each side's covariance is
+        taken for both (the papers' translation assumption) and the assumption is
+        recorded with the size of the difference.
+        """
+        if self.covariances != "assume-equal" or covariances_equal(laws):
+            return laws, []
+        gap = max_covariance_gap(laws)
+        return laws.equalised(), [
+            f"ASSUMED: the laws under the two secrets of a pair are translations "
+            f"of each other (equal covariances), though the modelled covariances "
+            f"differ by up to {gap:.2%}, as in the papers' experiments (Chen & "
+            "Ohrimenko App. C.1); the guarantee holds only under that assumption"]
 
     def _fit_theta(self, frame, secrets) -> tuple:
         if isinstance(self.theta, ExpertTheta):
@@ -111,8 +133,8 @@ class ThetaMechanism(BaseMechanism):
                 0 < delta < 1):
             raise InvalidParameterError(
                 f"delta must be in (0, 1) for a leakage; got {delta!r}.")
-        return float(max(raw_leakage_epsilon(laws, delta).max(initial=0.0)
-                         for laws in self._laws(int(n))))
+        return float(max(raw_leakage_epsilon(self._prepare(laws)[0], delta).max(
+            initial=0.0) for laws in self._laws(int(n))))
 
     def noiseless_certified(self, X=None, *, n: int | None = None) -> bool:
         """Whether releasing F(X) with no noise at all is (epsilon, delta)-private.
@@ -131,8 +153,9 @@ class ThetaMechanism(BaseMechanism):
             n = len(self._private_frame(X))
         self._validate_params()
         k = len(self.columns_)
-        return all(bool(pairs_certified(laws, np.zeros((k, k)), self.epsilon,
-                                        self.delta, self.calibration).all())
+        return all(bool(pairs_certified(self._prepare(laws)[0], np.zeros((k, k)),
+                                        self.epsilon, self.delta,
+                                        self.calibration).all())
                    for laws in self._laws(int(n)))
 
     def _noise(self, plan: Plan) -> np.ndarray:
