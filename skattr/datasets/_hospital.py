@@ -66,8 +66,12 @@ def make_hospital(n: int = 50, random_state=None) -> pd.DataFrame:
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise InvalidParameterError(f"n must be a positive int; got {n!r}.")
-    rng = (random_state if isinstance(random_state, np.random.Generator)
-           else np.random.default_rng(check_random_state(random_state).randint(2**31)))
+    if isinstance(random_state, np.random.Generator):
+        rng = random_state
+    elif random_state is None:
+        rng = np.random.default_rng()  # fresh OS entropy, never the global state
+    else:
+        rng = np.random.default_rng(check_random_state(random_state).randint(2**31))
     female = rng.random(n) < 0.6
     height = np.where(female, rng.normal(65, 3, n), rng.normal(70, 3, n))
     weight = rng.normal(3.6 * height - 90, 15)
