@@ -3,7 +3,15 @@
 Importing skattr registers the ``DataFrame.attrpriv`` accessor.
 """
 
-from skattr import calibration, datasets, exceptions, mechanisms, theta, utils
+from skattr import (
+    attacks,
+    calibration,
+    datasets,
+    exceptions,
+    mechanisms,
+    theta,
+    utils,
+)
 from skattr._accessor import AttributePrivacyAccessor
 from skattr._query import Query, StackedQuery
 from skattr._release import Plan, Release
@@ -18,6 +26,7 @@ __all__ = [
     "Release",
     "Secret",
     "StackedQuery",
+    "attacks",
     "calibration",
     "datasets",
     "exceptions",

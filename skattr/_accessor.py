@@ -28,7 +28,10 @@ def _mechanism_classes(mechanism: str) -> dict:
     from skattr.mechanisms import MECHANISMS
 
     if mechanism == "auto":
-        return dict(MECHANISMS)
+        # The differential-privacy baselines are not candidates: record-level DP
+        # does not hide a global property, and they need declared bounds.
+        return {name: cls for name, cls in MECHANISMS.items()
+                if getattr(cls, "auto_candidate", True)}
     if mechanism in MECHANISMS:
         return {mechanism: MECHANISMS[mechanism]}
     available = ", ".join(["auto", *MECHANISMS])
@@ -45,14 +48,30 @@ def build_mechanism(query: Query, *, secret, reference, data: pd.DataFrame,
     """Fit the ``mechanism=`` estimator (or, for "auto", the least-error one).
 
     Returns the fitted estimator. ``reference="self"`` fits Theta on ``data``
-    and warns, since Theta then depends on the private data.
+    and warns, since Theta then depends on the private data. Mechanisms that fit
+    no Theta (the differential-privacy baselines) need no reference: with
+    ``reference=None`` they are fitted on ``data``, of which ``fit`` reads only
+    the columns.
     """
-    if isinstance(reference, str) and reference == "self":
-        warnings.warn(
-            "reference='self' fits Theta on the private data itself; the noise "
-            "then depends on the data it protects and the certificate no longer "
-            "holds exactly. Pass public reference data instead.",
-            PrivacyLeakWarning, stacklevel=3)
+    classes = _mechanism_classes(mechanism)
+    needs_reference = any(getattr(cls, "needs_reference", True)
+                          for cls in classes.values())
+    if reference is None:
+        if needs_reference:
+            raise InvalidParameterError(
+                f"mechanism={mechanism!r} fits Theta on reference data: pass "
+                "reference=<a DataFrame of public data from the same population> "
+                "(or 'self', with a warning). Only the differential-privacy "
+                "baselines (dp-laplace, dp-gaussian, group-dp-laplace, "
+                "group-dp-gaussian) take no reference.")
+        reference = data
+    elif isinstance(reference, str) and reference == "self":
+        if needs_reference:
+            warnings.warn(
+                "reference='self' fits Theta on the private data itself; the noise "
+                "then depends on the data it protects and the certificate no "
+                "longer holds exactly. Pass public reference data instead.",
+                PrivacyLeakWarning, stacklevel=3)
         reference = data
     elif not isinstance(reference, pd.DataFrame):
         raise InvalidParameterError(
@@ -61,7 +80,7 @@ def build_mechanism(query: Query, *, secret, reference, data: pd.DataFrame,
             f"{type(reference).__name__}.")
     candidates = []
     errors = []
-    for name, cls in _mechanism_classes(mechanism).items():
+    for name, cls in classes.items():
         est = cls(query=query, secret=secret, **params)
         try:
             est.fit(reference)
@@ -75,7 +94,11 @@ def build_mechanism(query: Query, *, secret, reference, data: pd.DataFrame,
     if not candidates:
         raise NotCertifiableError(
             "No available mechanism certifies this release: " + " | ".join(errors))
-    return min(candidates, key=lambda c: c[0])[2]
+    # Mechanisms that coincide (e.g. for one statistic) tie up to rounding: the
+    # first in the registry's order wins, so the choice is deterministic.
+    least = min(c[0] for c in candidates)
+    return next(est for error, _, est in candidates
+                if error <= least * (1 + 1e-9) + 1e-300)
 
 
 @pd.api.extensions.register_dataframe_accessor("attrpriv")
@@ -84,7 +107,8 @@ class AttributePrivacyAccessor:
 
     Every method takes the statistic's columns and the keywords ``secret``
     (a :class:`~skattr.Secret` or a list), ``reference`` (public reference data,
-    or ``"self"``), ``epsilon``, ``delta``, ``mechanism`` (default ``"auto"``),
+    or ``"self"``; omitted for the differential-privacy baselines, which fit no
+    Theta), ``epsilon``, ``delta``, ``mechanism`` (default ``"auto"``),
     ``calibration``, ``theta`` and ``random_state``, plus any parameter of the
     chosen mechanism. It never modifies the frame and stores nothing.
 
@@ -116,38 +140,41 @@ class AttributePrivacyAccessor:
                               data=self._obj, mechanism=mechanism, **params)
         return est.release(self._obj)
 
-    def mean(self, columns=None, *, secret, reference, **params) -> Release:
+    def mean(self, columns=None, *, secret=None, reference=None,
+             **params) -> Release:
         """Release the mean of each of ``columns``."""
         return self._release(Query.mean(columns), secret=secret,
                              reference=reference, **params)
 
-    def sum(self, columns=None, *, secret, reference, **params) -> Release:
+    def sum(self, columns=None, *, secret=None, reference=None,
+            **params) -> Release:
         """Release the sum of each of ``columns``."""
         return self._release(Query.sum(columns), secret=secret,
                              reference=reference, **params)
 
-    def count(self, columns=None, value=None, *, secret, reference,
+    def count(self, columns=None, value=None, *, secret=None, reference=None,
               **params) -> Release:
         """Release the number of records whose column equals (or passes) ``value``."""
         return self._release(Query.count(columns, value), secret=secret,
                              reference=reference, **params)
 
-    def proportion(self, columns=None, value=None, *, secret, reference,
-                   **params) -> Release:
+    def proportion(self, columns=None, value=None, *, secret=None,
+                   reference=None, **params) -> Release:
         """Release the fraction of records whose column equals (or passes) ``value``."""
         return self._release(Query.proportion(columns, value), secret=secret,
                              reference=reference, **params)
 
-    def plan(self, columns=None, *, statistic: str = "mean", value=None, secret,
-             reference, mechanism="auto", **params) -> Plan:
+    def plan(self, columns=None, *, statistic: str = "mean", value=None,
+             secret=None, reference=None, mechanism="auto", **params) -> Plan:
         """Return the noise law and expected error, without releasing anything."""
         est = build_mechanism(Query(statistic, columns, value), secret=secret,
                               reference=reference, data=self._obj,
                               mechanism=mechanism, **params)
         return est.plan(n=len(self._obj))
 
-    def leakage(self, columns=None, *, statistic: str = "mean", value=None, secret,
-                reference, delta: float = 1e-3, **params) -> float:
+    def leakage(self, columns=None, *, statistic: str = "mean", value=None,
+                secret=None, reference=None, delta: float = 1e-3,
+                **params) -> float:
         """Epsilon, at ``delta``, of releasing the raw statistic with no noise."""
         # The leakage of the raw statistic depends on Theta alone; the
         # Gaussian mechanism's estimator holds the machinery that computes it.

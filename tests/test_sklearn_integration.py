@@ -25,8 +25,12 @@ def hospital():
 
 def test_all_estimators_lists_every_mechanism():
     names = dict(all_estimators())
-    assert names == {"AttributePrivateGaussian": AttributePrivateGaussian}
-    assert set(skattr.mechanisms.MECHANISMS) == {"apgm"}
+    registry = skattr.mechanisms.MECHANISMS
+    assert names == {cls.__name__: cls for cls in registry.values()}
+    assert names["AttributePrivateGaussian"] is AttributePrivateGaussian
+    assert {"apgm", "dp-laplace", "dp-gaussian", "group-dp-laplace",
+            "group-dp-gaussian"} <= set(registry)
+    assert all(name in skattr.mechanisms.__all__ for name in names)
 
 
 def test_clone_and_params_round_trip(hospital):

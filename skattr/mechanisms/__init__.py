@@ -2,8 +2,50 @@
 
 from skattr.mechanisms._apgm import AttributePrivateGaussian
 from skattr.mechanisms._base import BaseMechanism
+from skattr.mechanisms._baselines import (
+    DPGaussian,
+    DPLaplace,
+    GroupDPGaussian,
+    GroupDPLaplace,
+)
+from skattr.mechanisms._expected_value import (
+    DirectionalGaussian,
+    DirectionalLaplace,
+    DirectionalUncertaintyGaussian,
+    EigenvectorGaussian,
+    ExpectedValueGaussian,
+    ExpectedValueLaplace,
+    OptimalGaussian,
+)
 
-__all__ = ["AttributePrivateGaussian", "BaseMechanism"]
+__all__ = [
+    "AttributePrivateGaussian",
+    "BaseMechanism",
+    "DPGaussian",
+    "DPLaplace",
+    "DirectionalGaussian",
+    "DirectionalLaplace",
+    "DirectionalUncertaintyGaussian",
+    "EigenvectorGaussian",
+    "ExpectedValueGaussian",
+    "ExpectedValueLaplace",
+    "GroupDPGaussian",
+    "GroupDPLaplace",
+    "OptimalGaussian",
+]
 
 #: ``mechanism=`` names of the estimators available in this release.
-MECHANISMS = {"apgm": AttributePrivateGaussian}
+MECHANISMS = {
+    "apgm": AttributePrivateGaussian,
+    "expm-laplace": ExpectedValueLaplace,
+    "expm-gaussian": ExpectedValueGaussian,
+    "dirm-laplace": DirectionalLaplace,
+    "dirm-gaussian": DirectionalGaussian,
+    "eigm": EigenvectorGaussian,
+    "daum": DirectionalUncertaintyGaussian,
+    "optimal": OptimalGaussian,
+    "group-dp-laplace": GroupDPLaplace,
+    "group-dp-gaussian": GroupDPGaussian,
+    "dp-laplace": DPLaplace,
+    "dp-gaussian": DPGaussian,
+}

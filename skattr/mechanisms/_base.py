@@ -92,6 +92,16 @@ class BaseMechanism(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None)
                 "least two records in each secret group. Pass more reference data."
             )
         secrets = as_secrets(self.secret)
+        self._resolve_query(frame, secrets)
+        self.theta_ = self._fit_theta(frame, secrets)
+        self._plans = {}
+        return self
+
+    def _resolve_query(self, frame: pd.DataFrame, secrets) -> None:
+        """Set ``columns_``, ``query_`` and ``secrets_`` from the query and data.
+
+        By default every column but the secrets' is released.
+        """
         query = self.query if self.query is not None else Query.mean()
         exclude = [s.column for s in secrets]
         if query.columns is None and all(c in exclude for c in frame.columns):
@@ -103,9 +113,6 @@ class BaseMechanism(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None)
         self.columns_ = query.resolve_columns(frame, exclude=exclude)
         self.query_ = query.with_columns(self.columns_)
         self.secrets_ = secrets
-        self.theta_ = self._fit_theta(frame, secrets)
-        self._plans = {}
-        return self
 
     def _cached_plan(self, n: int) -> Plan:
         # A plan depends on n and on the privacy parameters only (Theta, query and

@@ -13,8 +13,11 @@ def all_estimators() -> list[tuple[str, type]]:
     Examples
     --------
     >>> from skattr.utils import all_estimators
-    >>> [name for name, _ in all_estimators()]
-    ['AttributePrivateGaussian']
+    >>> [name for name, _ in all_estimators()]  # doctest: +NORMALIZE_WHITESPACE
+    ['AttributePrivateGaussian', 'DPGaussian', 'DPLaplace', 'DirectionalGaussian',
+     'DirectionalLaplace', 'DirectionalUncertaintyGaussian', 'EigenvectorGaussian',
+     'ExpectedValueGaussian', 'ExpectedValueLaplace', 'GroupDPGaussian',
+     'GroupDPLaplace', 'OptimalGaussian']
     """
     from skattr import mechanisms
 

@@ -1,0 +1,15 @@
+"""Attacks that measure how much a release leaks the property it should hide."""
+
+from skattr.attacks._property_inference import (
+    AttackResult,
+    PropertyInferenceAttack,
+    attack_scorer,
+    refit_under_attack_limit,
+)
+
+__all__ = [
+    "AttackResult",
+    "PropertyInferenceAttack",
+    "attack_scorer",
+    "refit_under_attack_limit",
+]

@@ -1,0 +1,573 @@
+"""Property-inference attack: a meta-classifier trained on shadow datasets."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.validation import check_is_fitted
+from statsmodels.stats.proportion import proportion_confint
+
+from skattr._query import Query, StackedQuery
+from skattr._secret import Secret
+from skattr._validation import as_frame
+from skattr.exceptions import (
+    DataValidationError,
+    InvalidParameterError,
+    NotCertifiableError,
+)
+from skattr.utils._param_validation import Interval, validate_parameter_constraints
+
+__all__ = [
+    "AttackResult",
+    "PropertyInferenceAttack",
+    "attack_scorer",
+    "refit_under_attack_limit",
+]
+
+# Random keys per chunk of datasets when drawing subsets: bounds the memory of the
+# vectorised draw (8 bytes a key) for large auxiliary frames.
+_KEYS_PER_CHUNK = 2**22
+
+
+@dataclass(frozen=True)
+class AttackResult:
+    """Accuracy of an attack on fresh datasets, with a confidence interval.
+
+    Attributes
+    ----------
+    accuracy : float
+        Fraction of the test datasets whose property value the attack guessed.
+    ci_low, ci_high : float
+        The confidence interval of the accuracy (Wilson score interval by
+        default).
+    n_datasets : int
+        Number of test datasets.
+    confidence : float
+        Coverage of the interval.
+    """
+
+    accuracy: float
+    ci_low: float
+    ci_high: float
+    n_datasets: int
+    confidence: float = 0.95
+
+    def __str__(self) -> str:
+        level = f"{round(100 * self.confidence, 6):g}%"
+        return (f"accuracy {self.accuracy:.2f} ({level} CI {self.ci_low:.2f}-"
+                f"{self.ci_high:.2f}, {self.n_datasets} datasets)")
+
+
+def _generator(random_state, stream: int) -> np.random.Generator:
+    """Return a Generator for one use (``stream``) of the attack.
+
+    None draws from the operating system's entropy; a seed gives each stream
+    (shadow datasets, test datasets) its own reproducible generator; a Generator
+    is shared; a RandomState seeds a Generator (and advances).
+    """
+    if random_state is None or isinstance(random_state, np.random.Generator):
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
+    return np.random.default_rng([int(random_state), stream])
+
+
+def _choose(pool: np.ndarray, k: int, size: int, rng) -> np.ndarray:
+    """Return ``size`` random k-subsets of ``pool`` (one a row), each uniform.
+
+    The positions of the k smallest of i.i.d. uniform keys are a uniform k-subset,
+    so one argpartition per chunk of rows draws every subset without replacement.
+    """
+    out = np.empty((size, k), dtype=np.intp)
+    if k == 0:
+        return out
+    chunk = max(1, _KEYS_PER_CHUNK // len(pool))
+    for start in range(0, size, chunk):
+        stop = min(size, start + chunk)
+        keys = rng.random((stop - start, len(pool)))
+        out[start:stop] = pool[np.argpartition(keys, k - 1, axis=1)[:, :k]]
+    return out
+
+
+def sample_indices(member, counts, n: int, rng) -> np.ndarray:
+    """Draw datasets of n records with exactly ``counts[i]`` members each.
+
+    Parameters
+    ----------
+    member : array-like of bool of shape (n_records,)
+        Whether each record of the pool belongs to the secret's group.
+    counts : array-like of int of shape (n_datasets,)
+        Number of group members in each dataset; the other n - count records are
+        drawn from the rest. Records are drawn without replacement.
+    n : int
+        Records per dataset.
+    rng : numpy Generator
+        The randomness.
+
+    Returns
+    -------
+    ndarray of int of shape (n_datasets, n)
+        Row positions into the pool, one dataset a row, in random order.
+    """
+    member = np.asarray(member, dtype=bool)
+    counts = np.asarray(counts, dtype=np.intp)
+    inside, outside = np.flatnonzero(member), np.flatnonzero(~member)
+    rows = np.empty((len(counts), n), dtype=np.intp)
+    for k in np.unique(counts):
+        chosen = counts == k
+        size = int(chosen.sum())
+        rows[chosen, :k] = _choose(inside, int(k), size, rng)
+        rows[chosen, k:] = _choose(outside, n - int(k), size, rng)
+    # Shuffled so that no statistic can read the group from a record's position.
+    return rng.permuted(rows, axis=1)
+
+
+class PropertyInferenceAttack(BaseEstimator):
+    """Property-inference attack: guess a global property from released statistics.
+
+    The attacker knows the data come from one of two worlds, where the property
+    of the secret (e.g. the proportion of women) is ``values[0]`` or
+    ``values[1]``, and sees the statistics a defence releases. It draws shadow
+    datasets of ``n`` records from auxiliary data, half in each world, computes
+    what the defence would release on each, and trains a meta-classifier on
+    these features to tell the worlds apart (Chen and Ohrimenko, Sec. 5.3 [1]_,
+    after Ateniese et al. [2]_). Its accuracy on fresh datasets drawn from test
+    data measures how much the release leaks the property; 0.5 is chance.
+
+    Parameters
+    ----------
+    mechanism : fitted skattr mechanism or None, default=None
+        The defence: its ``release`` gives the features, its ``query_`` and
+        ``secrets_[0]`` the statistic and the property. None attacks the exact
+        statistics (no defence); ``query`` and ``secret`` must then be given.
+        The mechanism is used as fitted and never changed; its noise follows its
+        own ``random_state`` (an int there adds the same noise to every release,
+        which a warning points out).
+    query : Query, StackedQuery or None, default=None
+        The released statistic when there is no defence.
+    secret : Secret or None, default=None
+        Whose proportion is inferred; with a defence it defaults to the one the
+        defence hides (another may be given to attack a property it does not).
+        Only proportion secrets: the records of the group are counted.
+    values : tuple of two floats, default=(0.45, 0.55)
+        The two property values the attacker tells apart, in [0, 1]. Each
+        shadow dataset has exactly round(value * n) group members.
+    n : int, default=100
+        Records per dataset.
+    n_shadow : int, default=200
+        Shadow datasets to train the meta-classifier on (half each value).
+    n_test : int, default=200
+        Fresh datasets drawn from the test data by ``score`` and ``evaluate``.
+    classifier : scikit-learn classifier or None, default=None
+        The meta-classifier, cloned before fitting; None is a standardising
+        logistic regression, as in the paper.
+    random_state : None, int, Generator or RandomState, default=None
+        Randomness of the datasets drawn (not of the defence's noise). None uses
+        the operating system's entropy; an int makes ``fit`` and ``score``
+        reproducible.
+
+    Attributes
+    ----------
+    classifier_ : estimator
+        The fitted meta-classifier (labels 0 for ``values_[0]``, 1 for
+        ``values_[1]``).
+    values_ : tuple of two floats
+        The property values of the datasets drawn: round(value * n) / n.
+    secret_ : Secret
+        The secret whose proportion is inferred.
+    query_ : Query or StackedQuery
+        The statistic the features come from, with its columns resolved.
+    shadow_features_ : ndarray of shape (n_shadow, n_statistics)
+        What the defence released on each shadow dataset.
+    shadow_labels_ : ndarray of int of shape (n_shadow,)
+        The value index (0 or 1) of each shadow dataset.
+
+    See Also
+    --------
+    attack_scorer : The attack's accuracy as a ``GridSearchCV`` scorer.
+    refit_under_attack_limit : Choose the most useful candidate the attack fails
+        against.
+
+    Notes
+    -----
+    The attack measures one attacker, not a guarantee: a defence certified at
+    (epsilon, delta) bounds every attacker's accuracy by
+    (e^epsilon + delta) / (1 + e^epsilon) only for the pairs of values it
+    hides, while a low accuracy here may reflect a weak meta-classifier or too
+    few shadow datasets. The shadow and test datasets are drawn without
+    replacement from the records of each group, so the auxiliary and test data
+    need at least round(value * n) group members and n - round(value * n) other
+    records for each value.
+
+    References
+    ----------
+    .. [1] M. Chen and O. Ohrimenko. "Protecting Global Properties of Datasets
+       with Distribution Privacy Mechanisms." AISTATS 2023. Sec. 5.3, App. C.2.
+    .. [2] G. Ateniese, L. V. Mancini, A. Spognardi, A. Villani, D. Vitali and
+       G. Felici. "Hacking Smart Machines with Smarter Ones: How to Extract
+       Meaningful Data from Machine Learning Classifiers." IJSN 10(3), 2015.
+
+    Examples
+    --------
+    >>> import skattr
+    >>> from skattr.attacks import PropertyInferenceAttack
+    >>> from skattr.datasets import make_hospital
+    >>> auxiliary = make_hospital(2000, random_state=0)
+    >>> test = make_hospital(2000, random_state=1)
+    >>> secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    >>> attack = PropertyInferenceAttack(
+    ...     query=skattr.Query.mean(["weight"]), secret=secret, values=(0.4, 0.6),
+    ...     random_state=0).fit(auxiliary)
+    >>> print(attack.evaluate(test))
+    accuracy 0.80 (95% CI 0.73-0.85, 200 datasets)
+
+    The same attack against the Attribute-Private Gaussian Mechanism hiding
+    0.4 vs 0.6 at epsilon = 1 (a Generator, so each release draws new noise):
+
+    >>> import numpy as np
+    >>> defence = skattr.mechanisms.AttributePrivateGaussian(
+    ...     query=skattr.Query.mean(["weight"]), secret=secret, epsilon=1.0,
+    ...     random_state=np.random.default_rng(0),
+    ... ).fit(make_hospital(2000, random_state=2))
+    >>> attack = PropertyInferenceAttack(defence, values=(0.4, 0.6),
+    ...                                  random_state=0).fit(auxiliary)
+    >>> print(attack.evaluate(test))
+    accuracy 0.49 (95% CI 0.43-0.56, 200 datasets)
+    """
+
+    _parameter_constraints: dict = {
+        "query": [Query, StackedQuery, None],
+        "secret": [Secret, None],
+        "n": [Interval("integral", 2, None, closed="left")],
+        "n_shadow": [Interval("integral", 4, None, closed="left")],
+        "n_test": [Interval("integral", 2, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, mechanism=None, *, query=None, secret=None,
+                 values=(0.45, 0.55), n=100, n_shadow=200, n_test=200,
+                 classifier=None, random_state=None):
+        self.mechanism = mechanism
+        self.query = query
+        self.secret = secret
+        self.values = values
+        self.n = n
+        self.n_shadow = n_shadow
+        self.n_test = n_test
+        self.classifier = classifier
+        self.random_state = random_state
+
+    def __sklearn_clone__(self):
+        # The defence is attacked as fitted: cloning it would unfit it.
+        params = self.get_params(deep=False)
+        if self.classifier is not None:
+            params["classifier"] = clone(self.classifier)
+        return type(self)(**params)
+
+    def _check_params(self) -> tuple[int, int]:
+        validate_parameter_constraints(
+            self._parameter_constraints, self.get_params(deep=False),
+            type(self).__name__)
+        try:
+            p1, p2 = (float(v) for v in self.values)
+        except (TypeError, ValueError) as exc:
+            raise InvalidParameterError(
+                "'values' must be two property values such as (0.45, 0.55); got "
+                f"{self.values!r}.") from exc
+        if not all(0.0 <= p <= 1.0 for p in (p1, p2)):
+            raise InvalidParameterError(
+                f"'values' must be proportions in [0, 1]; got {self.values!r}.")
+        if p1 == p2:
+            raise InvalidParameterError(
+                f"'values' must be two different proportions; got {self.values!r}.")
+        k1, k2 = round(p1 * self.n), round(p2 * self.n)
+        if k1 == k2:
+            raise InvalidParameterError(
+                f"'values' {self.values!r} give the same count of group members "
+                f"({k1}) in datasets of n = {self.n} records; increase n or move "
+                "the values apart.")
+        classifier = self.classifier
+        if classifier is not None and not (
+                hasattr(classifier, "fit") and hasattr(classifier, "predict")):
+            raise InvalidParameterError(
+                "'classifier' must be a scikit-learn classifier (with fit and "
+                f"predict); got {type(self.classifier).__name__}.")
+        return k1, k2
+
+    def _target(self) -> tuple[Query, Secret]:
+        """Return the released query and the attacked secret."""
+        if self.mechanism is None:
+            if self.query is None or self.secret is None:
+                raise InvalidParameterError(
+                    "With no defence (mechanism=None) the attack needs the "
+                    "released statistic and the property: pass query= and secret=.")
+            return self.query, self.secret
+        if not hasattr(self.mechanism, "release"):
+            raise InvalidParameterError(
+                "'mechanism' must be a fitted skattr mechanism (with release) or "
+                f"None for no defence; got {type(self.mechanism).__name__}.")
+        if self.query is not None:
+            raise InvalidParameterError(
+                "The defence decides the released statistic; leave query=None "
+                "when a mechanism is given.")
+        check_is_fitted(
+            self.mechanism,
+            msg=(f"The defence {type(self.mechanism).__name__} is not fitted; fit "
+                 "it on reference data first: the attack measures the defence as "
+                 "it would release."))
+        if isinstance(getattr(self.mechanism, "random_state", None),
+                      numbers.Integral):
+            warnings.warn(
+                f"The defence's random_state is the seed {self.mechanism.random_state}"
+                ", so every release adds the same noise and the attack sees the "
+                "noise as a constant shift; give the defence random_state=None or "
+                "a numpy Generator to measure it as deployed.",
+                UserWarning, stacklevel=3)
+        secret = self.secret if self.secret is not None else self.mechanism.secrets_[0]
+        return self.mechanism.query_, secret
+
+    def _members(self, frame: pd.DataFrame, secret: Secret, counts, *, what: str):
+        """Return who is in the secret's group, checked against the counts."""
+        member = secret.indicator(frame, what=what) == 1.0
+        group = secret.label.rsplit(": ", 1)[0]
+        low, high = min(counts), max(counts)
+        for where, have, count, need in (("in", member.sum(), high, high),
+                                         ("outside", (~member).sum(), low,
+                                          self.n - low)):
+            if have < need:
+                raise DataValidationError(
+                    f"{what[0].upper()}{what[1:]} has {have} records {where} the "
+                    f"secret's group ({group}); drawing datasets of n = {self.n} "
+                    f"records with proportion {count / self.n:g} without "
+                    f"replacement needs {need}. Pass more data or a smaller n.")
+        return member
+
+    def _draw(self, frame: pd.DataFrame, member, counts, n_datasets: int, rng):
+        """Draw datasets half in each world; return their features and labels."""
+        labels = np.repeat([0, 1], [n_datasets // 2, n_datasets - n_datasets // 2])
+        rows = sample_indices(member, np.asarray(counts)[labels], self.n, rng)
+        if self.mechanism is None:
+            columns = self.query_.columns
+            features = [self.query_.evaluate(frame.iloc[r], columns).to_numpy()
+                        for r in rows]
+        else:
+            features = [self.mechanism.release(frame.iloc[r]).values.to_numpy()
+                        for r in rows]
+        return np.vstack(features), labels
+
+    def fit(self, X, y=None):
+        """Draw the shadow datasets from auxiliary data and train the classifier.
+
+        Parameters
+        ----------
+        X : DataFrame
+            Auxiliary data the attacker holds: records from the same population
+            as the private data, with the secret's column and the released
+            columns.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+            The fitted attack.
+        """
+        k1, k2 = self._check_params()
+        query, secret = self._target()
+        if secret.property != "proportion":
+            raise InvalidParameterError(
+                f"The attack infers a proportion; the secret {secret.label} is a "
+                "mean. Use Secret.proportion(column, value, ...).")
+        frame = as_frame(X, what="the auxiliary data")
+        self.secret_ = secret
+        self.values_ = (k1 / self.n, k2 / self.n)
+        member = self._members(frame, secret, (k1, k2), what="the auxiliary data")
+        if self.mechanism is None:
+            query = query.with_columns(
+                query.resolve_columns(frame, exclude=[secret.column]))
+        self.query_ = query
+        rng = _generator(self.random_state, 0)
+        self.shadow_features_, self.shadow_labels_ = self._draw(
+            frame, member, (k1, k2), self.n_shadow, rng)
+        classifier = (make_pipeline(StandardScaler(), LogisticRegression())
+                      if self.classifier is None else self.classifier)
+        self.classifier_ = clone(classifier).fit(self.shadow_features_,
+                                                 self.shadow_labels_)
+        return self
+
+    def evaluate(self, X, *, confidence: float = 0.95,
+                 method: str = "wilson") -> AttackResult:
+        """Measure the accuracy on ``n_test`` fresh datasets, with an interval.
+
+        Parameters
+        ----------
+        X : DataFrame
+            Test data, disjoint from the auxiliary data; the datasets are drawn
+            from it as in ``fit``, half with each value.
+        confidence : float, default=0.95
+            Coverage of the interval, in (0, 1).
+        method : {"wilson", "beta"}, default="wilson"
+            The Wilson score interval, or "beta" for Clopper-Pearson's exact
+            interval (as in :func:`statsmodels.stats.proportion.proportion_confint`).
+
+        Returns
+        -------
+        AttackResult
+            Accuracy, interval and number of datasets.
+        """
+        check_is_fitted(self, "classifier_",
+                        msg="This PropertyInferenceAttack is not fitted yet; call "
+                            "fit with auxiliary data first.")
+        if isinstance(confidence, bool) or not isinstance(
+                confidence, numbers.Real) or not 0 < confidence < 1:
+            raise InvalidParameterError(
+                f"confidence must be in (0, 1); got {confidence!r}.")
+        if method not in ("wilson", "beta"):
+            raise InvalidParameterError(
+                f"method must be 'wilson' or 'beta'; got {method!r}.")
+        k1, k2 = self._check_params()
+        if (k1 / self.n, k2 / self.n) != self.values_:
+            raise InvalidParameterError(
+                "values or n changed since fit; fit the attack again.")
+        frame = as_frame(X, what="the test data")
+        member = self._members(frame, self.secret_, (k1, k2), what="the test data")
+        features, labels = self._draw(frame, member, (k1, k2), self.n_test,
+                                      _generator(self.random_state, 1))
+        correct = int((self.classifier_.predict(features) == labels).sum())
+        low, high = proportion_confint(correct, self.n_test, alpha=1 - confidence,
+                                       method=method)
+        return AttackResult(correct / self.n_test, float(low), float(high),
+                            self.n_test, float(confidence))
+
+    def score(self, X, y=None) -> float:
+        """Return the accuracy on ``n_test`` fresh datasets drawn from X.
+
+        Parameters
+        ----------
+        X : DataFrame
+            Test data (see :meth:`evaluate`).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        float
+            Fraction of datasets whose property value the attack guessed.
+        """
+        return self.evaluate(X).accuracy
+
+
+class _AttackScorer:
+    """``scorer(estimator, X, y=None)``: the attack's accuracy against estimator."""
+
+    def __init__(self, auxiliary, test, attack_params):
+        self.auxiliary = auxiliary
+        self.test = test
+        self.attack_params = attack_params
+
+    def __call__(self, estimator, X=None, y=None) -> float:
+        attack = PropertyInferenceAttack(estimator, **self.attack_params)
+        return attack.fit(self.auxiliary).score(self.test)
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.attack_params.items())
+        return f"attack_scorer(<auxiliary>, <test>{', ' if params else ''}{params})"
+
+
+def attack_scorer(auxiliary, test, **attack_params):
+    """Scorer for ``GridSearchCV``: the attack's accuracy against each candidate.
+
+    Parameters
+    ----------
+    auxiliary : DataFrame
+        The attacker's auxiliary data (shadow datasets).
+    test : DataFrame
+        The data the attack is scored on.
+    **attack_params
+        Parameters of :class:`PropertyInferenceAttack` other than
+        ``mechanism`` (``values``, ``n``, ``n_shadow``, ``random_state``, ...).
+
+    Returns
+    -------
+    callable
+        ``scorer(estimator, X, y=None) -> float``: fits the attack with the
+        fitted ``estimator`` as defence on ``auxiliary`` and returns its
+        accuracy on ``test``. X and y are ignored (the cross-validation folds
+        only change the data the candidate's Theta is fit on). Lower is
+        better for the defence.
+
+    See Also
+    --------
+    refit_under_attack_limit : Pick the candidate from the two scores.
+    """
+    if "mechanism" in attack_params:
+        raise InvalidParameterError(
+            "attack_scorer takes the defence from GridSearchCV; do not pass "
+            "mechanism=.")
+    # Fail at construction on bad parameters, not inside every fold.
+    PropertyInferenceAttack(**attack_params)._check_params()
+    return _AttackScorer(auxiliary, test, attack_params)
+
+
+def refit_under_attack_limit(limit: float, utility: str = "utility",
+                             attack: str = "attack"):
+    """``GridSearchCV(refit=...)``: best utility whose attack accuracy is <= limit.
+
+    Parameters
+    ----------
+    limit : float
+        Highest acceptable mean attack accuracy, in [0, 1].
+    utility : str, default="utility"
+        Name of the utility scorer in ``scoring`` (higher is better).
+    attack : str, default="attack"
+        Name of the :func:`attack_scorer` in ``scoring``.
+
+    Returns
+    -------
+    callable
+        ``refit(cv_results) -> int``: the index of the candidate with the best
+        mean test utility among those whose mean test attack accuracy is at most
+        ``limit`` (the first on ties). It raises ``NotCertifiableError`` when no
+        candidate qualifies.
+
+    Examples
+    --------
+    >>> from skattr.attacks import refit_under_attack_limit
+    >>> results = {"mean_test_utility": [-1.0, -2.0, -5.0],
+    ...            "mean_test_attack": [0.9, 0.58, 0.52],
+    ...            "params": [{"epsilon": 10}, {"epsilon": 1}, {"epsilon": 0.1}]}
+    >>> refit_under_attack_limit(0.6)(results)
+    1
+    """
+    if isinstance(limit, bool) or not isinstance(limit, numbers.Real) or not (
+            0 <= limit <= 1):
+        raise InvalidParameterError(f"limit must be in [0, 1]; got {limit!r}.")
+
+    def refit(cv_results) -> int:
+        keys = {name: f"mean_test_{name}" for name in (utility, attack)}
+        missing = [k for k in keys.values() if k not in cv_results]
+        if missing:
+            raise InvalidParameterError(
+                f"cv_results_ has no {missing}; name the scorers {utility!r} and "
+                f"{attack!r} in scoring= (or pass utility= and attack=).")
+        score = np.asarray(cv_results[keys[utility]], dtype=float)
+        accuracy = np.asarray(cv_results[keys[attack]], dtype=float)
+        allowed = (accuracy <= limit) & ~np.isnan(score)
+        if not allowed.any():
+            lowest = np.nanmin(accuracy) if not np.isnan(accuracy).all() else math.nan
+            raise NotCertifiableError(
+                f"No candidate keeps the mean attack accuracy at or below {limit}; "
+                f"the lowest is {lowest:.3f}. Add smaller epsilons (more noise) to "
+                "the grid or raise the limit.")
+        return int(np.flatnonzero(allowed)[np.argmax(score[allowed])])
+
+    return refit

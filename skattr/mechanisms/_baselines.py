@@ -1,0 +1,757 @@
+"""Differential-privacy baselines: the Laplace and Gaussian mechanisms."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import textwrap
+
+import numpy as np
+import pandas as pd
+from sklearn.utils.validation import validate_data
+
+from skattr._calibration import max_mahalanobis
+from skattr._random import gaussian_noise, laplace_noise
+from skattr._release import (
+    Plan,
+    Release,
+    expected_gaussian_norm,
+    expected_laplace_norm,
+)
+from skattr._secret import as_secrets
+from skattr._validation import as_frame, numeric_block
+from skattr.exceptions import DataValidationError, InvalidParameterError
+from skattr.mechanisms._base import BaseMechanism
+from skattr.utils._param_validation import (
+    Interval,
+    validate_parameter_constraints,
+)
+
+__all__ = [
+    "DPGaussian",
+    "DPLaplace",
+    "GroupDPGaussian",
+    "GroupDPLaplace",
+    "record_sensitivities",
+]
+
+_COUNTING = ("count", "proportion")
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _pair(value, column) -> tuple[float, float]:
+    where = "bounds" if column is None else f"bounds[{column!r}]"
+    try:
+        low, high = value
+    except (TypeError, ValueError):
+        raise InvalidParameterError(
+            f"{where} must be a pair (low, high) of finite numbers; got {value!r}."
+        ) from None
+    if not (_is_real(low) and _is_real(high)):
+        raise InvalidParameterError(
+            f"{where} must be a pair (low, high) of finite numbers; got {value!r}."
+        )
+    low, high = float(low), float(high)
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise InvalidParameterError(
+            f"{where} = {value!r} is not finite; declare finite bounds that every "
+            "record satisfies."
+        )
+    if not low < high:
+        raise InvalidParameterError(
+            f"{where} = {value!r} needs low < high; declare the range every record "
+            "of the column lies in."
+        )
+    return low, high
+
+
+def _parts(query) -> tuple:
+    # A stacked query (means and counts released together) has parts; a Query
+    # is its own single part.
+    return tuple(getattr(query, "parts", (query,)))
+
+
+def _bounded_columns(query) -> list:
+    """Return the columns of the mean and sum parts, once each, in order."""
+    columns = []
+    for part in _parts(query):
+        if part.statistic not in _COUNTING:
+            columns += [c for c in part.columns if c not in columns]
+    return columns
+
+
+def resolve_bounds(bounds, query, known=None) -> dict:
+    """Return ``{column: (low, high)}`` for every column of a mean or sum.
+
+    ``bounds`` is a dict ``{column: (low, high)}`` naming every such column (it
+    may declare other columns of the data too, which are not used), a sequence
+    of ``(low, high)`` pairs in their order, or one pair ``(low, high)`` for all
+    of them. Counts and proportions take none: each record contributes 0 or 1.
+    ``known``, when given, are the data's columns; a dict naming another column
+    is refused (a misspelt column would otherwise go unnoticed).
+    """
+    columns = _bounded_columns(query)
+    if isinstance(bounds, dict) and known is not None:
+        unknown = [c for c in bounds if c not in set(known)]
+        if unknown:
+            raise InvalidParameterError(
+                f"bounds names column(s) {unknown} that are not in the data; its "
+                f"columns are {list(known)[:12]}. Check the spelling."
+            )
+    if not columns:
+        if bounds is not None and not isinstance(bounds, dict):
+            raise InvalidParameterError(
+                "Counts and proportions take no bounds: each record contributes "
+                "0 or 1 to them. Omit bounds."
+            )
+        return {}
+    if bounds is None:
+        raise InvalidParameterError(
+            "Means and sums need declared bounds: pass bounds={column: (low, "
+            f"high)}} for each of the columns {columns}, from public knowledge "
+            "(never read off the private data). The sensitivity, and so the "
+            "guarantee, is computed from them."
+        )
+    if isinstance(bounds, dict):
+        missing = [c for c in columns if c not in bounds]
+        if missing:
+            raise InvalidParameterError(
+                f"bounds has no (low, high) for column(s) {missing}; declare one "
+                f"for each of the columns {columns}."
+            )
+        return {c: _pair(bounds[c], c) for c in columns}
+    if isinstance(bounds, (str, bytes)):
+        items = None
+    else:
+        try:
+            items = list(bounds)
+        except TypeError:
+            items = None
+    if items is None:
+        raise InvalidParameterError(
+            "bounds must be a dict {column: (low, high)}, a list of (low, high) "
+            f"pairs or one (low, high) pair; got {bounds!r}."
+        )
+    if len(items) == 2 and all(_is_real(v) for v in items):
+        low_high = _pair(items, None)
+        return dict.fromkeys(columns, low_high)
+    if len(items) != len(columns):
+        raise InvalidParameterError(
+            f"bounds holds {len(items)} (low, high) pair(s) but the query "
+            f"averages or sums {len(columns)} column(s) {columns}; give one pair "
+            "per column, in order, or a dict {column: (low, high)}."
+        )
+    return {c: _pair(v, c) for v, c in zip(items, columns, strict=True)}
+
+
+def record_sensitivities(query, n: int, bounds=None) -> np.ndarray:
+    """Per-statistic change of F(X) when one record is replaced.
+
+    Parameters
+    ----------
+    query : Query or StackedQuery
+        The statistics, with their columns named.
+    n : int
+        The number of records (public).
+    bounds : dict, sequence or pair, optional
+        The declared (low, high) of each averaged or summed column (see
+        :func:`resolve_bounds`); none for counts and proportions.
+
+    Returns
+    -------
+    ndarray of shape (k,)
+        ``(high - low) w(n)`` per mean or sum, ``w(n)`` per count or
+        proportion, with w(n) = 1/n for means and proportions and 1 for sums
+        and counts.
+
+    Examples
+    --------
+    >>> from skattr import Query
+    >>> record_sensitivities(Query.mean(["age"]), 100, {"age": (17, 90)})
+    array([0.73])
+    >>> q = Query.mean(["age"]) + Query.count(["female"])
+    >>> record_sensitivities(q, 100, {"age": (17, 90)})
+    array([0.73, 1.  ])
+    """
+    if query.columns is None:
+        raise InvalidParameterError(
+            "record_sensitivities needs the query's columns; name them, e.g. "
+            "Query.mean(['age'])."
+        )
+    declared = resolve_bounds(bounds, query)
+    spans = []
+    for part in _parts(query):
+        for c in part.columns:
+            low, high = declared.get(c, (0.0, 1.0))
+            # Indicators lie in [0, 1] whatever the column holds.
+            spans.append((1.0 if part.statistic in _COUNTING else high - low)
+                         * part.weight(n))
+    return np.array(spans)
+
+
+class _DPBaseline(BaseMechanism):
+    """Shared shape of the baselines: no Theta, declared bounds, optional secret.
+
+    ``fit`` only resolves the released columns (and checks that they are
+    numeric and finite); nothing is learned from the values, so fitting on the
+    private data itself leaks nothing and ``reference`` is not needed.
+    """
+
+    # Laplace noise has no delta and no Gaussian calibration.
+    _parameter_constraints = {
+        **{k: v for k, v in BaseMechanism._parameter_constraints.items()
+           if k not in ("delta", "calibration")},
+        "bounds": [dict, list, tuple, np.ndarray, None],
+    }
+
+    #: ``df.attrpriv`` may omit ``reference``: the mechanism fits no Theta.
+    needs_reference = False
+    #: ``mechanism="auto"`` never picks a baseline: record-level DP does not hide
+    #: a global property, and group DP needs bounds that "auto" cannot supply.
+    auto_candidate = False
+    _group = False
+
+    def _validate_params(self):
+        constraints = dict(self._parameter_constraints)
+        constraints.pop("secret")
+        validate_parameter_constraints(
+            constraints, self.get_params(deep=False), type(self).__name__
+        )
+        if self.secret is not None:
+            as_secrets(self.secret)
+
+    def _fit_theta(self, frame, secrets) -> tuple:
+        return ()
+
+    def fit(self, X, y=None):
+        """Resolve the released columns; differential privacy learns no Theta.
+
+        Only the columns' names and types are used (their values are checked to
+        be numbers and finite), so X may be reference data or the private data
+        itself without any leak.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_records, n_columns)
+            Data with the columns to release.
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        self : object
+            The fitted mechanism.
+        """
+        self._validate_params()
+        frame = as_frame(X, what="the data passed to fit")
+        validate_data(self, X, skip_check_array=True)
+        secrets = () if self.secret is None else as_secrets(self.secret)
+        self._resolve_query(frame, secrets)
+        resolve_bounds(self.bounds, self.query_, known=frame.columns)
+        # Nothing is learned, but bad data or a secret that does not apply to it
+        # is reported here, as by the other mechanisms.
+        self.query_.totals(frame, self.columns_, what="the data passed to fit")
+        for s in secrets:
+            s.indicator(frame, what="the data passed to fit")
+        self._plans = {}
+        return self
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit on X and release X's statistics.
+
+        No warning is needed (unlike the attribute-private mechanisms): ``fit``
+        learns nothing from the values of X.
+        """
+        return self.fit(X, y, **fit_params).transform(X)
+
+    def _check_bounds(self, frame: pd.DataFrame) -> None:
+        bounds = resolve_bounds(self.bounds, self.query_, known=frame.columns)
+        if not bounds:
+            return
+        columns = list(bounds)
+        block = numeric_block(frame, columns, what="the private data")
+        low, high = np.array([bounds[c] for c in columns]).T
+        outside = (block.min(axis=0) < low) | (block.max(axis=0) > high)
+        if outside.any():
+            column = columns[int(np.argmax(outside))]
+            lo, hi = bounds[column]
+            # The message names no value: they are the private data.
+            raise DataValidationError(
+                f"Column {column!r} of the private data holds values outside "
+                f"its declared bounds ({lo:g}, {hi:g}). The bounds are part of "
+                "the privacy guarantee and must hold for every record: declare "
+                "bounds that do (from public knowledge, not from this data), or "
+                "clip or drop those records before releasing."
+            )
+
+    def release(self, X) -> Release:
+        """Release the noisy statistics of the private data X.
+
+        Every record must lie within the declared bounds; otherwise a
+        ``DataValidationError`` is raised and nothing is released.
+
+        Returns
+        -------
+        Release
+            The noisy values with their certificate.
+        """
+        self._check_bounds(self._private_frame(X))
+        return super().release(X)
+
+    def _group_size(self, n: int) -> int:
+        if not self._group:
+            return 1
+        # Datasets of n records differ in at most n of them.
+        return n if self.group_size is None else min(int(self.group_size), n)
+
+    def _plan(self, n: int) -> Plan:
+        per_record = record_sensitivities(self.query_, n, self.bounds)
+        k = self._group_size(n)
+        d = len(per_record)
+        noise = self._calibrate(k, per_record)
+        if self._group:
+            guarantee = f"group differential privacy (groups of k = {k} records)"
+            neighbours = (f"neighbouring datasets differ by replacing up to k = {k} "
+                          f"of the n = {n} records (n public)")
+            if k == n:
+                neighbours += ("; as every record may change, every pair of "
+                               "datasets of n records is covered, whatever "
+                               "global property separates them")
+        else:
+            guarantee = "differential privacy (one record replaced)"
+            neighbours = ("neighbouring datasets differ by replacing one record "
+                          f"(n = {n} public); this does not hide global "
+                          "properties of the data")
+        bounds = resolve_bounds(self.bounds, self.query_)
+        declared = "each record contributes 0 or 1 to a count or proportion"
+        if bounds:
+            declared = "declared bounds hold for every record: " + ", ".join(
+                f"{c!s} in [{lo:g}, {hi:g}]" for c, (lo, hi) in bounds.items())
+        return Plan(
+            mechanism=self.mechanism_name,
+            statistics=tuple(self.query_.names(self.columns_)),
+            n=n,
+            secrets=tuple(s.label for s in self.secrets_),
+            theta="none: differential privacy needs no Theta",
+            inherent_variance=(0.0,) * d,
+            guarantee=guarantee,
+            assumptions=(neighbours, declared),
+            **noise,
+        )
+
+    def _noise(self, plan: Plan) -> np.ndarray:
+        if plan.noise == "laplace":
+            return laplace_noise(plan.noise_scale, plan.noise_basis,
+                                 self.random_state)
+        return gaussian_noise(plan.noise_covariance, self.random_state)
+
+
+class _LaplaceBaseline(_DPBaseline):
+    def _calibrate(self, k: int, per_record: np.ndarray) -> dict:
+        d = len(per_record)
+        sensitivity = k * float(np.sum(per_record))
+        b = sensitivity / self.epsilon
+        return dict(
+            epsilon=float(self.epsilon), delta=0.0, calibration="laplace",
+            sensitivity=sensitivity, noise="laplace", noise_scale=b,
+            noise_basis=np.eye(d), noise_covariance=2 * b * b * np.eye(d),
+            expected_error=expected_laplace_norm(b, d),
+            method=(f"Laplace mechanism: scale b = k l1 / epsilon = {k} x "
+                    f"{sensitivity / k:.6g} / {self.epsilon:g} on each statistic "
+                    "(Dwork & Roth Thm 3.6)"),
+        )
+
+
+class _GaussianBaseline(_DPBaseline):
+    _parameter_constraints = {
+        **_DPBaseline._parameter_constraints,
+        "delta": [Interval("real", 0, 1, closed="neither")],
+        "calibration": BaseMechanism._parameter_constraints["calibration"],
+    }
+
+    def _calibrate(self, k: int, per_record: np.ndarray) -> dict:
+        d = len(per_record)
+        sensitivity = k * float(np.linalg.norm(per_record))
+        mu = max_mahalanobis(self.epsilon, self.delta, self.calibration)
+        sigma = sensitivity / mu
+        cov = sigma * sigma * np.eye(d)
+        if self.calibration == "classic":
+            how = (f"classic constant: sigma = k l2 sqrt(2 ln(1.25/delta)) / "
+                   f"epsilon (Dwork & Roth Thm A.1), mu = {mu:.6g}")
+        else:
+            how = (f"analytic calibration (Balle & Wang 2018): sigma = k l2 / mu, "
+                   f"mu = {mu:.6g}")
+        return dict(
+            epsilon=float(self.epsilon), delta=float(self.delta),
+            calibration=self.calibration, sensitivity=sensitivity,
+            noise="gaussian", noise_covariance=cov,
+            expected_error=expected_gaussian_norm(cov),
+            method=f"Gaussian mechanism, N(0, sigma^2 I) with sigma = "
+                   f"{sigma:.6g}; {how}",
+        )
+
+
+_SHARED_PARAMETERS = """\
+query : Query or None, default=None
+    The statistic; None is the mean of every column but the secrets'.
+secret : Secret, list of Secret or None, default=None
+    Not needed: differential privacy protects records, not a property. When
+    given, its label is recorded in the release (for comparison with the
+    attribute-private mechanisms) and its column is left out of the
+    default query.
+epsilon : float, default=1.0
+    Privacy loss bound, > 0."""
+
+_BOUNDS_PARAMETER = """\
+bounds : dict, sequence of (low, high), (low, high) or None, default=None
+    Declared range of each averaged or summed column, never read from the
+    data: ``{column: (low, high)}`` (other columns of the data may be
+    declared too), one pair per column in the query's order, or one pair for
+    every column. Required for means and sums; counts and proportions need
+    none (each record contributes 0 or 1). A record outside its bounds makes
+    ``release`` raise: the bounds are part of the guarantee."""
+
+_RANDOM_STATE_PARAMETER = """\
+random_state : None, int, Generator or RandomState, default=None
+    None draws the noise from the operating system's entropy. A seed makes
+    the noise reproducible, for experiments only: anyone who knows it can
+    remove the noise."""
+
+_GAUSSIAN_PARAMETERS = """\
+delta : float, default=1e-3
+    Failure probability, in (0, 1).
+calibration : {"analytic", "classic"}, default="analytic"
+    ``"analytic"``: the exact Gaussian calibration of Balle and Wang (valid
+    for every epsilon). ``"classic"``: c = sqrt(2 ln(1.25/delta)) (proven for
+    epsilon < 1 only; a warning says so otherwise)."""
+
+_GROUP_PARAMETER = """\
+group_size : int or None, default=None
+    k, the number of records a neighbouring dataset may replace. None means
+    k = n (every record), Chen and Ohrimenko's baseline; k is capped at n."""
+
+_ATTRIBUTES = """\
+Attributes
+----------
+columns_ : tuple
+    The released columns.
+query_ : Query
+    The query with its columns resolved.
+secrets_ : tuple of Secret
+    The recorded secrets (empty when none is given).
+n_features_in_ : int
+    Number of columns seen in ``fit``.
+feature_names_in_ : ndarray of str
+    Column names seen in ``fit`` (DataFrames with string columns only)."""
+
+_SENSITIVITY_NOTE = """\
+Replacing one record changes a mean or proportion by at most
+(high - low) / n per column (1/n for an indicator) and a sum or count by
+(high - low) (1 for an indicator)."""
+
+_REFERENCES = """\
+.. [1] C. Dwork and A. Roth. "The Algorithmic Foundations of Differential
+   Privacy." Foundations and Trends in Theoretical Computer Science 9(3-4),
+   2014. Theorems 2.2, 3.6 and A.1.
+.. [2] M. Chen and O. Ohrimenko. "Protecting Global Properties of Datasets
+   with Distribution Privacy Mechanisms." AISTATS 2023. Section 5.1 and
+   Table 2 (the group DP baseline with k = n = 100).
+.. [3] B. Balle and Y.-X. Wang. "Improving the Gaussian Mechanism for
+   Differential Privacy: Analytical Calibration and Optimal Denoising."
+   ICML 2018."""
+
+
+_GROUP_NOTE = """\
+Group privacy is obtained from the sensitivity of replacing k records,
+k times the per-record sensitivity (a sum of k per-record changes), and the
+noise is calibrated to it at the stated epsilon and delta. This is not the
+generic group-privacy composition of Dwork and Roth [1]_ (Theorem 2.2 and
+its (k epsilon, k e^((k-1) epsilon) delta) analogue), which holds for any
+mechanism but is far weaker here."""
+
+_TEMPLATES = {
+    "shared": _SHARED_PARAMETERS,
+    "bounds": _BOUNDS_PARAMETER,
+    "random_state": _RANDOM_STATE_PARAMETER,
+    "gaussian": _GAUSSIAN_PARAMETERS,
+    "group": _GROUP_PARAMETER,
+    "attributes": _ATTRIBUTES,
+    "sensitivity": _SENSITIVITY_NOTE,
+    "references": _REFERENCES,
+    "group_note": _GROUP_NOTE,
+}
+
+
+def _fill_doc(cls):
+    """Fill the shared sections (``%(name)s`` lines) of a class docstring."""
+    doc = cls.__doc__
+    for name, text in _TEMPLATES.items():
+        doc = doc.replace(f"    %({name})s", textwrap.indent(text, "    "))
+    cls.__doc__ = doc
+    return cls
+
+
+@_fill_doc
+class DPLaplace(_LaplaceBaseline):
+    """Laplace mechanism: (epsilon, 0)-differential privacy of records.
+
+    Releases a linear statistic F(X) plus independent Laplace(0, b) noise on
+    each statistic, with b = l1 / epsilon for the l1 sensitivity of F when one
+    record is replaced. A baseline: differential privacy protects each record,
+    not a global property of the data (Chen and Ohrimenko [2]_, Sec. 1); see
+    :class:`GroupDPLaplace` for groups of records.
+
+    Parameters
+    ----------
+    %(shared)s
+    %(bounds)s
+    %(random_state)s
+
+    %(attributes)s
+
+    See Also
+    --------
+    GroupDPLaplace : The same for groups of k records.
+    DPGaussian : Gaussian noise, (epsilon, delta)-differential privacy.
+
+    Notes
+    -----
+    Dwork and Roth [1]_, Theorem 3.6: with l1 = sum_i Delta_i over the
+    statistics, adding Laplace(l1 / epsilon) to each is (epsilon, 0)-DP.
+    %(sensitivity)s
+    The release's ``delta`` is 0 and its ``calibration`` is ``"laplace"``.
+
+    References
+    ----------
+    %(references)s
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import skattr
+    >>> df = pd.DataFrame({"age": [23, 35, 51, 62], "hours": [40, 38, 45, 20]})
+    >>> mech = skattr.mechanisms.DPLaplace(
+    ...     query=skattr.Query.mean(["age", "hours"]),
+    ...     bounds={"age": (17, 90), "hours": (1, 99)}, epsilon=1.0,
+    ...     random_state=0).fit(df)
+    >>> rel = mech.release(df)
+    >>> round(rel.sensitivity, 2)      # (73 + 98) / 4
+    42.75
+    >>> round(rel.noise_scale, 2), rel.delta
+    (42.75, 0.0)
+    """
+
+    mechanism_name = "dp-laplace"
+
+    def __init__(self, *, query=None, secret=None, epsilon=1.0, bounds=None,
+                 random_state=None):
+        self.query = query
+        self.secret = secret
+        self.epsilon = epsilon
+        self.bounds = bounds
+        self.random_state = random_state
+
+
+@_fill_doc
+class DPGaussian(_GaussianBaseline):
+    """Gaussian mechanism: (epsilon, delta)-differential privacy of records.
+
+    Releases a linear statistic F(X) plus N(0, sigma^2 I) noise with
+    sigma = l2 / mu, for the l2 sensitivity of F when one record is replaced
+    and mu the largest Mahalanobis distance certified at (epsilon, delta). A
+    baseline: differential privacy protects each record, not a global property
+    of the data (Chen and Ohrimenko [2]_, Sec. 1); see :class:`GroupDPGaussian`
+    for groups of records.
+
+    Parameters
+    ----------
+    %(shared)s
+    %(gaussian)s
+    %(bounds)s
+    %(random_state)s
+
+    %(attributes)s
+
+    See Also
+    --------
+    GroupDPGaussian : The same for groups of k records.
+    DPLaplace : Laplace noise, (epsilon, 0)-differential privacy.
+
+    Notes
+    -----
+    With ``calibration="classic"``, mu = epsilon / sqrt(2 ln(1.25/delta))
+    (Dwork and Roth [1]_, Theorem A.1, proven for epsilon < 1); with
+    ``"analytic"``, the exact mu of Balle and Wang [3]_, which is larger (less
+    noise) and valid for every epsilon.
+    %(sensitivity)s
+
+    References
+    ----------
+    %(references)s
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import skattr
+    >>> df = pd.DataFrame({"age": [23, 35, 51, 62], "hours": [40, 38, 45, 20]})
+    >>> mech = skattr.mechanisms.DPGaussian(
+    ...     query=skattr.Query.mean(["age", "hours"]),
+    ...     bounds={"age": (17, 90), "hours": (1, 99)}, epsilon=0.5,
+    ...     calibration="classic", random_state=0).fit(df)
+    >>> rel = mech.release(df)
+    >>> round(rel.sensitivity, 2)      # hypot(73, 98) / 4
+    30.55
+    >>> round(float(rel.noise_std[0]), 2)   # 30.55 sqrt(2 ln 1250) / 0.5
+    230.74
+    """
+
+    mechanism_name = "dp-gaussian"
+
+    def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
+                 calibration="analytic", bounds=None, random_state=None):
+        self.query = query
+        self.secret = secret
+        self.epsilon = epsilon
+        self.delta = delta
+        self.calibration = calibration
+        self.bounds = bounds
+        self.random_state = random_state
+
+
+@_fill_doc
+class GroupDPLaplace(_LaplaceBaseline):
+    """Laplace mechanism for group differential privacy (groups of k records).
+
+    Releases a linear statistic F(X) plus independent Laplace(0, b) noise on
+    each statistic with b = k l1 / epsilon: (epsilon, 0)-indistinguishable
+    for any two datasets that differ in at most k records. With k = n (the
+    default) every pair of datasets of n records is covered, so every global
+    property is hidden, at a large cost in noise: the baseline of Chen and
+    Ohrimenko [2]_ (Sec. 5.1, k = n = 100).
+
+    Parameters
+    ----------
+    %(shared)s
+    %(bounds)s
+    %(group)s
+    %(random_state)s
+
+    %(attributes)s
+
+    See Also
+    --------
+    DPLaplace : The same for one record (k = 1).
+    GroupDPGaussian : Gaussian noise.
+
+    Notes
+    -----
+    %(group_note)s
+    %(sensitivity)s
+
+    References
+    ----------
+    %(references)s
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import skattr
+    >>> df = pd.DataFrame({"female": [1, 0, 1, 1]})
+    >>> mech = skattr.mechanisms.GroupDPLaplace(
+    ...     query=skattr.Query.count(["female"]), epsilon=1.0,
+    ...     random_state=0).fit(df)
+    >>> plan = mech.plan(df)
+    >>> plan.sensitivity, plan.noise_scale   # k = n = 4 records, 1 each
+    (4.0, 4.0)
+    """
+
+    mechanism_name = "group-dp-laplace"
+    _group = True
+    _parameter_constraints = {
+        **_LaplaceBaseline._parameter_constraints,
+        "group_size": [Interval("integral", 1, None, closed="left"), None],
+    }
+
+    def __init__(self, *, query=None, secret=None, epsilon=1.0, bounds=None,
+                 group_size=None, random_state=None):
+        self.query = query
+        self.secret = secret
+        self.epsilon = epsilon
+        self.bounds = bounds
+        self.group_size = group_size
+        self.random_state = random_state
+
+
+@_fill_doc
+class GroupDPGaussian(_GaussianBaseline):
+    """Gaussian mechanism for group differential privacy (groups of k records).
+
+    Releases a linear statistic F(X) plus N(0, sigma^2 I) noise with
+    sigma = k l2 / mu: (epsilon, delta)-indistinguishable for any two datasets
+    that differ in at most k records. With k = n (the default) every pair of
+    datasets of n records is covered, so every global property is hidden, at a
+    large cost in noise: the GroupDP (G) baseline of Chen and Ohrimenko [2]_
+    (Sec. 5.1 and Table 2, k = n = 100).
+
+    Parameters
+    ----------
+    %(shared)s
+    %(gaussian)s
+    %(bounds)s
+    %(group)s
+    %(random_state)s
+
+    %(attributes)s
+
+    See Also
+    --------
+    DPGaussian : The same for one record (k = 1).
+    GroupDPLaplace : Laplace noise, delta = 0.
+
+    Notes
+    -----
+    %(group_note)s
+    mu is epsilon / sqrt(2 ln(1.25/delta)) (``calibration="classic"``, as in
+    the paper) or the exact value of Balle and Wang [3]_.
+    %(sensitivity)s
+
+    References
+    ----------
+    %(references)s
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import skattr
+    >>> df = pd.DataFrame({"age": [23, 35, 51, 62]})
+    >>> mech = skattr.mechanisms.GroupDPGaussian(
+    ...     query=skattr.Query.mean(["age"]), bounds=(17, 90), group_size=2,
+    ...     epsilon=0.5, calibration="classic", random_state=0).fit(df)
+    >>> plan = mech.plan(df)
+    >>> plan.sensitivity                 # 2 records x 73 / 4
+    36.5
+    >>> round(float(plan.noise_std[0]), 2)
+    275.68
+    """
+
+    mechanism_name = "group-dp-gaussian"
+    _group = True
+    _parameter_constraints = {
+        **_GaussianBaseline._parameter_constraints,
+        "group_size": [Interval("integral", 1, None, closed="left"), None],
+    }
+
+    def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
+                 calibration="analytic", bounds=None, group_size=None,
+                 random_state=None):
+        self.query = query
+        self.secret = secret
+        self.epsilon = epsilon
+        self.delta = delta
+        self.calibration = calibration
+        self.bounds = bounds
+        self.group_size = group_size
+        self.random_state = random_state
