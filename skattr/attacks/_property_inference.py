@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -150,8 +149,8 @@ class PropertyInferenceAttack(BaseEstimator):
         ``secrets_[0]`` the statistic and the property. None attacks the exact
         statistics (no defence); ``query`` and ``secret`` must then be given.
         The mechanism is used as fitted and never changed; its noise follows its
-        own ``random_state`` (an int there adds the same noise to every release,
-        which a warning points out).
+        own ``random_state`` (an int there reproduces the sequence of releases
+        from the defence's fit; each release still draws fresh noise).
     query : Query, StackedQuery or None, default=None
         The released statistic when there is no defence.
     secret : Secret or None, default=None
@@ -324,14 +323,6 @@ class PropertyInferenceAttack(BaseEstimator):
             msg=(f"The defence {type(self.mechanism).__name__} is not fitted; fit "
                  "it on reference data first: the attack measures the defence as "
                  "it would release."))
-        if isinstance(getattr(self.mechanism, "random_state", None),
-                      numbers.Integral):
-            warnings.warn(
-                f"The defence's random_state is the seed {self.mechanism.random_state}"
-                ", so every release adds the same noise and the attack sees the "
-                "noise as a constant shift; give the defence random_state=None or "
-                "a numpy Generator to measure it as deployed.",
-                UserWarning, stacklevel=3)
         secret = self.secret if self.secret is not None else self.mechanism.secrets_[0]
         return self.mechanism.query_, secret
 

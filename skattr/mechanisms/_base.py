@@ -9,9 +9,11 @@ import numpy as np
 import pandas as pd
 from sklearn import get_config
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skattr._query import Query, StackedQuery, check_present
+from skattr._random import gaussian_noise, laplace_noise
 from skattr._release import Plan, Release
 from skattr._secret import as_secrets
 from skattr._validation import as_frame
@@ -94,7 +96,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None)
         secrets = as_secrets(self.secret)
         self._resolve_query(frame, secrets)
         self.theta_ = self._fit_theta(frame, secrets)
-        self._plans = {}
+        self._start_releases()
         return self
 
     def _resolve_query(self, frame: pd.DataFrame, secrets) -> None:
@@ -174,9 +176,29 @@ class BaseMechanism(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None)
         fields = {f: getattr(plan, f) for f in plan.__dataclass_fields__}
         return Release(**fields, values=values)
 
-    @abstractmethod
+    def _start_releases(self) -> None:
+        """Reset the fitted state that releases use: the plan cache, the noise.
+
+        A seeded ``random_state`` becomes one generator per fit, so the sequence
+        of releases after a fit is reproducible while successive releases draw
+        fresh noise (identical noise on two datasets would reveal their
+        difference exactly). None keeps drawing from the operating system.
+        """
+        self._plans = {}
+        if self.random_state is None or isinstance(self.random_state,
+                                                   np.random.Generator):
+            self._noise_source = self.random_state
+        else:
+            self._noise_source = check_random_state(self.random_state)
+
     def _noise(self, plan: Plan) -> np.ndarray:
-        """One draw of the plan's noise."""
+        """Draw the plan's noise once."""
+        if plan.noiseless:
+            return np.zeros(len(plan.statistics))
+        source = getattr(self, "_noise_source", self.random_state)
+        if plan.noise == "laplace":
+            return laplace_noise(plan.noise_scale, plan.noise_basis, source)
+        return gaussian_noise(plan.noise_covariance, source)
 
     def transform(self, X):
         """Return the noisy statistics of X as one row (a frame with set_output).

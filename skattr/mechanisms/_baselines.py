@@ -11,7 +11,6 @@ import pandas as pd
 from sklearn.utils.validation import validate_data
 
 from skattr._calibration import max_mahalanobis
-from skattr._random import gaussian_noise, laplace_noise
 from skattr._release import (
     Plan,
     Release,
@@ -256,7 +255,7 @@ class _DPBaseline(BaseMechanism):
         self.query_.totals(frame, self.columns_, what="the data passed to fit")
         for s in secrets:
             s.indicator(frame, what="the data passed to fit")
-        self._plans = {}
+        self._start_releases()
         return self
 
     def fit_transform(self, X, y=None, **fit_params):
@@ -342,11 +341,6 @@ class _DPBaseline(BaseMechanism):
             **noise,
         )
 
-    def _noise(self, plan: Plan) -> np.ndarray:
-        if plan.noise == "laplace":
-            return laplace_noise(plan.noise_scale, plan.noise_basis,
-                                 self.random_state)
-        return gaussian_noise(plan.noise_covariance, self.random_state)
 
 
 class _LaplaceBaseline(_DPBaseline):

@@ -12,8 +12,6 @@ from skattr._gaussian_noise import (
     raw_leakage_epsilon,
 )
 from skattr._pairs import PairLaws, pair_laws
-from skattr._random import gaussian_noise, laplace_noise
-from skattr._release import Plan
 from skattr.exceptions import InvalidParameterError
 from skattr.mechanisms._base import BaseMechanism
 from skattr.theta import (
@@ -157,11 +155,3 @@ class ThetaMechanism(BaseMechanism):
                                         self.epsilon, self.delta,
                                         self.calibration).all())
                    for laws in self._laws(int(n)))
-
-    def _noise(self, plan: Plan) -> np.ndarray:
-        if plan.noiseless:
-            return np.zeros(len(plan.statistics))
-        if plan.noise == "laplace":
-            return laplace_noise(plan.noise_scale, plan.noise_basis,
-                                 self.random_state)
-        return gaussian_noise(plan.noise_covariance, self.random_state)
