@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -119,6 +119,10 @@ class Plan:
     noise_basis : ndarray of shape (k, d) or None
         For Laplace noise: the orthonormal directions each carrying one
         Laplace(b) draw (the identity for per-component noise).
+    extra_laplace_scale : float or None
+        Chen & Ohrimenko Thm 4.7: the scale W / lambda of Laplace noise added to
+        every statistic on top of the mechanism's own (``noise_covariance``
+        then includes it).
     noiseless : bool
         True when the data's own randomness covers the sensitivity and no noise
         is added.
@@ -150,6 +154,7 @@ class Plan:
     noise: str = "gaussian"
     noise_scale: float | None = None
     noise_basis: np.ndarray | None = None
+    extra_laplace_scale: float | None = None
     noiseless: bool = False
     expected_error: float = 0.0
     method: str = ""
@@ -186,10 +191,21 @@ class Plan:
         """
         if self.noiseless:
             return 0.0
+        if self.extra_laplace_scale:
+            # Union bound: the main noise and the extra Laplace noise each exceed
+            # their share with probability beta / 2.
+            k = len(self.statistics)
+            b = self.extra_laplace_scale
+            main = replace(self, extra_laplace_scale=None,
+                           noise_covariance=self.noise_covariance
+                           - 2 * b**2 * np.eye(k))
+            return main.alpha(beta / 2) + float(b * stats.gamma.isf(beta / 2, k))
         if self.noise == "laplace":
             d = self.noise_basis.shape[1]
             return float(self.noise_scale * stats.gamma.isf(beta, d))
         lam = np.linalg.eigvalsh(self.noise_covariance)
+        if lam.max() <= 0:
+            return 0.0
         k = int(np.sum(lam > 1e-15 * lam.max()))
         return gaussian_accuracy(float(lam.max()), k, beta)
 

@@ -268,3 +268,23 @@ def test_adult_leakage_is_about_4_9(adult):
     assert eps == pytest.approx(closed, rel=1e-9)
     # Certified for the unequal covariances the data actually has: more.
     assert mech.set_params(covariances="certify").leakage(n=100) > eps
+
+
+def test_wasserstein_relaxation_of_theorem_4_7():
+    base = _mech(ExpectedValueGaussian, [2.0, 1.0], [0.0, 0.0],
+                 np.eye(2)).plan(FRAME)
+    mech = _mech(ExpectedValueGaussian, [2.0, 1.0], [0.0, 0.0], np.eye(2),
+                 wasserstein_w=0.3, wasserstein_lambda=0.1, random_state=0)
+    plan = mech.plan(FRAME)
+    assert plan.epsilon == pytest.approx(0.9 + 0.2)
+    assert plan.delta == pytest.approx(math.exp(0.1) * 1e-3)
+    assert plan.extra_laplace_scale == pytest.approx(3.0)
+    np.testing.assert_allclose(plan.noise_covariance,
+                               base.noise_covariance + 2 * 9.0 * np.eye(2))
+    # Releases carry both noises: their variance is the total.
+    draws = np.array([mech.release(FRAME).values.to_numpy() for _ in range(4000)])
+    np.testing.assert_allclose(draws.var(axis=0), np.diag(plan.noise_covariance),
+                               rtol=0.12)
+    assert plan.alpha(0.05) > base.alpha(0.05)
+    with pytest.raises(skattr.exceptions.InvalidParameterError, match="both"):
+        _mech(ExpectedValueGaussian, [2.0], [0.0], 1.0, wasserstein_w=0.3).plan(n=1)

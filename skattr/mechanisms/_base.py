@@ -196,9 +196,16 @@ class BaseMechanism(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None)
         if plan.noiseless:
             return np.zeros(len(plan.statistics))
         source = getattr(self, "_noise_source", self.random_state)
+        k = len(plan.statistics)
+        extra = plan.extra_laplace_scale or 0.0
+        cov = plan.noise_covariance - 2 * extra**2 * np.eye(k)
         if plan.noise == "laplace":
-            return laplace_noise(plan.noise_scale, plan.noise_basis, source)
-        return gaussian_noise(plan.noise_covariance, source)
+            draw = laplace_noise(plan.noise_scale, plan.noise_basis, source)
+        else:
+            draw = gaussian_noise(cov, source)
+        if extra:
+            draw = draw + laplace_noise(extra, np.eye(k), source)
+        return draw
 
     def transform(self, X):
         """Return the noisy statistics of X as one row (a frame with set_output).

@@ -16,7 +16,7 @@ from skattr._gaussian_noise import (
 )
 from skattr._pairs import PairLaws
 from skattr._release import Plan, expected_gaussian_norm, expected_laplace_norm
-from skattr.exceptions import NotCertifiableError
+from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.mechanisms._theta_base import ThetaMechanism
 from skattr.utils._param_validation import Interval
 
@@ -100,6 +100,8 @@ class _ExpectedValueMechanism(ThetaMechanism):
         **ThetaMechanism._parameter_constraints,
         "lambda_eta": [Interval("real", 0, None, closed="left"), None],
         "eta": [Interval("real", 0, 1, closed="left")],
+        "wasserstein_w": [Interval("real", 0, None, closed="left"), None],
+        "wasserstein_lambda": [Interval("real", 0, None, closed="neither"), None],
     }
 
     noise_kind = "gaussian"
@@ -107,7 +109,8 @@ class _ExpectedValueMechanism(ThetaMechanism):
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
                  calibration="analytic", theta="moments",
                  sampling="without-replacement", covariances="certify",
-                 lambda_eta=None, eta=0.0, random_state=None):
+                 lambda_eta=None, eta=0.0, wasserstein_w=None,
+                 wasserstein_lambda=None, random_state=None):
         self.query = query
         self.secret = secret
         self.epsilon = epsilon
@@ -118,6 +121,8 @@ class _ExpectedValueMechanism(ThetaMechanism):
         self.covariances = covariances
         self.lambda_eta = lambda_eta
         self.eta = eta
+        self.wasserstein_w = wasserstein_w
+        self.wasserstein_lambda = wasserstein_lambda
         self.random_state = random_state
 
     def _mu(self) -> float:
@@ -171,6 +176,15 @@ class _ExpectedValueMechanism(ThetaMechanism):
             fields.update(noise="gaussian",
                           expected_error=expected_gaussian_norm(noise_cov))
         epsilon = self.epsilon
+        if (self.wasserstein_w is None) != (self.wasserstein_lambda is None):
+            raise InvalidParameterError(
+                "Theorem 4.7 needs both wasserstein_w (the infinity-Wasserstein "
+                "distance between the modelled and true laws) and "
+                "wasserstein_lambda (the privacy it may cost); give both or neither.")
+        if self.lambda_eta is not None and self.wasserstein_w is not None:
+            raise InvalidParameterError(
+                "Theorems 4.6 (lambda_eta, eta) and 4.7 (wasserstein_w, "
+                "wasserstein_lambda) are alternative relaxations; give one.")
         if self.lambda_eta is not None:
             lam = self.lambda_eta
             delta = (1 + math.exp(epsilon + lam)) * self.eta + math.exp(lam) * delta
@@ -178,6 +192,20 @@ class _ExpectedValueMechanism(ThetaMechanism):
             assumptions.append(
                 f"the modelled laws are within eta-approximate max-divergence "
                 f"{lam:g} (eta = {self.eta:g}) of the true ones (Thm 4.6)")
+        if self.wasserstein_w is not None and self.wasserstein_w > 0:
+            lam = self.wasserstein_lambda
+            extra = self.wasserstein_w / lam
+            k = noise_cov.shape[0]
+            noise_cov = noise_cov + 2 * extra**2 * np.eye(k)
+            delta = math.exp(lam) * delta
+            epsilon = epsilon + 2 * lam
+            fields.update(extra_laplace_scale=extra,
+                          expected_error=math.sqrt(np.trace(noise_cov)))
+            method += f"; plus Laplace({extra:.4g}) on each statistic (Thm 4.7)"
+            assumptions.append(
+                f"the modelled laws are within infinity-Wasserstein distance "
+                f"{self.wasserstein_w:g} of the true ones (Thm 4.7); the expected "
+                "error is then the root-mean-square norm (an upper bound)")
         return Plan(
             mechanism=self.mechanism_name,
             statistics=tuple(self.query_.names(self.columns_)),
@@ -225,6 +253,11 @@ _DOC_PARAMS = """
         lambda_eta of the true ones, the certificate becomes
         (epsilon + 2 lambda_eta, (1 + e^(epsilon + lambda_eta)) eta
         + e^lambda_eta delta).
+    wasserstein_w, wasserstein_lambda : float or None
+        Thm 4.7: if the modelled laws are within infinity-Wasserstein distance
+        W of the true ones, Laplace noise of scale W / lambda is added to every
+        statistic and the certificate becomes (epsilon + 2 lambda,
+        e^lambda delta).
     random_state : None, int, Generator or RandomState, default=None
         None draws the noise from the operating system's entropy; a seed is for
         experiments only.
