@@ -17,6 +17,13 @@ from skattr.mechanisms._expected_value import (
     ExpectedValueLaplace,
     OptimalGaussian,
 )
+from skattr.mechanisms._primitives import (
+    exponential_mechanism,
+    exponential_mechanism_probabilities,
+    randomized_response,
+    randomized_response_estimate,
+    randomized_response_variance,
+)
 
 __all__ = [
     "AttributePrivateGaussian",
@@ -32,6 +39,11 @@ __all__ = [
     "GroupDPGaussian",
     "GroupDPLaplace",
     "OptimalGaussian",
+    "exponential_mechanism",
+    "exponential_mechanism_probabilities",
+    "randomized_response",
+    "randomized_response_estimate",
+    "randomized_response_variance",
 ]
 
 #: ``mechanism=`` names of the estimators available in this release.
