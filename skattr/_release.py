@@ -35,12 +35,18 @@ def expected_gaussian_norm(cov: np.ndarray) -> float:
         return float(math.sqrt(2 * lam[0]) * math.exp(
             special.gammaln((k + 1) / 2) - special.gammaln(k / 2)))
     # sqrt(q) = 1 / (2 sqrt(pi)) * integral_0^inf (1 - e^(-t q)) t^(-3/2) dt, and
-    # E e^(-t Q) = prod (1 + 2 lam t)^(-1/2) for Q = sum lam_i chi2_1.
-    def integrand(t):
-        return (1.0 - np.prod((1.0 + 2.0 * lam * t) ** -0.5)) * t ** -1.5
+    # E e^(-t Q) = prod (1 + 2 lam t)^(-1/2) for Q = sum lam_i chi2_1. The
+    # eigenvalues are scaled to at most 1 so the quadrature sees one scale
+    # whatever the noise's size: E||Z|| = sqrt(lam_max) E||Z / sqrt(lam_max)||.
+    top = float(lam.max())
+    unit = lam / top
 
-    value, _ = integrate.quad(integrand, 0, np.inf, limit=200)
-    return float(value / (2 * math.sqrt(math.pi)))
+    def integrand(t):
+        return (1.0 - np.prod((1.0 + 2.0 * unit * t) ** -0.5)) * t ** -1.5
+
+    head, _ = integrate.quad(integrand, 0, 1, limit=200)
+    tail, _ = integrate.quad(integrand, 1, np.inf, limit=200)
+    return float(math.sqrt(top) * (head + tail) / (2 * math.sqrt(math.pi)))
 
 
 def expected_laplace_norm(scale: float, d: int) -> float:

@@ -428,3 +428,11 @@ def test_expected_norm_of_anisotropic_noise():
     assert expected_gaussian_norm(np.eye(2) * 9.0) == pytest.approx(
         3.0 * math.sqrt(math.pi / 2))
     assert expected_gaussian_norm(np.zeros((2, 2))) == 0.0
+    # Scale-free: large or tiny anisotropic variances (a regression: the
+    # quadrature once returned -0.05 for variances near 2.6e4).
+    for scale in (1e-8, 2.6e4, 1e6, 1e12):
+        assert expected_gaussian_norm(cov * scale) == pytest.approx(
+            expected_gaussian_norm(cov) * math.sqrt(scale), rel=1e-7)
+    rank_one = np.diag([1e6, 0.0, 0.0])
+    assert expected_gaussian_norm(rank_one) == pytest.approx(
+        1000 * math.sqrt(2 / math.pi), rel=1e-7)

@@ -12,6 +12,7 @@ from skattr._gaussian_noise import (
     certify_noise_covariance,
     covariances_equal,
     max_covariance_gap,
+    pairs_certified,
     required_noise_variance,
 )
 from skattr._pairs import PairLaws
@@ -162,11 +163,22 @@ class _ExpectedValueMechanism(ThetaMechanism):
         else:
             noise_cov, method = self._gaussian_noise(laws)
             delta = self.delta
+            if not np.any(noise_cov) and not pairs_certified(
+                    laws, noise_cov, self.epsilon, self.delta,
+                    self.calibration).all():
+                # The theorem's formula asks for no noise (it assumes equal
+                # covariances) but the pairs are not certified without: start
+                # from noise along the mean differences' span and scale it.
+                basis = span_basis(laws.mean_diff)
+                noise_cov = basis @ basis.T * (laws.sensitivity / self._mu()) ** 2
+                method += "; the formula's zero noise did not certify"
             factor = certify_noise_covariance(laws, noise_cov, self.epsilon,
                                               self.delta, self.calibration)
             if factor > 1.0:
-                method += (f"; scaled by {factor:.4g} to certify unequal covariances "
-                           "(exact 1-D profile or Renyi bound)")
+                why = ("unequal covariances (exact 1-D profile or Renyi bound)"
+                       if not equal else "every pair (the theorem's assumptions "
+                       "hold only approximately)")
+                method += f"; scaled by {factor:.4g} to certify {why}"
             noise_cov = noise_cov * factor
             assumptions.append(
                 "F given each secret is Gaussian with the modelled mean and "
