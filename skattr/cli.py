@@ -188,6 +188,10 @@ def main(argv=None) -> int:
     except (SkattrError, FileNotFoundError, KeyError) as exc:
         print(f"skattr: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (e.g. `skattr demo | head`): stop quietly.
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":
