@@ -1,5 +1,6 @@
 """Theta models: what ``fit`` learns (or an expert states) about the data's law."""
 
+from skattr.theta._counts import count_pmf, count_sensitivity
 from skattr.theta._expert import ExpertTheta
 from skattr.theta._fit import fit_group_moments, fit_joint_gaussian
 from skattr.theta._models import GroupMoments, JointGaussian
@@ -12,6 +13,8 @@ __all__ = [
     "JointGaussian",
     "MonteCarlo",
     "MonteCarloMoments",
+    "count_pmf",
+    "count_sensitivity",
     "fit_group_moments",
     "fit_joint_gaussian",
 ]
