@@ -11,6 +11,7 @@ from skattr import (
     mechanisms,
     theta,
     utils,
+    wasserstein,
 )
 from skattr._accessor import AttributePrivacyAccessor
 from skattr._query import Query, StackedQuery
@@ -33,5 +34,6 @@ __all__ = [
     "mechanisms",
     "theta",
     "utils",
+    "wasserstein",
     "__version__",
 ]
