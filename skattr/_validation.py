@@ -65,9 +65,9 @@ def check_columns(frame: pd.DataFrame, columns, *, what: str = "X") -> None:
     if missing:
         shown = list(frame.columns)[:12]
         raise DataValidationError(
-            f"Column(s) {missing} not found in {what}. Its columns are {shown}"
-            f"{' ...' if frame.shape[1] > 12 else ''}; check the spelling or pass "
-            "the frame that holds them."
+            f"Column(s) {missing} not found in {what}, which has n_features = "
+            f"{frame.shape[1]}: {shown}{' ...' if frame.shape[1] > 12 else ''}; "
+            "check the spelling or pass the frame that holds them."
         )
 
 

@@ -115,7 +115,7 @@ def test_mechanism_names(frames):
     reference, private = frames
     with pytest.raises(InvalidParameterError, match="not available in this version"):
         private.attrpriv.mean(["weight"], secret=SECRET, reference=reference,
-                              mechanism="wasserstein")
+                              mechanism="markov-quilt")
     with pytest.raises(InvalidParameterError, match="Unknown mechanism 'apgn'"):
         private.attrpriv.mean(["weight"], secret=SECRET, reference=reference,
                               mechanism="apgn")

@@ -24,6 +24,7 @@ from skattr.mechanisms._primitives import (
     randomized_response_estimate,
     randomized_response_variance,
 )
+from skattr.mechanisms._wasserstein import WassersteinMechanism
 
 __all__ = [
     "AttributePrivateGaussian",
@@ -39,6 +40,7 @@ __all__ = [
     "GroupDPGaussian",
     "GroupDPLaplace",
     "OptimalGaussian",
+    "WassersteinMechanism",
     "exponential_mechanism",
     "exponential_mechanism_probabilities",
     "randomized_response",
@@ -56,6 +58,7 @@ MECHANISMS = {
     "eigm": EigenvectorGaussian,
     "daum": DirectionalUncertaintyGaussian,
     "optimal": OptimalGaussian,
+    "wasserstein": WassersteinMechanism,
     "group-dp-laplace": GroupDPLaplace,
     "group-dp-gaussian": GroupDPGaussian,
     "dp-laplace": DPLaplace,

@@ -17,7 +17,7 @@ def all_estimators() -> list[tuple[str, type]]:
     ['AttributePrivateGaussian', 'DPGaussian', 'DPLaplace', 'DirectionalGaussian',
      'DirectionalLaplace', 'DirectionalUncertaintyGaussian', 'EigenvectorGaussian',
      'ExpectedValueGaussian', 'ExpectedValueLaplace', 'GroupDPGaussian',
-     'GroupDPLaplace', 'OptimalGaussian']
+     'GroupDPLaplace', 'OptimalGaussian', 'WassersteinMechanism']
     """
     from skattr import mechanisms
 

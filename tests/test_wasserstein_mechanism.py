@@ -1,0 +1,86 @@
+"""The Wasserstein Mechanism on exact count laws (Zhang et al. Sec. 6)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import skattr
+from skattr.exceptions import InvalidParameterError, NotCertifiableError
+from skattr.mechanisms import GroupDPLaplace, WassersteinMechanism
+from skattr.theta import count_pmf
+
+FRAME = pd.DataFrame({"x1": [1, 0, 1, 1, 0, 1, 0, 0],
+                      "x2": [1, 0, 0, 1, 1, 0, 1, 0]})
+# Example 2: four people, every pair of shares of X2 in {0, 1/4, ..., 1}, and p in
+# [0.4, 0.6]^2 (here its corners and centre: the worst case is at a corner).
+SECRET = skattr.Secret.proportion("x2", 1, window=1.0, support=(0.0, 1.0))
+CORNERS = [[0.4, 0.4], [0.4, 0.6], [0.6, 0.4], [0.6, 0.6], [0.5, 0.5]]
+
+
+def _mech(**kw):
+    kw = {"query": skattr.Query.count("x1", 1), "secret": SECRET,
+          "theta": CORNERS, "epsilon": 1.0, **kw}
+    return WassersteinMechanism(**kw).fit(FRAME)
+
+
+def test_example_2_beats_group_privacy():
+    plan = _mech().plan(n=4)
+    assert plan.sensitivity == pytest.approx(1.0)     # Zhang et al.: W = 1
+    assert plan.noise == "laplace" and plan.delta == 0.0
+    assert plan.noise_scale == pytest.approx(1.0)     # Lap(1 / epsilon)
+    # Group privacy over all four records: Lap(4 / epsilon) (Example 2).
+    group = GroupDPLaplace(query=skattr.Query.count("x1", 1), epsilon=1.0).fit(
+        FRAME).plan(n=4)
+    assert group.noise_scale == pytest.approx(4.0)
+    assert plan.expected_error < group.expected_error
+
+
+def test_wider_theta_needs_more_noise():
+    # Theta = [0.3, 0.7]^2 gives W = 2 and [0, 1]^2 gives W = 4 (issue 4).
+    assert _mech(theta=[[0.3, 0.7], [0.7, 0.3]]).plan(n=4).sensitivity == 2.0
+    assert _mech(theta=[[0.0, 1.0], [1.0, 0.0]]).plan(n=4).sensitivity == 4.0
+
+
+def test_distributional_privacy_and_proportions():
+    secret = skattr.Secret.proportion("x2", 1, pairs=[(0.2, 0.8)])
+    plan = WassersteinMechanism(query=skattr.Query.count("x1", 1), secret=secret,
+                                theta=[[0.6, 0.4]], privacy="distributional").fit(
+        FRAME).plan(n=4)
+    assert plan.sensitivity == pytest.approx(1.0)     # Example 3: W = 1
+    prop = _mech(query=skattr.Query.proportion("x1", 1)).plan(n=4)
+    assert prop.sensitivity == pytest.approx(0.25)    # a count's W over n
+
+
+def test_theta_from_reference_and_release_law():
+    rng = np.random.default_rng(0)
+    ref = pd.DataFrame({"x2": (rng.random(4000) < 0.5).astype(int)})
+    ref["x1"] = (rng.random(4000) < np.where(ref.x2 == 1, 0.7, 0.3)).astype(int)
+    secret = skattr.Secret.proportion("x2", 1, pairs=[(0.4, 0.6)])
+    mech = WassersteinMechanism(query=skattr.Query.count("x1", 1), secret=secret,
+                                random_state=np.random.default_rng(1)).fit(ref)
+    p_out, p_in = mech.theta_[0][0]
+    assert p_in == pytest.approx(ref.x1[ref.x2 == 1].mean())
+    plan = mech.plan(n=50)
+    # Independent: W_inf between the two exact laws by their quantile functions.
+    u = np.cumsum(count_pmf(0.4, 50, [p_out, p_in])[1])
+    v = np.cumsum(count_pmf(0.6, 50, [p_out, p_in])[1])
+    levels = np.linspace(1e-9, 1 - 1e-9, 20001)
+    w = np.abs(np.searchsorted(u, levels) - np.searchsorted(v, levels)).max()
+    assert plan.sensitivity == pytest.approx(w)
+    private = ref.iloc[:50]
+    draws = np.array([mech.release(private).values.iloc[0] for _ in range(3000)])
+    truth = float((private.x1 == 1).sum())
+    assert draws.mean() == pytest.approx(truth, abs=4 * plan.noise_scale * 1.5 / 55)
+    assert draws.var() == pytest.approx(2 * plan.noise_scale**2, rel=0.1)
+
+
+def test_refusals():
+    with pytest.raises(InvalidParameterError, match="one count or proportion"):
+        _mech(query=skattr.Query.mean(["x1"]))
+    with pytest.raises(NotCertifiableError, match="multiples of"):
+        WassersteinMechanism(query=skattr.Query.count("x1", 1),
+                             secret=skattr.Secret.proportion("x2", 1,
+                                                             pairs=[(0.3, 0.6)]),
+                             theta=[[0.5, 0.6]]).fit(FRAME).plan(n=4)
+    with pytest.raises(InvalidParameterError, match="finite set of pairs"):
+        _mech(theta=[[0.5, 1.5]])
