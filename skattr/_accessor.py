@@ -18,10 +18,7 @@ __all__ = ["AttributePrivacyAccessor", "build_mechanism"]
 
 # Every name of the design; those not in skattr.mechanisms.MECHANISMS yet are
 # reported as not available rather than as unknown.
-_PLANNED = ("expm-laplace", "expm-gaussian", "dirm-laplace", "dirm-gaussian",
-            "eigm", "daum", "optimal", "wasserstein", "approx-wasserstein",
-            "markov-quilt", "group-dp-laplace", "group-dp-gaussian", "dp-laplace",
-            "dp-gaussian")
+_PLANNED = ("approx-wasserstein", "markov-quilt")
 
 
 def _mechanism_classes(mechanism: str) -> dict:

@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 
 from skattr.exceptions import InvalidParameterError
-from skattr.theta._counts import _w_inf_1d, count_pmf, count_sensitivity
+from skattr.theta._counts import count_pmf, count_sensitivity
+from skattr.wasserstein import w_infinity
+
+
+def _w_inf_1d(u, v):
+    """W_inf between pmfs on 0, 1, ... (skattr.wasserstein.w_infinity)."""
+    return w_infinity(np.arange(len(u)), np.arange(len(v)), a_weights=u,
+                      b_weights=v)
 
 N = 4
 # Paper's (12): P(X1 = 1 | X2 = 1) = p1, P(X1 = 1 | X2 = 0) = p2; our p is

@@ -288,3 +288,21 @@ def test_wasserstein_relaxation_of_theorem_4_7():
     assert plan.alpha(0.05) > base.alpha(0.05)
     with pytest.raises(skattr.exceptions.InvalidParameterError, match="both"):
         _mech(ExpectedValueGaussian, [2.0], [0.0], 1.0, wasserstein_w=0.3).plan(n=1)
+
+
+@pytest.mark.parametrize("cls", [ExpectedValueLaplace, ExpectedValueGaussian,
+                                 OptimalGaussian])
+def test_expert_ranges_with_an_interior_peak_are_refused(cls):
+    # The mean gap peaks inside the range of g: the grid's maximum need not be
+    # the supremum, so no mechanism may certify from the grid.
+    def model(g):
+        return GroupMoments(mean_in=[10.0 - (g - 8.0) ** 2], mean_out=[0.0],
+                            cov_in=1.0, cov_out=1.0, columns=("a",))
+
+    kw = dict(query=skattr.Query.sum(["a"]), secret=SECRET,
+              sampling="with-replacement", covariances="assume-equal")
+    peaked = ExpertTheta.from_ranges(model, {"g": (6.0, 10.0)})
+    with pytest.raises(NotCertifiableError, match="peaks inside the range"):
+        cls(theta=peaked, **kw).fit(FRAME).plan(n=1)
+    rising = ExpertTheta.from_ranges(model, {"g": (8.0, 10.0)})
+    assert cls(theta=rising, **kw).fit(FRAME).plan(n=1).sensitivity == 10.0

@@ -10,7 +10,6 @@ from skattr._gaussian_noise import required_noise_variance
 from skattr._pairs import PairLaws
 from skattr._release import Plan, expected_gaussian_norm
 from skattr.mechanisms._theta_base import ThetaMechanism
-from skattr.theta import ExpertTheta
 from skattr.utils._param_validation import Interval
 
 __all__ = ["AttributePrivateGaussian"]
@@ -158,8 +157,7 @@ class AttributePrivateGaussian(ThetaMechanism):
         self.random_state = random_state
 
     def _plan(self, n: int) -> Plan:
-        per_secret = []
-        notes = []
+        per_secret, notes = [], []
         for laws in self._laws(n):
             laws, note = self._prepare(laws)
             per_secret.append(laws)
@@ -170,11 +168,7 @@ class AttributePrivateGaussian(ThetaMechanism):
             required, method = required_noise_variance(
                 laws, self.epsilon, self.delta, self.calibration)
             methods.append(method)
-            per_theta = np.zeros(laws.n_theta)
-            np.maximum.at(per_theta, laws.theta_index, required)
-            if isinstance(self.theta, ExpertTheta):
-                self.theta.check_worst_case_on_grid(per_theta,
-                                                    "required noise variance")
+            per_theta = self._per_theta(laws, required)
             variance = max(variance, float(per_theta.max(initial=0.0)))
         laws = PairLaws.concatenate(per_secret)
         k = len(self.columns_)

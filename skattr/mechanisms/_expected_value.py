@@ -45,13 +45,6 @@ def span_basis(diffs: np.ndarray) -> np.ndarray:
     return vt[:rank].T
 
 
-def _sides(laws: PairLaws) -> tuple[np.ndarray, np.ndarray]:
-    """Each pair's mean difference with each side's covariance (both orders)."""
-    diffs = np.concatenate([laws.mean_diff, laws.mean_diff])
-    covs = np.concatenate([laws.cov_a, laws.cov_b])
-    return diffs, covs
-
-
 def daum_variance(alpha: np.ndarray, cov: np.ndarray, v: np.ndarray,
                   mu: float) -> np.ndarray:
     """DauM's noise variance along v, in closed form (Chen & Ohrimenko App. A.2).
@@ -138,7 +131,8 @@ class _ExpectedValueMechanism(ThetaMechanism):
         raise NotImplementedError
 
     def _plan(self, n: int) -> Plan:
-        laws, assumptions = self._prepare(PairLaws.concatenate(self._laws(n)))
+        per_secret, assumptions = self._prepared_laws(n)
+        laws = PairLaws.concatenate(per_secret)
         equal = covariances_equal(laws)
         gap = max_covariance_gap(laws)
         assumptions = list(laws.assumptions) + assumptions
@@ -411,7 +405,7 @@ class EigenvectorGaussian(_ExpectedValueMechanism):
     mechanism_name = "eigm"
 
     def _gaussian_noise(self, laws):
-        diffs, covs = _sides(laws)
+        covs = laws.equalised().cov_a  # every side's covariance
         _, vecs = np.linalg.eigh(covs.mean(axis=0))
         lam = np.einsum("ki,mkl,li->mi", vecs, covs, vecs)
         target = (laws.sensitivity / self._mu()) ** 2
@@ -444,7 +438,8 @@ class DirectionalUncertaintyGaussian(_ExpectedValueMechanism):
                 f"App. A.2); here they span {basis.shape[1]} directions. Use "
                 "mechanism='optimal' or 'dirm-gaussian'.")
         v = basis[:, 0]
-        diffs, covs = _sides(laws)
+        sides = laws.equalised()
+        diffs, covs = sides.mean_diff, sides.cov_a
         variance = float(daum_variance(diffs @ v, covs, v, self._mu()).max())
         return (variance * np.outer(v, v),
                 "sigma^2 = max(0, (alpha / mu)^2 - 1 / (v^T Sigma^-1 v)) along v "
@@ -470,7 +465,8 @@ class OptimalGaussian(_ExpectedValueMechanism):
     def _gaussian_noise(self, laws):
         mu = self._mu()
         k = laws.mean_diff.shape[1]
-        diffs, covs = _sides(laws)
+        sides = laws.equalised()
+        diffs, covs = sides.mean_diff, sides.cov_a
         if not np.any(diffs):
             return np.zeros((k, k)), "no mean difference: no noise"
         # The isotropic noise of the Attribute-Private Gaussian Mechanism, found

@@ -10,6 +10,7 @@ from skattr._gaussian_noise import (
     max_covariance_gap,
     pairs_certified,
     raw_leakage_epsilon,
+    required_noise_variance,
 )
 from skattr._pairs import PairLaws, pair_laws
 from skattr.exceptions import InvalidParameterError
@@ -41,6 +42,42 @@ class ThetaMechanism(BaseMechanism):
         "sampling": [Options(frozenset({"without-replacement", "with-replacement"}))],
         "covariances": [Options(frozenset({"certify", "assume-equal"}))],
     }
+
+    def _per_theta(self, laws: PairLaws, required: np.ndarray,
+                   what: str = "required noise variance") -> np.ndarray:
+        """Reduce a per-pair requirement to one per theta; check expert grids.
+
+        For Theta stated as parameter ranges (``ExpertTheta.from_ranges``) the
+        worst case over the grid is the supremum over the ranges only if the
+        requirement peaks at an end of every grid line; otherwise this refuses.
+        """
+        per_theta = np.zeros(laws.n_theta)
+        np.maximum.at(per_theta, laws.theta_index, required)
+        if isinstance(self.theta, ExpertTheta):
+            self.theta.check_worst_case_on_grid(per_theta, what)
+        return per_theta
+
+    def _prepared_laws(self, n: int) -> tuple[list[PairLaws], list[str]]:
+        """Each secret's pair laws after the ``covariances`` choice, grid-checked.
+
+        On an expert grid, the quantities the mechanisms' noise grows with are
+        checked: the l1 and l2 sensitivities and the Attribute-Private Gaussian
+        Mechanism's noise variance (which also counts the data's own variance).
+        """
+        per_secret, notes = [], []
+        for laws in self._laws(n):
+            laws, note = self._prepare(laws)
+            if isinstance(self.theta, ExpertTheta):
+                for order, name in ((1, "l1 sensitivity"), (2, "l2 sensitivity")):
+                    self._per_theta(laws, np.linalg.norm(laws.mean_diff, order,
+                                                         axis=1), name)
+                required, _ = required_noise_variance(laws, self.epsilon,
+                                                      max(self.delta, 1e-12),
+                                                      self.calibration)
+                self._per_theta(laws, required)
+            per_secret.append(laws)
+            notes += note
+        return per_secret, list(dict.fromkeys(notes))
 
     def _prepare(self, laws: PairLaws) -> tuple[PairLaws, list[str]]:
         """Apply the ``covariances`` choice to the pairs' laws.

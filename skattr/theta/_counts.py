@@ -16,6 +16,7 @@ import numpy as np
 from scipy import stats
 
 from skattr.exceptions import InvalidParameterError
+from skattr.wasserstein import w_infinity
 
 __all__ = ["count_pmf", "count_sensitivity"]
 
@@ -149,27 +150,6 @@ def count_pmf(a, n: int, p, *, privacy: str = "dataset"
     return support, pmf
 
 
-def _w_inf_1d(pmf_u, pmf_v, *, atol: float = 1e-12) -> float:
-    """W_inf between two pmfs on the integers 0, 1, ... (Definition 9).
-
-    On the real line W_inf is the largest gap between the quantile functions,
-    sup_t |Q_u(t) - Q_v(t)|; both are step functions jumping only at the cdf
-    values, so checking one t inside each gap between them is exact. Gaps
-    narrower than ``atol`` come from rounding of equal cdf values and are
-    skipped.
-    """
-    size = max(len(pmf_u), len(pmf_v))
-    cdfs = []
-    for pmf in (pmf_u, pmf_v):
-        cdf = np.cumsum(np.pad(np.asarray(pmf, dtype=float), (0, size - len(pmf))))
-        cdfs.append(cdf / cdf[-1])
-    levels = np.unique(np.concatenate([[0.0], *cdfs]))
-    lower, upper = levels[:-1], levels[1:]
-    t = ((lower + upper) / 2)[upper - lower > atol]
-    quantiles = [np.searchsorted(cdf, t, side="left") for cdf in cdfs]
-    return float(np.max(np.abs(quantiles[0] - quantiles[1]), initial=0))
-
-
 def count_sensitivity(pairs: Iterable, n: int, thetas, *,
                       privacy: str = "dataset") -> float:
     """Wasserstein sensitivity W of a count query (Algorithm 4 of Zhang et al.).
@@ -234,5 +214,6 @@ def count_sensitivity(pairs: Iterable, n: int, thetas, *,
                 if key not in laws:
                     laws[key] = count_pmf(a, n, p, privacy=privacy)[1]
             u, v = (laws[tuple(np.atleast_1d(a))] for a in pair)
-            worst = max(worst, _w_inf_1d(u, v))
+            worst = max(worst, w_infinity(np.arange(u.size), np.arange(v.size),
+                                          a_weights=u, b_weights=v))
     return worst
