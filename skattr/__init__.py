@@ -17,6 +17,7 @@ from skattr._accessor import AttributePrivacyAccessor
 from skattr._query import Query, StackedQuery
 from skattr._release import Plan, Release
 from skattr._secret import Secret
+from skattr._statistic import Statistic
 
 __version__ = "0.1.0"
 
@@ -27,6 +28,7 @@ __all__ = [
     "Release",
     "Secret",
     "StackedQuery",
+    "Statistic",
     "attacks",
     "calibration",
     "datasets",

@@ -6,8 +6,9 @@ import warnings
 
 import pandas as pd
 
-from skattr._query import Query
+from skattr._query import Query, StackedQuery
 from skattr._release import Plan, Release
+from skattr._statistic import Statistic
 from skattr.exceptions import (
     InvalidParameterError,
     NotCertifiableError,
@@ -18,12 +19,28 @@ __all__ = ["AttributePrivacyAccessor", "build_mechanism"]
 
 # Every name of the design; those not in skattr.mechanisms.MECHANISMS yet are
 # reported as not available rather than as unknown.
-_PLANNED = ("approx-wasserstein", "markov-quilt")
+_PLANNED = ("markov-quilt",)
+
+# pandas' aggregation names that skattr releases, and the statistic each means.
+_AGGREGATIONS = {"mean": Query.mean, "sum": Query.sum, "median": Statistic.median,
+                 "std": Statistic.std}
 
 
-def _mechanism_classes(mechanism: str) -> dict:
+def _mechanism_classes(mechanism: str, query=None) -> dict:
     from skattr.mechanisms import MECHANISMS
 
+    if isinstance(query, Statistic):
+        # Only the Wasserstein mechanisms model the law of a non-linear
+        # statistic (by resampling); the others need a linear one.
+        accepting = {name: cls for name, cls in MECHANISMS.items()
+                     if getattr(cls, "accepts_statistics", False)}
+        if mechanism == "auto":
+            return accepting
+        if mechanism in MECHANISMS and mechanism not in accepting:
+            raise InvalidParameterError(
+                f"mechanism={mechanism!r} releases linear statistics (mean, sum, "
+                f"count, proportion); a {query.statistic} needs one of "
+                f"{', '.join(accepting)} (or 'auto').")
     if mechanism == "auto":
         # The differential-privacy baselines are not candidates: record-level DP
         # does not hide a global property, and they need declared bounds.
@@ -50,7 +67,7 @@ def build_mechanism(query: Query, *, secret, reference, data: pd.DataFrame,
     ``reference=None`` they are fitted on ``data``, of which ``fit`` reads only
     the columns.
     """
-    classes = _mechanism_classes(mechanism)
+    classes = _mechanism_classes(mechanism, query)
     needs_reference = any(getattr(cls, "needs_reference", True)
                           for cls in classes.values())
     if reference is None:
@@ -96,6 +113,24 @@ def build_mechanism(query: Query, *, secret, reference, data: pd.DataFrame,
     least = min(c[0] for c in candidates)
     return next(est for error, _, est in candidates
                 if error <= least * (1 + 1e-9) + 1e-300)
+
+
+def _as_query(func, columns):
+    """Return the query ``func`` names: a statistic's name, a callable or a query."""
+    if isinstance(func, (Query, StackedQuery, Statistic)):
+        return func
+    if isinstance(func, str):
+        if func not in _AGGREGATIONS:
+            raise InvalidParameterError(
+                f"Unknown statistic {func!r}; use one of {sorted(_AGGREGATIONS)}, "
+                "df.attrpriv.count/proportion/quantile, or pass a callable "
+                "DataFrame -> vector.")
+        return _AGGREGATIONS[func](columns)
+    if callable(func):
+        return Statistic.function(func, columns=columns)
+    raise InvalidParameterError(
+        f"func must be a statistic's name, a callable or a Query; got "
+        f"{type(func).__name__}.")
 
 
 @pd.api.extensions.register_dataframe_accessor("attrpriv")
@@ -161,12 +196,65 @@ class AttributePrivacyAccessor:
         return self._release(Query.proportion(columns, value), secret=secret,
                              reference=reference, **params)
 
-    def plan(self, columns=None, *, statistic: str = "mean", value=None,
+    def median(self, columns=None, *, secret=None, reference=None,
+               **params) -> Release:
+        """Release the median of each of ``columns`` (a Wasserstein mechanism)."""
+        return self._release(Statistic.median(columns), secret=secret,
+                             reference=reference, **params)
+
+    def quantile(self, columns=None, q=0.5, *, secret=None, reference=None,
+                 **params) -> Release:
+        """Release the ``q`` quantile(s) of each of ``columns``."""
+        return self._release(Statistic.quantile(columns, q), secret=secret,
+                             reference=reference, **params)
+
+    def std(self, columns=None, ddof: int = 1, *, secret=None, reference=None,
+            **params) -> Release:
+        """Release the standard deviation of each of ``columns`` (ddof as pandas)."""
+        return self._release(Statistic.std(columns, ddof), secret=secret,
+                             reference=reference, **params)
+
+    def agg(self, func, columns=None, *, secret=None, reference=None,
+            **params) -> Release:
+        """Release any statistic: a name, a callable, a Query or a Statistic.
+
+        ``func`` is "mean", "sum", "median" or "std", a callable DataFrame ->
+        vector, or a :class:`~skattr.Query` / :class:`~skattr.Statistic`. A
+        callable sees the frame restricted to ``columns`` (all columns when
+        None) and is released through the resampling Theta of the Wasserstein
+        mechanisms (``mechanism="approx-wasserstein"`` by default choice of
+        ``"auto"``).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, skattr
+        >>> rng = np.random.default_rng(0)
+        >>> ref = pd.DataFrame({"rich": rng.random(3000) < 0.3,
+        ...                     "age": rng.normal(40, 10, 3000).round()})
+        >>> private = ref.sample(100, random_state=1)
+        >>> secret = skattr.Secret.proportion("rich", True, pairs=[(0.2, 0.4)])
+        >>> rel = private.attrpriv.agg(lambda d: d["age"].max() - d["age"].min(),
+        ...                            ["age"], secret=secret, reference=ref,
+        ...                            delta=0.01, random_state=0)
+        >>> rel.mechanism, rel.delta
+        ('approx-wasserstein', 0.01)
+        """
+        query = _as_query(func, columns)
+        return self._release(query, secret=secret, reference=reference, **params)
+
+    def plan(self, columns=None, *, statistic="mean", value=None,
              secret=None, reference=None, mechanism="auto", **params) -> Plan:
-        """Return the noise law and expected error, without releasing anything."""
-        est = build_mechanism(Query(statistic, columns, value), secret=secret,
-                              reference=reference, data=self._obj,
-                              mechanism=mechanism, **params)
+        """Return the noise law and expected error, without releasing anything.
+
+        ``statistic`` is a name ("mean", "sum", "count", "proportion", "median",
+        "std"), a callable, or a :class:`~skattr.Query` /
+        :class:`~skattr.Statistic`.
+        """
+        query = (Query(statistic, columns, value)
+                 if statistic in ("count", "proportion")
+                 else _as_query(statistic, columns))
+        est = build_mechanism(query, secret=secret, reference=reference,
+                              data=self._obj, mechanism=mechanism, **params)
         return est.plan(n=len(self._obj))
 
     def leakage(self, columns=None, *, statistic: str = "mean", value=None,
@@ -176,6 +264,11 @@ class AttributePrivacyAccessor:
         # The leakage of the raw statistic depends on Theta alone; the
         # Gaussian mechanism's estimator holds the machinery that computes it.
         params.pop("mechanism", None)
+        if statistic not in ("mean", "sum", "count", "proportion"):
+            raise InvalidParameterError(
+                f"leakage is computed for linear statistics (mean, sum, count, "
+                f"proportion), whose laws are Gaussian; got {statistic!r}. For "
+                "another statistic, plan a release and read its noise.")
         est = build_mechanism(Query(statistic, columns, value), secret=secret,
                               reference=reference, data=self._obj, mechanism="apgm",
                               delta=delta, **params)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 import pandas as pd
 
 from skattr._validation import as_frame, check_columns, column_sums, numeric_block
 from skattr.exceptions import DataValidationError, InvalidParameterError
+
+if TYPE_CHECKING:
+    from skattr._statistic import Statistic
 
 __all__ = ["Query", "StackedQuery"]
 
@@ -160,6 +163,61 @@ class Query:
     def proportion(cls, columns=None, value: Any | Callable | None = None) -> Query:
         """Fraction of records whose column equals ``value`` (or passes it)."""
         return cls("proportion", columns, value)
+
+    # Non-linear statistics live in skattr._statistic, which imports this module;
+    # the constructors below import it when called.
+
+    @classmethod
+    def median(cls, columns=None) -> Statistic:
+        """Median of each column: a :class:`Statistic` (see Statistic.median).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from skattr import Query
+        >>> Query.median("age").evaluate(pd.DataFrame({"age": [30, 40, 90]}))
+        age    40.0
+        Name: median, dtype: float64
+        """
+        from skattr._statistic import Statistic
+
+        return Statistic.median(columns)
+
+    @classmethod
+    def quantile(cls, columns=None, q: float | list[float] = 0.5) -> Statistic:
+        """Quantiles of each column: a :class:`Statistic` (see Statistic.quantile)."""
+        from skattr._statistic import Statistic
+
+        return Statistic.quantile(columns, q=q)
+
+    @classmethod
+    def std(cls, columns=None, ddof: int = 1) -> Statistic:
+        """Each column's standard deviation: a :class:`Statistic` (see its std)."""
+        from skattr._statistic import Statistic
+
+        return Statistic.std(columns, ddof=ddof)
+
+    @classmethod
+    def trimmed_mean(cls, columns=None, proportiontocut: float = 0.1) -> Statistic:
+        """Trimmed mean of each column: a :class:`Statistic` (see its trimmed_mean)."""
+        from skattr._statistic import Statistic
+
+        return Statistic.trimmed_mean(columns, proportiontocut=proportiontocut)
+
+    @classmethod
+    def ols(cls, y, X, add_constant: bool = True) -> Statistic:
+        """OLS coefficients of y on X: a :class:`Statistic` (see Statistic.ols)."""
+        from skattr._statistic import Statistic
+
+        return Statistic.ols(y, X, add_constant=add_constant)
+
+    @classmethod
+    def function(cls, func: Callable[[pd.DataFrame], Any], names=None,
+                 columns=None) -> Statistic:
+        """Any callable DataFrame -> vector: a :class:`Statistic` (see its function)."""
+        from skattr._statistic import Statistic
+
+        return Statistic.function(func, names=names, columns=columns)
 
     def resolve_columns(self, frame: pd.DataFrame, exclude=()) -> tuple:
         """Return the released columns: the named ones, or all but ``exclude``."""

@@ -46,7 +46,7 @@ def _instances():
             params["bounds"] = CHECK_BOUNDS
         if cls.mechanism_name in TRANSLATION_ASSUMED:
             params["covariances"] = "assume-equal"
-        if cls.mechanism_name == "wasserstein":
+        if cls.mechanism_name in ("wasserstein", "approx-wasserstein"):
             # It releases one count with exact laws; distributional privacy lets
             # any n of the checks' arrays carry the pairs (no 1/n grid).
             params["query"] = skattr.Query.count(1, above_median)

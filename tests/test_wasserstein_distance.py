@@ -2,7 +2,7 @@ import itertools
 
 import numpy as np
 import pytest
-from scipy.optimize import linprog
+from _couplings import coupled_mass_within
 from scipy.spatial.distance import cdist
 from scipy.stats import binom
 
@@ -24,25 +24,11 @@ def _brute_permutations(a, b):
     return min(d[np.arange(m), list(p)].max() for p in itertools.permutations(range(m)))
 
 
-def _coupled_mass_within(d, wa, wb, t):
-    """Largest gamma-mass on pairs within t over *full* couplings gamma (LP)."""
-    m, n = d.shape
-    a_eq = np.zeros((m + n, m * n))
-    for i in range(m):
-        a_eq[i, i * n:(i + 1) * n] = 1
-    for j in range(n):
-        a_eq[m + j, j::n] = 1
-    res = linprog(-(d <= t).ravel().astype(float), A_eq=a_eq,
-                  b_eq=np.concatenate((wa, wb)), bounds=(0, None), method="highs")
-    assert res.status == 0
-    return -res.fun
-
-
 def _brute_closeness(a, b, wa, wb, delta):
     """Least pairwise distance t whose full-coupling mass within t >= 1 - delta."""
     d = cdist(_points(a), _points(b), "cityblock")
     for t in np.unique(d):
-        if _coupled_mass_within(d, np.asarray(wa), np.asarray(wb), t) >= (
+        if coupled_mass_within(d, np.asarray(wa), np.asarray(wb), t) >= (
                 1 - delta - 1e-9):
             return float(t)
     raise AssertionError("the largest distance is always feasible")

@@ -24,9 +24,13 @@ from skattr.mechanisms._primitives import (
     randomized_response_estimate,
     randomized_response_variance,
 )
-from skattr.mechanisms._wasserstein import WassersteinMechanism
+from skattr.mechanisms._wasserstein import (
+    ApproximateWassersteinMechanism,
+    WassersteinMechanism,
+)
 
 __all__ = [
+    "ApproximateWassersteinMechanism",
     "AttributePrivateGaussian",
     "BaseMechanism",
     "DPGaussian",
@@ -59,6 +63,7 @@ MECHANISMS = {
     "daum": DirectionalUncertaintyGaussian,
     "optimal": OptimalGaussian,
     "wasserstein": WassersteinMechanism,
+    "approx-wasserstein": ApproximateWassersteinMechanism,
     "group-dp-laplace": GroupDPLaplace,
     "group-dp-gaussian": GroupDPGaussian,
     "dp-laplace": DPLaplace,

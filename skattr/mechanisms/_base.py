@@ -168,13 +168,22 @@ class BaseMechanism(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None)
         """
         frame = self._private_frame(X)
         n = len(frame)
-        totals = self.query_.totals(frame, self.columns_, what="the private data")
+        exact = self._statistic_of(frame)
         plan = self._cached_plan(n)
-        noisy = totals * self.query_.weight(n) + self._noise(plan)
+        noisy = exact + self._noise(plan)
         values = pd.Series(noisy, index=self.query_.names(self.columns_),
                            name=self.query_.statistic)
         fields = {f: getattr(plan, f) for f in plan.__dataclass_fields__}
         return Release(**fields, values=values)
+
+    def _statistic_of(self, frame: pd.DataFrame) -> np.ndarray:
+        """Return the exact statistic F(X) (added to noise, never kept)."""
+        if isinstance(self.query_, (Query, StackedQuery)):
+            # Linear: per-column sums without an (n, k) copy of the data.
+            totals = self.query_.totals(frame, self.columns_,
+                                        what="the private data")
+            return totals * self.query_.weight(len(frame))
+        return self.query_.values(frame, self.columns_, what="the private data")
 
     def _start_releases(self) -> None:
         """Reset the fitted state that releases use: the plan cache, the noise.

@@ -1,95 +1,82 @@
-"""The Wasserstein Mechanism for count queries with exact conditional laws."""
+"""The Wasserstein and Approximate Wasserstein Mechanisms: Laplace noise W / epsilon."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
+from scipy import stats
 
-from skattr._query import Query
+from skattr._query import Query, StackedQuery
 from skattr._release import Plan, expected_laplace_norm
+from skattr._statistic import Statistic
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.mechanisms._base import BaseMechanism
-from skattr.theta._counts import count_sensitivity
-from skattr.utils._param_validation import Options
+from skattr.theta._box import ProbabilityBox
+from skattr.theta._counts import count_pmf, count_sensitivity, count_sensitivity_box
+from skattr.theta._resample import (
+    Resample,
+    ResampledLaws,
+    quantile_bounds,
+    tail_bounds,
+)
+from skattr.utils._param_validation import Interval, Options
+from skattr.wasserstein import w_infinity, wd_closeness
 
-__all__ = ["WassersteinMechanism"]
+__all__ = ["ApproximateWassersteinMechanism", "WassersteinMechanism"]
+
+# Quantile levels (less one) at which a one-dimensional law drawn by the
+# resampling Theta is bounded: finer grids cost more bounds in the union.
+_BAND_LEVELS = 64
+
+_THETA_DOC = """theta : "auto", "moments", array-like of shape (m, 2), ProbabilityBox \
+or Resample, default="auto"
+        Where the laws of F given a secret come from.
+
+        - ``"moments"``: exact count laws (Zhang et al. Sec. 6), records
+          independent given the sensitive attribute, counted with probabilities
+          p = (P(counted | not in the group), P(counted | in it)) estimated
+          from the reference data.
+        - an array of such p pairs: a finite Theta stated by an expert.
+        - :class:`~skattr.theta.ProbabilityBox`: every p in a box; the
+          supremum over it is certified by branch and bound (never
+          underestimated).
+        - :class:`~skattr.theta.Resample`: any statistic; datasets of n
+          reference records with the secret's exact property value.
+        - ``"auto"``: ``"moments"`` for one count or proportion, else
+          ``Resample()``."""
 
 
-class WassersteinMechanism(BaseMechanism):
-    """Wasserstein Mechanism: Laplace noise W / epsilon (Zhang Alg. 4, Chen Thm 3.1).
-
-    W is the largest infinity-Wasserstein distance between the laws of the
-    released statistic under the two secrets of a pair, worst case over Theta.
-    This version covers a count (or proportion) of records matching a value, with
-    a binary sensitive attribute: given the secret, the count is exactly a
-    convolution of binomials (:func:`skattr.theta.count_pmf`), so W is exact. It
-    certifies (epsilon, 0) with no Gaussian or translation assumption.
-
-    Parameters
-    ----------
-    query : Query
-        ``Query.count(column, value)`` or ``Query.proportion(column, value)`` of
-        one column.
-    secret : Secret or list of Secret
-        Proportion secrets; pairs must be multiples of 1/n for dataset privacy.
-    epsilon : float, default=1.0
-        Privacy loss bound, > 0.
-    delta : float, default=0.0
-        Ignored in the certificate, which has delta = 0.
-    calibration : {"analytic", "classic"}
-        Unused (Laplace noise); kept for a uniform interface.
-    theta : "moments" or array-like of shape (m, 2), default="moments"
-        ``"moments"`` estimates p = (P(counted | not in the secret's group),
-        P(counted | in it)) from the reference data; an array states a finite
-        set Theta of such pairs. Ranges of p are not accepted: the supremum of W
-        over a continuum is not certified from a grid yet.
-    privacy : {"dataset", "distributional"}, default="dataset"
-        Dataset attribute privacy (the secret is the realised share) or
-        distributional (the secret is the parameter the share is drawn from).
-    random_state : None, int, Generator or RandomState, default=None
+_FITTED_DOC = """random_state : None, int, Generator or RandomState, default=None
         None draws the noise from the operating system's entropy.
 
     Attributes
     ----------
-    theta_ : tuple of ndarray
-        For each secret, the (m, 2) array of p pairs.
+    theta_ : tuple
+        For each secret, its p pairs (m, 2), a ProbabilityBox, or a
+        :class:`~skattr.theta.ResampledLaws`."""
 
-    Notes
-    -----
-    Song, Wang and Chaudhuri's Wasserstein Mechanism (Zhang et al. Alg. 4,
-    Theorem 5; Chen and Ohrimenko Thm 3.1) adds Laplace(W / epsilon) noise. For
-    Zhang et al.'s Example 2 (four records, p in [0.4, 0.6]^2) W = 1, against a
-    group-privacy sensitivity of 4.
 
-    References
-    ----------
-    .. [1] S. Song, Y. Wang and K. Chaudhuri. "Pufferfish Privacy Mechanisms for
-       Correlated Data." SIGMOD 2017.
-    .. [2] W. Zhang, O. Ohrimenko and R. Cummings. "Attribute Privacy:
-       Framework and Mechanisms." FAccT 2022, long version, Sec. 6.
+def _count_query(query) -> bool:
+    return (isinstance(query, Query) and query.statistic in ("count", "proportion")
+            and query.columns is not None and len(query.columns) == 1)
 
-    Examples
-    --------
-    >>> import pandas as pd, skattr
-    >>> frame = pd.DataFrame({"x1": [1, 0, 1, 1], "x2": [1, 0, 0, 1]})
-    >>> mech = skattr.mechanisms.WassersteinMechanism(
-    ...     query=skattr.Query.count("x1", 1),
-    ...     secret=skattr.Secret.proportion("x2", 1, pairs=[(0.0, 1.0)]),
-    ...     theta=[[0.6, 0.4]], epsilon=1.0).fit(frame)
-    >>> mech.plan(n=4).sensitivity
-    1.0
-    """
+
+class _WassersteinFamily(BaseMechanism):
+    """What the two Wasserstein Mechanisms share: Theta, pairs and the Plan."""
 
     _parameter_constraints = {
         **BaseMechanism._parameter_constraints,
-        "theta": [Options(frozenset({"moments"})), list, tuple, np.ndarray],
+        "query": [Query, StackedQuery, Statistic, None],
+        "theta": [Options(frozenset({"auto", "moments"})), list, tuple, np.ndarray,
+                  ProbabilityBox, Resample],
         "privacy": [Options(frozenset({"dataset", "distributional"}))],
     }
 
-    mechanism_name = "wasserstein"
     auto_candidate = False
+    accepts_statistics = True
 
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=0.0,
-                 calibration="analytic", theta="moments", privacy="dataset",
+                 calibration="analytic", theta="auto", privacy="dataset",
                  random_state=None):
         self.query = query
         self.secret = secret
@@ -100,30 +87,50 @@ class WassersteinMechanism(BaseMechanism):
         self.privacy = privacy
         self.random_state = random_state
 
-    def _fit_theta(self, frame, secrets) -> tuple:
+    def _resolve_query(self, frame: pd.DataFrame, secrets) -> None:
+        super()._resolve_query(frame, secrets)
         query = self.query_
-        if (not isinstance(query, Query) or query.statistic not in (
-                "count", "proportion") or len(self.columns_) != 1):
+        if isinstance(query, Statistic) and query.n_outputs(self.columns_) is None:
+            # A function's labels (and their number) show only when it runs:
+            # run it once on the reference data and keep them.
+            labels = query.evaluate(frame, self.columns_).index
+            self.query_ = query.with_names(list(labels))
+
+    # ------------------------------------------------------------------ Theta
+    def _resampled(self) -> bool:
+        if isinstance(self.theta, Resample):
+            return True
+        return (isinstance(self.theta, str) and self.theta == "auto"
+                and not _count_query(self.query_))
+
+    def _fit_theta(self, frame: pd.DataFrame, secrets) -> tuple:
+        if self._resampled():
+            resample = self.theta if isinstance(self.theta, Resample) else Resample()
+            return tuple(resample.fit(frame, self.query_, self.columns_, s)
+                         for s in secrets)
+        if not _count_query(self.query_):
             raise InvalidParameterError(
-                "The Wasserstein Mechanism here releases one count or proportion, "
-                "e.g. query=Query.count('x1', 1); other statistics need the "
-                "resampling Theta (not available yet).")
+                "Exact count laws (theta='moments', p pairs or a ProbabilityBox) "
+                "cover one count or proportion, e.g. query=Query.count('x1', 1); "
+                "for any other statistic use theta=skattr.theta.Resample().")
         for s in secrets:
             if s.property != "proportion":
                 raise InvalidParameterError(
                     f"The secret {s.label} protects a mean; the exact count laws "
                     "need a proportion secret.")
-        if not (isinstance(self.theta, str) and self.theta == "moments"):
+        if isinstance(self.theta, ProbabilityBox):
+            return tuple(self.theta for _ in secrets)
+        if not (isinstance(self.theta, str) and self.theta in ("auto", "moments")):
             thetas = np.asarray(self.theta, dtype=float)
             if thetas.ndim != 2 or thetas.shape[1] != 2 or not np.all(
                     (thetas >= 0) & (thetas <= 1)):
                 raise InvalidParameterError(
-                    "theta must be 'moments' or a finite set of pairs "
-                    "[[P(counted | out), P(counted | in)], ...] in [0, 1]; got "
-                    f"{self.theta!r}.")
+                    "theta must be 'moments', a finite set of pairs "
+                    "[[P(counted | out), P(counted | in)], ...] in [0, 1], a "
+                    f"ProbabilityBox or a Resample; got {self.theta!r}.")
             return tuple(thetas for _ in secrets)
-        counted = query.contributions(frame, self.columns_,
-                                      what="the reference data")[:, 0]
+        counted = self.query_.contributions(frame, self.columns_,
+                                            what="the reference data")[:, 0]
         models = []
         for s in secrets:
             inside = s.indicator(frame, what="the reference data") == 1
@@ -135,40 +142,352 @@ class WassersteinMechanism(BaseMechanism):
                                      counted[inside].mean()]]))
         return tuple(models)
 
-    def _plan(self, n: int) -> Plan:
-        weight = self.query_.weight(n)
-        sensitivity = 0.0
-        for s, thetas in zip(self.secrets_, self.theta_, strict=True):
-            a, b = s.pair_values(n)
-            if self.privacy == "dataset" and np.any(
-                    np.abs(np.concatenate([a, b]) * n
-                           - np.rint(np.concatenate([a, b]) * n)) > 1e-9):
+    def _pairs(self, secret, n: int) -> list[tuple[float, float]]:
+        a, b = secret.pair_values(n)
+        if self.privacy == "dataset":
+            grid = np.concatenate([a, b]) * n
+            if np.any(np.abs(grid - np.rint(grid)) > 1e-9):
                 raise NotCertifiableError(
                     f"Dataset privacy conditions on exactly a*n records of the "
-                    f"secret's group; the pairs of {s.label} are not multiples of "
-                    f"1/{n}. State pairs on that grid, or use privacy="
-                    "'distributional'.")
-            w = count_sensitivity(list(zip(a, b, strict=True)), n, thetas,
-                                  privacy=self.privacy)
-            sensitivity = max(sensitivity, w * weight)
-        scale = sensitivity / self.epsilon
-        k = 1
+                    f"secret's group; the pairs of {secret.label} are not "
+                    f"multiples of 1/{n}. State pairs on that grid, or use "
+                    "privacy='distributional'.")
+        return list(zip(a.tolist(), b.tolist(), strict=True))
+
+    def _theta_text(self) -> str:
+        first = self.theta_[0]
+        if isinstance(first, ResampledLaws):
+            return first.description
+        if isinstance(first, ProbabilityBox):
+            return f"p anywhere in [{first.low}, {first.high}]"
+        if isinstance(self.theta, str):
+            return "p estimated from the reference data"
+        return f"{len(first)} stated p pairs"
+
+    # ------------------------------------------------------------ certificate
+    def _count_laws(self, pair, n, p):
+        return [count_pmf(a, n, p, privacy=self.privacy)[1] for a in pair]
+
+    def _sensitivity(self, n: int) -> tuple[float, str, tuple]:
+        """W (largest over pairs and Theta), how it was found, what it assumes."""
+        raise NotImplementedError
+
+    def _certified_delta(self) -> float:
+        return 0.0
+
+    def _plan(self, n: int) -> Plan:
+        w, method, assumptions = self._sensitivity(n)
+        k = len(self.query_.names(self.columns_))
+        scale = w / self.epsilon
+        if not np.isfinite(scale):
+            raise NotCertifiableError(
+                "The Wasserstein distance is not finite; no Laplace scale "
+                "certifies this release.")
         return Plan(
             mechanism=self.mechanism_name,
             statistics=tuple(self.query_.names(self.columns_)),
-            n=n, epsilon=self.epsilon, delta=0.0, calibration="laplace",
+            n=n, epsilon=self.epsilon, delta=self._certified_delta(),
+            calibration="laplace",
             secrets=tuple(s.label for s in self.secrets_),
-            theta=("p estimated from the reference data" if isinstance(
-                self.theta, str) else f"{len(self.theta_[0])} stated p pairs"),
-            sensitivity=sensitivity,
-            inherent_variance=(0.0,),
+            theta=self._theta_text(),
+            sensitivity=w,
+            inherent_variance=(0.0,) * k,
             noise_covariance=2 * scale**2 * np.eye(k),
             noise="laplace", noise_scale=scale, noise_basis=np.eye(k),
             noiseless=scale == 0.0,
             expected_error=expected_laplace_norm(scale, k),
-            method="Laplace(W / epsilon), W the largest infinity-Wasserstein "
-                   "distance between the exact count laws (Zhang Alg. 4)",
-            assumptions=(f"records are independent given the sensitive attribute, "
-                         f"counted with the stated probabilities ({self.privacy} "
-                         "attribute privacy)",),
+            method=method, assumptions=assumptions,
         )
+
+    def _count_assumption(self) -> tuple:
+        return (f"records are independent given the sensitive attribute, counted "
+                f"with the stated probabilities ({self.privacy} attribute "
+                "privacy)",)
+
+    def _resample_assumption(self) -> str:
+        return (f"Theta is the resampling model: {self.theta_[0].description}; "
+                f"{self.privacy} privacy")
+
+
+class WassersteinMechanism(_WassersteinFamily):
+    __doc__ = f"""Wasserstein Mechanism: Laplace(W / epsilon) noise (Zhang Alg 4).
+
+    W is the largest infinity-Wasserstein distance (L1 ground metric) between
+    the laws of the released statistic under the two secrets of a pair, worst
+    case over Theta. It certifies (epsilon, 0) with no Gaussian or translation
+    assumption, but needs the laws exactly: exact count laws (one count or
+    proportion with a binary sensitive attribute), or the resampling model when
+    its datasets are few enough to enumerate. Otherwise use
+    :class:`ApproximateWassersteinMechanism`.
+
+    Parameters
+    ----------
+    query : Query or Statistic
+        The released statistic(s).
+    secret : Secret or list of Secret
+        Proportion secrets; pairs must be multiples of 1/n for dataset privacy.
+    epsilon : float, default=1.0
+        Privacy loss bound, > 0.
+    delta : float, default=0.0
+        Ignored: the certificate has delta = 0.
+    calibration : {{"analytic", "classic"}}
+        Unused (Laplace noise); kept for a uniform interface.
+    {_THETA_DOC}
+    privacy : {{"dataset", "distributional"}}, default="dataset"
+        Dataset attribute privacy (the secret is the realised share) or
+        distributional (the secret is the parameter the share is drawn from).
+    {_FITTED_DOC}
+
+    See Also
+    --------
+    ApproximateWassersteinMechanism : (epsilon, delta), any statistic.
+    skattr.wasserstein.w_infinity : the distance.
+
+    Notes
+    -----
+    Song, Wang and Chaudhuri's Wasserstein Mechanism (Zhang et al. Alg. 4,
+    Theorem 5; Chen and Ohrimenko Thm 3.1) adds Laplace(W / epsilon) noise to
+    each statistic. For Zhang et al.'s Example 2 (four records, p in
+    [0.4, 0.6]^2) W = 1, against a group-privacy sensitivity of 4.
+
+    References
+    ----------
+    .. [1] S. Song, Y. Wang and K. Chaudhuri. "Pufferfish Privacy Mechanisms for
+       Correlated Data." SIGMOD 2017.
+    .. [2] W. Zhang, O. Ohrimenko and R. Cummings. "Attribute Privacy:
+       Framework and Mechanisms." FAccT 2022, long version, Sec. 6.
+    .. [3] M. Chen and O. Ohrimenko. "Protecting Global Properties of Datasets
+       with Distribution Privacy Mechanisms." AISTATS 2023, Thm 3.1.
+
+    Examples
+    --------
+    >>> import pandas as pd, skattr
+    >>> frame = pd.DataFrame({{"x1": [1, 0, 1, 1], "x2": [1, 0, 0, 1]}})
+    >>> mech = skattr.mechanisms.WassersteinMechanism(
+    ...     query=skattr.Query.count("x1", 1),
+    ...     secret=skattr.Secret.proportion("x2", 1, pairs=[(0.0, 1.0)]),
+    ...     theta=[[0.6, 0.4]], epsilon=1.0).fit(frame)
+    >>> mech.plan(n=4).sensitivity
+    1.0
+    """
+
+    mechanism_name = "wasserstein"
+
+    def _sensitivity(self, n: int) -> tuple[float, str, tuple]:
+        worst = 0.0
+        if self._resampled():
+            for s, laws in zip(self.secrets_, self.theta_, strict=True):
+                for pair in self._pairs(s, n):
+                    exact = [laws.exact_law(a, n, self.privacy) for a in pair]
+                    if any(law is None for law in exact):
+                        raise NotCertifiableError(
+                            f"The resampling Theta spreads each law over more than "
+                            f"max_exact = {laws.max_exact} datasets, and an "
+                            "infinity-Wasserstein distance cannot be certified "
+                            "from draws (it depends on the rarest datasets). Use "
+                            "mechanism='approx-wasserstein' with delta > 0, or "
+                            "raise Resample(max_exact=...).")
+                    (xa, pa), (xb, pb) = exact
+                    worst = max(worst, w_infinity(xa, xb, pa, pb))
+            return (worst, "Laplace(W / epsilon), W the infinity-Wasserstein "
+                    "distance between the exact laws of every dataset of the "
+                    "resampling model (Chen Thm 3.1)",
+                    (self._resample_assumption(),))
+        for s, theta in zip(self.secrets_, self.theta_, strict=True):
+            pairs = self._pairs(s, n)
+            if isinstance(theta, ProbabilityBox):
+                bound = count_sensitivity_box(pairs, n, theta.low, theta.high,
+                                              privacy=self.privacy)
+                worst = max(worst, bound.upper)
+            else:
+                worst = max(worst, count_sensitivity(pairs, n, theta,
+                                                     privacy=self.privacy))
+        return (worst * self.query_.weight(n),
+                "Laplace(W / epsilon), W the largest infinity-Wasserstein "
+                "distance between the exact count laws (Zhang Alg. 4)",
+                self._count_assumption())
+
+
+class ApproximateWassersteinMechanism(_WassersteinFamily):
+    __doc__ = f"""Approximate Wasserstein Mechanism: any statistic (Chen Thm 3.2-3.3).
+
+    Laplace noise W / epsilon per statistic, W such that the laws of F under the
+    two secrets of every pair are (W, delta)-close (Chen and Ohrimenko Def 3.2):
+    some coupling moves all but delta of the mass by at most W in L1. Rare
+    extreme values, which make the infinity-Wasserstein distance large or
+    undefined, are disregarded at a cost of delta.
+
+    Parameters
+    ----------
+    query : Query or Statistic
+        The released statistic(s): a count or proportion (exact laws), or any
+        :class:`~skattr.Statistic` (median, quantiles, std, trimmed mean, OLS
+        coefficients, a function) with ``theta=Resample()``.
+    secret : Secret or list of Secret
+        Proportion secrets; pairs must be multiples of 1/n for dataset privacy.
+    epsilon : float, default=1.0
+        Privacy loss bound, > 0.
+    delta : float, default=1e-3
+        The certificate's delta, > 0: the mass disregarded, plus (with drawn
+        laws) the chance that the draws misjudge a tail.
+    calibration : {{"analytic", "classic"}}
+        Unused (Laplace noise); kept for a uniform interface.
+    {_THETA_DOC}
+    privacy : {{"dataset", "distributional"}}, default="dataset"
+        Dataset or distributional attribute privacy.
+    {_FITTED_DOC}
+
+    See Also
+    --------
+    WassersteinMechanism : delta = 0, exact laws only.
+    skattr.wasserstein.wd_closeness : the least W at a given delta.
+
+    Notes
+    -----
+    W is found in one of three ways, in this order of tightness:
+
+    - exact laws (count laws over a finite Theta, or every dataset of the
+      resampling model): the least W of Def 3.2, exactly
+      (:func:`~skattr.wasserstein.wd_closeness`);
+    - a :class:`~skattr.theta.ProbabilityBox`: the certified supremum of the
+      infinity-Wasserstein distance over the box, which bounds W at any delta;
+    - drawn laws: Chen and Ohrimenko's remark after Thm 3.2 (and Thm 3.3's
+      argument). If a box R_a holds mass at least 1 - delta'/2 of the law
+      given a, every coupling of the laws of a pair puts mass 1 - delta' on
+      R_a x R_b, whose points are at most W = sum_j max(U_aj - L_bj,
+      U_bj - L_aj) apart. The box's faces are order statistics of the draws
+      that bound each tail with mass delta' / (4 d)
+      (:func:`~skattr.theta.tail_bounds`); the chance beta that any bound is
+      wrong is counted in delta = delta' + beta. Because the draws come from
+      public data, independently of the private data, a mechanism whose noise
+      scale is itself random in this way is (epsilon, delta' + beta)-private.
+
+    References
+    ----------
+    .. [1] M. Chen and O. Ohrimenko. "Protecting Global Properties of Datasets
+       with Distribution Privacy Mechanisms." AISTATS 2023, Def 3.2,
+       Thm 3.2-3.3.
+
+    Examples
+    --------
+    A count of 100 records, the share of the group hidden between 0.4 and 0.6:
+    disregarding 1% of the mass saves one unit of W.
+
+    >>> import pandas as pd, skattr
+    >>> frame = pd.DataFrame({{"x1": [1, 0, 1, 1], "x2": [1, 0, 0, 1]}})
+    >>> kw = dict(query=skattr.Query.count("x1", 1),
+    ...           secret=skattr.Secret.proportion("x2", 1, pairs=[(0.4, 0.6)]),
+    ...           theta=[[0.3, 0.5]])
+    >>> skattr.mechanisms.WassersteinMechanism(**kw).fit(frame).plan(n=100).sensitivity
+    5.0
+    >>> approx = skattr.mechanisms.ApproximateWassersteinMechanism(delta=0.01, **kw)
+    >>> approx.fit(frame).plan(n=100).sensitivity
+    4.0
+    """
+
+    _parameter_constraints = {
+        **_WassersteinFamily._parameter_constraints,
+        "delta": [Interval("real", 0, 1, closed="neither")],
+    }
+
+    mechanism_name = "approx-wasserstein"
+
+    def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
+                 calibration="analytic", theta="auto", privacy="dataset",
+                 random_state=None):
+        super().__init__(query=query, secret=secret, epsilon=epsilon, delta=delta,
+                         calibration=calibration, theta=theta, privacy=privacy,
+                         random_state=random_state)
+
+    def _certified_delta(self) -> float:
+        return self.delta
+
+    def _sensitivity(self, n: int) -> tuple[float, str, tuple]:
+        if self._resampled():
+            return self._resampled_sensitivity(n)
+        worst = 0.0
+        boxed = False
+        for s, theta in zip(self.secrets_, self.theta_, strict=True):
+            pairs = self._pairs(s, n)
+            if isinstance(theta, ProbabilityBox):
+                boxed = True
+                bound = count_sensitivity_box(pairs, n, theta.low, theta.high,
+                                              privacy=self.privacy)
+                worst = max(worst, bound.upper)
+                continue
+            for p in theta:
+                for pair in pairs:
+                    u, v = self._count_laws(pair, n, p)
+                    support = np.arange(n + 1)
+                    worst = max(worst, wd_closeness(support, support, self.delta,
+                                                    u, v))
+        method = ("Laplace(W / epsilon), W the supremum over the box of the "
+                  "infinity-Wasserstein distance between the exact count laws, "
+                  "which bounds (W, delta)-closeness" if boxed else
+                  "Laplace(W / epsilon), W the least (W, delta)-closeness of the "
+                  "exact count laws (Chen Def 3.2, Thm 3.2)")
+        return worst * self.query_.weight(n), method, self._count_assumption()
+
+    def _resampled_sensitivity(self, n: int) -> tuple[float, str, tuple]:
+        values = []
+        for s, laws in zip(self.secrets_, self.theta_, strict=True):
+            pairs = self._pairs(s, n)
+            values.append((laws, pairs, sorted({a for pair in pairs for a in pair})))
+        if all(laws.exact_law(a, n, self.privacy) is not None
+               for laws, _, points in values for a in points):
+            worst = 0.0
+            for laws, pairs, _ in values:
+                for pair in pairs:
+                    (xa, pa), (xb, pb) = (laws.exact_law(a, n, self.privacy)
+                                          for a in pair)
+                    worst = max(worst, wd_closeness(xa, xb, self.delta, pa, pb))
+            return (worst, "Laplace(W / epsilon), W the least (W, delta)-closeness "
+                    "of the exact laws of every dataset of the resampling model "
+                    "(Chen Def 3.2, Thm 3.2)", (self._resample_assumption(),))
+        d = len(self.query_.names(self.columns_))
+        n_values = sum(len(points) for _, _, points in values)
+        # Every secret's laws come from the same Resample: one budget.
+        share = values[0][0].failure_share
+        disregarded, beta = (1 - share) * self.delta, share * self.delta
+        if d == 1:
+            # The quantile coupling, all but disregarded/2 of each tail kept:
+            # W <= sup |Q_a(u) - Q_b(u)| over those levels, bounded between
+            # grid levels by monotonicity of Q. The grid is even in probit
+            # scale so the tails, where Q moves fast, are covered finely.
+            ends = stats.norm.ppf([disregarded / 2, 1 - disregarded / 2])
+            levels = stats.norm.cdf(np.linspace(*ends, _BAND_LEVELS + 1))
+            levels[[0, -1]] = disregarded / 2, 1 - disregarded / 2
+            failure = beta / (2 * levels.size * n_values)
+            tail = disregarded / 2
+        else:
+            # A box per law holding all but disregarded/2 of it, split over
+            # its 2 d faces (Chen's remark after Thm 3.2).
+            levels = None
+            failure = beta / (2 * d * n_values)
+            tail = disregarded / (4 * d)
+        m = values[0][0].draws_needed(tail, failure)
+        worst = 0.0
+        for laws, pairs, points in values:
+            bounds = {}
+            for a in points:
+                draws = laws.drawn_law(a, n, self.privacy, m)
+                bounds[a] = (quantile_bounds(draws, levels, failure)
+                             if d == 1 else tail_bounds(draws, tail, failure))
+            for a, b in pairs:
+                (la, ua), (lb, ub) = bounds[a], bounds[b]
+                if d == 1:
+                    gap = np.maximum(ua[1:] - lb[:-1], ub[1:] - la[:-1]).max()
+                else:
+                    gap = np.maximum(ua - lb, ub - la).sum()
+                worst = max(worst, float(gap))
+        how = (f"the quantile coupling over levels [{disregarded / 2:.3g}, "
+               f"1 - {disregarded / 2:.3g}], quantiles bounded at "
+               f"{_BAND_LEVELS + 1} levels" if d == 1 else
+               f"boxes holding all but {2 * d * tail:.3g} of each law, faces "
+               "bounded")
+        return (worst,
+                f"Laplace(W / epsilon), W from {how} by order statistics of {m} "
+                f"drawn datasets per property value (Chen Thm 3.2 and the remark "
+                f"after it); delta = {disregarded:.3g} disregarded mass + "
+                f"{beta:.3g} chance the draws misjudge a quantile",
+                (self._resample_assumption(),))

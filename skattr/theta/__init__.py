@@ -1,20 +1,41 @@
 """Theta models: what ``fit`` learns (or an expert states) about the data's law."""
 
-from skattr.theta._counts import count_pmf, count_sensitivity
+from skattr.theta._box import ProbabilityBox
+from skattr.theta._counts import (
+    BoxSensitivity,
+    count_pmf,
+    count_sensitivity,
+    count_sensitivity_box,
+)
 from skattr.theta._expert import ExpertTheta
 from skattr.theta._fit import fit_group_moments, fit_joint_gaussian
 from skattr.theta._models import GroupMoments, JointGaussian
+from skattr.theta._resample import (
+    Resample,
+    ResampledLaws,
+    draw_subsets,
+    quantile_bounds,
+    tail_bounds,
+)
 from skattr.theta._sampled import Bootstrap, MonteCarlo, MonteCarloMoments
 
 __all__ = [
     "Bootstrap",
+    "BoxSensitivity",
     "ExpertTheta",
     "GroupMoments",
     "JointGaussian",
     "MonteCarlo",
     "MonteCarloMoments",
+    "ProbabilityBox",
+    "Resample",
+    "ResampledLaws",
     "count_pmf",
     "count_sensitivity",
+    "count_sensitivity_box",
+    "draw_subsets",
     "fit_group_moments",
     "fit_joint_gaussian",
+    "quantile_bounds",
+    "tail_bounds",
 ]

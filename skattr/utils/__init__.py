@@ -14,8 +14,9 @@ def all_estimators() -> list[tuple[str, type]]:
     --------
     >>> from skattr.utils import all_estimators
     >>> [name for name, _ in all_estimators()]  # doctest: +NORMALIZE_WHITESPACE
-    ['AttributePrivateGaussian', 'DPGaussian', 'DPLaplace', 'DirectionalGaussian',
-     'DirectionalLaplace', 'DirectionalUncertaintyGaussian', 'EigenvectorGaussian',
+    ['ApproximateWassersteinMechanism', 'AttributePrivateGaussian', 'DPGaussian',
+     'DPLaplace', 'DirectionalGaussian', 'DirectionalLaplace',
+     'DirectionalUncertaintyGaussian', 'EigenvectorGaussian',
      'ExpectedValueGaussian', 'ExpectedValueLaplace', 'GroupDPGaussian',
      'GroupDPLaplace', 'OptimalGaussian', 'WassersteinMechanism']
     """

@@ -1,0 +1,468 @@
+"""Theta for any statistic: the laws of F over subsets of the reference records.
+
+The resampling model of Chen and Ohrimenko's experiments (App. C.1), taken as
+Theta itself: a dataset whose property is a is n records drawn uniformly, without
+replacement, from the public reference data, exactly round(a n) of them from the
+secret's group (dataset privacy), or a Binomial(n, a) number of them
+(distributional privacy). Every subset is equally likely, so the law of any
+statistic F is exact in principle; it is enumerated when the subsets are few and
+drawn otherwise, with the draws' error bounded by order statistics.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+from scipy import stats
+
+from skattr._query import Query, StackedQuery
+from skattr.exceptions import InvalidParameterError, NotCertifiableError
+
+__all__ = ["Resample", "ResampledLaws", "draw_subsets", "quantile_bounds",
+           "tail_bounds"]
+
+# Random keys drawn at once when a subset is a large part of its pool: 32 MB of
+# float64, whatever the pool's size.
+_KEY_BLOCK = 1 << 22
+
+# Row positions gathered at once when a statistic is evaluated on many subsets.
+_EVAL_BLOCK = 1 << 21
+
+# Most draws a default ``n_draws`` asks for (a tiny delta needs more: say so).
+_MAX_DEFAULT_DRAWS = 2_000_000
+
+
+def _distinct(rng: np.random.Generator, pool: int, count: int,
+              m: int) -> np.ndarray:
+    """Return m rows of ``count`` distinct positions in range(pool), uniform."""
+    if count == 0:
+        return np.empty((m, 0), dtype=np.intp)
+    if count * count <= pool:
+        # A row of count i.i.d. positions repeats one with probability at most
+        # count^2 / (2 pool) <= 1/2 (birthday bound), so redrawing the rows that
+        # do ends fast; the accepted rows are uniform among rows of distinct
+        # positions, hence uniform subsets.
+        rows = rng.integers(0, pool, size=(m, count), dtype=np.intp)
+        redraw = np.arange(m)
+        while redraw.size:
+            ordered = np.sort(rows[redraw], axis=1)
+            repeats = (ordered[:, 1:] == ordered[:, :-1]).any(axis=1)
+            redraw = redraw[repeats]
+            rows[redraw] = rng.integers(0, pool, size=(redraw.size, count),
+                                        dtype=np.intp)
+        return rows
+    # A large share of the pool: the positions of the count smallest of pool
+    # i.i.d. uniform keys are a uniform subset; blocks bound the keys' memory.
+    out = np.empty((m, count), dtype=np.intp)
+    block = max(1, _KEY_BLOCK // pool)
+    for start in range(0, m, block):
+        keys = rng.random((min(block, m - start), pool))
+        out[start:start + block] = np.argpartition(keys, count - 1,
+                                                   axis=1)[:, :count]
+    return out
+
+
+def draw_subsets(inside: np.ndarray, outside: np.ndarray, counts, n: int,
+                 rng: np.random.Generator) -> np.ndarray:
+    """Draw datasets of n distinct records, ``counts[i]`` of them from ``inside``.
+
+    Parameters
+    ----------
+    inside, outside : ndarray of int
+        Row positions of the reference records in, and out of, the secret's
+        group.
+    counts : array-like of int, shape (m,)
+        The number of group records in each drawn dataset.
+    n : int
+        Records per dataset.
+    rng : numpy.random.Generator
+        Source of the draws.
+
+    Returns
+    -------
+    ndarray of shape (m, n)
+        Row positions; row i is a uniformly random set of ``counts[i]`` records
+        of ``inside`` and ``n - counts[i]`` of ``outside``.
+
+    Raises
+    ------
+    NotCertifiableError
+        If a group holds fewer records than a dataset needs from it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skattr.theta import draw_subsets
+    >>> rows = draw_subsets(np.arange(5), np.arange(5, 50), [2, 2, 3], 10,
+    ...                     np.random.default_rng(0))
+    >>> rows.shape, (rows < 5).sum(axis=1).tolist()
+    ((3, 10), [2, 2, 3])
+    """
+    counts = np.asarray(counts, dtype=np.intp)
+    out = np.empty((counts.size, n), dtype=np.intp)
+    # One pass per distinct group size (at most n + 1), never one per dataset.
+    for k in np.unique(counts):
+        k = int(k)
+        if k > inside.size or n - k > outside.size:
+            short, need = ((inside.size, k) if k > inside.size
+                           else (outside.size, n - k))
+            raise NotCertifiableError(
+                f"A dataset of {n} records with {k} in the secret's group needs "
+                f"{need} records from a side of the reference data that holds "
+                f"{short}; pass more reference data or choose other pairs.")
+        rows = np.flatnonzero(counts == k)
+        out[rows, :k] = inside[_distinct(rng, inside.size, k, rows.size)]
+        out[rows, k:] = outside[_distinct(rng, outside.size, n - k, rows.size)]
+    return out
+
+
+def _ranks(m: int, levels: np.ndarray, failure: float
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """1-based ranks (s, r) of the order statistics bounding each quantile level.
+
+    r is the least rank with P(Binomial(m, u) >= r) <= failure, s the largest
+    with P(Binomial(m, u) <= s - 1) <= failure; r = m + 1 or s = 0 means no draw
+    qualifies.
+    """
+    binom = stats.binom
+    upper = binom.ppf(1.0 - failure, m, levels).astype(np.int64) + 1
+    # ppf is computed in floating point: step until each tail really is small.
+    for _ in range(m + 1):
+        wrong = (upper <= m) & (binom.sf(upper - 1, m, levels) > failure)
+        if not wrong.any():
+            break
+        upper[wrong] += 1
+    lower = binom.ppf(failure, m, levels).astype(np.int64)
+    for _ in range(m + 1):
+        wrong = (lower >= 1) & (binom.cdf(lower - 1, m, levels) > failure)
+        if not wrong.any():
+            break
+        lower[wrong] -= 1
+    return lower, upper
+
+
+def quantile_bounds(samples: np.ndarray, levels, failure: float
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Order statistics bounding a law's quantiles, from i.i.d. draws of it.
+
+    For each level u, ``lower[i] <= Q(u) <= upper[i]``, where Q(u) = inf {x :
+    P(F <= x) >= u} is the quantile function of each column, each bound wrong
+    with probability at most ``failure`` over the draws.
+
+    Parameters
+    ----------
+    samples : ndarray of shape (m, d)
+        i.i.d. draws.
+    levels : array-like of shape (g,), in (0, 1)
+        Quantile levels.
+    failure : float in (0, 1)
+        Probability that a bound is wrong.
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (g, d)
+
+    Raises
+    ------
+    NotCertifiableError
+        If m is too small for some level's bound.
+
+    Notes
+    -----
+    P(F < Q(u)) <= u, so the number of draws below Q(u) is stochastically at
+    most Binomial(m, u), and the r-th smallest draw falls below Q(u) only if r
+    draws do: probability at most P(Binomial(m, u) >= r) <= ``failure``.
+    Likewise P(F <= Q(u)) >= u, and the s-th smallest draw exceeds Q(u) only if
+    fewer than s draws are at most Q(u): probability at most
+    P(Binomial(m, u) <= s - 1). No assumption on the law (atoms included).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skattr.theta import quantile_bounds
+    >>> draws = np.random.default_rng(0).standard_normal((100_000, 1))
+    >>> lower, upper = quantile_bounds(draws, [0.001, 0.5], 1e-6)
+    >>> bool(lower[0, 0] < -3.09 < upper[0, 0]), bool(lower[1, 0] < 0 < upper[1, 0])
+    (True, True)
+    """
+    levels = np.atleast_1d(np.asarray(levels, dtype=float))
+    m = samples.shape[0]
+    low, high = _ranks(m, levels, failure)
+    if np.any(low < 1) or np.any(high > m):
+        tail = float(min(levels.min(), 1 - levels.max()))
+        raise NotCertifiableError(
+            f"{m} draws cannot bound a tail of mass {tail:.3g} with confidence "
+            f"1 - {failure:.3g}; at least {minimum_draws(tail, failure)} are "
+            "needed. Raise n_draws or delta.")
+    ordered = np.sort(samples, axis=0)
+    return ordered[low - 1], ordered[high - 1]
+
+
+def tail_bounds(samples: np.ndarray, tail: float, failure: float
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds with mass at most ``tail`` below ``lower`` and above ``upper``.
+
+    The quantile bounds of :func:`quantile_bounds` at levels ``tail`` and
+    ``1 - tail``: P(F < Q(tail)) <= tail and P(F > Q(1 - tail)) <= tail.
+
+    Parameters
+    ----------
+    samples : ndarray of shape (m, d)
+        i.i.d. draws.
+    tail : float in (0, 1/2)
+        Mass allowed beyond each bound.
+    failure : float in (0, 1)
+        Probability that a bound is wrong.
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (d,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skattr.theta import tail_bounds
+    >>> draws = np.random.default_rng(0).standard_normal((100_000, 1))
+    >>> lower, upper = tail_bounds(draws, 1e-3, 1e-6)
+    >>> bool(-3.4 < lower[0] < -3.09 < 3.09 < upper[0] < 3.4)
+    True
+    """
+    lower, upper = quantile_bounds(samples, [tail, 1.0 - tail], failure)
+    return lower[0], upper[1]
+
+
+def minimum_draws(tail: float, failure: float) -> int:
+    """Return the least m with (1 - tail)^m <= failure: fewer bound no tail."""
+    return math.ceil(math.log(failure) / math.log1p(-tail))
+
+
+def row_evaluator(query, frame, columns) -> Callable[[np.ndarray], np.ndarray]:
+    """Return f(index) -> (m, d): the query on each subset of rows ``index[i]``."""
+    if isinstance(query, (Query, StackedQuery)):
+        # A linear statistic is a weighted sum of per-record contributions.
+        h = query.contributions(frame, columns, what="the reference data")
+
+        def linear(index):
+            return h[index].sum(axis=1) * query.weight(index.shape[1])
+
+        return linear
+    prepared = query.prepare(frame, columns, what="the reference data")
+    return lambda index: query.evaluate_rows(prepared, index)
+
+
+@dataclass(frozen=True)
+class ResampledLaws:
+    """The fitted resampling Theta of one secret: laws of F given each value a.
+
+    Built by :meth:`Resample.fit`; the mechanisms call :meth:`exact_law` (every
+    subset, when few) or :meth:`drawn_law` (i.i.d. datasets).
+    """
+
+    evaluate: Callable = field(repr=False, compare=False)
+    inside: np.ndarray = field(repr=False, compare=False)
+    outside: np.ndarray = field(repr=False, compare=False)
+    n_draws: int | None
+    failure_share: float
+    max_exact: int
+    seed: int
+    description: str
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def draws_needed(self, tail: float, failure: float) -> int:
+        """Draws per property value: ``n_draws``, or twice the least that bound a tail.
+
+        The least is the m at which :func:`quantile_bounds` can bound a tail of
+        mass ``tail`` with failure probability ``failure``; twice that brings
+        the bounds close to the true quantiles.
+        """
+        if self.n_draws is not None:
+            return int(self.n_draws)
+        wanted = max(10_000, 2 * minimum_draws(tail, failure))
+        if wanted > _MAX_DEFAULT_DRAWS:
+            raise NotCertifiableError(
+                f"Bounding tails of mass {tail:.2g} takes {wanted} draws per "
+                "property value; raise delta, or pass n_draws= explicitly to "
+                "draw that many.")
+        return wanted
+
+    def _counts_law(self, a: float, n: int, privacy: str
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """Group sizes k a dataset can hold, and their probabilities."""
+        if privacy == "distributional":
+            k = np.arange(n + 1)
+            p = stats.binom.pmf(k, n, a)
+            keep = p > 0
+            return k[keep], p[keep]
+        k = round(a * n)
+        if abs(k - a * n) > 1e-9:
+            raise NotCertifiableError(
+                f"Dataset privacy draws datasets with exactly a*n records of the "
+                f"secret's group; a = {a:g} on n = {n} records is not a whole "
+                f"number of records. Choose pairs that are multiples of 1/{n}, "
+                "or use privacy='distributional'.")
+        return np.array([k]), np.ones(1)
+
+    def n_subsets(self, a: float, n: int, privacy: str) -> int:
+        """How many datasets the model's law of a is spread over."""
+        ks, _ = self._counts_law(a, n, privacy)
+        return sum(math.comb(self.inside.size, int(k))
+                   * math.comb(self.outside.size, n - int(k)) for k in ks)
+
+    def _evaluate(self, index: np.ndarray) -> np.ndarray:
+        block = max(1, _EVAL_BLOCK // max(1, index.shape[1]))
+        parts = [np.asarray(self.evaluate(index[i:i + block]), dtype=float)
+                 for i in range(0, index.shape[0], block)]
+        values = np.concatenate([p.reshape(p.shape[0], -1) for p in parts])
+        if not np.all(np.isfinite(values)):
+            raise NotCertifiableError(
+                "The statistic is NaN or infinite on some datasets of the "
+                "resampling model (e.g. a regression on a subset without "
+                "variation); its law has no finite Wasserstein distance. Choose "
+                "a statistic defined on every subset, or a larger n.")
+        return values
+
+    def exact_law(self, a: float, n: int, privacy: str
+                  ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Return the exact law of F given a (support, mass), or None if too large."""
+        if self.n_subsets(a, n, privacy) > self.max_exact:
+            return None
+        key = ("exact", a, n, privacy)
+        if key not in self._cache:
+            values, weights = [], []
+            for k, pk in zip(*self._counts_law(a, n, privacy), strict=True):
+                k = int(k)
+                rows = np.array([
+                    (*self.inside[list(i)], *self.outside[list(o)])
+                    for i, o in itertools.product(
+                        itertools.combinations(range(self.inside.size), k),
+                        itertools.combinations(range(self.outside.size), n - k))
+                ], dtype=np.intp).reshape(-1, n)
+                values.append(self._evaluate(rows))
+                weights.append(np.full(rows.shape[0], pk / rows.shape[0]))
+            support, where = np.unique(np.concatenate(values), axis=0,
+                                       return_inverse=True)
+            mass = np.bincount(where.ravel(), weights=np.concatenate(weights))
+            self._cache[key] = (support, mass / mass.sum())
+        return self._cache[key]
+
+    def drawn_law(self, a: float, n: int, privacy: str, m: int) -> np.ndarray:
+        """``m`` i.i.d. draws of F given a, as an (m, d) array."""
+        key = ("drawn", a, n, privacy, m)
+        if key not in self._cache:
+            # Seeded by the value and size, so a law never depends on the order
+            # in which laws are asked for.
+            rng = np.random.default_rng(
+                [self.seed, n, m, int(round(a * 2**40)), privacy == "dataset"])
+            ks, pk = self._counts_law(a, n, privacy)
+            counts = rng.choice(ks, size=m, p=pk) if ks.size > 1 else np.full(
+                m, ks[0])
+            rows = draw_subsets(self.inside, self.outside, counts, n, rng)
+            self._cache[key] = self._evaluate(rows)
+        return self._cache[key]
+
+
+def _seed(random_state) -> int:
+    if random_state is None:
+        return int(np.random.SeedSequence().entropy % (2**63))
+    return int(random_state)
+
+
+@dataclass(frozen=True)
+class Resample:
+    """Theta for any statistic: datasets drawn from the reference records.
+
+    Pass as ``theta=`` to :class:`~skattr.mechanisms.WassersteinMechanism` or
+    :class:`~skattr.mechanisms.ApproximateWassersteinMechanism`. Given a property
+    value a, a dataset is n records drawn uniformly without replacement from
+    the reference data, exactly round(a n) of them from the secret's group
+    (dataset privacy; a Binomial(n, a) number of them for distributional
+    privacy). The certificate is exact for this model: its laws are enumerated
+    when at most ``max_exact`` datasets are possible, and otherwise bounded from
+    ``n_draws`` i.i.d. draws with a failure probability counted in delta.
+
+    Parameters
+    ----------
+    n_draws : int or None, default=None
+        Datasets drawn per property value. None draws twice the least number
+        that certifies the tails at the mechanism's delta (at least 10,000).
+    failure_share : float in (0, 1), default=0.1
+        The share of delta spent on the chance that the draws misjudge a tail;
+        the rest is the mass the Approximate Wasserstein Mechanism disregards.
+    max_exact : int, default=10_000
+        Enumerate every dataset when there are at most this many.
+    random_state : int or None, default=None
+        Seed of the draws (Theta comes from public reference data, so a seed
+        costs no privacy); None draws a fresh seed at fit.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, skattr
+    >>> from skattr.theta import Resample
+    >>> rng = np.random.default_rng(0)
+    >>> ref = pd.DataFrame({"rich": rng.random(2000) < 0.3,
+    ...                     "age": rng.normal(40, 10, 2000)})
+    >>> ref.loc[ref.rich, "age"] += 5
+    >>> mech = skattr.mechanisms.ApproximateWassersteinMechanism(
+    ...     query=skattr.Query.median("age"),
+    ...     secret=skattr.Secret.proportion("rich", True, pairs=[(0.2, 0.4)]),
+    ...     theta=Resample(random_state=0), epsilon=1.0, delta=0.01).fit(ref)
+    >>> plan = mech.plan(n=100)
+    >>> plan.noise, bool(0 < plan.sensitivity < 20)
+    ('laplace', True)
+    """
+
+    n_draws: int | None = None
+    failure_share: float = 0.1
+    max_exact: int = 10_000
+    random_state: int | None = None
+
+    def __post_init__(self):
+        for name, low in (("n_draws", 2), ("max_exact", 0)):
+            value = getattr(self, name)
+            if value is None and name == "n_draws":
+                continue
+            if isinstance(value, bool) or not isinstance(
+                    value, (int, np.integer)) or value < low:
+                raise InvalidParameterError(
+                    f"The '{name}' parameter of Resample must be an int >= {low}"
+                    f"{' or None' if name == 'n_draws' else ''}. Got {value!r} "
+                    "instead.")
+        share = self.failure_share
+        if isinstance(share, bool) or not isinstance(
+                share, (float, int, np.floating)) or not 0 < share < 1:
+            raise InvalidParameterError(
+                "The 'failure_share' parameter of Resample must be a float in "
+                f"(0, 1). Got {share!r} instead.")
+        if self.random_state is not None and (
+                isinstance(self.random_state, bool)
+                or not isinstance(self.random_state, (int, np.integer))):
+            raise InvalidParameterError(
+                "The 'random_state' parameter of Resample must be an int or None. "
+                f"Got {self.random_state!r} instead.")
+
+    def fit(self, frame, query, columns, secret) -> ResampledLaws:
+        """Return the resampling Theta of ``secret`` on the reference ``frame``."""
+        if secret.property != "proportion":
+            raise InvalidParameterError(
+                f"The secret {secret.label} protects a mean; the resampling Theta "
+                "draws datasets with an exact share of a group, so it needs "
+                "Secret.proportion.")
+        inside = secret.indicator(frame, what="the reference data") == 1
+        if min(inside.sum(), (~inside).sum()) < 1:
+            raise NotCertifiableError(
+                f"The reference data has no record on one side of the secret "
+                f"{secret.label}; datasets with either property cannot be drawn.")
+        positions = np.arange(len(frame))
+        return ResampledLaws(
+            evaluate=row_evaluator(query, frame, columns),
+            inside=positions[inside], outside=positions[~inside],
+            n_draws=self.n_draws, failure_share=float(self.failure_share),
+            max_exact=int(self.max_exact), seed=_seed(self.random_state),
+            description=(f"resampling Theta: datasets of n records drawn without "
+                         f"replacement from {len(frame)} reference records "
+                         f"({int(inside.sum())} in the secret's group)"),
+        )

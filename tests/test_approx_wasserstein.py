@@ -1,0 +1,238 @@
+"""The Approximate Wasserstein Mechanism and the resampling Theta (Chen Sec. 3)."""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from _couplings import coupled_mass_within
+
+from skattr import Query, Secret, Statistic
+from skattr.exceptions import InvalidParameterError, NotCertifiableError
+from skattr.mechanisms import ApproximateWassersteinMechanism, WassersteinMechanism
+from skattr.theta import ProbabilityBox, Resample, count_pmf
+
+FRAME = pd.DataFrame({"x1": [1, 0, 1, 1, 0, 1, 0, 0],
+                      "x2": [1, 0, 0, 1, 1, 0, 1, 0]})
+
+
+def _closeness_lp(x, p, y, q, delta):
+    """Least W of Def 3.2 by linear programs over all couplings (independent)."""
+    dist = np.abs(np.asarray(x, float)[:, None] - np.asarray(y, float)[None, :])
+    return next(w for w in np.unique(dist)
+                if coupled_mass_within(dist, p, q, w) >= 1 - delta - 1e-9)
+
+
+@pytest.mark.parametrize("delta", [1e-6, 0.01, 0.1, 0.3])
+def test_count_laws_closeness_matches_linear_programs(delta):
+    secret = Secret.proportion("x2", 1, pairs=[(0.0, 1.0), (0.25, 0.75)])
+    thetas = [[0.1, 0.9], [0.3, 0.6]]
+    plan = ApproximateWassersteinMechanism(
+        query=Query.count("x1", 1), secret=secret, theta=thetas,
+        delta=delta).fit(FRAME).plan(n=4)
+    support = np.arange(5)
+    expected = max(
+        _closeness_lp(support, count_pmf(a, 4, p)[1], support,
+                      count_pmf(b, 4, p)[1], delta)
+        for p in thetas for a, b in [(0.0, 1.0), (0.25, 0.75)])
+    assert plan.sensitivity == expected
+    assert plan.delta == delta and plan.noise == "laplace"
+    assert plan.noise_scale == pytest.approx(expected / plan.epsilon)
+    exact = WassersteinMechanism(query=Query.count("x1", 1), secret=secret,
+                                 theta=thetas).fit(FRAME).plan(n=4)
+    assert plan.sensitivity <= exact.sensitivity
+    if delta < 1e-4:
+        assert plan.sensitivity == exact.sensitivity
+
+
+def test_a_box_theta_is_certified_for_both_mechanisms():
+    secret = Secret.proportion("x2", 1, window=1.0, support=(0.0, 1.0))
+    box = ProbabilityBox(low=(0.4, 0.4), high=(0.6, 0.6))
+    for cls in (WassersteinMechanism, ApproximateWassersteinMechanism):
+        plan = cls(query=Query.count("x1", 1), secret=secret,
+                   theta=box).fit(FRAME).plan(n=4)
+        assert plan.sensitivity == 1.0                    # Zhang Example 2
+        assert "0.4" in plan.theta
+    wide = WassersteinMechanism(query=Query.count("x1", 1), secret=secret,
+                                theta=ProbabilityBox((0.0, 0.0), (1.0, 1.0)))
+    assert wide.fit(FRAME).plan(n=4).sensitivity == 4.0
+
+
+def _small_reference():
+    rng = np.random.default_rng(0)
+    return pd.DataFrame({"g": np.repeat([1, 0], 7),
+                         "x": rng.integers(0, 20, 14).astype(float)})
+
+
+def _enumerated_law(frame, a, n, statistic):
+    inside = frame.x[frame.g == 1].to_numpy()
+    outside = frame.x[frame.g == 0].to_numpy()
+    k = round(a * n)
+    values = [statistic(np.concatenate([inside[list(i)], outside[list(o)]]))
+              for i in itertools.combinations(range(inside.size), k)
+              for o in itertools.combinations(range(outside.size), n - k)]
+    support, counts = np.unique(values, return_counts=True)
+    return support, counts / counts.sum()
+
+
+def test_exact_resampling_laws_give_exact_certificates():
+    frame = _small_reference()
+    secret = Secret.proportion("g", 1, pairs=[(2 / 6, 4 / 6)])
+    xa, pa = _enumerated_law(frame, 2 / 6, 6, np.median)
+    xb, pb = _enumerated_law(frame, 4 / 6, 6, np.median)
+    # W_inf by quantile functions on a fine grid of levels (independent).
+    levels = np.linspace(1e-9, 1 - 1e-9, 200_001)
+    qa = xa[np.minimum(np.searchsorted(np.cumsum(pa), levels), xa.size - 1)]
+    qb = xb[np.minimum(np.searchsorted(np.cumsum(pb), levels), xb.size - 1)]
+    exact = WassersteinMechanism(query=Statistic.median("x"), secret=secret,
+                                 theta=Resample()).fit(frame).plan(n=6)
+    assert exact.sensitivity == pytest.approx(np.abs(qa - qb).max())
+    approx = ApproximateWassersteinMechanism(
+        query=Statistic.median("x"), secret=secret, theta=Resample(),
+        delta=0.05).fit(frame).plan(n=6)
+    assert approx.sensitivity == pytest.approx(_closeness_lp(xa, pa, xb, pb, 0.05))
+    assert "exact laws" in approx.method
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_drawn_laws_never_undercut_the_exact_closeness(seed):
+    # Forced to draw (max_exact=0) on a model small enough to enumerate: the
+    # certified W covers the least W at the disregarded mass.
+    frame = _small_reference()
+    secret = Secret.proportion("g", 1, pairs=[(2 / 6, 4 / 6)])
+    delta = 0.05
+    theta = Resample(max_exact=0, random_state=seed)
+    plan = ApproximateWassersteinMechanism(
+        query=Statistic.median("x"), secret=secret, theta=theta,
+        delta=delta).fit(frame).plan(n=6)
+    xa, pa = _enumerated_law(frame, 2 / 6, 6, np.median)
+    xb, pb = _enumerated_law(frame, 4 / 6, 6, np.median)
+    disregarded = delta * (1 - theta.failure_share)
+    assert plan.sensitivity >= _closeness_lp(xa, pa, xb, pb, disregarded)
+    assert plan.sensitivity <= max(xa.max() - xb.min(), xb.max() - xa.min())
+    assert "order statistics" in plan.method and plan.delta == delta
+
+
+def _income(n=6000, seed=0):
+    rng = np.random.default_rng(seed)
+    rich = rng.random(n) < 0.3
+    return pd.DataFrame({"rich": rich,
+                         "age": np.round(rng.normal(38, 9, n) + 6 * rich),
+                         "hours": np.round(rng.normal(38, 8, n) + 5 * rich)})
+
+
+def test_median_release_adds_the_planned_laplace_noise():
+    ref = _income()
+    private = _income(100, seed=1)
+    secret = Secret.proportion("rich", True, pairs=[(0.2, 0.4)])
+    mech = ApproximateWassersteinMechanism(
+        query=Statistic.median("age"), secret=secret, delta=0.01,
+        theta=Resample(random_state=0), random_state=0).fit(ref)
+    plan = mech.plan(private)
+    # The medians of the two laws differ by about 6 * 0.2 = 1.2 years; their
+    # spread adds the rest: a few years, far below the range of ages.
+    assert 1.0 < plan.sensitivity < 15
+    draws = np.array([mech.release(private).values.iloc[0] for _ in range(4000)])
+    truth = private.age.median()
+    assert draws.mean() == pytest.approx(truth, abs=5 * plan.noise_scale * 1.5
+                                         / np.sqrt(4000))
+    assert draws.var() == pytest.approx(2 * plan.noise_scale**2, rel=0.1)
+
+
+def test_vector_statistics_use_boxes_that_cover_the_exact_closeness():
+    # Two statistics: boxes per law (Chen's remark after Thm 3.2), checked
+    # against the exact least W in R^2 (L1) on a model small enough to list.
+    rng = np.random.default_rng(6)
+    frame = pd.DataFrame({"g": np.repeat([1, 0], 5),
+                          "x": rng.integers(0, 9, 10).astype(float),
+                          "y": rng.integers(0, 9, 10).astype(float)})
+    secret = Secret.proportion("g", 1, pairs=[(0.25, 0.75)])
+    query = Statistic.median(["x", "y"])
+    delta = 0.05
+    drawn = ApproximateWassersteinMechanism(
+        query=query, secret=secret, delta=delta,
+        theta=Resample(max_exact=0, random_state=0)).fit(frame).plan(n=4)
+    exact = ApproximateWassersteinMechanism(
+        query=query, secret=secret, delta=delta * 0.9,
+        theta=Resample()).fit(frame).plan(n=4)
+    assert drawn.statistics == ("x", "y")
+    assert "boxes" in drawn.method and "exact laws" in exact.method
+    assert drawn.sensitivity >= exact.sensitivity > 0
+
+
+def test_regression_coefficients():
+    ref = _income()
+    secret = Secret.proportion("rich", True, pairs=[(0.2, 0.4)])
+    ols = ApproximateWassersteinMechanism(
+        query=Statistic.ols("hours", ["age"]), secret=secret, delta=0.01,
+        theta=Resample(random_state=0)).fit(ref).plan(n=100)
+    assert ols.statistics == ("ols:const", "ols:age")
+    assert np.isfinite(ols.sensitivity) and ols.sensitivity > 0
+
+
+def test_refusals_say_what_to_do():
+    ref = _income()
+    secret = Secret.proportion("rich", True, pairs=[(0.2, 0.4)])
+    with pytest.raises(NotCertifiableError, match="approx-wasserstein"):
+        WassersteinMechanism(query=Statistic.median("age"), secret=secret).fit(
+            ref).plan(n=100)
+    with pytest.raises(NotCertifiableError, match="at least"):
+        ApproximateWassersteinMechanism(
+            query=Statistic.median("age"), secret=secret, delta=1e-3,
+            theta=Resample(n_draws=500)).fit(ref).plan(n=100)
+    with pytest.raises(InvalidParameterError, match="delta"):
+        ApproximateWassersteinMechanism(query=Statistic.median("age"),
+                                        secret=secret, delta=0.0).fit(ref)
+    with pytest.raises(InvalidParameterError, match="Resample"):
+        ApproximateWassersteinMechanism(query=Statistic.median("age"),
+                                        secret=secret, theta="moments").fit(ref)
+    with pytest.raises(InvalidParameterError, match="Secret.proportion"):
+        ApproximateWassersteinMechanism(
+            query=Statistic.median("age"),
+            secret=Secret.mean("hours", pairs=[(35, 40)])).fit(ref)
+
+
+def test_accessor_verbs_for_any_statistic():
+    ref = _income()
+    private = _income(100, seed=1)
+    secret = Secret.proportion("rich", True, pairs=[(0.2, 0.4)])
+    kw = {"secret": secret, "reference": ref, "delta": 0.01, "random_state": 0,
+          "theta": Resample(random_state=0)}
+    before = private.copy()
+    median = private.attrpriv.median(["age"], **kw)
+    assert median.mechanism == "approx-wasserstein"
+    assert list(median.values.index) == ["age"]
+    q = private.attrpriv.quantile(["age"], q=[0.25, 0.75], **kw)
+    assert len(q.values) == 2
+    std = private.attrpriv.std(["hours"], **kw)
+    assert std.values.name == "std"
+    by_name = private.attrpriv.plan(["age"], statistic="median", **kw)
+    assert by_name.sensitivity == pytest.approx(median.sensitivity)
+    spread = private.attrpriv.agg(lambda d: d["age"].max() - d["age"].min(),
+                                  ["age"], **kw)
+    assert spread.mechanism == "approx-wasserstein"
+    assert private.attrpriv.agg("median", ["age"], **kw).sensitivity == \
+        pytest.approx(median.sensitivity)
+    pd.testing.assert_frame_equal(private, before)
+    with pytest.raises(InvalidParameterError, match="linear statistics"):
+        private.attrpriv.median(["age"], mechanism="apgm", **kw)
+    with pytest.raises(InvalidParameterError, match="linear statistics"):
+        private.attrpriv.leakage(["age"], statistic="median", secret=secret,
+                                 reference=ref)
+    with pytest.raises(InvalidParameterError, match="Unknown statistic"):
+        private.attrpriv.agg("kurtosis", ["age"], **kw)
+
+
+def test_grid_search_over_epsilon():
+    from sklearn.model_selection import GridSearchCV
+
+    ref = _income()
+    secret = Secret.proportion("rich", True, pairs=[(0.2, 0.4)])
+    mech = ApproximateWassersteinMechanism(query=Statistic.median("age"),
+                                           secret=secret, delta=0.01,
+                                           theta=Resample(random_state=0))
+    # One split: Theta from 5,900 reference rows, scored on a dataset of 100
+    # (the score reads only its size, so it spends no privacy).
+    split = [(np.arange(100, 6000), np.arange(100))]
+    search = GridSearchCV(mech, {"epsilon": [0.5, 1.0, 2.0]}, cv=split).fit(ref)
+    assert search.best_params_ == {"epsilon": 2.0}
