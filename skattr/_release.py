@@ -218,6 +218,7 @@ class Plan:
     def _rows(self) -> list[tuple[str, str]]:
         alpha, beta = self.accuracy
         rows = [
+            ("statistics", ", ".join(self.statistics)),
             ("mechanism", self.mechanism),
             ("guarantee", f"({_fmt(self.epsilon)}, {_fmt(self.delta)})-"
                           f"{self.guarantee}"),
@@ -237,6 +238,9 @@ class Plan:
         return rows
 
     def _noise_text(self) -> str:
+        if self.noiseless and self.noise == "laplace":
+            return ("none: the laws of the statistic given the two secrets "
+                    "coincide (up to the disregarded mass)")
         if self.noiseless:
             return "none: the data's own variance covers the sensitivity"
         if self.noise == "laplace":
@@ -290,4 +294,5 @@ class Release(Plan):
 
     def _rows(self) -> list[tuple[str, str]]:
         released = ", ".join(f"{k} = {_fmt(float(v))}" for k, v in self.values.items())
-        return [("released", released)] + super()._rows()
+        # The released values name the statistics.
+        return [("released", released)] + super()._rows()[1:]

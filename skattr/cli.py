@@ -74,7 +74,7 @@ def _print_release(rel: Release, short: bool = False) -> None:
 
 
 def _release(args) -> int:
-    import skattr  # noqa: F401  (registers the accessor)
+    import skattr  # importing registers the accessor
 
     data = pd.read_csv(args.data)
     if args.reference == "self":
@@ -97,15 +97,21 @@ def _release(args) -> int:
                                    sets=args.sets)
     kwargs = dict(secret=secret, reference=reference, epsilon=args.epsilon,
                   delta=args.delta, mechanism=args.mechanism,
-                  calibration=args.calibration, theta=args.theta,
-                  random_state=args.seed)
+                  calibration=args.calibration, random_state=args.seed)
+    if args.theta is not None:
+        kwargs["theta"] = (skattr.theta.Resample() if args.theta == "resample"
+                           else args.theta)
     verb = getattr(data.attrpriv, args.statistic)
+    statistic = (skattr.Statistic.quantile(args.columns, args.q)
+                 if args.statistic == "quantile" else args.statistic)
     if args.plan:
-        print(data.attrpriv.plan(args.columns, statistic=args.statistic,
+        print(data.attrpriv.plan(args.columns, statistic=statistic,
                                  value=args.value, **kwargs).summary())
         return 0
     if args.statistic in ("count", "proportion"):
         rel = verb(args.columns, args.value, **kwargs)
+    elif args.statistic == "quantile":
+        rel = verb(args.columns, args.q, **kwargs)
     else:
         rel = verb(args.columns, **kwargs)
     if args.output:
@@ -138,8 +144,12 @@ def build_parser() -> argparse.ArgumentParser:
                "--reference reference.csv --epsilon 1 --delta 1e-3")
     rel.add_argument("data", help="CSV file of the private data (with a header)")
     rel.add_argument("--statistic", default="mean",
-                     choices=["mean", "sum", "count", "proportion"],
-                     help="what to release (default: mean)")
+                     choices=["mean", "sum", "count", "proportion", "median",
+                              "quantile", "std"],
+                     help="what to release (default: mean); median, quantile "
+                          "and std go through the Wasserstein mechanisms")
+    rel.add_argument("--q", type=float, nargs="+", default=[0.5],
+                     help="for quantile: the level(s) in [0, 1] (default: 0.5)")
     rel.add_argument("--columns", nargs="+", required=True,
                      help="columns to release")
     rel.add_argument("--value", default=None,
@@ -167,8 +177,10 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--mechanism", default="auto", help="default: auto")
     rel.add_argument("--calibration", default="analytic",
                      choices=["analytic", "classic"])
-    rel.add_argument("--theta", default="moments", choices=["moments", "gaussian"],
-                     help="how Theta is fit on the reference data")
+    rel.add_argument("--theta", default=None,
+                     choices=["moments", "gaussian", "resample"],
+                     help="how Theta is fit on the reference data (default: the "
+                          "mechanism's; resample: datasets drawn from it)")
     rel.add_argument("--seed", type=int, default=None,
                      help="seed the noise (experiments only: removes the privacy)")
     rel.add_argument("--plan", action="store_true",

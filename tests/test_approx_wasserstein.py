@@ -236,3 +236,25 @@ def test_grid_search_over_epsilon():
     split = [(np.arange(100, 6000), np.arange(100))]
     search = GridSearchCV(mech, {"epsilon": [0.5, 1.0, 2.0]}, cv=split).fit(ref)
     assert search.best_params_ == {"epsilon": 2.0}
+
+
+@pytest.mark.parametrize("statistic", [Statistic.median("age"),
+                                       Statistic.std("age")])
+def test_adult_certificates_cover_the_quantile_gap(adult, statistic):
+    # Chen's setting: n = 100, the share earning >50K is 0.45 or 0.55. The
+    # certified W covers the largest gap between the two quantile functions
+    # over the levels kept, estimated from independent draws (another seed),
+    # and is not far above it.
+    secret = Secret.proportion("income", ">50K", pairs=[(0.45, 0.55)])
+    delta = 1e-3
+    plan = ApproximateWassersteinMechanism(
+        query=statistic, secret=secret, delta=delta,
+        theta=Resample(random_state=0)).fit(adult).plan(n=100)
+    laws = Resample(random_state=99).fit(
+        adult, statistic, statistic.resolve_columns(adult), secret)
+    kept = delta * 0.9 / 2
+    levels = np.linspace(kept, 1 - kept, 20_001)
+    a, b = (np.quantile(laws.drawn_law(p, 100, "dataset", 100_000)[:, 0], levels,
+                        method="inverted_cdf") for p in (0.45, 0.55))
+    gap = np.abs(a - b).max()
+    assert gap <= plan.sensitivity <= 3 * gap

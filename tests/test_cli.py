@@ -36,6 +36,26 @@ def test_release_from_csv(tmp_path, capsys):
     assert "no noise drawn" in capsys.readouterr().out
 
 
+def test_release_of_a_median_and_quantiles(tmp_path, capsys):
+    private = tmp_path / "private.csv"
+    reference = tmp_path / "reference.csv"
+    make_hospital(60, random_state=1).to_csv(private, index=False)
+    make_hospital(3000, random_state=0).to_csv(reference, index=False)
+    out_csv = tmp_path / "out.csv"
+    common = [str(private), "--columns", "weight", "--secret-column", "gender",
+              "--secret-value", "female", "--pairs", "0.4,0.6", "--reference",
+              str(reference), "--delta", "0.01", "--seed", "0"]
+    assert main(["release", *common, "--statistic", "median",
+                 "--output", str(out_csv)]) == 0
+    out = capsys.readouterr().out
+    assert "approx-wasserstein" in out and "released" in out
+    assert list(pd.read_csv(out_csv).columns) == ["weight"]
+    assert main(["release", *common, "--statistic", "quantile", "--q", "0.25",
+                 "0.75", "--plan"]) == 0
+    out = capsys.readouterr().out
+    assert "statistics         weight:q0.25, weight:q0.75" in out
+
+
 def test_release_errors_are_reported(tmp_path, capsys):
     private = tmp_path / "private.csv"
     make_hospital(60, random_state=1).to_csv(private, index=False)

@@ -205,8 +205,9 @@ class _WassersteinFamily(BaseMechanism):
                 "privacy)",)
 
     def _resample_assumption(self) -> str:
-        return (f"Theta is the resampling model: {self.theta_[0].description}; "
-                f"{self.privacy} privacy")
+        return (f"the data are distributed as the resampling model says "
+                f"(datasets drawn from the reference data; {self.privacy} "
+                "privacy)")
 
 
 class WassersteinMechanism(_WassersteinFamily):
