@@ -420,7 +420,7 @@ def _pair_shift(upper_tails: tuple, lower_tails: tuple, rows: np.ndarray,
 def _halve(lows: np.ndarray, highs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Split cells in two along their widest side in log-odds, left halves first.
 
-    Along p_c a log-probability of F moves by at most n |d logit(p_c)| (each
+    Along p_c a log-probability of F moves by at most n abs(d logit(p_c)) (each
     record's log-odds of being counted moves by at most that), so near 0 or 1
     a short side can matter most. Sides narrower than ``_MIN_WIDTH`` are kept.
     """
@@ -530,7 +530,7 @@ def count_sensitivity_box(pairs: Iterable, n: int, low, high, *,
     and over a cell [l, u], F(t; u) <= F(t; p) <= F(t; l).
 
     *Criterion.* For laws on the integers with CDFs F_mu, F_nu and quantiles
-    Q(v) = min{x : F(x) >= v}, W_inf = sup_v |Q_mu(v) - Q_nu(v)| (the monotone
+    Q(v) = min{x : F(x) >= v}, W_inf = sup_v abs(Q_mu(v) - Q_nu(v)) (the monotone
     coupling is optimal). For an integer w >= 0, Q_mu(v) >= Q_nu(v) + w + 1
     for some v iff F_mu(x + w) < v <= F_nu(x) for some x and v, so
 
@@ -553,7 +553,7 @@ def count_sensitivity_box(pairs: Iterable, n: int, low, high, *,
     while W_inf sees mass of any size: in one box with n = 100 it left the
     bound at 35 against a supremum of 25.) Over a cell, an inequality counts
     unless a tail rules it out by more than a relative 1e-12 (1 + n log(n + 2)
-    + |log probability|), far above the rounding error of these sums, so
+    + abs(log probability)), far above the rounding error of these sums, so
     rounding can only raise the bound. At a single theta it counts only if a
     tail proves it by that margin, so values there are never above the
     truth; closer tails are ties (equal laws are at distance 0), and a box
@@ -568,7 +568,7 @@ def count_sensitivity_box(pairs: Iterable, n: int, low, high, *,
     bound exceeds ``lower``; a pair cannot do worse in a sub-cell, whose
     bound is also capped by its parent's. The cells with the largest bound
     are split in two along their widest side in log-odds: the log of a tail
-    moves by at most n |d logit(p_c)| along p_c, so near 0 or 1 a short side
+    moves by at most n abs(d logit(p_c)) along p_c, so near 0 or 1 a short side
     can matter most. When no bound exceeds ``lower`` the supremum is
     ``lower`` (W_inf is an integer) and the result is exact; otherwise
     ``upper`` is the largest bound left when ``max_cells`` is spent or only
