@@ -258,3 +258,39 @@ def test_adult_certificates_cover_the_quantile_gap(adult, statistic):
                         method="inverted_cdf") for p in (0.45, 0.55))
     gap = np.abs(a - b).max()
     assert gap <= plan.sensitivity <= 3 * gap
+
+
+def test_sums_of_an_integer_column_have_exact_laws():
+    from skattr.theta import SumLaws, sum_pmf
+
+    rng = np.random.default_rng(8)
+    inside = rng.random(3000) < 0.4
+    kids = np.where(inside, rng.choice([0, 1, 2, 3], 3000, p=[0.1, 0.3, 0.4, 0.2]),
+                    rng.choice([0, 1, 2, 3], 3000, p=[0.4, 0.3, 0.2, 0.1]))
+    ref = pd.DataFrame({"g": inside.astype(int), "kids": kids})
+    secret = Secret.proportion("g", 1, pairs=[(0.3, 0.5)])
+    mech = WassersteinMechanism(query=Query.sum("kids"), secret=secret,
+                                theta="moments").fit(ref)
+    laws = mech.theta_[0]
+    assert isinstance(laws, SumLaws) and laws.values == (0, 1, 2, 3)
+    assert laws.probs[0, 1] == pytest.approx(
+        np.bincount(kids[inside], minlength=4) / inside.sum())
+    plan = mech.plan(n=20)
+    xa, pa = sum_pmf(0.3, 20, laws.probs[0], laws.values)
+    xb, pb = sum_pmf(0.5, 20, laws.probs[0], laws.values)
+    # Independent: W_inf from the quantile functions on a fine grid of levels.
+    levels = np.linspace(1e-12, 1 - 1e-12, 400_001)
+    qa = xa[np.minimum(np.searchsorted(np.cumsum(pa), levels), xa.size - 1)]
+    qb = xb[np.minimum(np.searchsorted(np.cumsum(pb), levels), xb.size - 1)]
+    assert plan.sensitivity == np.abs(qa - qb).max()
+    mean = WassersteinMechanism(query=Query.mean("kids"), secret=secret,
+                                theta="moments").fit(ref).plan(n=20)
+    assert mean.sensitivity == pytest.approx(plan.sensitivity / 20)
+    approx = ApproximateWassersteinMechanism(
+        query=Query.sum("kids"), secret=secret, theta="moments",
+        delta=0.05).fit(ref).plan(n=20)
+    assert approx.sensitivity == _closeness_lp(xa, pa, xb, pb, 0.05)
+    assert approx.sensitivity < plan.sensitivity
+    with pytest.raises(InvalidParameterError, match="integer-valued"):
+        WassersteinMechanism(query=Query.sum("x"), secret=secret,
+                             theta="moments").fit(ref.assign(x=rng.random(3000)))

@@ -19,6 +19,7 @@ from skattr.theta._resample import (
     quantile_bounds,
     tail_bounds,
 )
+from skattr.theta._sums import SumLaws, sum_pmf, sum_sensitivity
 from skattr.utils._param_validation import Interval, Options
 from skattr.wasserstein import w_infinity, wd_closeness
 
@@ -40,6 +41,9 @@ or Resample, default="auto"
         - :class:`~skattr.theta.ProbabilityBox`: every p in a box; the
           supremum over it is certified by branch and bound (never
           underestimated).
+        - :class:`~skattr.theta.SumLaws`: for a sum or mean of one
+          integer-valued column, its law in and out of the secret's group
+          (``"moments"`` fits it from the reference data).
         - :class:`~skattr.theta.Resample`: any statistic; datasets of n
           reference records with the secret's exact property value.
         - ``"auto"``: ``"moments"`` for one count or proportion, else
@@ -52,12 +56,18 @@ _FITTED_DOC = """random_state : None, int, Generator or RandomState, default=Non
     Attributes
     ----------
     theta_ : tuple
-        For each secret, its p pairs (m, 2), a ProbabilityBox, or a
+        For each secret, its p pairs (m, 2), a ProbabilityBox, a
+        :class:`~skattr.theta.SumLaws`, or a
         :class:`~skattr.theta.ResampledLaws`."""
 
 
 def _count_query(query) -> bool:
     return (isinstance(query, Query) and query.statistic in ("count", "proportion")
+            and query.columns is not None and len(query.columns) == 1)
+
+
+def _sum_query(query) -> bool:
+    return (isinstance(query, Query) and query.statistic in ("sum", "mean")
             and query.columns is not None and len(query.columns) == 1)
 
 
@@ -68,7 +78,7 @@ class _WassersteinFamily(BaseMechanism):
         **BaseMechanism._parameter_constraints,
         "query": [Query, StackedQuery, Statistic, None],
         "theta": [Options(frozenset({"auto", "moments"})), list, tuple, np.ndarray,
-                  ProbabilityBox, Resample],
+                  ProbabilityBox, SumLaws, Resample],
         "privacy": [Options(frozenset({"dataset", "distributional"}))],
     }
 
@@ -108,16 +118,20 @@ class _WassersteinFamily(BaseMechanism):
             resample = self.theta if isinstance(self.theta, Resample) else Resample()
             return tuple(resample.fit(frame, self.query_, self.columns_, s)
                          for s in secrets)
-        if not _count_query(self.query_):
-            raise InvalidParameterError(
-                "Exact count laws (theta='moments', p pairs or a ProbabilityBox) "
-                "cover one count or proportion, e.g. query=Query.count('x1', 1); "
-                "for any other statistic use theta=skattr.theta.Resample().")
         for s in secrets:
             if s.property != "proportion":
                 raise InvalidParameterError(
-                    f"The secret {s.label} protects a mean; the exact count laws "
-                    "need a proportion secret.")
+                    f"The secret {s.label} protects a mean; the exact laws need a "
+                    "proportion secret (or theta=skattr.theta.Resample()).")
+        if _sum_query(self.query_) and (isinstance(self.theta, SumLaws) or (
+                isinstance(self.theta, str) and self.theta == "moments")):
+            return self._fit_sum_laws(frame, secrets)
+        if not _count_query(self.query_):
+            raise InvalidParameterError(
+                "Exact laws cover one count or proportion (theta='moments', p "
+                "pairs or a ProbabilityBox) or the sum or mean of one "
+                "integer-valued column (theta='moments' or SumLaws); for any "
+                "other statistic use theta=skattr.theta.Resample().")
         if isinstance(self.theta, ProbabilityBox):
             return tuple(self.theta for _ in secrets)
         if not (isinstance(self.theta, str) and self.theta in ("auto", "moments")):
@@ -142,6 +156,21 @@ class _WassersteinFamily(BaseMechanism):
                                      counted[inside].mean()]]))
         return tuple(models)
 
+    def _fit_sum_laws(self, frame: pd.DataFrame, secrets) -> tuple:
+        if isinstance(self.theta, SumLaws):
+            return tuple(self.theta for _ in secrets)
+        column = self.query_.contributions(frame, self.columns_,
+                                           what="the reference data")[:, 0]
+        models = []
+        for s in secrets:
+            inside = s.indicator(frame, what="the reference data") == 1
+            if min(inside.sum(), (~inside).sum()) < 2:
+                raise NotCertifiableError(
+                    f"The reference data has too few records on one side of the "
+                    f"secret {s.label} to estimate the sum's law.")
+            models.append(SumLaws.fit(column, inside))
+        return tuple(models)
+
     def _pairs(self, secret, n: int) -> list[tuple[float, float]]:
         a, b = secret.pair_values(n)
         if self.privacy == "dataset":
@@ -158,6 +187,9 @@ class _WassersteinFamily(BaseMechanism):
         first = self.theta_[0]
         if isinstance(first, ResampledLaws):
             return first.description
+        if isinstance(first, SumLaws):
+            return (f"the law of the column's {len(first.values)} values in and "
+                    f"out of the group ({len(first.probs)} theta)")
         if isinstance(first, ProbabilityBox):
             return f"p anywhere in [{first.low}, {first.high}]"
         if isinstance(self.theta, str):
@@ -165,8 +197,18 @@ class _WassersteinFamily(BaseMechanism):
         return f"{len(first)} stated p pairs"
 
     # ------------------------------------------------------------ certificate
-    def _count_laws(self, pair, n, p):
-        return [count_pmf(a, n, p, privacy=self.privacy)[1] for a in pair]
+    def _exact_laws(self, theta, pairs, n):
+        """Yield the two laws (support, pmf) of every pair under every theta."""
+        if isinstance(theta, SumLaws):
+            for probs in theta.probs:
+                for pair in pairs:
+                    yield tuple(sum_pmf(a, n, probs, theta.values,
+                                        privacy=self.privacy) for a in pair)
+            return
+        for p in theta:
+            for pair in pairs:
+                yield tuple(count_pmf(a, n, p, privacy=self.privacy)
+                            for a in pair)
 
     def _sensitivity(self, n: int) -> tuple[float, str, tuple]:
         """W (largest over pairs and Theta), how it was found, what it assumes."""
@@ -200,9 +242,11 @@ class _WassersteinFamily(BaseMechanism):
         )
 
     def _count_assumption(self) -> tuple:
-        return (f"records are independent given the sensitive attribute, counted "
-                f"with the stated probabilities ({self.privacy} attribute "
-                "privacy)",)
+        how = ("take the column's values with the stated probabilities"
+               if isinstance(self.theta_[0], SumLaws)
+               else "are counted with the stated probabilities")
+        return (f"records are independent given the sensitive attribute and "
+                f"{how} ({self.privacy} attribute privacy)",)
 
     def _resample_assumption(self) -> str:
         return (f"the data are distributed as the resampling model says "
@@ -296,7 +340,11 @@ class WassersteinMechanism(_WassersteinFamily):
                     (self._resample_assumption(),))
         for s, theta in zip(self.secrets_, self.theta_, strict=True):
             pairs = self._pairs(s, n)
-            if isinstance(theta, ProbabilityBox):
+            if isinstance(theta, SumLaws):
+                worst = max(worst, sum_sensitivity(pairs, n, theta.probs,
+                                                   theta.values,
+                                                   privacy=self.privacy))
+            elif isinstance(theta, ProbabilityBox):
                 bound = count_sensitivity_box(pairs, n, theta.low, theta.high,
                                               privacy=self.privacy)
                 worst = max(worst, bound.upper)
@@ -305,7 +353,8 @@ class WassersteinMechanism(_WassersteinFamily):
                                                      privacy=self.privacy))
         return (worst * self.query_.weight(n),
                 "Laplace(W / epsilon), W the largest infinity-Wasserstein "
-                "distance between the exact count laws (Zhang Alg. 4)",
+                "distance between the exact laws of the count or sum (Zhang "
+                "Alg. 4)",
                 self._count_assumption())
 
 
@@ -416,17 +465,13 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
                                               privacy=self.privacy)
                 worst = max(worst, bound.upper)
                 continue
-            for p in theta:
-                for pair in pairs:
-                    u, v = self._count_laws(pair, n, p)
-                    support = np.arange(n + 1)
-                    worst = max(worst, wd_closeness(support, support, self.delta,
-                                                    u, v))
+            for (xa, u), (xb, v) in self._exact_laws(theta, pairs, n):
+                worst = max(worst, wd_closeness(xa, xb, self.delta, u, v))
         method = ("Laplace(W / epsilon), W the supremum over the box of the "
                   "infinity-Wasserstein distance between the exact count laws, "
                   "which bounds (W, delta)-closeness" if boxed else
                   "Laplace(W / epsilon), W the least (W, delta)-closeness of the "
-                  "exact count laws (Chen Def 3.2, Thm 3.2)")
+                  "exact laws of the count or sum (Chen Def 3.2, Thm 3.2)")
         return worst * self.query_.weight(n), method, self._count_assumption()
 
     def _resampled_sensitivity(self, n: int) -> tuple[float, str, tuple]:

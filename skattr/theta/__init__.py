@@ -18,6 +18,7 @@ from skattr.theta._resample import (
     tail_bounds,
 )
 from skattr.theta._sampled import Bootstrap, MonteCarlo, MonteCarloMoments
+from skattr.theta._sums import SumLaws, sum_pmf, sum_sensitivity
 
 __all__ = [
     "Bootstrap",
@@ -30,6 +31,7 @@ __all__ = [
     "ProbabilityBox",
     "Resample",
     "ResampledLaws",
+    "SumLaws",
     "count_pmf",
     "count_sensitivity",
     "count_sensitivity_box",
@@ -37,5 +39,7 @@ __all__ = [
     "fit_group_moments",
     "fit_joint_gaussian",
     "quantile_bounds",
+    "sum_pmf",
+    "sum_sensitivity",
     "tail_bounds",
 ]
