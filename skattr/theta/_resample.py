@@ -41,11 +41,13 @@ def _distinct(rng: np.random.Generator, pool: int, count: int,
     """Return m rows of ``count`` distinct positions in range(pool), uniform."""
     if count == 0:
         return np.empty((m, 0), dtype=np.intp)
-    if count * count <= pool:
-        # A row of count i.i.d. positions repeats one with probability at most
-        # count^2 / (2 pool) <= 1/2 (birthday bound), so redrawing the rows that
-        # do ends fast; the accepted rows are uniform among rows of distinct
-        # positions, hence uniform subsets.
+    if count * count <= 2 * pool * math.log(3 * pool / count):
+        # A row of count i.i.d. positions has no repeat with probability about
+        # exp(-count^2 / (2 pool)) (birthday), so redrawing the rows that repeat
+        # one costs about count exp(count^2 / (2 pool)) draws per row: less
+        # than the ~3 pool of the random keys below under this condition. The
+        # accepted rows are uniform among rows of distinct positions, hence
+        # uniform subsets.
         rows = rng.integers(0, pool, size=(m, count), dtype=np.intp)
         redraw = np.arange(m)
         while redraw.size:
