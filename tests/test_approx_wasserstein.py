@@ -294,3 +294,23 @@ def test_sums_of_an_integer_column_have_exact_laws():
     with pytest.raises(InvalidParameterError, match="integer-valued"):
         WassersteinMechanism(query=Query.sum("x"), secret=secret,
                              theta="moments").fit(ref.assign(x=rng.random(3000)))
+
+
+def test_large_exact_laws_in_several_dimensions():
+    # 735 datasets with nearly as many distinct pairs of values: too many for an
+    # exact linear program in R^2, so "wasserstein" refuses and
+    # "approx-wasserstein" bounds the drawn laws instead.
+    rng = np.random.default_rng(9)
+    frame = pd.DataFrame({"g": np.repeat([1, 0], 7), "x": rng.normal(size=14),
+                          "y": rng.normal(size=14)})
+    secret = Secret.proportion("g", 1, pairs=[(2 / 6, 4 / 6)])
+    query = Statistic.trimmed_mean(["x", "y"], 0.0)        # the two means
+    laws = Resample().fit(frame, query, ("x", "y"), secret)
+    assert laws.exact_law(2 / 6, 6, "dataset")[0].shape[0] > 300
+    with pytest.raises(NotCertifiableError, match="approx-wasserstein"):
+        WassersteinMechanism(query=query, secret=secret,
+                             theta=Resample()).fit(frame).plan(n=6)
+    plan = ApproximateWassersteinMechanism(
+        query=query, secret=secret, delta=0.05,
+        theta=Resample(random_state=0)).fit(frame).plan(n=6)
+    assert "boxes" in plan.method

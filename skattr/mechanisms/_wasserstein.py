@@ -29,6 +29,10 @@ __all__ = ["ApproximateWassersteinMechanism", "WassersteinMechanism"]
 # resampling Theta is bounded: finer grids cost more bounds in the union.
 _BAND_LEVELS = 64
 
+# Most distinct values of an exact law of several statistics whose distances
+# are computed exactly (a linear program over every pair of values in R^d).
+_MAX_EXACT_POINTS = 300
+
 _THETA_DOC = """theta : "auto", "moments", array-like of shape (m, 2), ProbabilityBox \
 or Resample, default="auto"
         Where the laws of F given a secret come from.
@@ -59,6 +63,23 @@ _FITTED_DOC = """random_state : None, int, Generator or RandomState, default=Non
         For each secret, its p pairs (m, 2), a ProbabilityBox, a
         :class:`~skattr.theta.SumLaws`, or a
         :class:`~skattr.theta.ResampledLaws`."""
+
+
+def _small_enough(law) -> bool:
+    """Whether an exact law exists and its distances can be computed exactly.
+
+    On the line any size is fast; in R^d the distances with weights are a
+    linear program over every pair of support points.
+    """
+    if law is None:
+        return False
+    support = law[0]
+    return support.shape[1] == 1 or support.shape[0] <= _MAX_EXACT_POINTS
+
+
+def _points(support: np.ndarray) -> np.ndarray:
+    """Support points as the distance functions read them: 1-d on the line."""
+    return support[:, 0] if support.shape[1] == 1 else support
 
 
 def _count_query(query) -> bool:
@@ -332,8 +353,16 @@ class WassersteinMechanism(_WassersteinFamily):
                             "from draws (it depends on the rarest datasets). Use "
                             "mechanism='approx-wasserstein' with delta > 0, or "
                             "raise Resample(max_exact=...).")
+                    if not all(_small_enough(law) for law in exact):
+                        raise NotCertifiableError(
+                            f"The exact laws of {len(self.query_.names(self.columns_))}"
+                            f" statistics take more than {_MAX_EXACT_POINTS} distinct "
+                            "values, too many for an exact distance in R^d (a "
+                            "linear program over every pair of values). Use "
+                            "mechanism='approx-wasserstein' with delta > 0.")
                     (xa, pa), (xb, pb) = exact
-                    worst = max(worst, w_infinity(xa, xb, pa, pb))
+                    worst = max(worst, w_infinity(_points(xa), _points(xb), pa,
+                                                  pb))
             return (worst, "Laplace(W / epsilon), W the infinity-Wasserstein "
                     "distance between the exact laws of every dataset of the "
                     "resampling model (Chen Thm 3.1)",
@@ -479,14 +508,15 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
         for s, laws in zip(self.secrets_, self.theta_, strict=True):
             pairs = self._pairs(s, n)
             values.append((laws, pairs, sorted({a for pair in pairs for a in pair})))
-        if all(laws.exact_law(a, n, self.privacy) is not None
+        if all(_small_enough(laws.exact_law(a, n, self.privacy))
                for laws, _, points in values for a in points):
             worst = 0.0
             for laws, pairs, _ in values:
                 for pair in pairs:
                     (xa, pa), (xb, pb) = (laws.exact_law(a, n, self.privacy)
                                           for a in pair)
-                    worst = max(worst, wd_closeness(xa, xb, self.delta, pa, pb))
+                    worst = max(worst, wd_closeness(_points(xa), _points(xb),
+                                                    self.delta, pa, pb))
             return (worst, "Laplace(W / epsilon), W the least (W, delta)-closeness "
                     "of the exact laws of every dataset of the resampling model "
                     "(Chen Def 3.2, Thm 3.2)", (self._resample_assumption(),))
