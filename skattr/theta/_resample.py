@@ -330,7 +330,13 @@ class ResampledLaws:
 
     def exact_law(self, a: float, n: int, privacy: str
                   ) -> tuple[np.ndarray, np.ndarray] | None:
-        """Return the exact law of F given a (support, mass), or None if too large."""
+        """Return the exact law of F given a (support, mass), or None if too large.
+
+        With dataset privacy every dataset is equally likely and the masses are
+        whole-number counts of datasets: an exact rational law, which the
+        distance functions read exactly. With distributional privacy they are
+        probabilities.
+        """
         if self.n_subsets(a, n, privacy) > self.max_exact:
             return None
         key = ("exact", a, n, privacy)
@@ -348,8 +354,12 @@ class ResampledLaws:
                 weights.append(np.full(rows.shape[0], pk / rows.shape[0]))
             support, where = np.unique(np.concatenate(values), axis=0,
                                        return_inverse=True)
-            mass = np.bincount(where.ravel(), weights=np.concatenate(weights))
-            self._cache[key] = (support, mass / mass.sum())
+            if privacy == "dataset":
+                mass = np.bincount(where.ravel()).astype(float)
+            else:
+                mass = np.bincount(where.ravel(), weights=np.concatenate(weights))
+                mass /= mass.sum()
+            self._cache[key] = (support, mass)
         return self._cache[key]
 
     def drawn_law(self, a: float, n: int, privacy: str, m: int) -> np.ndarray:
