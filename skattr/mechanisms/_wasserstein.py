@@ -166,31 +166,27 @@ class _WassersteinFamily(BaseMechanism):
             return tuple(thetas for _ in secrets)
         counted = self.query_.contributions(frame, self.columns_,
                                             what="the reference data")[:, 0]
-        models = []
-        for s in secrets:
-            inside = s.indicator(frame, what="the reference data") == 1
-            if min(inside.sum(), (~inside).sum()) < 2:
-                raise NotCertifiableError(
-                    f"The reference data has too few records on one side of the "
-                    f"secret {s.label} to estimate the count's law.")
-            models.append(np.array([[counted[~inside].mean(),
-                                     counted[inside].mean()]]))
-        return tuple(models)
+        return tuple(np.array([[counted[~inside].mean(), counted[inside].mean()]])
+                     for inside in self._groups(frame, secrets, "count"))
 
     def _fit_sum_laws(self, frame: pd.DataFrame, secrets) -> tuple:
         if isinstance(self.theta, SumLaws):
             return tuple(self.theta for _ in secrets)
         column = self.query_.contributions(frame, self.columns_,
                                            what="the reference data")[:, 0]
-        models = []
+        return tuple(SumLaws.fit(column, inside)
+                     for inside in self._groups(frame, secrets, "sum"))
+
+    @staticmethod
+    def _groups(frame: pd.DataFrame, secrets, statistic: str):
+        """Yield each secret's group mask, with enough records on both sides."""
         for s in secrets:
             inside = s.indicator(frame, what="the reference data") == 1
             if min(inside.sum(), (~inside).sum()) < 2:
                 raise NotCertifiableError(
                     f"The reference data has too few records on one side of the "
-                    f"secret {s.label} to estimate the sum's law.")
-            models.append(SumLaws.fit(column, inside))
-        return tuple(models)
+                    f"secret {s.label} to estimate the {statistic}'s law.")
+            yield inside
 
     def _pairs(self, secret, n: int) -> list[tuple[float, float]]:
         a, b = secret.pair_values(n)
