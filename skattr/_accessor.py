@@ -99,15 +99,23 @@ def build_mechanism(query: Query, *, secret, reference, data: pd.DataFrame,
         try:
             est.fit(reference)
             plan = est.plan(n=len(data))
-        except NotCertifiableError as exc:
+        except (NotCertifiableError, InvalidParameterError) as exc:
+            # "auto" skips a candidate that cannot certify, or whose parameters
+            # do not fit it (delta = 0 for the Approximate Wasserstein
+            # Mechanism); a bad parameter for every candidate is raised below.
             if mechanism != "auto":
                 raise
-            errors.append(f"{name}: {exc}")
+            errors.append((name, exc))
             continue
         candidates.append((plan.expected_error, name, est))
     if not candidates:
+        invalid = [exc for _, exc in errors
+                   if isinstance(exc, InvalidParameterError)]
+        if len(invalid) == len(errors):
+            raise invalid[0]
         raise NotCertifiableError(
-            "No available mechanism certifies this release: " + " | ".join(errors))
+            "No available mechanism certifies this release: "
+            + " | ".join(f"{name}: {exc}" for name, exc in errors))
     # Mechanisms that coincide (e.g. for one statistic) tie up to rounding: the
     # first in the registry's order wins, so the choice is deterministic.
     least = min(c[0] for c in candidates)

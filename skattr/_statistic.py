@@ -285,6 +285,15 @@ class Statistic:
             The only columns ``func`` sees; None shows it the whole frame,
             secret's columns included.
 
+        Notes
+        -----
+        ``func`` sees a frame with a fresh index 0..n-1. The Wasserstein
+        mechanisms' resampling Theta draws each dataset's records in a random
+        order, so a function that depends on the order of the records (the
+        first row, differences between rows) is certified for randomly
+        ordered data only: shuffle the private data before releasing it, or
+        use a function of the records as a set.
+
         Returns
         -------
         Statistic
@@ -394,7 +403,9 @@ class Statistic:
         frame = as_frame(frame, what=what)
         if self.statistic == "function":
             check_columns(frame, columns, what=what)
-            return frame[list(columns)]
+            # A fresh index: a function reads positions, never the labels of
+            # the reference (or private) rows.
+            return frame[list(columns)].reset_index(drop=True)
         block = numeric_block(frame, columns, what=what)
         need = self.min_rows(columns)
         if len(block) < need:
@@ -439,8 +450,9 @@ class Statistic:
                 f"The index holds row positions outside [0, {len(prepared)}); "
                 "positions count from 0 in the prepared rows.")
         if self.statistic == "function":
-            return self._stack([self._output(self.func(prepared.take(row)))[0]
-                                for row in index])
+            return self._stack([
+                self._output(self.func(prepared.take(row).reset_index(drop=True)))[0]
+                for row in index])
         need = self.min_rows(range(prepared.shape[1]))
         if index.shape[1] < need:
             raise DataValidationError(

@@ -314,3 +314,58 @@ def test_large_exact_laws_in_several_dimensions():
         query=query, secret=secret, delta=0.05,
         theta=Resample(random_state=0)).fit(frame).plan(n=6)
     assert "boxes" in plan.method
+
+
+def test_a_function_of_the_record_order_sees_random_orders():
+    # Review finding: datasets used to list the group's records first, so a
+    # function of the first record looked harmless. The model's records come in
+    # a random order: the first record is in the group with probability a.
+    rng = np.random.default_rng(0)
+    g = rng.random(4000) < 0.5
+    ref = pd.DataFrame({"g": g, "x": np.where(g, 10.0, 0.0) + rng.normal(size=4000)})
+    first = Statistic.function(lambda d: d["x"].iloc[0], names=["first_x"],
+                               columns=["x"])
+    secret = Secret.proportion("g", True, pairs=[(0.3, 0.7)])
+    plan = ApproximateWassersteinMechanism(
+        query=first, secret=secret, delta=0.05,
+        theta=Resample(random_state=0, n_draws=20_000)).fit(ref).plan(n=10)
+    # Independent: the first record's law is a mixture of the two groups'.
+    def law(a, m=200_000):
+        inside = rng.random(m) < a
+        return np.where(inside, rng.choice(ref.x[g], m), rng.choice(ref.x[~g], m))
+    levels = np.linspace(0.025, 0.975, 400)
+    gap = np.abs(np.quantile(law(0.3), levels) - np.quantile(law(0.7), levels)).max()
+    assert plan.sensitivity >= gap > 8
+    with pytest.raises(NotCertifiableError, match="random order"):
+        WassersteinMechanism(query=first, secret=secret,
+                             theta=Resample()).fit(ref.iloc[:12]).plan(n=10)
+
+
+def test_review_robustness_findings():
+    rng = np.random.default_rng(1)
+    # A group too small for the datasets distributional privacy needs: a clear
+    # refusal, not a crash.
+    small = pd.DataFrame({"g": [1, 1, 0, 0, 0, 0, 0, 0], "x": rng.normal(size=8)})
+    secret = Secret.proportion("g", 1, pairs=[(0.2, 0.6)])
+    for cls in (WassersteinMechanism, ApproximateWassersteinMechanism):
+        with pytest.raises(NotCertifiableError, match="holds 2"):
+            cls(query=Statistic.median("x"), secret=secret,
+                privacy="distributional").fit(small).plan(n=4)
+    # Exact laws too large for closeness on the line: W_inf of the exact laws
+    # (fast), never a quadratic search.
+    big = pd.DataFrame({"g": np.r_[np.ones(74), np.zeros(135)],
+                        "x": rng.normal(size=209)})
+    secret = Secret.proportion("g", 1, pairs=[(0.0, 0.5)])
+    exact = WassersteinMechanism(query=Query.mean("x"), secret=secret,
+                                 theta=Resample()).fit(big).plan(n=2)
+    approx = ApproximateWassersteinMechanism(
+        query=Query.mean("x"), secret=secret, delta=0.05,
+        theta=Resample(random_state=0)).fit(big).plan(n=2)
+    assert approx.sensitivity <= exact.sensitivity
+    # "auto" with delta = 0 skips the approximate mechanism (delta must be > 0)
+    # and reports why nothing certifies.
+    ref = _income()
+    with pytest.raises(NotCertifiableError, match="approx-wasserstein"):
+        ref.iloc[:100].attrpriv.median(
+            ["age"], secret=Secret.proportion("rich", True, pairs=[(0.2, 0.4)]),
+            reference=ref, delta=0.0)

@@ -33,6 +33,10 @@ _BAND_LEVELS = 64
 # are computed exactly (a linear program over every pair of values in R^d).
 _MAX_EXACT_POINTS = 300
 
+# The same for (W, delta)-closeness on the line (a search over the pairwise
+# distances of the two supports).
+_MAX_LINE_POINTS = 3000
+
 _THETA_DOC = """theta : "auto", "moments", array-like of shape (m, 2), ProbabilityBox \
 or Resample, default="auto"
         Where the laws of F given a secret come from.
@@ -65,16 +69,19 @@ _FITTED_DOC = """random_state : None, int, Generator or RandomState, default=Non
         :class:`~skattr.theta.ResampledLaws`."""
 
 
-def _small_enough(law) -> bool:
+def _small_enough(law, *, closeness: bool = False) -> bool:
     """Whether an exact law exists and its distances can be computed exactly.
 
-    On the line any size is fast; in R^d the distances with weights are a
-    linear program over every pair of support points.
+    On the line W_inf is fast at any size, while (W, delta)-closeness searches
+    over every pairwise distance; in R^d both are a flow over every pair of
+    support points.
     """
     if law is None:
         return False
-    support = law[0]
-    return support.shape[1] == 1 or support.shape[0] <= _MAX_EXACT_POINTS
+    size, dims = law[0].shape
+    if dims == 1:
+        return not closeness or size <= _MAX_LINE_POINTS
+    return size <= _MAX_EXACT_POINTS
 
 
 def _points(support: np.ndarray) -> np.ndarray:
@@ -342,9 +349,12 @@ class WassersteinMechanism(_WassersteinFamily):
                 for pair in self._pairs(s, n):
                     exact = [laws.exact_law(a, n, self.privacy) for a in pair]
                     if any(law is None for law in exact):
+                        why = ("a function sees the records in a random order, so "
+                               "its law spans every ordering" if laws.ordered
+                               else "the resampling Theta spreads each law over "
+                               f"more than max_exact = {laws.max_exact} datasets")
                         raise NotCertifiableError(
-                            f"The resampling Theta spreads each law over more than "
-                            f"max_exact = {laws.max_exact} datasets, and an "
+                            f"{why[0].upper()}{why[1:]}, and an "
                             "infinity-Wasserstein distance cannot be certified "
                             "from draws (it depends on the rarest datasets). Use "
                             "mechanism='approx-wasserstein' with delta > 0, or "
@@ -504,7 +514,7 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
         for s, laws in zip(self.secrets_, self.theta_, strict=True):
             pairs = self._pairs(s, n)
             values.append((laws, pairs, sorted({a for pair in pairs for a in pair})))
-        if all(_small_enough(laws.exact_law(a, n, self.privacy))
+        if all(_small_enough(laws.exact_law(a, n, self.privacy), closeness=True)
                for laws, _, points in values for a in points):
             worst = 0.0
             for laws, pairs, _ in values:
@@ -557,9 +567,29 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
                f"{_BAND_LEVELS + 1} levels" if d == 1 else
                f"boxes holding all but {2 * d * tail:.3g} of each law, faces "
                "bounded")
-        return (worst,
-                f"Laplace(W / epsilon), W from {how} by order statistics of {m} "
-                f"drawn datasets per property value (Chen Thm 3.2 and the remark "
-                f"after it); delta = {disregarded:.3g} disregarded mass + "
-                f"{beta:.3g} chance the draws misjudge a quantile",
-                (self._resample_assumption(),))
+        method = (f"Laplace(W / epsilon), W from {how} by order statistics of {m} "
+                  f"drawn datasets per property value (Chen Thm 3.2 and the "
+                  f"remark after it); delta = {disregarded:.3g} disregarded mass "
+                  f"+ {beta:.3g} chance the draws misjudge a quantile")
+        exact = self._exact_w_infinity(values, n)
+        if exact is not None and exact < worst:
+            # Exact laws too large for closeness still give W_inf, which
+            # certifies any delta: the least of two valid bounds is valid
+            # (the draws' failure can only matter when theirs is used).
+            worst, method = exact, (
+                "Laplace(W / epsilon), W the infinity-Wasserstein distance "
+                "between the exact laws of every dataset of the resampling "
+                "model, which bounds (W, delta)-closeness (Chen Thm 3.1-3.2)")
+        return worst, method, (self._resample_assumption(),)
+
+    def _exact_w_infinity(self, values, n: int) -> float | None:
+        """W_inf of the exact laws when they exist on the line, else None."""
+        laws = {(id(law), a): law.exact_law(a, n, self.privacy)
+                for law, _, points in values for a in points}
+        if not all(_small_enough(law) and law[0].shape[1] == 1
+                   for law in laws.values()):
+            return None
+        return max(w_infinity(_points(xa), _points(xb), pa, pb)
+                   for law, pairs, _ in values for a, b in pairs
+                   for (xa, pa), (xb, pb) in [(laws[id(law), a],
+                                               laws[id(law), b])])

@@ -68,6 +68,16 @@ def _distinct(rng: np.random.Generator, pool: int, count: int,
     return out
 
 
+def _check_group_sizes(n_inside: int, n_outside: int, k: int, n: int) -> None:
+    """Raise unless the reference can form a dataset of n with k in the group."""
+    if k > n_inside or n - k > n_outside:
+        short, need = ((n_inside, k) if k > n_inside else (n_outside, n - k))
+        raise NotCertifiableError(
+            f"A dataset of {n} records with {k} in the secret's group needs "
+            f"{need} records from a side of the reference data that holds "
+            f"{short}; pass more reference data or choose other pairs.")
+
+
 def draw_subsets(inside: np.ndarray, outside: np.ndarray, counts, n: int,
                  rng: np.random.Generator) -> np.ndarray:
     """Draw datasets of n distinct records, ``counts[i]`` of them from ``inside``.
@@ -109,13 +119,7 @@ def draw_subsets(inside: np.ndarray, outside: np.ndarray, counts, n: int,
     # One pass per distinct group size (at most n + 1), never one per dataset.
     for k in np.unique(counts):
         k = int(k)
-        if k > inside.size or n - k > outside.size:
-            short, need = ((inside.size, k) if k > inside.size
-                           else (outside.size, n - k))
-            raise NotCertifiableError(
-                f"A dataset of {n} records with {k} in the secret's group needs "
-                f"{need} records from a side of the reference data that holds "
-                f"{short}; pass more reference data or choose other pairs.")
+        _check_group_sizes(inside.size, outside.size, k, n)
         rows = np.flatnonzero(counts == k)
         out[rows, :k] = inside[_distinct(rng, inside.size, k, rows.size)]
         out[rows, k:] = outside[_distinct(rng, outside.size, n - k, rows.size)]
@@ -267,6 +271,7 @@ class ResampledLaws:
     evaluate: Callable = field(repr=False, compare=False)
     inside: np.ndarray = field(repr=False, compare=False)
     outside: np.ndarray = field(repr=False, compare=False)
+    ordered: bool
     n_draws: int | None
     default_draws: int
     failure_share: float
@@ -310,10 +315,18 @@ class ResampledLaws:
         return np.array([k]), np.ones(1)
 
     def n_subsets(self, a: float, n: int, privacy: str) -> int:
-        """How many datasets the model's law of a is spread over."""
+        """How many datasets the model's law of a is spread over.
+
+        Raises NotCertifiableError if a dataset the law needs cannot be formed
+        from the reference records.
+        """
         ks, _ = self._counts_law(a, n, privacy)
-        return sum(math.comb(self.inside.size, int(k))
-                   * math.comb(self.outside.size, n - int(k)) for k in ks)
+        for k in ks:
+            _check_group_sizes(self.inside.size, self.outside.size, int(k), n)
+        orders = math.factorial(n) if self.ordered else 1
+        return orders * sum(math.comb(self.inside.size, int(k))
+                            * math.comb(self.outside.size, n - int(k))
+                            for k in ks)
 
     def _evaluate(self, index: np.ndarray) -> np.ndarray:
         block = max(1, _EVAL_BLOCK // max(1, index.shape[1]))
@@ -337,7 +350,7 @@ class ResampledLaws:
         distance functions read exactly. With distributional privacy they are
         probabilities.
         """
-        if self.n_subsets(a, n, privacy) > self.max_exact:
+        if self.ordered or self.n_subsets(a, n, privacy) > self.max_exact:
             return None
         key = ("exact", a, n, privacy)
         if key not in self._cache:
@@ -374,6 +387,9 @@ class ResampledLaws:
             counts = rng.choice(ks, size=m, p=pk) if ks.size > 1 else np.full(
                 m, ks[0])
             rows = draw_subsets(self.inside, self.outside, counts, n, rng)
+            if self.ordered:
+                # The model's records come in a random order.
+                rows = rng.permuted(rows, axis=1)
             self._cache[key] = self._evaluate(rows)
         return self._cache[key]
 
@@ -410,7 +426,9 @@ class Resample:
         Enumerate every dataset when there are at most this many.
     random_state : int or None, default=None
         Seed of the draws (Theta comes from public reference data, so a seed
-        costs no privacy); None draws a fresh seed at fit.
+        costs no privacy); None draws a fresh seed at fit. Choose it before
+        looking at the certificate: trying seeds and keeping the least W would
+        void the failure probability counted in delta.
 
     Examples
     --------
@@ -473,6 +491,8 @@ class Resample:
         positions = np.arange(len(frame))
         return ResampledLaws(
             evaluate=row_evaluator(query, frame, columns),
+            # Only a callable can depend on the order of the records.
+            ordered=getattr(query, "statistic", "") == "function",
             inside=positions[inside], outside=positions[~inside],
             n_draws=self.n_draws,
             # A Python callable runs once per dataset; vectorised statistics
