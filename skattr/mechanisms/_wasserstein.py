@@ -234,6 +234,28 @@ class _WassersteinFamily(BaseMechanism):
                 yield tuple(count_pmf(a, n, p, privacy=self.privacy)
                             for a in pair)
 
+    def _resampled_w_infinity(self, n: int) -> tuple[float | None, str]:
+        """W_inf of the exact resampling laws, or None and why it is not computed."""
+        worst = 0.0
+        for s, laws in zip(self.secrets_, self.theta_, strict=True):
+            for pair in self._pairs(s, n):
+                exact = [laws.exact_law(a, n, self.privacy) for a in pair]
+                if any(law is None for law in exact):
+                    return None, (
+                        "A function sees the records in a random order, so its "
+                        "law spans every ordering" if laws.ordered else
+                        "The resampling Theta spreads each law over more than "
+                        f"max_exact = {laws.max_exact} datasets (raise "
+                        "Resample(max_exact=...) to enumerate more)")
+                if not all(_small_enough(law) for law in exact):
+                    return None, (
+                        f"The exact laws take more than {_MAX_EXACT_POINTS} "
+                        "distinct values, too many for an exact distance in "
+                        "R^d (a flow over every pair of values)")
+                (xa, pa), (xb, pb) = exact
+                worst = max(worst, w_infinity(_points(xa), _points(xb), pa, pb))
+        return worst, ""
+
     def _sensitivity(self, n: int) -> tuple[float, str, tuple]:
         """W (largest over pairs and Theta), how it was found, what it assumes."""
         raise NotImplementedError
@@ -345,30 +367,12 @@ class WassersteinMechanism(_WassersteinFamily):
     def _sensitivity(self, n: int) -> tuple[float, str, tuple]:
         worst = 0.0
         if self._resampled():
-            for s, laws in zip(self.secrets_, self.theta_, strict=True):
-                for pair in self._pairs(s, n):
-                    exact = [laws.exact_law(a, n, self.privacy) for a in pair]
-                    if any(law is None for law in exact):
-                        why = ("a function sees the records in a random order, so "
-                               "its law spans every ordering" if laws.ordered
-                               else "the resampling Theta spreads each law over "
-                               f"more than max_exact = {laws.max_exact} datasets")
-                        raise NotCertifiableError(
-                            f"{why[0].upper()}{why[1:]}, and an "
-                            "infinity-Wasserstein distance cannot be certified "
-                            "from draws (it depends on the rarest datasets). Use "
-                            "mechanism='approx-wasserstein' with delta > 0, or "
-                            "raise Resample(max_exact=...).")
-                    if not all(_small_enough(law) for law in exact):
-                        raise NotCertifiableError(
-                            f"The exact laws of {len(self.query_.names(self.columns_))}"
-                            f" statistics take more than {_MAX_EXACT_POINTS} distinct "
-                            "values, too many for an exact distance in R^d (a "
-                            "linear program over every pair of values). Use "
-                            "mechanism='approx-wasserstein' with delta > 0.")
-                    (xa, pa), (xb, pb) = exact
-                    worst = max(worst, w_infinity(_points(xa), _points(xb), pa,
-                                                  pb))
+            worst, why = self._resampled_w_infinity(n)
+            if worst is None:
+                raise NotCertifiableError(
+                    f"{why}; an infinity-Wasserstein distance cannot be certified "
+                    "from draws (it depends on the rarest datasets). Use "
+                    "mechanism='approx-wasserstein' with delta > 0.")
             return (worst, "Laplace(W / epsilon), W the infinity-Wasserstein "
                     "distance between the exact laws of every dataset of the "
                     "resampling model (Chen Thm 3.1)",
@@ -571,7 +575,7 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
                   f"drawn datasets per property value (Chen Thm 3.2 and the "
                   f"remark after it); delta = {disregarded:.3g} disregarded mass "
                   f"+ {beta:.3g} chance the draws misjudge a quantile")
-        exact = self._exact_w_infinity(values, n)
+        exact, _ = self._resampled_w_infinity(n)
         if exact is not None and exact < worst:
             # Exact laws too large for closeness still give W_inf, which
             # certifies any delta: the least of two valid bounds is valid
@@ -581,15 +585,3 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
                 "between the exact laws of every dataset of the resampling "
                 "model, which bounds (W, delta)-closeness (Chen Thm 3.1-3.2)")
         return worst, method, (self._resample_assumption(),)
-
-    def _exact_w_infinity(self, values, n: int) -> float | None:
-        """W_inf of the exact laws when they exist on the line, else None."""
-        laws = {(id(law), a): law.exact_law(a, n, self.privacy)
-                for law, _, points in values for a in points}
-        if not all(_small_enough(law) and law[0].shape[1] == 1
-                   for law in laws.values()):
-            return None
-        return max(w_infinity(_points(xa), _points(xb), pa, pb)
-                   for law, pairs, _ in values for a, b in pairs
-                   for (xa, pa), (xb, pb) in [(laws[id(law), a],
-                                               laws[id(law), b])])
