@@ -54,7 +54,7 @@ def measure(n_rows: int, n_columns: int = 5, sensitive_dtype: str = PRIMARY,
 
     def fit():
         AttributePrivateGaussian(
-            query=skattr.Query.mean(columns),
+            law="gaussian", query=skattr.Query.mean(columns),
             secret=skattr.Secret.proportion(SENSITIVE, "Female",
                                             pairs=[(0.45, 0.55)]),
             epsilon=1.0, delta=1e-3,

@@ -49,7 +49,8 @@ print("No defence:", bare.evaluate(test))
 # the size the attack is run at; it spends no privacy. The attack scorer
 # ignores the cross-validation fold: each fold's candidate is attacked on the
 # same auxiliary and test data.
-defence = AttributePrivateGaussian(query=query, secret=secret, delta=1e-3,
+defence = AttributePrivateGaussian(law="gaussian",
+                                   query=query, secret=secret, delta=1e-3,
                                    random_state=np.random.default_rng(0))
 search = GridSearchCV(
     defence,

@@ -92,10 +92,22 @@ def build_mechanism(query: Query, *, secret, reference, data: pd.DataFrame,
             "reference must be a DataFrame of public data from the same "
             "population (or 'self' to fit on the private data, with a warning); got "
             f"{type(reference).__name__}.")
+    accepted = {key for cls in classes.values()
+                for key in cls().get_params(deep=False)}
+    unknown = sorted(set(params) - accepted)
+    if unknown:
+        raise InvalidParameterError(
+            f"mechanism={mechanism!r} takes no parameter(s) {unknown}; it takes "
+            f"{sorted(accepted - {'query', 'secret'})}. Check the spelling.")
     candidates = []
     errors = []
     for name, cls in classes.items():
-        est = cls(query=query, secret=secret, **params)
+        # "auto" passes each candidate the parameters it takes (``law`` is the
+        # Theta mechanisms', ``privacy`` the Wasserstein mechanisms').
+        own = cls().get_params(deep=False)
+        est = cls(query=query, secret=secret,
+                  **{k: v for k, v in params.items()
+                     if mechanism != "auto" or k in own})
         try:
             est.fit(reference)
             plan = est.plan(n=len(data))
@@ -161,10 +173,15 @@ class AttributePrivacyAccessor:
     >>> secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
     >>> rel = private.attrpriv.mean(["blood_pressure"], secret=secret,
     ...                             reference=reference, random_state=0)
-    >>> rel.mechanism
-    'apgm'
+    >>> rel.mechanism       # certified from the resampled laws: no Gaussian model
+    'approx-wasserstein'
     >>> round(rel.epsilon, 3), rel.delta
     (1.0, 0.001)
+    >>> rel = private.attrpriv.mean(["blood_pressure"], secret=secret,
+    ...                             reference=reference, law="gaussian",
+    ...                             mechanism="apgm", random_state=0)
+    >>> rel.assumptions[-1][:26]
+    "ASSUMED (law='gaussian'): "
     """
 
     def __init__(self, pandas_obj: pd.DataFrame):

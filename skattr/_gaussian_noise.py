@@ -17,6 +17,7 @@ import numpy as np
 
 from skattr._calibration import (
     epsilon_for_mahalanobis,
+    gaussian_delta,
     gaussian_pair_delta,
     gaussian_pair_epsilon,
     max_mahalanobis,
@@ -31,6 +32,7 @@ __all__ = [
     "mahalanobis_sq",
     "max_covariance_gap",
     "pairs_certified",
+    "pairs_delta",
     "raw_leakage_epsilon",
     "required_noise_variance",
 ]
@@ -199,6 +201,16 @@ def max_covariance_gap(laws: PairLaws) -> float:
     return float(np.abs(laws.cov_a - laws.cov_b).max(initial=0.0) / scale)
 
 
+def _positive_definite(covs: np.ndarray) -> np.ndarray:
+    """Whether each (k, k) matrix is positive definite beyond rounding.
+
+    A smallest eigenvalue within rounding of zero (relative to the largest) is
+    taken as singular: Cholesky, which the Renyi bound uses, fails on such.
+    """
+    lam = np.linalg.eigvalsh(covs)
+    return lam[:, 0] > 1e-12 * np.maximum(np.abs(lam[:, -1]), 1e-300)
+
+
 def pairs_certified(laws: PairLaws, noise_cov: np.ndarray, epsilon: float,
                     delta: float, calibration: str) -> np.ndarray:
     """Whether each pair is (epsilon, delta)-indistinguishable with the noise added.
@@ -213,9 +225,7 @@ def pairs_certified(laws: PairLaws, noise_cov: np.ndarray, epsilon: float,
         return dist_sq <= mu**2 * (1 + 1e-12)
     cov_a = laws.cov_a + noise_cov
     cov_b = laws.cov_b + noise_cov
-    ok_a = np.linalg.eigvalsh(cov_a)[:, 0] > 0
-    ok_b = np.linalg.eigvalsh(cov_b)[:, 0] > 0
-    valid = ok_a & ok_b
+    valid = _positive_definite(cov_a) & _positive_definite(cov_b)
     out = np.zeros(m, dtype=bool)
     if valid.any():
         if k == 1:
@@ -226,6 +236,31 @@ def pairs_certified(laws: PairLaws, noise_cov: np.ndarray, epsilon: float,
                                      epsilon)
         out[valid] = np.asarray(d) <= delta
     return out
+
+
+def pairs_delta(laws: PairLaws, noise_cov: np.ndarray, epsilon: float) -> float:
+    """Return the largest delta, at ``epsilon``, of any pair with the noise added.
+
+    What a noise covariance achieves, whatever calibration chose it: the exact
+    Gaussian-shift profile for equal covariances, the exact one-dimensional
+    profile of two Gaussians, or the Renyi bound for k > 1 (an upper bound).
+    """
+    k = laws.mean_diff.shape[1]
+    cov_a = laws.cov_a + noise_cov
+    cov_b = laws.cov_b + noise_cov
+    if covariances_equal(laws):
+        dist = np.sqrt(mahalanobis_sq(laws.mean_diff, cov_a, 0.0))
+        return float(np.max(np.atleast_1d(gaussian_delta(dist, epsilon)),
+                            initial=0.0))
+    valid = _positive_definite(cov_a) & _positive_definite(cov_b)
+    if not valid.all():
+        return 1.0
+    if k == 1:
+        d = gaussian_pair_delta(0.0, cov_a[:, 0, 0], laws.mean_diff[:, 0],
+                                cov_b[:, 0, 0], epsilon)
+    else:
+        d = renyi_gaussian_delta(laws.mean_diff, cov_a, cov_b, epsilon)
+    return float(np.max(np.atleast_1d(d), initial=0.0))
 
 
 def certify_noise_covariance(laws: PairLaws, noise_cov: np.ndarray, epsilon: float,

@@ -222,6 +222,7 @@ class Plan:
             ("mechanism", self.mechanism),
             ("guarantee", f"({_fmt(self.epsilon)}, {_fmt(self.delta)})-"
                           f"{self.guarantee}"),
+            ("covers", self._scope_text()),
             ("calibration", self.calibration),
             ("hidden", "; ".join(self.secrets)),
             ("Theta", self.theta),
@@ -236,6 +237,15 @@ class Plan:
         ]
         rows += [("assumes", a) for a in self.assumptions]
         return rows
+
+    def _scope_text(self) -> str:
+        if "differential privacy" in self.guarantee:
+            return ("this release alone; differential privacy composes, so "
+                    "several releases cost at most the sum of their epsilons and "
+                    "deltas")
+        return ("this release alone: Pufferfish guarantees do not add up, and "
+                "two releases of the same data can reveal together what neither "
+                "reveals alone")
 
     def _noise_text(self) -> str:
         if self.noiseless and self.noise == "laplace":

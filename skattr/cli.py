@@ -32,7 +32,8 @@ def _demo(args) -> int:
 
     print("skattr demo: Zhang et al.'s hospital (Sec. 4.2). 50 patients; the "
           "releases hide whether\nthe share of women is below or above 50% "
-          "(Theta: the paper's parameter ranges).\n")
+          "(Theta: the paper's parameter ranges,\nwhose columns are Gaussian given "
+          "the gender, so the means' Gaussian law is taken: law='gaussian').\n")
     data = make_hospital(50, random_state=args.seed)
     for calibration in ("analytic", "classic"):
         for column in HOSPITAL_COLUMNS:
@@ -98,6 +99,8 @@ def _release(args) -> int:
     kwargs = dict(secret=secret, reference=reference, epsilon=args.epsilon,
                   delta=args.delta, mechanism=args.mechanism,
                   calibration=args.calibration, random_state=args.seed)
+    if args.law is not None:
+        kwargs["law"] = args.law
     if args.theta is not None:
         kwargs["theta"] = (skattr.theta.Resample() if args.theta == "resample"
                            else args.theta)
@@ -181,6 +184,10 @@ def build_parser() -> argparse.ArgumentParser:
                      choices=["moments", "gaussian", "resample"],
                      help="how Theta is fit on the reference data (default: the "
                           "mechanism's; resample: datasets drawn from it)")
+    rel.add_argument("--law", default=None, choices=["auto", "exact", "gaussian"],
+                     help="the law of the statistic the noise is certified "
+                          "against (default: auto, the exact law where it exists; "
+                          "gaussian is an assumption the release records)")
     rel.add_argument("--seed", type=int, default=None,
                      help="seed the noise (experiments only: removes the privacy)")
     rel.add_argument("--plan", action="store_true",

@@ -33,11 +33,17 @@ def hospital_mechanism(column: str, *, calibration: str = "classic",
                        variance: str = "paper", set_reading: str = "paper",
                        epsilon: float = 1.0, delta: float = 1e-3,
                        random_state=None) -> AttributePrivateGaussian:
-    """Return the unfitted APGM of the hospital experiment for one column."""
+    """Return the unfitted APGM of the hospital experiment for one column.
+
+    The paper's Theta states Gaussian laws (``law="gaussian"``, recorded on
+    each release): the hospital's columns are drawn from Gaussians given the
+    gender, so the mean of each group's records is Gaussian too.
+    """
     return AttributePrivateGaussian(
         query=Query.mean([column]), secret=hospital_secret(set_reading),
         epsilon=epsilon, delta=delta, calibration=calibration,
-        theta=hospital_theta(column, variance), random_state=random_state)
+        theta=hospital_theta(column, variance), law="gaussian",
+        random_state=random_state)
 
 
 def hospital_experiment(*, calibration: str = "classic", variance: str = "paper",

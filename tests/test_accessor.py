@@ -21,10 +21,10 @@ def test_mean_release_matches_the_estimator(frames):
     before = private.copy(deep=True)
     rel = private.attrpriv.mean(["weight", "blood_pressure"], secret=SECRET,
                                 reference=reference, epsilon=1.0, delta=1e-3,
-                                mechanism="apgm", random_state=3)
+                                mechanism="apgm", law="gaussian", random_state=3)
     est = skattr.mechanisms.AttributePrivateGaussian(
         query=skattr.Query.mean(["weight", "blood_pressure"]), secret=SECRET,
-        random_state=3).fit(reference)
+        law="gaussian", random_state=3).fit(reference)
     pd.testing.assert_series_equal(rel.values, est.release(private).values)
     assert rel.mechanism == "apgm"
     assert (rel.epsilon, rel.delta) == (1.0, 1e-3)
@@ -50,8 +50,9 @@ def test_other_verbs_release_near_the_truth(frames, verb, args, expected):
 
 def test_plan_releases_nothing_and_matches_release(frames):
     reference, private = frames
-    plan = private.attrpriv.plan(["weight"], secret=SECRET, reference=reference)
-    rel = private.attrpriv.mean(["weight"], secret=SECRET, reference=reference)
+    kw = dict(secret=SECRET, reference=reference, law="gaussian", mechanism="apgm")
+    plan = private.attrpriv.plan(["weight"], **kw)
+    rel = private.attrpriv.mean(["weight"], **kw)
     assert type(plan) is skattr.Plan
     assert not hasattr(plan, "values")
     assert plan.noise_covariance[0, 0] == rel.noise_covariance[0, 0]
@@ -61,18 +62,17 @@ def test_plan_releases_nothing_and_matches_release(frames):
 
 def test_leakage_of_the_raw_mean(frames):
     reference, private = frames
-    eps = private.attrpriv.leakage(["weight"], secret=SECRET, reference=reference,
-                                   delta=1e-3)
+    kw = dict(secret=SECRET, reference=reference, law="gaussian")
+    eps = private.attrpriv.leakage(["weight"], delta=1e-3, **kw)
     # The raw mean weight leaks: more than the epsilon = 1 a release would allow,
     # so a release at epsilon = 1 adds noise, and one at the leakage does not.
     assert eps > 1.0
-    assert not private.attrpriv.plan(["weight"], secret=SECRET, reference=reference,
-                                     epsilon=1.0).noiseless
-    assert private.attrpriv.plan(["weight"], secret=SECRET, reference=reference,
-                                 epsilon=eps * 1.001).noiseless
+    assert not private.attrpriv.plan(["weight"], mechanism="apgm", epsilon=1.0,
+                                     **kw).noiseless
+    assert private.attrpriv.plan(["weight"], mechanism="apgm", epsilon=eps * 1.001,
+                                 **kw).noiseless
     # Temperature does not depend on gender: it leaks almost nothing.
-    assert private.attrpriv.leakage(["temperature"], secret=SECRET,
-                                    reference=reference) < 0.5
+    assert private.attrpriv.leakage(["temperature"], **kw) < 0.5
 
 
 def test_reference_self_warns(frames):
@@ -80,7 +80,7 @@ def test_reference_self_warns(frames):
     big = make_hospital(400, random_state=5)
     with pytest.warns(PrivacyLeakWarning, match="reference='self'"):
         big.attrpriv.mean(["weight"], secret=SECRET, reference="self",
-                          sampling="with-replacement")
+                          sampling="with-replacement", law="gaussian")
     with pytest.raises(InvalidParameterError, match="fits Theta on reference data"):
         private.attrpriv.mean(["weight"], secret=SECRET)
     with pytest.raises(InvalidParameterError, match="reference must be a DataFrame"):
@@ -90,14 +90,18 @@ def test_reference_self_warns(frames):
 def test_auto_picks_the_certified_mechanism_of_least_expected_error(frames):
     reference, private = frames
     cols = ["weight", "blood_pressure"]
-    auto = private.attrpriv.plan(cols, secret=SECRET, reference=reference)
+    # The Gaussian law taken explicitly, so that every Theta mechanism is a
+    # candidate beside the Wasserstein mechanisms (which take no ``law``).
+    auto = private.attrpriv.plan(cols, secret=SECRET, reference=reference,
+                                 law="gaussian")
     errors = {}
     for name, cls in skattr.mechanisms.MECHANISMS.items():
         if not getattr(cls, "auto_candidate", True):
             continue  # the differential-privacy baselines
+        law = {"law": "gaussian"} if "law" in cls().get_params() else {}
         try:
             plan = private.attrpriv.plan(cols, secret=SECRET, reference=reference,
-                                         mechanism=name)
+                                         mechanism=name, **law)
         except skattr.exceptions.NotCertifiableError:
             continue
         errors[name] = plan.expected_error
@@ -120,8 +124,14 @@ def test_mechanism_names(frames):
         private.attrpriv.mean(["weight"], secret=SECRET, reference=reference,
                               mechanism="apgn")
     rel = private.attrpriv.mean(["weight"], secret=SECRET, reference=reference,
-                                mechanism="apgm")
+                                mechanism="apgm", law="gaussian")
     assert rel.mechanism == "apgm"
+    with pytest.raises(InvalidParameterError, match="takes no parameter.*'epsilom'"):
+        private.attrpriv.mean(["weight"], secret=SECRET, reference=reference,
+                              epsilom=1.0)
+    with pytest.raises(InvalidParameterError, match="takes no parameter.*'law'"):
+        private.attrpriv.mean(["weight"], secret=SECRET, reference=reference,
+                              mechanism="approx-wasserstein", law="gaussian")
 
 
 def test_duplicate_columns_are_refused():

@@ -46,6 +46,7 @@ def mechanism(name, epsilon, **params):
         params.update(bounds=BOUNDS, group_size=None)
     else:
         params.setdefault("covariances", "assume-equal")
+        params.setdefault("law", "gaussian")
     return MECHANISMS[name](**params)
 
 

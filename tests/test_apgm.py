@@ -40,6 +40,7 @@ def test_classic_scalar_matches_algorithm_1_formula():
     # Equal group variances: F | a ~ N(mu_a, var / n), Delta = |a - b| |m_in - m_out|.
     n, var, eps, delta = 50, 4.0, 0.5, 1e-3
     mech = AttributePrivateGaussian(
+        law="gaussian",
         query=skattr.Query.mean(["y"]), secret=SECRET, epsilon=eps, delta=delta,
         calibration="classic", theta=_expert([10.0], [13.0], var, var),
     ).fit(_frame())
@@ -62,8 +63,10 @@ def test_analytic_calibration_is_exact_and_needs_less_noise():
     n, var, eps, delta = 50, 4.0, 0.5, 1e-5
     kwargs = dict(query=skattr.Query.mean(["y"]), secret=SECRET, epsilon=eps,
                   delta=delta, theta=_expert([10.0], [13.0], var, var))
-    analytic = AttributePrivateGaussian(**kwargs).fit(_frame()).plan(n=n)
-    classic = AttributePrivateGaussian(calibration="classic", **kwargs).fit(
+    analytic = AttributePrivateGaussian(law="gaussian",
+                                        **kwargs).fit(_frame()).plan(n=n)
+    classic = AttributePrivateGaussian(law="gaussian",
+                                       calibration="classic", **kwargs).fit(
         _frame()).plan(n=n)
     total_sd = math.sqrt(analytic.noise_covariance[0, 0] + var / n)
     # The release's two laws are exactly (eps, delta)-indistinguishable.
@@ -74,7 +77,7 @@ def test_analytic_calibration_is_exact_and_needs_less_noise():
 def test_noiseless_when_inherent_variance_covers_sensitivity():
     frame = _frame(200, seed=3)
     mech = AttributePrivateGaussian(
-        query=skattr.Query.mean(["y"]), secret=SECRET, epsilon=1.0,
+        law="gaussian", query=skattr.Query.mean(["y"]), secret=SECRET, epsilon=1.0,
         theta=_expert([0.0], [0.01], 1.0, 1.0), random_state=0).fit(frame)
     rel = mech.release(frame)
     assert rel.noiseless
@@ -87,7 +90,7 @@ def test_noiseless_when_inherent_variance_covers_sensitivity():
 def test_leakage_matches_independent_closed_form():
     n, var, delta = 40, 2.0, 1e-3
     mech = AttributePrivateGaussian(
-        query=skattr.Query.mean(["y"]), secret=SECRET, delta=delta,
+        law="gaussian", query=skattr.Query.mean(["y"]), secret=SECRET, delta=delta,
         theta=_expert([1.0], [2.0], var, var)).fit(_frame())
     mu = 0.2 * 1.0 / math.sqrt(var / n)
 
@@ -115,7 +118,8 @@ def test_vector_noise_is_least_isotropic_certified_variance():
                                       cov_in=cov, cov_out=cov,
                                       columns=("y0", "y1", "y2"))])
     eps, delta, n = 0.8, 1e-4, 30
-    mech = AttributePrivateGaussian(query=skattr.Query.mean(["y0", "y1", "y2"]),
+    mech = AttributePrivateGaussian(law="gaussian",
+                                    query=skattr.Query.mean(["y0", "y1", "y2"]),
                                     secret=SECRET, epsilon=eps, delta=delta,
                                     calibration="classic", theta=theta).fit(
         _frame(k=3))
@@ -143,6 +147,7 @@ def test_unequal_variances_use_exact_profile():
     # certified with the exact profile of the two Gaussians.
     n, eps, delta = 50, 1.0, 1e-3
     mech = AttributePrivateGaussian(
+        law="gaussian",
         query=skattr.Query.mean(["y"]), secret=SECRET, epsilon=eps, delta=delta,
         theta=_expert([0.0], [3.0], 1.0, 9.0)).fit(_frame())
     plan = mech.plan(n=n)
@@ -169,13 +174,19 @@ def test_unequal_variances_use_exact_profile():
 
 def test_non_gaussian_variant_reports_relaxed_certificate():
     mech = AttributePrivateGaussian(
+        law="gaussian",
         query=skattr.Query.mean(["y"]), secret=SECRET, epsilon=1.0, delta=1e-4,
         lambda_eta=0.1, eta=1e-5, theta=_expert([0.0], [1.0], 1.0, 1.0)).fit(_frame())
     plan = mech.plan(n=50)
     assert plan.epsilon == pytest.approx(1.2)
-    assert plan.delta == pytest.approx(math.exp(0.1) * 1e-4 + 1e-5)
+    # Chen & Ohrimenko Thm 4.6's delta; Zhang et al. Thm 3's e^lambda delta + eta
+    # misses the (e^(epsilon + lambda)) eta term and does not hold
+    # (tests/test_soundness.py).
+    assert plan.delta == pytest.approx(
+        (1 + math.exp(1.1)) * 1e-5 + math.exp(0.1) * 1e-4)
     assert any("Alg. 2" in a for a in plan.assumptions)
     base = AttributePrivateGaussian(
+        law="gaussian",
         query=skattr.Query.mean(["y"]), secret=SECRET, epsilon=1.0, delta=1e-4,
         theta=_expert([0.0], [1.0], 1.0, 1.0)).fit(_frame()).plan(n=50)
     assert plan.noise_covariance[0, 0] == base.noise_covariance[0, 0]
@@ -188,9 +199,12 @@ def test_several_secrets_take_the_worst_case():
     s1 = SECRET
     s2 = skattr.Secret.proportion("smoker", 1, pairs=[(0.2, 0.4)])
     kw = dict(query=skattr.Query.mean(["y"]), epsilon=0.5, random_state=0)
-    p1 = AttributePrivateGaussian(secret=s1, **kw).fit(frame).plan(n=100)
-    p2 = AttributePrivateGaussian(secret=s2, **kw).fit(frame).plan(n=100)
-    both = AttributePrivateGaussian(secret=[s1, s2], **kw).fit(frame).plan(n=100)
+    p1 = AttributePrivateGaussian(law="gaussian",
+                                  secret=s1, **kw).fit(frame).plan(n=100)
+    p2 = AttributePrivateGaussian(law="gaussian",
+                                  secret=s2, **kw).fit(frame).plan(n=100)
+    both = AttributePrivateGaussian(law="gaussian",
+                                    secret=[s1, s2], **kw).fit(frame).plan(n=100)
     assert both.noise_covariance[0, 0] == pytest.approx(
         max(p1.noise_covariance[0, 0], p2.noise_covariance[0, 0]))
     assert both.sensitivity == pytest.approx(max(p1.sensitivity, p2.sensitivity))
@@ -204,7 +218,8 @@ def test_joint_gaussian_model_of_section_4_2():
     ref = pd.DataFrame(rng.multivariate_normal([0.0, 5.0], cov, size=20000),
                        columns=["x", "y"])
     secret = skattr.Secret.mean("x", pairs=[(-0.5, 0.5)])
-    mech = AttributePrivateGaussian(query=skattr.Query.mean(["y"]), secret=secret,
+    mech = AttributePrivateGaussian(law="gaussian",
+                                    query=skattr.Query.mean(["y"]), secret=secret,
                                     theta="gaussian", calibration="classic",
                                     epsilon=0.5, delta=1e-3).fit(ref)
     v = np.cov(ref.to_numpy().T)
@@ -222,8 +237,10 @@ def test_seeded_noise_is_reproducible_and_default_is_secure(monkeypatch):
     frame = _frame(100)
     kw = dict(query=skattr.Query.mean(["y"]), secret=SECRET, epsilon=0.1,
               theta=_expert([0.0], [2.0], 1.0, 1.0))
-    a = AttributePrivateGaussian(random_state=7, **kw).fit(frame).release(frame)
-    b = AttributePrivateGaussian(random_state=7, **kw).fit(frame).release(frame)
+    a = AttributePrivateGaussian(law="gaussian",
+                                 random_state=7, **kw).fit(frame).release(frame)
+    b = AttributePrivateGaussian(law="gaussian",
+                                 random_state=7, **kw).fit(frame).release(frame)
     assert a.values.equals(b.values)
     sd = float(a.noise_std[0])
     draws = np.random.RandomState(7).standard_normal(2)
@@ -231,7 +248,7 @@ def test_seeded_noise_is_reproducible_and_default_is_secure(monkeypatch):
     # The next release of the same fitted mechanism draws fresh noise (the seed
     # fixes the sequence, not one draw): repeated noise would let anyone
     # difference two releases exactly.
-    mech = AttributePrivateGaussian(random_state=7, **kw).fit(frame)
+    mech = AttributePrivateGaussian(law="gaussian", random_state=7, **kw).fit(frame)
     first, second = mech.release(frame), mech.release(frame)
     assert first.values["y"] == a.values["y"]
     assert second.values["y"] == pytest.approx(frame["y"].mean() + sd * draws[1])
@@ -239,10 +256,10 @@ def test_seeded_noise_is_reproducible_and_default_is_secure(monkeypatch):
     calls = []
     from skattr import _random
 
-    real = _random._SYSTEM.gauss
-    monkeypatch.setattr(_random._SYSTEM, "gauss",
-                        lambda mu, sigma: calls.append(1) or real(mu, sigma))
-    secure = AttributePrivateGaussian(**kw).fit(frame)
+    real = _random.os.urandom
+    monkeypatch.setattr(_random.os, "urandom",
+                        lambda size: calls.append(1) or real(size))
+    secure = AttributePrivateGaussian(law="gaussian", **kw).fit(frame)
     first, second = secure.release(frame), secure.release(frame)
     assert len(calls) == 2
     assert first.values["y"] != second.values["y"]
@@ -251,7 +268,8 @@ def test_seeded_noise_is_reproducible_and_default_is_secure(monkeypatch):
 def test_release_never_mutates_and_never_stores_truth():
     frame = _frame(80)
     before = frame.copy(deep=True)
-    mech = AttributePrivateGaussian(query=skattr.Query.mean(["y"]), secret=SECRET,
+    mech = AttributePrivateGaussian(law="gaussian",
+                                    query=skattr.Query.mean(["y"]), secret=SECRET,
                                     sampling="with-replacement",
                                     random_state=0).fit(frame)
     rel = mech.release(frame)
@@ -269,12 +287,13 @@ def test_release_never_mutates_and_never_stores_truth():
 def test_classic_warns_at_epsilon_one_or_more():
     kw = dict(query=skattr.Query.mean(["y"]), secret=SECRET, calibration="classic",
               theta=_expert([0.0], [2.0], 1.0, 1.0))
-    mech = AttributePrivateGaussian(epsilon=1.0, **kw).fit(_frame())
+    mech = AttributePrivateGaussian(law="gaussian", epsilon=1.0, **kw).fit(_frame())
     with pytest.warns(ClassicCalibrationWarning, match="epsilon < 1"):
         mech.plan(n=50)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        AttributePrivateGaussian(epsilon=0.5, **kw).fit(_frame()).plan(n=50)
+        AttributePrivateGaussian(law="gaussian",
+                                 epsilon=0.5, **kw).fit(_frame()).plan(n=50)
 
 
 @pytest.mark.parametrize("param, value, match", [
@@ -294,13 +313,14 @@ def test_classic_warns_at_epsilon_one_or_more():
     ("query", "mean", "'query' parameter"),
 ])
 def test_every_constraint_rejects_invalid_values(param, value, match):
-    mech = AttributePrivateGaussian(secret=SECRET, **{param: value})
+    mech = AttributePrivateGaussian(law="gaussian", secret=SECRET, **{param: value})
     with pytest.raises(InvalidParameterError, match=match):
         mech.fit(_frame())
 
 
 def test_delta_zero_cannot_be_certified_with_gaussian_noise():
-    mech = AttributePrivateGaussian(query=skattr.Query.mean(["y"]), secret=SECRET,
+    mech = AttributePrivateGaussian(law="gaussian",
+                                    query=skattr.Query.mean(["y"]), secret=SECRET,
                                     delta=0.0).fit(_frame())
     with pytest.raises(NotCertifiableError, match="delta = 0"):
         mech.plan(n=20)
@@ -308,9 +328,10 @@ def test_delta_zero_cannot_be_certified_with_gaussian_noise():
 
 def test_bad_data_gets_clear_errors():
     frame = _frame(60)
-    mech = AttributePrivateGaussian(query=skattr.Query.mean(["y"]), secret=SECRET)
+    mech = AttributePrivateGaussian(law="gaussian",
+                                    query=skattr.Query.mean(["y"]), secret=SECRET)
     with pytest.raises(DataValidationError, match=r"not found"):
-        AttributePrivateGaussian(query=skattr.Query.mean(["nope"]),
+        AttributePrivateGaussian(law="gaussian", query=skattr.Query.mean(["nope"]),
                                  secret=SECRET).fit(frame)
     bad = frame.copy()
     bad.loc[3, "y"] = np.nan
@@ -322,27 +343,29 @@ def test_bad_data_gets_clear_errors():
     with pytest.raises(DataValidationError, match="0 rows|0 sample"):
         mech.fit(frame).release(frame.iloc[:0])
     with pytest.raises(DataValidationError, match="not numeric"):
-        AttributePrivateGaussian(query=skattr.Query.mean(["sex"]),
+        AttributePrivateGaussian(law="gaussian", query=skattr.Query.mean(["sex"]),
                                  secret=SECRET).fit(frame)
     lonely = frame.assign(sex=["F"] + ["M"] * 59)
     with pytest.raises(DataValidationError, match="at least two"):
         mech.fit(lonely)
     with pytest.raises(InvalidParameterError, match="No secret given"):
-        AttributePrivateGaussian(query=skattr.Query.mean(["y"])).fit(frame)
+        AttributePrivateGaussian(law="gaussian",
+                                 query=skattr.Query.mean(["y"])).fit(frame)
     constant = frame.assign(x=1.0)
     with pytest.raises(DataValidationError, match="constant|zero variance"):
-        AttributePrivateGaussian(query=skattr.Query.mean(["y"]),
+        AttributePrivateGaussian(law="gaussian", query=skattr.Query.mean(["y"]),
                                  secret=skattr.Secret.mean("x", pairs=[(0.0, 1.0)]),
                                  theta="gaussian").fit(constant)
     with pytest.raises(InvalidParameterError, match="theta='gaussian'"):
-        AttributePrivateGaussian(query=skattr.Query.mean(["y"]),
+        AttributePrivateGaussian(law="gaussian", query=skattr.Query.mean(["y"]),
                                  secret=skattr.Secret.mean("y", pairs=[(0.0, 1.0)]),
                                  ).fit(frame.assign(z=frame.y))
 
 
 def test_sampling_without_replacement_needs_enough_reference_records():
     frame = _frame(40, seed=9)
-    mech = AttributePrivateGaussian(query=skattr.Query.mean(["y"]), secret=SECRET)
+    mech = AttributePrivateGaussian(law="gaussian",
+                                    query=skattr.Query.mean(["y"]), secret=SECRET)
     with pytest.raises(NotCertifiableError, match="without replacement"):
         mech.fit(frame).plan(n=200)
     mech.set_params(sampling="with-replacement").fit(frame).plan(n=200)
@@ -356,7 +379,8 @@ def test_release_law_matches_the_model_on_simulated_datasets():
     pop = pd.DataFrame({"sex": np.repeat(["F", "M"], [3000, 3000])})
     pop["y"] = np.where(pop.sex == "F", 1.0, 0.0) + rng.normal(0, 1.0, 6000)
     n = 40
-    mech = AttributePrivateGaussian(query=skattr.Query.mean(["y"]), secret=SECRET,
+    mech = AttributePrivateGaussian(law="gaussian",
+                                    query=skattr.Query.mean(["y"]), secret=SECRET,
                                     epsilon=1.0, sampling="without-replacement",
                                     random_state=rng).fit(pop)
     plan = mech.plan(n=n)
@@ -385,7 +409,8 @@ def test_release_sums_columns_of_any_numeric_dtype():
         y0=lambda d: (d.y0 * 100).round().astype("int64"),
         y1=lambda d: d.y1.astype("float32"),
         y2=lambda d: d.y2.astype(object))
-    mech = AttributePrivateGaussian(query=skattr.Query.sum(["y0", "y1", "y2"]),
+    mech = AttributePrivateGaussian(law="gaussian",
+                                    query=skattr.Query.sum(["y0", "y1", "y2"]),
                                     secret=SECRET, epsilon=50.0,
                                     theta=ExpertTheta([GroupMoments(
                                         mean_in=[0, 0, 0], mean_out=[0, 0, 0],
@@ -408,7 +433,8 @@ def test_release_sums_columns_of_any_numeric_dtype():
 def test_numeric_secret_column_is_checked_at_release():
     frame = _frame(100).assign(sex=lambda d: (d.sex == "F").astype(float))
     secret = skattr.Secret.proportion("sex", 1.0, pairs=[(0.4, 0.6)])
-    mech = AttributePrivateGaussian(query=skattr.Query.mean(["y"]), secret=secret,
+    mech = AttributePrivateGaussian(law="gaussian",
+                                    query=skattr.Query.mean(["y"]), secret=secret,
                                     sampling="with-replacement").fit(frame)
     bad = frame.copy()
     bad.loc[2, "sex"] = np.inf

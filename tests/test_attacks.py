@@ -44,7 +44,8 @@ def frames():
 
 def _defence(reference, epsilon, seed=0):
     # A Generator, so that every release draws new noise (an int would repeat it).
-    return AttributePrivateGaussian(query=QUERY, secret=SECRET, epsilon=epsilon,
+    return AttributePrivateGaussian(law="gaussian",
+                                    query=QUERY, secret=SECRET, epsilon=epsilon,
                                     delta=1e-3,
                                     random_state=np.random.default_rng(seed)
                                     ).fit(reference)
@@ -200,7 +201,8 @@ def test_int_seeded_defence_draws_fresh_noise_per_release(frames):
     # A seeded defence reproduces its sequence of releases from fit, but each
     # release draws new noise: the attack sees noise, not one constant shift.
     reference, auxiliary, _ = frames
-    defence = AttributePrivateGaussian(query=QUERY, secret=SECRET, epsilon=0.1,
+    defence = AttributePrivateGaussian(law="gaussian",
+                                       query=QUERY, secret=SECRET, epsilon=0.1,
                                        random_state=0).fit(reference)
     attack = PropertyInferenceAttack(defence, values=VALUES, n_shadow=4,
                                      random_state=0).fit(auxiliary)
@@ -271,7 +273,7 @@ def test_bad_input_errors(frames, kw, error, match):
 
 def test_bad_defence_errors(frames):
     reference, auxiliary, test = frames
-    unfitted = AttributePrivateGaussian(query=QUERY, secret=SECRET)
+    unfitted = AttributePrivateGaussian(law="gaussian", query=QUERY, secret=SECRET)
     with pytest.raises(NotFittedError, match="defence AttributePrivateGaussian is "
                                              "not fitted"):
         PropertyInferenceAttack(unfitted).fit(auxiliary)
@@ -326,7 +328,8 @@ def test_scorer_is_picklable_and_scores_a_fitted_defence(frames):
 
 def test_grid_search_picks_the_most_useful_epsilon_under_the_limit(frames):
     reference, auxiliary, test = frames
-    est = AttributePrivateGaussian(query=QUERY, secret=SECRET, delta=1e-3,
+    est = AttributePrivateGaussian(law="gaussian",
+                                   query=QUERY, secret=SECRET, delta=1e-3,
                                    random_state=np.random.default_rng(0))
     grid = GridSearchCV(
         est, {"epsilon": [0.5, 5.0, 20.0]},

@@ -37,7 +37,7 @@ def _mech(cls, mean_in, mean_out, cov_in, cov_out=None, **kw):
     # n = 1 with pairs (0, 1): the laws are the two groups' own, as in Chen's
     # Theta of two distributions.
     return cls(query=skattr.Query.sum(list(cols)), secret=SECRET, theta=theta,
-               sampling="with-replacement", **kw).fit(FRAME)
+               sampling="with-replacement", law="gaussian", **kw).fit(FRAME)
 
 
 def test_eigm_reproduces_the_papers_example():
@@ -89,15 +89,15 @@ def test_directional_spans_several_directions():
     kw = dict(query=skattr.Query.sum(["a", "b", "c"]), secret=SECRET,
               theta=ExpertTheta(models), sampling="with-replacement",
               calibration="classic", epsilon=0.9)
-    lap = DirectionalLaplace(**kw).fit(FRAME).plan(n=1)
+    lap = DirectionalLaplace(law="gaussian", **kw).fit(FRAME).plan(n=1)
     assert lap.noise_basis.shape == (3, 2)
     # l1 norm in the basis of span{e1, e2}: the larger difference, 2.
     assert lap.noise_scale == pytest.approx(2.0 / 0.9)
-    g = DirectionalGaussian(**kw).fit(FRAME).plan(n=1)
+    g = DirectionalGaussian(law="gaussian", **kw).fit(FRAME).plan(n=1)
     assert np.linalg.matrix_rank(g.noise_covariance) == 2
     assert g.noise_covariance[2, 2] == pytest.approx(0.0, abs=1e-12)
     with pytest.raises(NotCertifiableError, match="parallel"):
-        DirectionalUncertaintyGaussian(**kw).fit(FRAME).plan(n=1)
+        DirectionalUncertaintyGaussian(law="gaussian", **kw).fit(FRAME).plan(n=1)
 
 
 def test_daum_closed_form_equals_the_papers_bisection():
@@ -204,12 +204,13 @@ def test_every_mechanism_releases_through_the_accessor():
     secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
     for name in ("expm-gaussian", "dirm-gaussian", "eigm", "daum", "optimal"):
         rel = private.attrpriv.mean(["weight", "blood_pressure"], secret=secret,
-                                    reference=ref, mechanism=name, random_state=0)
+                                    reference=ref, mechanism=name, law="gaussian",
+                                    random_state=0)
         assert rel.mechanism == name
         assert np.isfinite(rel.values).all()
     for name in ("expm-laplace", "dirm-laplace"):
         rel = private.attrpriv.mean(["weight", "blood_pressure"], secret=secret,
-                                    reference=ref, mechanism=name,
+                                    reference=ref, mechanism=name, law="gaussian",
                                     covariances="assume-equal", random_state=0)
         assert rel.noise == "laplace"
 
@@ -232,7 +233,7 @@ def test_assume_equal_uses_each_sides_covariance_for_both():
     theta = ExpertTheta([GroupMoments(mean_in=[1.0, 0.5], mean_out=[0.0, 0.0],
                                       cov_in=cov_in, cov_out=cov_out,
                                       columns=("a", "b"))])
-    mech = AttributePrivateGaussian(query=skattr.Query.sum(["a", "b"]),
+    mech = AttributePrivateGaussian(law="gaussian", query=skattr.Query.sum(["a", "b"]),
                                     secret=SECRET, theta=theta,
                                     sampling="with-replacement",
                                     covariances="assume-equal").fit(FRAME)
@@ -257,7 +258,7 @@ def test_adult_leakage_is_about_4_9(adult):
          + skattr.Query.count("marital-status", "Never-married")
          + skattr.Query.count("sex", "Female") + skattr.Query.mean("hours-per-week"))
     secret = skattr.Secret.proportion("income", ">50K", pairs=[(0.45, 0.55)])
-    mech = AttributePrivateGaussian(query=q, secret=secret,
+    mech = AttributePrivateGaussian(law="gaussian", query=q, secret=secret,
                                     covariances="assume-equal").fit(adult)
     eps = mech.leakage(n=100, delta=1e-3)
     assert eps == pytest.approx(4.9, abs=0.15)
@@ -300,7 +301,8 @@ def test_expert_ranges_with_an_interior_peak_are_refused(cls):
                             cov_in=1.0, cov_out=1.0, columns=("a",))
 
     kw = dict(query=skattr.Query.sum(["a"]), secret=SECRET,
-              sampling="with-replacement", covariances="assume-equal")
+              sampling="with-replacement", covariances="assume-equal",
+              law="gaussian")
     peaked = ExpertTheta.from_ranges(model, {"g": (6.0, 10.0)})
     with pytest.raises(NotCertifiableError, match="peaks inside the range"):
         cls(theta=peaked, **kw).fit(FRAME).plan(n=1)

@@ -23,9 +23,11 @@ def reference():
 @pytest.mark.parametrize("sampling", ["with-replacement", "without-replacement"])
 def test_monte_carlo_agrees_with_the_exact_moments(reference, sampling):
     q = skattr.Query.mean(["x", "y"])
-    exact = AttributePrivateGaussian(query=q, secret=SECRET, sampling=sampling).fit(
+    exact = AttributePrivateGaussian(law="gaussian",
+                                     query=q, secret=SECRET, sampling=sampling).fit(
         reference)
-    mc = AttributePrivateGaussian(query=q, secret=SECRET, sampling=sampling,
+    mc = AttributePrivateGaussian(law="gaussian",
+                                  query=q, secret=SECRET, sampling=sampling,
                                   theta=MonteCarlo(4000, random_state=1)).fit(
         reference)
     n = 50
@@ -43,9 +45,9 @@ def test_monte_carlo_agrees_with_the_exact_moments(reference, sampling):
 
 def test_monte_carlo_is_reproducible_and_order_free(reference):
     q = skattr.Query.mean(["x"])
-    a = AttributePrivateGaussian(query=q, secret=SECRET,
+    a = AttributePrivateGaussian(law="gaussian", query=q, secret=SECRET,
                                  theta=MonteCarlo(200, random_state=3)).fit(reference)
-    b = AttributePrivateGaussian(query=q, secret=SECRET,
+    b = AttributePrivateGaussian(law="gaussian", query=q, secret=SECRET,
                                  theta=MonteCarlo(200, random_state=3)).fit(reference)
     model_a, model_b = a.theta_[0][0], b.theta_[0][0]
     ma, _ = model_a.sum_moments(np.array([0.4, 0.6]), 50)
@@ -59,8 +61,9 @@ def test_monte_carlo_is_reproducible_and_order_free(reference):
 
 def test_bootstrap_takes_the_worst_case_over_replicates(reference):
     q = skattr.Query.mean(["x", "y"])
-    single = ExpectedValueGaussian(query=q, secret=SECRET).fit(reference)
-    boot = ExpectedValueGaussian(query=q, secret=SECRET,
+    single = ExpectedValueGaussian(law="gaussian",
+                                   query=q, secret=SECRET).fit(reference)
+    boot = ExpectedValueGaussian(law="gaussian", query=q, secret=SECRET,
                                  theta=Bootstrap(30, random_state=0)).fit(reference)
     assert len(boot.theta_[0]) == 31
     p1, p2 = single.plan(n=50), boot.plan(n=50)

@@ -34,7 +34,8 @@ def test_all_estimators_lists_every_mechanism():
 
 
 def test_clone_and_params_round_trip(hospital):
-    est = AttributePrivateGaussian(query=skattr.Query.mean(["weight"]), secret=SECRET,
+    est = AttributePrivateGaussian(law="gaussian",
+                                   query=skattr.Query.mean(["weight"]), secret=SECRET,
                                    epsilon=0.3, random_state=4)
     params = est.get_params()
     assert params["epsilon"] == 0.3 and params["secret"] is SECRET
@@ -49,7 +50,8 @@ def test_clone_and_params_round_trip(hospital):
 
 def test_set_output_pandas_gives_one_named_row(hospital):
     reference, private = hospital
-    est = AttributePrivateGaussian(query=skattr.Query.mean(["weight", "temperature"]),
+    est = AttributePrivateGaussian(law="gaussian",
+                                   query=skattr.Query.mean(["weight", "temperature"]),
                                    secret=SECRET, random_state=0).fit(reference)
     arr = est.transform(private)
     assert arr.shape == (1, 2)
@@ -71,18 +73,20 @@ def test_last_step_of_a_pipeline_after_a_column_transformer(hospital):
                                     feature_names_out="one-to-one"), ["weight"])],
         remainder="passthrough", verbose_feature_names_out=False,
     ).set_output(transform="pandas")
-    mech = AttributePrivateGaussian(query=skattr.Query.mean(["weight", "temperature"]),
+    mech = AttributePrivateGaussian(law="gaussian",
+                                    query=skattr.Query.mean(["weight", "temperature"]),
                                     secret=SECRET, random_state=0)
     pipe = Pipeline([("pre", pre), ("release", mech)]).fit(reference)
     out = pipe.transform(private)
     assert out.shape == (1, 2)
     plan = pipe[-1].plan(pre.transform(private))
     # Converting to kg scales the weight's sensitivity by the same factor.
-    direct = AttributePrivateGaussian(query=skattr.Query.mean(["weight"]),
+    direct = AttributePrivateGaussian(law="gaussian",
+                                      query=skattr.Query.mean(["weight"]),
                                       secret=SECRET).fit(reference).plan(private)
     assert plan.sensitivity < direct.sensitivity
     kg_only = AttributePrivateGaussian(
-        query=skattr.Query.mean(["weight"]), secret=SECRET).fit(
+        law="gaussian", query=skattr.Query.mean(["weight"]), secret=SECRET).fit(
         pre.transform(reference)).plan(n=len(private))
     assert kg_only.sensitivity == pytest.approx(direct.sensitivity * 0.4536, rel=1e-9)
     pipe.set_output(transform="pandas")
@@ -91,7 +95,8 @@ def test_last_step_of_a_pipeline_after_a_column_transformer(hospital):
 
 def test_grid_search_over_epsilon_reports_utility(hospital):
     reference, _ = hospital
-    est = AttributePrivateGaussian(query=skattr.Query.mean(["weight"]), secret=SECRET,
+    est = AttributePrivateGaussian(law="gaussian",
+                                   query=skattr.Query.mean(["weight"]), secret=SECRET,
                                    random_state=0)
     grid = GridSearchCV(est, {"epsilon": [0.1, 0.5, 2.0]},
                         cv=KFold(3, shuffle=True, random_state=0)).fit(reference)
@@ -108,7 +113,7 @@ def test_grid_search_over_epsilon_reports_utility(hospital):
 
 def test_score_spends_no_privacy(hospital, monkeypatch):
     reference, private = hospital
-    est = AttributePrivateGaussian(query=skattr.Query.mean(["weight"]),
+    est = AttributePrivateGaussian(law="gaussian", query=skattr.Query.mean(["weight"]),
                                    secret=SECRET).fit(reference)
     monkeypatch.setattr(est, "_noise", lambda plan: pytest.fail("noise drawn"))
     scrambled = private.assign(weight=private.weight.sample(frac=1.0,
@@ -126,7 +131,7 @@ def test_pipeline_with_scaler_on_arrays():
     moved = skattr.Secret.proportion(2, 1.0, pairs=[(0.3, 0.7)])
     pipe = Pipeline([("scale", ColumnTransformer([("s", StandardScaler(), [1, 2])],
                                                  remainder="passthrough")),
-                     ("release", AttributePrivateGaussian(secret=moved,
+                     ("release", AttributePrivateGaussian(law="gaussian", secret=moved,
                                                           random_state=0))])
     out = pipe.fit(X[:400]).transform(X[400:])
     assert out.shape == (1, 2)

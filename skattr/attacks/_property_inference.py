@@ -235,7 +235,7 @@ class PropertyInferenceAttack(BaseEstimator):
     >>> import numpy as np
     >>> defence = skattr.mechanisms.AttributePrivateGaussian(
     ...     query=skattr.Query.mean(["weight"]), secret=secret, epsilon=1.0,
-    ...     random_state=np.random.default_rng(0),
+    ...     law="gaussian", random_state=np.random.default_rng(0),
     ... ).fit(make_hospital(2000, random_state=2))
     >>> attack = PropertyInferenceAttack(defence, values=(0.4, 0.6),
     ...                                  random_state=0).fit(auxiliary)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from skattr._exact_noise import exact_required_noise_variance
 from skattr._gaussian_noise import required_noise_variance
 from skattr._pairs import PairLaws
 from skattr._release import Plan, expected_gaussian_norm
-from skattr.mechanisms._theta_base import ThetaMechanism
+from skattr.mechanisms._theta_base import ThetaMechanism, relaxed_certificate
 from skattr.utils._param_validation import Interval
 
 __all__ = ["AttributePrivateGaussian"]
@@ -54,11 +53,25 @@ class AttributePrivateGaussian(ThetaMechanism):
         profile of the two Gaussians (one statistic) or a Renyi bound certifies
         the pair. ``"assume-equal"``: take the theorem's assumption, using each
         side's covariance for both; the release records it.
+    law : {"auto", "exact", "gaussian"}, default="auto"
+        The law of F given each secret that the noise is certified against.
+        ``"exact"``: the exact pmf of a count, proportion, or sum or mean of one
+        integer-valued column (records independent draws from their group's
+        value frequencies in the reference data); the privacy profile of the
+        pmfs plus the noise is computed numerically. ``"gaussian"``: F given a
+        secret is Gaussian with the modelled moments (Theorem 1's assumption),
+        recorded on the release; it never certifies a noiseless release of
+        fewer than 30 records. ``"auto"``: the exact law where it exists;
+        otherwise fit refuses, naming the two alternatives (``law="gaussian"``
+        or ``mechanism="approx-wasserstein"``).
     lambda_eta : float or None, default=None
         For non-Gaussian data (Algorithm 2): a bound on the approximate
         max-divergence between the true law of F given a secret and its
-        Gaussian approximation, holding with probability 1 - ``eta``. The
-        certificate becomes (epsilon + 2 lambda_eta, e^lambda_eta delta + eta).
+        Gaussian approximation, both ways, up to ``eta``. The certificate
+        becomes (epsilon + 2 lambda_eta, (1 + e^(epsilon + lambda_eta)) eta +
+        e^lambda_eta delta), Chen and Ohrimenko's Thm 4.6; the paper's Thm 3
+        states e^lambda_eta delta + eta, which does not hold (see
+        :func:`~skattr.mechanisms._theta_base.relaxed_certificate`).
     eta : float, default=0.0
         See ``lambda_eta``.
     random_state : None, int, Generator or RandomState, default=None
@@ -76,6 +89,11 @@ class AttributePrivateGaussian(ThetaMechanism):
         The secrets.
     theta_ : tuple of list
         For each secret, the models of Theta (GroupMoments or JointGaussian).
+    law_ : {"exact", "gaussian"}
+        The law of F the noise is certified against.
+    exact_laws_ : tuple or None
+        With the exact law, each secret's model of it (count probabilities in
+        and out of the group, or a :class:`~skattr.theta.SumLaws`).
     n_features_in_ : int
         Number of columns seen in ``fit``.
     feature_names_in_ : ndarray of str
@@ -100,10 +118,12 @@ class AttributePrivateGaussian(ThetaMechanism):
     per-group moments give such), the exact privacy profile of the two Gaussians
     (one statistic) or a Renyi-divergence bound (several) certifies the pair.
 
-    Theorem 1 assumes F given a secret is Gaussian. For means over many records
-    this holds approximately (central limit theorem); state ``lambda_eta`` and
-    ``eta`` to account for the approximation (Algorithm 2, Theorem 3 of the
-    long version).
+    Theorem 1 assumes F given a secret is Gaussian. skattr never assumes it
+    silently: the exact law is used where it exists (counts, integer columns),
+    and the Gaussian law only with ``law="gaussian"``, which the release
+    records. For means over many records it holds approximately (central limit
+    theorem); state ``lambda_eta`` and ``eta`` to account for the
+    approximation (Algorithm 2 of the long version).
 
     References
     ----------
@@ -122,7 +142,8 @@ class AttributePrivateGaussian(ThetaMechanism):
     >>> secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
     >>> mech = skattr.mechanisms.AttributePrivateGaussian(
     ...     query=skattr.Query.mean(["weight"]), secret=secret,
-    ...     epsilon=1.0, delta=1e-3, random_state=0).fit(reference)
+    ...     epsilon=1.0, delta=1e-3, law="gaussian", random_state=0
+    ... ).fit(reference)
     >>> rel = mech.release(private)
     >>> round(rel.sensitivity, 2)        # 0.2 x the groups' weight gap
     3.79
@@ -143,7 +164,7 @@ class AttributePrivateGaussian(ThetaMechanism):
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
                  calibration="analytic", theta="moments",
                  sampling="without-replacement", covariances="certify",
-                 lambda_eta=None, eta=0.0, random_state=None):
+                 law="auto", lambda_eta=None, eta=0.0, random_state=None):
         self.query = query
         self.secret = secret
         self.epsilon = epsilon
@@ -152,6 +173,7 @@ class AttributePrivateGaussian(ThetaMechanism):
         self.theta = theta
         self.sampling = sampling
         self.covariances = covariances
+        self.law = law
         self.lambda_eta = lambda_eta
         self.eta = eta
         self.random_state = random_state
@@ -164,29 +186,34 @@ class AttributePrivateGaussian(ThetaMechanism):
             notes += note
         variance = 0.0
         methods = []
-        for laws in per_secret:
-            required, method = required_noise_variance(
-                laws, self.epsilon, self.delta, self.calibration)
-            methods.append(method)
-            per_theta = self._per_theta(laws, required)
-            variance = max(variance, float(per_theta.max(initial=0.0)))
+        if self.law_ == "exact":
+            variance = exact_required_noise_variance(
+                self._exact_pairs(n), self.epsilon, self.delta)
+            methods.append("exact laws of the statistic plus Gaussian noise: "
+                           "privacy profile computed numerically, rounded up")
+        else:
+            for laws in per_secret:
+                required, method = required_noise_variance(
+                    laws, self.epsilon, self.delta, self.calibration)
+                methods.append(method)
+                per_theta = self._per_theta(laws, required)
+                variance = max(variance, float(per_theta.max(initial=0.0)))
         laws = PairLaws.concatenate(per_secret)
         k = len(self.columns_)
         cov = variance * np.eye(k)
-        epsilon, delta = self.epsilon, self.delta
+        epsilon = self.epsilon
+        delta, note = self._stated_delta(laws, cov, self.delta)
         assumptions = list(laws.assumptions) + list(dict.fromkeys(notes))
-        if self.lambda_eta is None:
+        assumptions += self._law_assumptions(n, variance == 0.0)
+        if self.lambda_eta is not None:
+            epsilon, delta = relaxed_certificate(epsilon, delta, self.lambda_eta,
+                                                 self.eta)
             assumptions.append(
-                "F(X) given each secret is Gaussian with the modelled mean and "
-                "covariance (Zhang et al. Thm 1); for other data state lambda_eta "
-                "and eta (Alg. 2)")
-        else:
-            epsilon = epsilon + 2 * self.lambda_eta
-            delta = math.exp(self.lambda_eta) * delta + self.eta
-            assumptions.append(
-                f"the Gaussian approximation of F(X) given each secret is within "
-                f"approximate max-divergence {self.lambda_eta:g} of its law with "
-                f"probability {1 - self.eta:g} (Zhang et al. Alg. 2, Thm 3)")
+                f"the modelled law of F(X) given each secret and its true law are "
+                f"within {self.eta:g}-approximate max-divergence "
+                f"{self.lambda_eta:g} of each other, both ways (Zhang et al. "
+                "Alg. 2; certificate of Chen & Ohrimenko Thm 4.6, which "
+                "corrects Zhang et al. Thm 3)")
         return Plan(
             mechanism=self.mechanism_name,
             statistics=tuple(self.query_.names(self.columns_)),
@@ -198,7 +225,6 @@ class AttributePrivateGaussian(ThetaMechanism):
             noise_covariance=cov,
             noiseless=variance == 0.0,
             expected_error=expected_gaussian_norm(cov),
-            method="; ".join(dict.fromkeys(methods)),
+            method="; ".join(dict.fromkeys(methods)) + note,
             assumptions=tuple(assumptions),
         )
-

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import validate_data
 
-from skattr._calibration import max_mahalanobis
+from skattr._calibration import gaussian_delta, max_mahalanobis
 from skattr._release import (
     Plan,
     Release,
@@ -372,14 +372,22 @@ class _GaussianBaseline(_DPBaseline):
         mu = max_mahalanobis(self.epsilon, self.delta, self.calibration)
         sigma = sensitivity / mu
         cov = sigma * sigma * np.eye(d)
+        delta = float(self.delta)
         if self.calibration == "classic":
             how = (f"classic constant: sigma = k l2 sqrt(2 ln(1.25/delta)) / "
                    f"epsilon (Dwork & Roth Thm A.1), mu = {mu:.6g}")
+            # Proven for epsilon < 1 only: state what the noise really achieves.
+            achieved = float(gaussian_delta(mu, self.epsilon))
+            if achieved > delta:
+                how += (f"; at epsilon {self.epsilon:g} this noise achieves delta "
+                        f"{achieved:.4g}, not the requested {delta:g} (exact "
+                        "profile), and the release states it")
+                delta = achieved
         else:
             how = (f"analytic calibration (Balle & Wang 2018): sigma = k l2 / mu, "
                    f"mu = {mu:.6g}")
         return dict(
-            epsilon=float(self.epsilon), delta=float(self.delta),
+            epsilon=float(self.epsilon), delta=delta,
             calibration=self.calibration, sensitivity=sensitivity,
             noise="gaussian", noise_covariance=cov,
             expected_error=expected_gaussian_norm(cov),

@@ -8,6 +8,7 @@ import numpy as np
 from scipy import optimize
 
 from skattr._calibration import max_mahalanobis
+from skattr._exact_noise import exact_required_noise_variance
 from skattr._gaussian_noise import (
     certify_noise_covariance,
     covariances_equal,
@@ -18,7 +19,7 @@ from skattr._gaussian_noise import (
 from skattr._pairs import PairLaws
 from skattr._release import Plan, expected_gaussian_norm, expected_laplace_norm
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
-from skattr.mechanisms._theta_base import ThetaMechanism
+from skattr.mechanisms._theta_base import ThetaMechanism, relaxed_certificate
 from skattr.utils._param_validation import Interval
 
 __all__ = [
@@ -103,7 +104,7 @@ class _ExpectedValueMechanism(ThetaMechanism):
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
                  calibration="analytic", theta="moments",
                  sampling="without-replacement", covariances="certify",
-                 lambda_eta=None, eta=0.0, wasserstein_w=None,
+                 law="auto", lambda_eta=None, eta=0.0, wasserstein_w=None,
                  wasserstein_lambda=None, random_state=None):
         self.query = query
         self.secret = secret
@@ -113,6 +114,7 @@ class _ExpectedValueMechanism(ThetaMechanism):
         self.theta = theta
         self.sampling = sampling
         self.covariances = covariances
+        self.law = law
         self.lambda_eta = lambda_eta
         self.eta = eta
         self.wasserstein_w = wasserstein_w
@@ -137,6 +139,13 @@ class _ExpectedValueMechanism(ThetaMechanism):
         gap = max_covariance_gap(laws)
         assumptions = list(laws.assumptions) + assumptions
         fields = {}
+        if self.noise_kind == "laplace" and self.law_ == "exact":
+            raise NotCertifiableError(
+                "The exact laws of a count or an integer sum are not "
+                "translations of each other, so the Expected Value Mechanism's "
+                "Laplace noise cannot certify (epsilon, 0) on them (Chen & "
+                "Ohrimenko Thm 4.1/4.3). Use mechanism='wasserstein' (Laplace "
+                "noise certified from the exact laws) or a Gaussian variant.")
         if self.noise_kind == "laplace":
             if not equal:
                 raise NotCertifiableError(
@@ -154,6 +163,7 @@ class _ExpectedValueMechanism(ThetaMechanism):
             assumptions.append(
                 "the laws of F under the two secrets of each pair are translations "
                 "of each other (Chen & Ohrimenko Thm 4.1, 4.3)")
+            assumptions += self._law_assumptions(n, scale == 0.0)
         else:
             noise_cov, method = self._gaussian_noise(laws)
             delta = self.delta
@@ -166,19 +176,32 @@ class _ExpectedValueMechanism(ThetaMechanism):
                 basis = span_basis(laws.mean_diff)
                 noise_cov = basis @ basis.T * (laws.sensitivity / self._mu()) ** 2
                 method += "; the formula's zero noise did not certify"
-            factor = certify_noise_covariance(laws, noise_cov, self.epsilon,
-                                              self.delta, self.calibration)
-            if factor > 1.0:
-                why = ("unequal covariances (exact 1-D profile or Renyi bound)"
-                       if not equal else "every pair (the theorem's assumptions "
-                       "hold only approximately)")
-                method += f"; scaled by {factor:.4g} to certify {why}"
-            noise_cov = noise_cov * factor
-            assumptions.append(
-                "F given each secret is Gaussian with the modelled mean and "
-                "covariance" + ("" if equal else
-                                f"; the two sides' covariances differ by up to "
-                                f"{gap:.2%} and the certificate covers that"))
+            if self.law_ == "exact":
+                # The formula used the pmfs' moments; the exact laws decide.
+                required = exact_required_noise_variance(
+                    self._exact_pairs(n), self.epsilon, self.delta)
+                if required > float(noise_cov[0, 0]):
+                    method += (f"; raised to variance {required:.4g} to certify "
+                               "the exact laws")
+                    noise_cov = np.array([[required]])
+                method += ("; exact laws of the statistic plus the noise: privacy "
+                           "profile computed numerically, rounded up")
+            else:
+                factor = certify_noise_covariance(laws, noise_cov, self.epsilon,
+                                                  self.delta, self.calibration)
+                if factor > 1.0:
+                    why = ("unequal covariances (exact 1-D profile or Renyi "
+                           "bound)" if not equal else "every pair (the theorem's "
+                           "assumptions hold only approximately)")
+                    method += f"; scaled by {factor:.4g} to certify {why}"
+                noise_cov = noise_cov * factor
+                if not equal:
+                    assumptions.append(
+                        f"the two sides' covariances differ by up to {gap:.2%} "
+                        "and the certificate covers that")
+                delta, note = self._stated_delta(laws, noise_cov, delta)
+                method += note
+            assumptions += self._law_assumptions(n, not np.any(noise_cov))
             fields.update(noise="gaussian",
                           expected_error=expected_gaussian_norm(noise_cov))
         epsilon = self.epsilon
@@ -193,8 +216,7 @@ class _ExpectedValueMechanism(ThetaMechanism):
                 "wasserstein_lambda) are alternative relaxations; give one.")
         if self.lambda_eta is not None:
             lam = self.lambda_eta
-            delta = (1 + math.exp(epsilon + lam)) * self.eta + math.exp(lam) * delta
-            epsilon = epsilon + 2 * lam
+            epsilon, delta = relaxed_certificate(epsilon, delta, lam, self.eta)
             assumptions.append(
                 f"the modelled laws are within eta-approximate max-divergence "
                 f"{lam:g} (eta = {self.eta:g}) of the true ones (Thm 4.6)")
@@ -254,6 +276,14 @@ _DOC_PARAMS = """
         scaled up until it certifies (Gaussian), or the release is refused
         (Laplace). ``"assume-equal"``: take the assumption as the paper's
         experiments do; the release records it.
+    law : {"auto", "exact", "gaussian"}, default="auto"
+        The law of F given each secret the noise is certified against: the
+        exact pmf of a count or integer sum (``"exact"``; the Laplace variants
+        refuse it, their theorems need translations), or the Gaussian law of
+        the modelled moments (``"gaussian"``, recorded on the release). With
+        ``"auto"``, the exact law where it exists; otherwise fit refuses and
+        names the alternatives (see
+        :class:`~skattr.mechanisms.AttributePrivateGaussian`).
     lambda_eta, eta : float or None, float
         Thm 4.6: if the modelled laws are within eta-approximate max-divergence
         lambda_eta of the true ones, the certificate becomes
@@ -298,7 +328,7 @@ class ExpectedValueLaplace(_ExpectedValueMechanism):
     >>> mech = skattr.mechanisms.ExpectedValueLaplace(
     ...     query=skattr.Query.mean(["blood_pressure"]),
     ...     secret=skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)]),
-    ...     covariances="assume-equal").fit(ref)
+    ...     covariances="assume-equal", law="gaussian").fit(ref)
     >>> plan = mech.plan(n=50)
     >>> round(plan.noise_scale, 3), plan.delta
     (1.168, 0.0)
@@ -396,6 +426,7 @@ class EigenvectorGaussian(_ExpectedValueMechanism):
     ...     query=skattr.Query.sum(["a", "b"]),
     ...     secret=skattr.Secret.proportion("s", 1, pairs=[(0.0, 1.0)]),
     ...     theta=theta, sampling="with-replacement", calibration="classic",
+    ...     law="gaussian",
     ...     epsilon=0.999, delta=1e-3).fit(frame)
     >>> lam, vec = np.linalg.eigh(mech.plan(n=1).noise_covariance)
     >>> np.round(lam, 2)

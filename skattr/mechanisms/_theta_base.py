@@ -2,29 +2,78 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from skattr._exact_noise import exact_leakage, exact_pairs_delta
 from skattr._gaussian_noise import (
     covariances_equal,
     max_covariance_gap,
     pairs_certified,
+    pairs_delta,
     raw_leakage_epsilon,
     required_noise_variance,
 )
 from skattr._pairs import PairLaws, pair_laws
-from skattr.exceptions import InvalidParameterError
+from skattr._query import Query
+from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.mechanisms._base import BaseMechanism
 from skattr.theta import (
     Bootstrap,
     ExpertTheta,
     MonteCarlo,
+    fit_exact_law,
     fit_group_moments,
     fit_joint_gaussian,
+    pair_pmfs,
 )
 from skattr.utils._param_validation import Options
 
-__all__ = ["ThetaMechanism"]
+__all__ = ["ThetaMechanism", "relaxed_certificate"]
+
+#: Fewest records on which the Gaussian law (``law="gaussian"``) may certify a
+#: release with no noise: below it a noiseless certificate would rest on the
+#: shape of a handful of records' law, which the model does not know.
+MIN_NOISELESS_RECORDS = 30
+
+#: Fewest records the exact law certifies with no noise: below it a noiseless
+#: release publishes a function of a handful of records exactly, and rests wholly
+#: on the group frequencies estimated from the reference data.
+MIN_EXACT_NOISELESS_RECORDS = 6
+
+#: Most distinct values of an integer column whose sum's exact law is computed.
+MAX_EXACT_VALUES = 256
+
+
+def relaxed_certificate(epsilon: float, delta: float, lambda_eta: float,
+                        eta: float) -> tuple[float, float]:
+    """Return the (epsilon, delta) that holds on the true laws, given the model.
+
+    If the modelled and true laws of F given each secret are within
+    eta-approximate max-divergence lambda of each other, both ways
+    (P(S) <= e^lambda P'(S) + eta for every event S), and the mechanism is
+    (epsilon, delta)-private on the modelled laws, then on the true ones
+
+        P_a(S) <= e^lam (e^eps (e^lam P_b(S) + eta) + delta) + eta
+               = e^(eps + 2 lam) P_b(S) + (1 + e^(eps + lam)) eta + e^lam delta,
+
+    which is Chen and Ohrimenko's Theorem 4.6. Zhang et al.'s Theorem 3 states
+    e^lam delta + eta: it misses the e^(eps + lam) eta of the step that moves
+    the second law back to the truth, and fails (true laws within total
+    variation 5e-4 of N(0, 5) and N(1, 5) at epsilon 1: Thm 3 claims delta
+    1.5e-3, the true delta is 2.51e-3; this bound gives 2.86e-3).
+
+    Examples
+    --------
+    >>> eps, delta = relaxed_certificate(1.0, 1e-3, 0.0, 5e-4)
+    >>> eps, round(delta, 6)
+    (1.0, 0.002859)
+    """
+    lam = float(lambda_eta)
+    return (epsilon + 2 * lam,
+            (1 + math.exp(epsilon + lam)) * eta + math.exp(lam) * delta)
 
 
 class ThetaMechanism(BaseMechanism):
@@ -41,6 +90,7 @@ class ThetaMechanism(BaseMechanism):
                   MonteCarlo, Bootstrap],
         "sampling": [Options(frozenset({"without-replacement", "with-replacement"}))],
         "covariances": [Options(frozenset({"certify", "assume-equal"}))],
+        "law": [Options(frozenset({"auto", "exact", "gaussian"}))],
     }
 
     def _per_theta(self, laws: PairLaws, required: np.ndarray,
@@ -96,6 +146,62 @@ class ThetaMechanism(BaseMechanism):
             "Ohrimenko App. C.1); the guarantee holds only under that assumption"]
 
     def _fit_theta(self, frame, secrets) -> tuple:
+        exact, why = self._fit_exact_laws(frame, secrets)
+        if self.law == "gaussian":
+            self.law_, self.exact_laws_ = "gaussian", None
+        elif exact is not None:
+            self.law_, self.exact_laws_ = "exact", exact
+        else:
+            alternative = (
+                "pass law='gaussian' to take F(X) given each secret as Gaussian "
+                "with the modelled moments (an assumption the release records), "
+                "or use mechanism='approx-wasserstein', certified from the "
+                "resampled laws of the statistic.")
+            raise NotCertifiableError(
+                f"The exact law of this statistic is not available ({why}). "
+                + ("To release it, " if self.law == "exact" else
+                   "skattr does not assume the statistic is Gaussian unless "
+                   "asked; to release it, ") + alternative)
+        return self._fit_models(frame, secrets)
+
+    def _fit_exact_laws(self, frame, secrets) -> tuple[tuple | None, str]:
+        """Each secret's exact law model of F, or None and why there is none.
+
+        Exact laws cover one count or proportion, or the sum or mean of one
+        integer-valued column with at most ``MAX_EXACT_VALUES`` values, under
+        a proportion secret compared pointwise, with Theta fit on reference
+        data (``theta="moments"``).
+        """
+        query = self.query_
+        if not (isinstance(self.theta, str) and self.theta == "moments"):
+            return None, ("theta states moments (an expert's, a joint Gaussian's "
+                          "or sampled ones), which fix no law of the statistic")
+        if not isinstance(query, Query) or len(self.columns_) != 1:
+            return None, (f"exact laws cover one count, proportion, sum or mean; "
+                          f"this query releases {len(self.columns_)} statistics")
+        for s in secrets:
+            if s.property != "proportion" or s.sets is not None:
+                return None, (f"exact laws need a proportion secret with pairs or "
+                              f"a window; {s.label} is not one")
+        h = query.contributions(frame, self.columns_, what="the reference data")
+        h = h[:, 0]
+        if query.statistic in ("sum", "mean"):
+            values = np.unique(h)
+            if not np.all(values == np.round(values)):
+                return None, (f"the column {self.columns_[0]!r} takes non-integer "
+                              "values, so the law of its mean is continuous")
+            if values.size > MAX_EXACT_VALUES:
+                return None, (f"the column {self.columns_[0]!r} takes "
+                              f"{values.size} distinct values (the exact law is "
+                              f"computed for at most {MAX_EXACT_VALUES})")
+        laws = []
+        for s in secrets:
+            inside = s.indicator(frame, what="the reference data") == 1
+            laws.append(fit_exact_law(h, inside, query.statistic))
+        return tuple(laws), ""
+
+    def _fit_models(self, frame, secrets) -> tuple:
+        """Fit the moment models of Theta (the Gaussian law and every formula)."""
         if isinstance(self.theta, ExpertTheta):
             return tuple(self.theta.models_for(s.column) for s in secrets)
         if self.theta != "gaussian":
@@ -115,7 +221,11 @@ class ThetaMechanism(BaseMechanism):
                                              columns=self.columns_,
                                              secret_label=s.label))
             elif self.theta == "moments":
-                models.append([fit_group_moments(z, h, sampling=self.sampling,
+                # Exact laws model records as independent draws from their
+                # group (with replacement); the moments must agree with them.
+                sampling = ("with-replacement" if self.law_ == "exact"
+                            else self.sampling)
+                models.append([fit_group_moments(z, h, sampling=sampling,
                                                  columns=self.columns_,
                                                  secret_label=s.label)])
             else:
@@ -127,6 +237,83 @@ class ThetaMechanism(BaseMechanism):
         weight = self.query_.weight(n)
         return [pair_laws(models, s, weight, n, self.columns_)
                 for s, models in zip(self.secrets_, self.theta_, strict=True)]
+
+    def _exact_pairs(self, n: int) -> list[tuple]:
+        """Return the exact laws (x_a, p_a, x_b, p_b) of F on both sides of pairs.
+
+        Dataset attribute privacy conditions on exactly a*n records of the
+        secret's group, so every pair must lie on the grid of multiples of 1/n.
+        """
+        weight = self.query_.weight(n)
+        out = []
+        for s, theta in zip(self.secrets_, self.exact_laws_, strict=True):
+            a, b = s.pair_values(n)
+            grid = np.concatenate([a, b]) * n
+            if np.any(np.abs(grid - np.rint(grid)) > 1e-9):
+                raise NotCertifiableError(
+                    f"The exact law conditions on exactly a*n records of the "
+                    f"secret's group, but the pairs of {s.label} are not "
+                    f"multiples of 1/{n}. State pairs on that grid (or a "
+                    "window), or pass law='gaussian'.")
+            pairs = list(zip(np.rint(a * n) / n, np.rint(b * n) / n, strict=True))
+            for (xa, pa), (xb, pb) in pair_pmfs(theta, pairs, n):
+                out.append((xa * weight, pa, xb * weight, pb))
+        return out
+
+    def _law_assumptions(self, n: int, noiseless: bool) -> list[str]:
+        """Return what the chosen law of F assumes; refuse what it cannot certify.
+
+        The Gaussian law is an opt-in (``law="gaussian"``) and never certifies a
+        noiseless release of fewer than ``MIN_NOISELESS_RECORDS`` records; no law
+        certifies one of fewer than ``MIN_EXACT_NOISELESS_RECORDS``. An
+        ``ExpertTheta`` states the records' law itself and is exempt.
+        """
+        # An expert who states Theta states the law of the records itself (Chen
+        # and Ohrimenko's Theta of distributions is often one record, n = 1).
+        stated = isinstance(self.theta, ExpertTheta)
+        if (self.law_ == "gaussian" and noiseless and not stated
+                and n < MIN_NOISELESS_RECORDS):
+            raise NotCertifiableError(
+                f"The Gaussian law of F certifies releasing the raw statistic of "
+                f"{n} records, but with fewer than {MIN_NOISELESS_RECORDS} records "
+                "a noiseless release would rest entirely on the shape of the "
+                "records' law, which the Gaussian model does not know. Use an "
+                "integer or count column (exact law), "
+                "mechanism='approx-wasserstein', or more records.")
+        if noiseless and not stated and n < MIN_EXACT_NOISELESS_RECORDS:
+            raise NotCertifiableError(
+                f"The exact law certifies releasing the raw statistic of {n} "
+                f"records, but a release of fewer than "
+                f"{MIN_EXACT_NOISELESS_RECORDS} records with no noise publishes "
+                "a function of a handful of records exactly, and its certificate "
+                "would rest wholly on the group frequencies estimated from the "
+                "reference data. Release more records, or a smaller epsilon.")
+        if self.law_ == "exact":
+            return ["the law of F(X) given each secret is exact: records are "
+                    "independent draws from their group's value frequencies, "
+                    "estimated from the reference data (law='exact')"]
+        return ["ASSUMED (law='gaussian'): F(X) given each secret is Gaussian with "
+                "the modelled mean and covariance; the shape of its law is not "
+                "checked against the data"]
+
+    def _stated_delta(self, laws: PairLaws, noise_cov: np.ndarray,
+                      delta: float) -> tuple[float, str]:
+        """Return the delta to state: what the noise achieves, for classic noise.
+
+        The classic constant is proven for epsilon < 1 only; above, its noise
+        can fall short of the requested delta. The release then states the
+        delta the noise really achieves at epsilon (exact profile), never the
+        requested one.
+        """
+        if self.calibration != "classic" or self.law_ == "exact":
+            return delta, ""
+        achieved = pairs_delta(laws, noise_cov, self.epsilon)
+        if achieved <= delta:
+            return delta, ""
+        return achieved, (f"; the classic constant's noise achieves delta "
+                          f"{achieved:.4g} at epsilon {self.epsilon:g}, not the "
+                          f"requested {delta:g} (exact profile), and the "
+                          "release states it")
 
     def _theta_description(self) -> str:
         if isinstance(self.theta, ExpertTheta):
@@ -168,6 +355,8 @@ class ThetaMechanism(BaseMechanism):
                 0 < delta < 1):
             raise InvalidParameterError(
                 f"delta must be in (0, 1) for a leakage; got {delta!r}.")
+        if self.law_ == "exact":
+            return exact_leakage(self._exact_pairs(int(n)), delta)
         return float(max(raw_leakage_epsilon(self._prepare(laws)[0], delta).max(
             initial=0.0) for laws in self._laws(int(n))))
 
@@ -177,8 +366,10 @@ class ThetaMechanism(BaseMechanism):
         Chen and Ohrimenko's Theorem 4.4: with equal covariances, every pair's
         Mahalanobis distance (mu_a - mu_b)^T Sigma^-1 (mu_a - mu_b) must be at most
         (epsilon / c)^2 (``calibration="classic"``) or the analytic bound. With
-        unequal covariances the exact 1-D profile or the Renyi bound decides.
-        Only n = len(X) is used.
+        unequal covariances the exact 1-D profile or the Renyi bound decides;
+        with ``law="exact"``, the exact laws. The Gaussian law never certifies
+        fewer than ``MIN_NOISELESS_RECORDS`` records without noise. Only
+        n = len(X) is used.
         """
         check_is_fitted(self)
         if n is None:
@@ -187,6 +378,13 @@ class ThetaMechanism(BaseMechanism):
                     "noiseless_certified needs the private data X or n=.")
             n = len(self._private_frame(X))
         self._validate_params()
+        if not isinstance(self.theta, ExpertTheta) and (
+                n < MIN_EXACT_NOISELESS_RECORDS
+                or (self.law_ == "gaussian" and n < MIN_NOISELESS_RECORDS)):
+            return False
+        if self.law_ == "exact":
+            return exact_pairs_delta(self._exact_pairs(int(n)), 0.0,
+                                     self.epsilon) <= self.delta
         k = len(self.columns_)
         return all(bool(pairs_certified(self._prepare(laws)[0], np.zeros((k, k)),
                                         self.epsilon, self.delta,

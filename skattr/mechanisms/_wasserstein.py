@@ -12,14 +12,14 @@ from skattr._statistic import Statistic
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.mechanisms._base import BaseMechanism
 from skattr.theta._box import ProbabilityBox
-from skattr.theta._counts import count_pmf, count_sensitivity, count_sensitivity_box
+from skattr.theta._counts import count_sensitivity, count_sensitivity_box
 from skattr.theta._resample import (
     Resample,
     ResampledLaws,
     quantile_bounds,
     tail_bounds,
 )
-from skattr.theta._sums import SumLaws, sum_pmf, sum_sensitivity
+from skattr.theta._sums import SumLaws, fit_exact_law, pair_pmfs, sum_sensitivity
 from skattr.utils._param_validation import Interval, Options
 from skattr.wasserstein import w_infinity, wd_closeness
 
@@ -110,7 +110,6 @@ class _WassersteinFamily(BaseMechanism):
         "privacy": [Options(frozenset({"dataset", "distributional"}))],
     }
 
-    auto_candidate = False
     accepts_statistics = True
 
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=0.0,
@@ -173,7 +172,7 @@ class _WassersteinFamily(BaseMechanism):
             return tuple(thetas for _ in secrets)
         counted = self.query_.contributions(frame, self.columns_,
                                             what="the reference data")[:, 0]
-        return tuple(np.array([[counted[~inside].mean(), counted[inside].mean()]])
+        return tuple(fit_exact_law(counted, inside, "count")
                      for inside in self._groups(frame, secrets, "count"))
 
     def _fit_sum_laws(self, frame: pd.DataFrame, secrets) -> tuple:
@@ -181,7 +180,7 @@ class _WassersteinFamily(BaseMechanism):
             return tuple(self.theta for _ in secrets)
         column = self.query_.contributions(frame, self.columns_,
                                            what="the reference data")[:, 0]
-        return tuple(SumLaws.fit(column, inside)
+        return tuple(fit_exact_law(column, inside, "sum")
                      for inside in self._groups(frame, secrets, "sum"))
 
     @staticmethod
@@ -221,19 +220,6 @@ class _WassersteinFamily(BaseMechanism):
         return f"{len(first)} stated p pairs"
 
     # ------------------------------------------------------------ certificate
-    def _exact_laws(self, theta, pairs, n):
-        """Yield the two laws (support, pmf) of every pair under every theta."""
-        if isinstance(theta, SumLaws):
-            for probs in theta.probs:
-                for pair in pairs:
-                    yield tuple(sum_pmf(a, n, probs, theta.values,
-                                        privacy=self.privacy) for a in pair)
-            return
-        for p in theta:
-            for pair in pairs:
-                yield tuple(count_pmf(a, n, p, privacy=self.privacy)
-                            for a in pair)
-
     def _resampled_w_infinity(self, n: int) -> tuple[float | None, str]:
         """W_inf of the exact resampling laws, or None and why it is not computed."""
         worst = 0.0
@@ -504,7 +490,7 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
                                               privacy=self.privacy)
                 worst = max(worst, bound.upper)
                 continue
-            for (xa, u), (xb, v) in self._exact_laws(theta, pairs, n):
+            for (xa, u), (xb, v) in pair_pmfs(theta, pairs, n, privacy=self.privacy):
                 worst = max(worst, wd_closeness(xa, xb, self.delta, u, v))
         method = ("Laplace(W / epsilon), W the supremum over the box of the "
                   "infinity-Wasserstein distance between the exact count laws, "

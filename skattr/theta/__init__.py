@@ -18,7 +18,13 @@ from skattr.theta._resample import (
     tail_bounds,
 )
 from skattr.theta._sampled import Bootstrap, MonteCarlo, MonteCarloMoments
-from skattr.theta._sums import SumLaws, sum_pmf, sum_sensitivity
+from skattr.theta._sums import (
+    SumLaws,
+    fit_exact_law,
+    pair_pmfs,
+    sum_pmf,
+    sum_sensitivity,
+)
 
 __all__ = [
     "Bootstrap",
@@ -36,8 +42,10 @@ __all__ = [
     "count_sensitivity",
     "count_sensitivity_box",
     "draw_subsets",
+    "fit_exact_law",
     "fit_group_moments",
     "fit_joint_gaussian",
+    "pair_pmfs",
     "quantile_bounds",
     "sum_pmf",
     "sum_sensitivity",

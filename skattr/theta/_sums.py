@@ -24,9 +24,10 @@ from skattr.theta._counts import (
     _log_convolve_rows,
     _log_tails,
     _record_counts,
+    count_pmf,
 )
 
-__all__ = ["SumLaws", "sum_pmf", "sum_sensitivity"]
+__all__ = ["SumLaws", "fit_exact_law", "pair_pmfs", "sum_pmf", "sum_sensitivity"]
 
 
 def _as_values(values) -> tuple[np.ndarray, int, int]:
@@ -291,3 +292,46 @@ class SumLaws:
         probs = np.stack([np.bincount(codes[side], minlength=values.size)
                           / max(1, side.sum()) for side in (~inside, inside)])
         return cls(values=values, probs=probs)
+
+
+def fit_exact_law(h: np.ndarray, inside: np.ndarray, statistic: str):
+    """Fit the exact law model of a count or an integer sum to reference records.
+
+    Parameters
+    ----------
+    h : ndarray of shape (n_records,)
+        Each reference record's contribution: 0/1 for a count, the column's
+        value for a sum or mean.
+    inside : ndarray of bool, shape (n_records,)
+        Which records hold the secret's value.
+    statistic : {"count", "proportion", "sum", "mean"}
+        The query's statistic.
+
+    Returns
+    -------
+    ndarray of shape (1, 2) or SumLaws
+        For a count, ``[[P(counted | out), P(counted | in)]]``; for a sum, the
+        frequencies of the column's values out of and in the group. Records are
+        modelled as independent draws from their group's frequencies.
+    """
+    if statistic in ("count", "proportion"):
+        return np.array([[h[~inside].mean(), h[inside].mean()]])
+    return SumLaws.fit(h, inside)
+
+
+def pair_pmfs(theta, pairs, n: int, *, privacy: str = "dataset"):
+    """Yield the exact laws ``((support_a, pmf_a), (support_b, pmf_b))``.
+
+    One item per pair and per theta: ``theta`` is a :class:`SumLaws` (sums of
+    an integer column) or rows of count probabilities ``[[p_out, p_in], ...]``
+    (counts, :func:`~skattr.theta.count_pmf`).
+    """
+    if isinstance(theta, SumLaws):
+        for probs in theta.probs:
+            for pair in pairs:
+                yield tuple(sum_pmf(a, n, probs, theta.values, privacy=privacy)
+                            for a in pair)
+        return
+    for p in theta:
+        for pair in pairs:
+            yield tuple(count_pmf(a, n, p, privacy=privacy) for a in pair)
