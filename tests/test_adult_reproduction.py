@@ -47,6 +47,7 @@ def mechanism(name, epsilon, **params):
     else:
         params.setdefault("covariances", "assume-equal")
         params.setdefault("law", "gaussian")
+        params.setdefault("theta", "moments")  # the paper's plug-in Theta
     return MECHANISMS[name](**params)
 
 

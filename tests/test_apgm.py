@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import integrate, stats
+from sklearn.base import clone
 
 import skattr
 from skattr._calibration import gaussian_delta
@@ -346,8 +347,10 @@ def test_bad_data_gets_clear_errors():
         AttributePrivateGaussian(law="gaussian", query=skattr.Query.mean(["sex"]),
                                  secret=SECRET).fit(frame)
     lonely = frame.assign(sex=["F"] + ["M"] * 59)
-    with pytest.raises(DataValidationError, match="at least two"):
+    with pytest.raises(NotCertifiableError, match="at least 10 in each group"):
         mech.fit(lonely)
+    with pytest.raises(DataValidationError, match="at least two"):
+        clone(mech).set_params(theta="moments").fit(lonely)
     with pytest.raises(InvalidParameterError, match="No secret given"):
         AttributePrivateGaussian(law="gaussian",
                                  query=skattr.Query.mean(["y"])).fit(frame)

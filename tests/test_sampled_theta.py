@@ -61,7 +61,7 @@ def test_monte_carlo_is_reproducible_and_order_free(reference):
 
 def test_bootstrap_takes_the_worst_case_over_replicates(reference):
     q = skattr.Query.mean(["x", "y"])
-    single = ExpectedValueGaussian(law="gaussian",
+    single = ExpectedValueGaussian(law="gaussian", theta="moments",
                                    query=q, secret=SECRET).fit(reference)
     boot = ExpectedValueGaussian(law="gaussian", query=q, secret=SECRET,
                                  theta=Bootstrap(30, random_state=0)).fit(reference)

@@ -102,7 +102,7 @@ class _ExpectedValueMechanism(ThetaMechanism):
     noise_kind = "gaussian"
 
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
-                 calibration="analytic", theta="moments",
+                 calibration="analytic", theta="auto",
                  sampling="without-replacement", covariances="certify",
                  law="auto", lambda_eta=None, eta=0.0, wasserstein_w=None,
                  wasserstein_lambda=None, random_state=None):
@@ -264,8 +264,10 @@ _DOC_PARAMS = """
     calibration : {"analytic", "classic"}, default="analytic"
         Gaussian calibration: Balle and Wang's exact one, or the papers'
         c = sqrt(2 ln(1.25/delta)) (proven for epsilon < 1 only).
-    theta : {"moments", "gaussian"} or ExpertTheta, default="moments"
-        How the laws of F given each secret are obtained (see
+    theta : {"auto", "moments", "gaussian"}, ExpertTheta, MonteCarlo or \
+Bootstrap, default="auto"
+        How the laws of F given each secret are obtained: by default the worst
+        case over the reference's fit and 50 bootstrap replicates (see
         :class:`~skattr.mechanisms.AttributePrivateGaussian`).
     sampling : {"without-replacement", "with-replacement"}
         How a dataset is modelled as drawn from the reference records.
@@ -331,7 +333,7 @@ class ExpectedValueLaplace(_ExpectedValueMechanism):
     ...     covariances="assume-equal", law="gaussian").fit(ref)
     >>> plan = mech.plan(n=50)
     >>> round(plan.noise_scale, 3), plan.delta
-    (1.168, 0.0)
+    (1.213, 0.0)
 """
 
     mechanism_name = "expm-laplace"

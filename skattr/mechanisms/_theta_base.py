@@ -24,6 +24,7 @@ from skattr.theta import (
     Bootstrap,
     ExpertTheta,
     MonteCarlo,
+    bootstrap_exact_law,
     fit_exact_law,
     fit_group_moments,
     fit_joint_gaussian,
@@ -42,6 +43,18 @@ MIN_NOISELESS_RECORDS = 30
 #: release publishes a function of a handful of records exactly, and rests wholly
 #: on the group frequencies estimated from the reference data.
 MIN_EXACT_NOISELESS_RECORDS = 6
+
+#: The default Theta ("auto"): the worst case over the reference's fit and this
+#: many stratified bootstrap replicates. docs/small_reference.md measures it: with
+#: 50, at most 2.5% of reference draws gave a release whose true epsilon exceeds
+#: 1.1x the certified one (the plug-in: 15-47% up to 500 records per group).
+BOOTSTRAP_REPLICATES = 50
+
+#: Fewest reference records in each secret group for the default Theta: below
+#: it the bootstrap's noise is 3x that of the true moments and little is known
+#: (docs/small_reference.md). The plug-in (theta="moments", an explicit and
+#: recorded assumption) needs two, to have a variance.
+MIN_GROUP_RECORDS = 10
 
 #: Most distinct values of an integer column whose sum's exact law is computed.
 MAX_EXACT_VALUES = 256
@@ -76,6 +89,19 @@ def relaxed_certificate(epsilon: float, delta: float, lambda_eta: float,
             (1 + math.exp(epsilon + lam)) * eta + math.exp(lam) * delta)
 
 
+def _check_group_sizes(inside: np.ndarray, label: str) -> None:
+    """Refuse a reference with fewer than MIN_GROUP_RECORDS on a side."""
+    counts = int(inside.sum()), int((~inside).sum())
+    if min(counts) < MIN_GROUP_RECORDS:
+        which = "matching" if counts[0] < counts[1] else "not matching"
+        raise NotCertifiableError(
+            f"The reference data has {min(counts)} record(s) {which} the secret "
+            f"{label}; Theta needs at least {MIN_GROUP_RECORDS} in each group to "
+            "estimate its law (docs/small_reference.md measures why). Use more "
+            "reference data, state Theta with skattr.theta.ExpertTheta, or take "
+            "the plug-in fit as the truth with theta='moments' (recorded).")
+
+
 class ThetaMechanism(BaseMechanism):
     """Base of the mechanisms that fit Theta and calibrate to the pairs' laws.
 
@@ -86,7 +112,7 @@ class ThetaMechanism(BaseMechanism):
 
     _parameter_constraints = {
         **BaseMechanism._parameter_constraints,
-        "theta": [Options(frozenset({"moments", "gaussian"})), ExpertTheta,
+        "theta": [Options(frozenset({"auto", "moments", "gaussian"})), ExpertTheta,
                   MonteCarlo, Bootstrap],
         "sampling": [Options(frozenset({"without-replacement", "with-replacement"}))],
         "covariances": [Options(frozenset({"certify", "assume-equal"}))],
@@ -173,7 +199,7 @@ class ThetaMechanism(BaseMechanism):
         data (``theta="moments"``).
         """
         query = self.query_
-        if not (isinstance(self.theta, str) and self.theta == "moments"):
+        if not (isinstance(self.theta, str) and self.theta in ("auto", "moments")):
             return None, ("theta states moments (an expert's, a joint Gaussian's "
                           "or sampled ones), which fix no law of the statistic")
         if not isinstance(query, Query) or len(self.columns_) != 1:
@@ -197,7 +223,12 @@ class ThetaMechanism(BaseMechanism):
         laws = []
         for s in secrets:
             inside = s.indicator(frame, what="the reference data") == 1
-            laws.append(fit_exact_law(h, inside, query.statistic))
+            if self.theta == "auto":
+                _check_group_sizes(inside, s.label)
+            law = fit_exact_law(h, inside, query.statistic)
+            if self.theta == "auto":
+                law = bootstrap_exact_law(law, h, inside, BOOTSTRAP_REPLICATES, 0)
+            laws.append(law)
         return tuple(laws), ""
 
     def _fit_models(self, frame, secrets) -> tuple:
@@ -220,14 +251,24 @@ class ThetaMechanism(BaseMechanism):
                 models.append(self.theta.fit(z, h, sampling=self.sampling,
                                              columns=self.columns_,
                                              secret_label=s.label))
-            elif self.theta == "moments":
+            elif self.theta in ("auto", "moments"):
+                if self.theta == "auto":
+                    _check_group_sizes(z == 1, s.label)
                 # Exact laws model records as independent draws from their
                 # group (with replacement); the moments must agree with them.
                 sampling = ("with-replacement" if self.law_ == "exact"
                             else self.sampling)
-                models.append([fit_group_moments(z, h, sampling=sampling,
-                                                 columns=self.columns_,
-                                                 secret_label=s.label)])
+                if self.theta == "auto":
+                    # A public reference: the seed costs no privacy and makes
+                    # Theta a function of the reference alone.
+                    boot = Bootstrap(BOOTSTRAP_REPLICATES, random_state=0)
+                    models.append(boot.fit(z, h, sampling=sampling,
+                                           columns=self.columns_,
+                                           secret_label=s.label))
+                else:
+                    models.append([fit_group_moments(z, h, sampling=sampling,
+                                                     columns=self.columns_,
+                                                     secret_label=s.label)])
             else:
                 models.append([fit_joint_gaussian(z, h, columns=self.columns_,
                                                   secret_label=s.label)])
@@ -288,13 +329,22 @@ class ThetaMechanism(BaseMechanism):
                 "a function of a handful of records exactly, and its certificate "
                 "would rest wholly on the group frequencies estimated from the "
                 "reference data. Release more records, or a smaller epsilon.")
+        if isinstance(self.theta, str) and self.theta == "moments":
+            theta = ["ASSUMED (theta='moments'): the reference's group moments or "
+                     "frequencies are the population's (plug-in), with no "
+                     "allowance for their estimation error; theta='auto' takes "
+                     "the worst case over bootstrap replicates"]
+        else:
+            theta = []
         if self.law_ == "exact":
-            return ["the law of F(X) given each secret is exact: records are "
-                    "independent draws from their group's value frequencies, "
-                    "estimated from the reference data (law='exact')"]
-        return ["ASSUMED (law='gaussian'): F(X) given each secret is Gaussian with "
-                "the modelled mean and covariance; the shape of its law is not "
-                "checked against the data"]
+            return theta + [
+                "the law of F(X) given each secret is exact: records are "
+                "independent draws from their group's value frequencies, "
+                "estimated from the reference data (law='exact')"]
+        return theta + [
+            "ASSUMED (law='gaussian'): F(X) given each secret is Gaussian with the "
+            "modelled mean and covariance; the shape of its law is not checked "
+            "against the data"]
 
     def _stated_delta(self, laws: PairLaws, noise_cov: np.ndarray,
                       delta: float) -> tuple[float, str]:

@@ -20,6 +20,7 @@ from skattr.theta._resample import (
 from skattr.theta._sampled import Bootstrap, MonteCarlo, MonteCarloMoments
 from skattr.theta._sums import (
     SumLaws,
+    bootstrap_exact_law,
     fit_exact_law,
     pair_pmfs,
     sum_pmf,
@@ -28,6 +29,7 @@ from skattr.theta._sums import (
 
 __all__ = [
     "Bootstrap",
+    "bootstrap_exact_law",
     "BoxSensitivity",
     "ExpertTheta",
     "GroupMoments",

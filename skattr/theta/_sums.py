@@ -27,7 +27,14 @@ from skattr.theta._counts import (
     count_pmf,
 )
 
-__all__ = ["SumLaws", "fit_exact_law", "pair_pmfs", "sum_pmf", "sum_sensitivity"]
+__all__ = [
+    "SumLaws",
+    "bootstrap_exact_law",
+    "fit_exact_law",
+    "pair_pmfs",
+    "sum_pmf",
+    "sum_sensitivity",
+]
 
 
 def _as_values(values) -> tuple[np.ndarray, int, int]:
@@ -310,13 +317,36 @@ def fit_exact_law(h: np.ndarray, inside: np.ndarray, statistic: str):
     Returns
     -------
     ndarray of shape (1, 2) or SumLaws
-        For a count, ``[[P(counted | out), P(counted | in)]]``; for a sum, the
+        For a count (or the sum of a 0/1 column),
+        ``[[P(counted | out), P(counted | in)]]``; for a sum, the
         frequencies of the column's values out of and in the group. Records are
         modelled as independent draws from their group's frequencies.
     """
-    if statistic in ("count", "proportion"):
+    if statistic in ("count", "proportion") or np.all((h == 0) | (h == 1)):
+        # A sum of a 0/1 column is a count: binomial convolutions are cheaper.
         return np.array([[h[~inside].mean(), h[inside].mean()]])
     return SumLaws.fit(h, inside)
+
+
+def bootstrap_exact_law(law, h: np.ndarray, inside: np.ndarray,
+                        n_replicates: int, random_state) -> object:
+    """Add stratified bootstrap replicates to an exact law model (a set Theta).
+
+    A replicate resamples each group's records with replacement, so its
+    frequencies are a multinomial draw of the group's size from the group's
+    frequencies (a binomial one for a count); drawing them so is exact and
+    needs no records. Returns the model with the reference's own fit first.
+    """
+    rng = np.random.default_rng(random_state)
+    sizes = (int((~inside).sum()), int(inside.sum()))
+    if isinstance(law, SumLaws):
+        base = law.probs[0]
+        reps = np.stack([rng.multinomial(size, base[g], size=n_replicates) / size
+                         for g, size in enumerate(sizes)], axis=1)
+        return SumLaws(values=law.values, probs=np.concatenate([base[None], reps]))
+    reps = np.column_stack([rng.binomial(size, law[0, g], n_replicates) / size
+                            for g, size in enumerate(sizes)])
+    return np.concatenate([law, reps])
 
 
 def pair_pmfs(theta, pairs, n: int, *, privacy: str = "dataset"):
