@@ -118,14 +118,29 @@ def _group_moments(x: np.ndarray, z: np.ndarray):
     return out
 
 
+def _stratified_index(z: np.ndarray, seed: int, replicates: int) -> np.ndarray:
+    """Rows of each replicate of ``Bootstrap(replicates, random_state=seed)``.
+
+    The library resamples within each group, the group's records first, in the
+    same order of draws (one ``integers`` call per group and replicate).
+    """
+    rng = np.random.default_rng(seed)
+    inside, outside = np.flatnonzero(z == 1), np.flatnonzero(z != 1)
+    if min(inside.size, outside.size) == 0:
+        return np.zeros((replicates, z.size), dtype=int)  # refused anyway
+    return np.stack([np.concatenate([
+        inside[rng.integers(0, inside.size, inside.size)],
+        outside[rng.integers(0, outside.size, outside.size)]])
+        for _ in range(replicates)])
+
+
 def fit_models(x: np.ndarray, z: np.ndarray, seeds: np.ndarray, replicates: int
                ) -> dict[str, np.ndarray]:
     """Per-group moments of each draw and of its bootstrap replicates.
 
     Model 0 is the reference itself (the plug-in); models 1..B are the
-    replicates of ``Bootstrap(B, random_state=seed)``, which draws
-    ``rng.integers(0, N, N)`` once per replicate: drawing all of them in one
-    call gives the same numbers, and ``Bootstrap(10)`` uses the first 10 of
+    replicates of ``Bootstrap(B, random_state=seed)``, which resamples within
+    each group (stratified), so ``Bootstrap(10)`` uses the first 10 of
     ``Bootstrap(50)``'s. A model with fewer than two records in a group is
     invalid (``fit_group_moments`` refuses it, and so the whole fit).
     """
@@ -136,8 +151,8 @@ def fit_models(x: np.ndarray, z: np.ndarray, seeds: np.ndarray, replicates: int
     chunk = max(1, 4_000_000 // max(1, replicates * size))
     for start in range(0, draws, chunk):
         rows = slice(start, min(draws, start + chunk))
-        index = np.stack([np.random.default_rng(int(s)).integers(
-            0, size, (replicates, size)) for s in seeds[rows]])
+        index = np.stack([_stratified_index(z[d], int(seeds[d]), replicates)
+                          for d in range(rows.start, rows.stop)])
         which = np.arange(index.shape[0])[:, None, None]
         xs = np.concatenate([x[rows, None, :], x[rows][which, index]], axis=1)
         zs = np.concatenate([z[rows, None, :], z[rows][which, index]], axis=1)
@@ -523,11 +538,9 @@ def recommendation(groups: dict, review: list, draws: int) -> list[str]:
         minimum += (
             f"Below it (m = {sizes}) the plug-in's true epsilon reaches "
             f"{_num(worst('plug-in', 'max', below))} x the certified one, "
-            f"`Bootstrap` refuses up to "
-            f"{_pct(worst(default, 'small group', below))}% of fits ({default}) "
-            "because some replicate, resampled from all records, holds fewer "
-            f"than 2 records of a group, and {default}'s noise sd is "
-            f"{cost(default, below)} x the true-moment one (median). ")
+            f"and {default}'s noise sd is "
+            f"{cost(default, below)} x the true-moment one (median): little is "
+            "known about a group of so few. ")
     minimum += (
         f"From {MIN_GROUP} up, {default} refuses at most "
         f"{_pct(worst(default, 'small group', at_least))}% of fits. The "
@@ -579,9 +592,8 @@ def recommendation(groups: dict, review: list, draws: int) -> list[str]:
         "Gaussian law and for a bootstrap of a few records; skewed or "
         "heavy-tailed groups need more records. Balanced references (m + m) "
         "are harder than a small group beside a large one with the same m. "
-        "A stratified bootstrap (resampling within each group, keeping the "
-        "counts) would remove the small-group refusals without changing "
-        "what the per-group moments estimate.",
+        "skattr's bootstrap is stratified (it resamples within each group, "
+        "keeping the counts), so no replicate loses a group.",
         "",
     ]
 

@@ -12,7 +12,7 @@ import pandas as pd
 
 from skattr._query import indicator
 from skattr._validation import numeric_block
-from skattr.exceptions import InvalidParameterError
+from skattr.exceptions import InvalidParameterError, NotCertifiableError
 
 __all__ = ["Secret", "as_secrets"]
 
@@ -268,6 +268,24 @@ class Secret:
         # secret is used with, the extreme pairs decide, and a grid keeps any
         # curvature in view.
         return np.unique(np.concatenate([np.linspace(lo, hi, 101), [lo, hi]]))
+
+    def grid_pairs(self, n: int, *, alternative: str) -> list[tuple[float, float]]:
+        """Return the pointwise pairs as shares of exactly a*n records.
+
+        Dataset attribute privacy with an exact law conditions on exactly a*n
+        records of the secret's group, so every pair must lie on the grid of
+        multiples of 1/n; ``alternative`` says what to do otherwise.
+        """
+        a, b = self.pair_values(n)
+        grid = np.concatenate([a, b]) * n
+        if np.any(np.abs(grid - np.rint(grid)) > 1e-9):
+            raise NotCertifiableError(
+                f"Dataset privacy conditions on exactly a*n records of the "
+                f"secret's group; the pairs of {self.label} are not multiples of "
+                f"1/{n}. State pairs on that grid (or a window), or "
+                f"{alternative}.")
+        return list(zip((np.rint(a * n) / n).tolist(), (np.rint(b * n) / n).tolist(),
+                        strict=True))
 
     def pair_values(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """Return the pointwise pairs (a, b) of values of g to hide from each other.

@@ -349,3 +349,47 @@ def test_two_noiseless_releases_reveal_together_what_one_query_protects():
     # Released as one query, the joint law counts the correlation: noise.
     joint = private.attrpriv.plan(["x1", "x2"], **kw)
     assert not joint.noiseless
+
+
+# ------------------------------------------------- estimation error in Theta
+@pytest.mark.slow
+def test_a_forty_record_reference_holds_its_epsilon_in_95_percent_of_draws():
+    # The review: 40 reference records (20 per group), n = 20, Gaussian truth,
+    # certified epsilon 1: with the plug-in Theta 25% of reference draws gave a
+    # true epsilon above 1.1. The default Theta (bootstrap worst case) must keep
+    # it at or below 1.1 in at least 95% of draws, or refuse.
+    from skattr._calibration import gaussian_pair_epsilon
+
+    rng = np.random.default_rng(11)
+    secret = skattr.Secret.proportion("g", 1, pairs=[(0.4, 0.6)])
+    n, gap, epsilon = 20, 1.0, 1.0
+
+    def true_epsilon(noise_var):
+        worst = 0.0
+        for a, b in ((0.4, 0.6), (0.6, 0.4)):
+            mean = [share * gap for share in (a, b)]
+            var = [share * 1 + (1 - share) * 1 for share in (a, b)]
+            worst = max(worst, gaussian_pair_epsilon(
+                mean[0], var[0] / n + noise_var, mean[1], var[1] / n + noise_var,
+                1e-3))
+        return worst
+
+    too_high = {"auto": 0, "moments": 0}
+    draws = 100
+    for _ in range(draws):
+        g = np.repeat([1, 0], 20)
+        x = rng.normal(gap * g, 1.0)
+        reference = pd.DataFrame({"g": g, "x": x})
+        for theta in too_high:
+            try:
+                plan = AttributePrivateGaussian(
+                    query=skattr.Query.mean(["x"]), secret=secret,
+                    epsilon=epsilon, law="gaussian", theta=theta,
+                    sampling="with-replacement").fit(reference).plan(n=n)
+            except NotCertifiableError:
+                continue
+            if true_epsilon(float(plan.noise_covariance[0, 0])) > 1.1 * epsilon:
+                too_high[theta] += 1
+    assert too_high["auto"] <= 0.05 * draws
+    # The plug-in fails as the review found: the test can fail.
+    assert too_high["moments"] >= 0.15 * draws

@@ -195,15 +195,9 @@ class _WassersteinFamily(BaseMechanism):
             yield inside
 
     def _pairs(self, secret, n: int) -> list[tuple[float, float]]:
-        a, b = secret.pair_values(n)
         if self.privacy == "dataset":
-            grid = np.concatenate([a, b]) * n
-            if np.any(np.abs(grid - np.rint(grid)) > 1e-9):
-                raise NotCertifiableError(
-                    f"Dataset privacy conditions on exactly a*n records of the "
-                    f"secret's group; the pairs of {secret.label} are not "
-                    f"multiples of 1/{n}. State pairs on that grid, or use "
-                    "privacy='distributional'.")
+            return secret.grid_pairs(n, alternative="use privacy='distributional'")
+        a, b = secret.pair_values(n)
         return list(zip(a.tolist(), b.tolist(), strict=True))
 
     def _theta_text(self) -> str:
