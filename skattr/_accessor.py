@@ -105,6 +105,9 @@ def build_mechanism(query: Query, *, secret, reference, data: pd.DataFrame,
         # "auto" passes each candidate the parameters it takes (``law`` is the
         # Theta mechanisms', ``privacy`` the Wasserstein mechanisms').
         own = cls().get_params(deep=False)
+        if mechanism == "auto" and "privacy" in params and "privacy" not in own:
+            # A candidate that cannot give the privacy asked for is no candidate.
+            continue
         est = cls(query=query, secret=secret,
                   **{k: v for k, v in params.items()
                      if mechanism != "auto" or k in own})

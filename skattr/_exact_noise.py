@@ -44,8 +44,10 @@ def _pair_delta(pair, sigma: float, epsilon: float) -> float:
     from skattr._exact_profile import discrete_pair_delta
 
     xa, pa, xb, pb = pair
-    return discrete_pair_delta(xa, pa, xb, pb, noise="gaussian", scale=sigma,
-                               epsilon=epsilon)
+    delta = discrete_pair_delta(xa, pa, xb, pb, noise="gaussian", scale=sigma,
+                                epsilon=epsilon)
+    # Fail closed: a value that is not a number certifies nothing.
+    return delta if math.isfinite(delta) else 1.0
 
 
 def exact_pairs_delta(pairs, variance: float, epsilon: float) -> float:
@@ -134,6 +136,8 @@ def exact_leakage(pairs, delta: float) -> float:
     """Epsilon, at ``delta``, of releasing F with no noise, from its exact laws."""
     from skattr._exact_profile import discrete_epsilon
 
-    return max((discrete_epsilon(xa, pa, xb, pb, noise="gaussian", scale=0.0,
-                                 delta=delta) for xa, pa, xb, pb in pairs),
+    found = [discrete_epsilon(xa, pa, xb, pb, noise="gaussian", scale=0.0,
+                              delta=delta) for xa, pa, xb, pb in pairs]
+    # NaN would vanish in max(): fail closed.
+    return max((e if not math.isnan(e) else math.inf for e in found),
                default=0.0)

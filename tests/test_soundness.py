@@ -393,3 +393,21 @@ def test_a_forty_record_reference_holds_its_epsilon_in_95_percent_of_draws():
     assert too_high["auto"] <= 0.05 * draws
     # The plug-in fails as the review found: the test can fail.
     assert too_high["moments"] >= 0.15 * draws
+
+
+def test_huge_or_wide_integer_columns_never_take_an_overflowing_exact_law():
+    # Review finding: values near 5e18 overflowed the int64 lattice of the sum's
+    # law and certified (1, 1e-3) where the true delta was 0.97.
+    g = np.arange(400) % 2
+    secret = skattr.Secret.proportion("g", 1, pairs=[(0.3, 0.7)])
+    huge = np.where(g == 1, 5e18, np.where(np.arange(400) < 40, 5e18, 0.0))
+    wide = np.random.default_rng(0).choice([0, 1, 100_000], 400)
+    for x in (huge, wide):
+        reference = pd.DataFrame({"g": g, "x": x})
+        with pytest.raises(NotCertifiableError, match="exact law"):
+            reference.head(20).attrpriv.plan(["x"], secret=secret,
+                                             reference=reference,
+                                             mechanism="apgm")
+        plan = reference.head(20).attrpriv.plan(["x"], secret=secret,
+                                                reference=reference)
+        assert plan.mechanism == "approx-wasserstein"

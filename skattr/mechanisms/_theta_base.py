@@ -60,6 +60,12 @@ MIN_GROUP_RECORDS = 10
 #: Most distinct values of an integer column whose sum's exact law is computed.
 MAX_EXACT_VALUES = 256
 
+#: Largest magnitude of such a value (sums live on an int64 lattice).
+MAX_EXACT_MAGNITUDE = 2**20
+
+#: Most atoms of an exact law of F (n times the column's lattice width).
+MAX_EXACT_ATOMS = 10_000
+
 
 def relaxed_certificate(epsilon: float, delta: float, lambda_eta: float,
                         eta: float) -> tuple[float, float]:
@@ -221,6 +227,17 @@ class ThetaMechanism(BaseMechanism):
                 return None, (f"the column {self.columns_[0]!r} takes "
                               f"{values.size} distinct values (the exact law is "
                               f"computed for at most {MAX_EXACT_VALUES})")
+            # Sums are computed on an int64 lattice: values must stay far from
+            # overflow, and the lattice narrow enough to hold a dataset's sum.
+            if np.abs(values).max() > MAX_EXACT_MAGNITUDE:
+                return None, (f"the column {self.columns_[0]!r} takes values "
+                              f"beyond {MAX_EXACT_MAGNITUDE:g} in magnitude")
+            step = np.gcd.reduce(np.diff(values).astype(np.int64)) if (
+                values.size > 1) else 1
+            if (values[-1] - values[0]) / max(step, 1) > MAX_EXACT_ATOMS:
+                return None, (f"the column {self.columns_[0]!r} spans "
+                              f"{(values[-1] - values[0]) / step:g} steps of "
+                              f"{step}, too wide a lattice for its exact law")
         laws = []
         for s in secrets:
             inside = s.indicator(frame, what="the reference data") == 1
@@ -283,6 +300,17 @@ class ThetaMechanism(BaseMechanism):
     def _exact_pairs(self, n: int) -> list[tuple]:
         """Return the exact laws (x_a, p_a, x_b, p_b) of F on both sides of pairs."""
         weight = self.query_.weight(n)
+        first = self.exact_laws_[0]
+        width = 1.0 if not hasattr(first, "values") else float(
+            (max(first.values) - min(first.values))
+            / max(np.gcd.reduce(np.diff(first.values)), 1)
+            if len(first.values) > 1 else 1.0)
+        if n * width > MAX_EXACT_ATOMS:
+            raise NotCertifiableError(
+                f"The exact law of this statistic on {n} records has about "
+                f"{n * width:.0f} values, more than the {MAX_EXACT_ATOMS} skattr "
+                "computes a privacy profile for. Use mechanism='wasserstein' or "
+                "'approx-wasserstein', or pass law='gaussian'.")
         out = []
         for s, theta in zip(self.secrets_, self.exact_laws_, strict=True):
             pairs = s.grid_pairs(n, alternative="pass law='gaussian'")
