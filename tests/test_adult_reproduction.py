@@ -5,7 +5,6 @@ these tests pin the figures it reports against the paper.
 """
 
 import math
-import time
 
 import numpy as np
 import pytest
@@ -141,28 +140,10 @@ def test_eigm_error_at_epsilon_01_matches_the_near_isotropic_expm(adult):
     assert eigm == pytest.approx(expm, rel=1e-3)
 
 
-def best_of_3(function, repeats: int = 3) -> float:
-    """Best wall time of a few calls, in this process (no import or start-up)."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["expm-gaussian", "eigm", "daum"])
-def test_exact_fit_on_all_of_adult_takes_under_50_ms(adult, name):
-    # The issue's target is the fit (about 8 ms here); the plan for n = 100
-    # (certification included) is timed too, with a looser bound.
-    assert best_of_3(lambda: mechanism(name, 1.0).fit(adult), 5) < 0.05
-    assert best_of_3(lambda: mechanism(name, 1.0).fit(adult).plan(n=N), 5) < 0.1
-
-
-@pytest.mark.slow
-def test_monte_carlo_theta_of_1000_datasets_takes_under_1_s(adult):
-    # The draws happen at plan time, once per property value.
-    seconds = best_of_3(lambda: mechanism(
-        "daum", 1.0, theta=MonteCarlo(1000, random_state=0)).fit(adult).plan(n=N))
-    assert seconds < 1.0
+def test_monte_carlo_theta_of_1000_datasets_plans_on_all_of_adult(adult):
+    # The draws happen at plan time, once per property value; speed is measured
+    # in benchmarks/bench_fit.py as a ratio (no wall-clock assertion here).
+    plan = mechanism("daum", 1.0, theta=MonteCarlo(1000, random_state=0)
+                     ).fit(adult).plan(n=N)
+    assert np.isfinite(plan.expected_error) and plan.expected_error > 0

@@ -2,7 +2,6 @@
 
 import importlib.util
 import sys
-import time
 from itertools import product
 from pathlib import Path
 
@@ -38,24 +37,21 @@ def _w_infinity_binomials(n, p, q):
 
 @pytest.fixture(scope="module")
 def run():
-    start = time.perf_counter()
     tables = example.main(show=False)
-    elapsed = time.perf_counter() - start
     if "matplotlib.pyplot" in sys.modules and sys.modules["matplotlib.pyplot"]:
         sys.modules["matplotlib.pyplot"].close("all")
-    return tables, elapsed
+    return tables
 
 
 @pytest.mark.slow
-def test_runs_fast_and_returns_every_table(run):
-    tables, elapsed = run
-    assert elapsed < 10.0
+def test_returns_every_table(run):
+    tables = run
     assert set(tables) == {"laws", "example 2", "releases", "extreme pair", "sweep"}
 
 
 @pytest.mark.slow
 def test_table_1(run):
-    laws = run[0]["laws"]
+    laws = run["laws"]
     for row, paper in TABLE_1.items():
         np.testing.assert_allclose(laws.loc[row].to_numpy(), paper, atol=5e-5)
     np.testing.assert_allclose(laws.sum(axis=1), 1.0)
@@ -63,7 +59,7 @@ def test_table_1(run):
 
 @pytest.mark.slow
 def test_example_2_w_is_1_and_group_sensitivity_is_4(run):
-    table = run[0]["example 2"]
+    table = run["example 2"]
     wasserstein = table.loc[example.WASSERSTEIN]
     group = table.loc[example.GROUP_DP]
     assert wasserstein["sensitivity"] == 1.0 and wasserstein["noise scale b"] == 1.0
@@ -74,7 +70,7 @@ def test_example_2_w_is_1_and_group_sensitivity_is_4(run):
 
 @pytest.mark.slow
 def test_measured_errors_match_laplace_theory(run):
-    table = run[0]["releases"]
+    table = run["releases"]
     releases = example.N_RELEASES
     assert releases >= 2000 and (table["releases"] == releases).all()
     # Laplace(b) at epsilon = 1: E|noise| = b and sd(|noise|) = b, b from the paper.
@@ -88,7 +84,7 @@ def test_measured_errors_match_laplace_theory(run):
 
 @pytest.mark.slow
 def test_extreme_pair_gives_the_w_of_all_pairs(run):
-    table = run[0]["extreme pair"]
+    table = run["extreme pair"]
     for n, row in table.iterrows():
         assert row.nunique() == 1, row
         assert row.iloc[0] == _w_infinity_binomials(int(n), 0.6, 0.4)
@@ -96,7 +92,7 @@ def test_extreme_pair_gives_the_w_of_all_pairs(run):
 
 @pytest.mark.slow
 def test_sweep_scales_and_w_below_group_sensitivity(run):
-    table = run[0]["sweep"]
+    table = run["sweep"]
     assert sorted(zip(table["n"], table["epsilon"], strict=True)) == sorted(
         product(example.SWEEP_N, example.SWEEP_EPSILON))
     for _, row in table.iterrows():

