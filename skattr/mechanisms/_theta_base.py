@@ -96,6 +96,18 @@ def relaxed_certificate(epsilon: float, delta: float, lambda_eta: float,
             (1 + math.exp(epsilon + lam)) * eta + math.exp(lam) * delta)
 
 
+def _lattice_width(values: np.ndarray) -> float:
+    """Count the steps between the smallest and largest of sorted integer values.
+
+    The step is the values' greatest common difference, the spacing of the
+    lattice their sums live on.
+    """
+    if values.size < 2:
+        return 1.0
+    step = int(np.gcd.reduce(np.diff(values).astype(np.int64)))
+    return float((values[-1] - values[0]) / max(step, 1))
+
+
 def _check_group_sizes(inside: np.ndarray, label: str) -> None:
     """Refuse a reference with fewer than MIN_GROUP_RECORDS on a side."""
     counts = int(inside.sum()), int((~inside).sum())
@@ -232,12 +244,10 @@ class ThetaMechanism(BaseMechanism):
             if np.abs(values).max() > MAX_EXACT_MAGNITUDE:
                 return None, (f"the column {self.columns_[0]!r} takes values "
                               f"beyond {MAX_EXACT_MAGNITUDE:g} in magnitude")
-            step = np.gcd.reduce(np.diff(values).astype(np.int64)) if (
-                values.size > 1) else 1
-            if (values[-1] - values[0]) / max(step, 1) > MAX_EXACT_ATOMS:
+            if _lattice_width(values) > MAX_EXACT_ATOMS:
                 return None, (f"the column {self.columns_[0]!r} spans "
-                              f"{(values[-1] - values[0]) / step:g} steps of "
-                              f"{step}, too wide a lattice for its exact law")
+                              f"{_lattice_width(values):g} steps of its values' "
+                              "lattice, too wide for its exact law")
         laws = []
         for s in secrets:
             inside = s.indicator(frame, what="the reference data") == 1
@@ -301,10 +311,9 @@ class ThetaMechanism(BaseMechanism):
         """Return the exact laws (x_a, p_a, x_b, p_b) of F on both sides of pairs."""
         weight = self.query_.weight(n)
         first = self.exact_laws_[0]
-        width = 1.0 if not hasattr(first, "values") else float(
-            (max(first.values) - min(first.values))
-            / max(np.gcd.reduce(np.diff(first.values)), 1)
-            if len(first.values) > 1 else 1.0)
+        # A count's lattice is 0..n; a sum's is n times its values' width.
+        width = (_lattice_width(np.asarray(first.values, dtype=float))
+                 if hasattr(first, "values") else 1.0)
         if n * width > MAX_EXACT_ATOMS:
             raise NotCertifiableError(
                 f"The exact law of this statistic on {n} records has about "
