@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 import pandas as pd
 
 from skattr._query import Query, StackedQuery
@@ -11,131 +9,25 @@ from skattr._release import Plan, Release
 from skattr._statistic import Statistic
 from skattr.exceptions import (
     InvalidParameterError,
-    NotCertifiableError,
-    PrivacyLeakWarning,
 )
 
 __all__ = ["AttributePrivacyAccessor", "build_mechanism"]
-
-# Every name of the design; those not in skattr.mechanisms.MECHANISMS yet are
-# reported as not available rather than as unknown.
-_PLANNED = ("markov-quilt",)
 
 # pandas' aggregation names that skattr releases, and the statistic each means.
 _AGGREGATIONS = {"mean": Query.mean, "sum": Query.sum, "median": Statistic.median,
                  "std": Statistic.std}
 
 
-def _mechanism_classes(mechanism: str, query=None) -> dict:
-    from skattr.mechanisms import MECHANISMS
-
-    if isinstance(query, Statistic):
-        # Only the Wasserstein mechanisms model the law of a non-linear
-        # statistic (by resampling); the others need a linear one.
-        accepting = {name: cls for name, cls in MECHANISMS.items()
-                     if getattr(cls, "accepts_statistics", False)}
-        if mechanism == "auto":
-            return accepting
-        if mechanism in MECHANISMS and mechanism not in accepting:
-            raise InvalidParameterError(
-                f"mechanism={mechanism!r} releases linear statistics (mean, sum, "
-                f"count, proportion); a {query.statistic} needs one of "
-                f"{', '.join(accepting)} (or 'auto').")
-    if mechanism == "auto":
-        # The differential-privacy baselines are not candidates: record-level DP
-        # does not hide a global property, and they need declared bounds.
-        return {name: cls for name, cls in MECHANISMS.items()
-                if getattr(cls, "auto_candidate", True)}
-    if mechanism in MECHANISMS:
-        return {mechanism: MECHANISMS[mechanism]}
-    available = ", ".join(["auto", *MECHANISMS])
-    if mechanism in _PLANNED:
-        raise InvalidParameterError(
-            f"mechanism={mechanism!r} is not available in this version of skattr; "
-            f"available: {available}.")
-    raise InvalidParameterError(
-        f"Unknown mechanism {mechanism!r}; available: {available}.")
-
-
-def build_mechanism(query: Query, *, secret, reference, data: pd.DataFrame,
+def build_mechanism(query, *, secret, reference, data: pd.DataFrame,
                     mechanism: str = "auto", **params):
     """Fit the ``mechanism=`` estimator (or, for "auto", the least-error one).
 
-    Returns the fitted estimator. ``reference="self"`` fits Theta on ``data``
-    and warns, since Theta then depends on the private data. Mechanisms that fit
-    no Theta (the differential-privacy baselines) need no reference: with
-    ``reference=None`` they are fitted on ``data``, of which ``fit`` reads only
-    the columns.
+    See :meth:`skattr.mechanisms._registry.Registry.build`.
     """
-    classes = _mechanism_classes(mechanism, query)
-    needs_reference = any(getattr(cls, "needs_reference", True)
-                          for cls in classes.values())
-    if reference is None:
-        if needs_reference:
-            raise InvalidParameterError(
-                f"mechanism={mechanism!r} fits Theta on reference data: pass "
-                "reference=<a DataFrame of public data from the same population> "
-                "(or 'self', with a warning). Only the differential-privacy "
-                "baselines (dp-laplace, dp-gaussian, group-dp-laplace, "
-                "group-dp-gaussian) take no reference.")
-        reference = data
-    elif isinstance(reference, str) and reference == "self":
-        if needs_reference:
-            warnings.warn(
-                "reference='self' fits Theta on the private data itself; the noise "
-                "then depends on the data it protects and the certificate no "
-                "longer holds exactly. Pass public reference data instead.",
-                PrivacyLeakWarning, stacklevel=3)
-        reference = data
-    elif not isinstance(reference, pd.DataFrame):
-        raise InvalidParameterError(
-            "reference must be a DataFrame of public data from the same "
-            "population (or 'self' to fit on the private data, with a warning); got "
-            f"{type(reference).__name__}.")
-    accepted = {key for cls in classes.values()
-                for key in cls().get_params(deep=False)}
-    unknown = sorted(set(params) - accepted)
-    if unknown:
-        raise InvalidParameterError(
-            f"mechanism={mechanism!r} takes no parameter(s) {unknown}; it takes "
-            f"{sorted(accepted - {'query', 'secret'})}. Check the spelling.")
-    candidates = []
-    errors = []
-    for name, cls in classes.items():
-        # "auto" passes each candidate the parameters it takes (``law`` is the
-        # Theta mechanisms', ``privacy`` the Wasserstein mechanisms').
-        own = cls().get_params(deep=False)
-        if mechanism == "auto" and "privacy" in params and "privacy" not in own:
-            # A candidate that cannot give the privacy asked for is no candidate.
-            continue
-        est = cls(query=query, secret=secret,
-                  **{k: v for k, v in params.items()
-                     if mechanism != "auto" or k in own})
-        try:
-            est.fit(reference)
-            plan = est.plan(n=len(data))
-        except (NotCertifiableError, InvalidParameterError) as exc:
-            # "auto" skips a candidate that cannot certify, or whose parameters
-            # do not fit it (delta = 0 for the Approximate Wasserstein
-            # Mechanism); a bad parameter for every candidate is raised below.
-            if mechanism != "auto":
-                raise
-            errors.append((name, exc))
-            continue
-        candidates.append((plan.expected_error, name, est))
-    if not candidates:
-        invalid = [exc for _, exc in errors
-                   if isinstance(exc, InvalidParameterError)]
-        if len(invalid) == len(errors):
-            raise invalid[0]
-        raise NotCertifiableError(
-            "No available mechanism certifies this release: "
-            + " | ".join(f"{name}: {exc}" for name, exc in errors))
-    # Mechanisms that coincide (e.g. for one statistic) tie up to rounding: the
-    # first in the registry's order wins, so the choice is deterministic.
-    least = min(c[0] for c in candidates)
-    return next(est for error, _, est in candidates
-                if error <= least * (1 + 1e-9) + 1e-300)
+    from skattr.mechanisms import MECHANISMS
+
+    return MECHANISMS.build(query, secret=secret, reference=reference,
+                            data=data, mechanism=mechanism, **params)
 
 
 def _as_query(func, columns):
@@ -287,17 +179,31 @@ class AttributePrivacyAccessor:
 
     def leakage(self, columns=None, *, statistic: str = "mean", value=None,
                 secret=None, reference=None, delta: float = 1e-3,
-                **params) -> float:
-        """Epsilon, at ``delta``, of releasing the raw statistic with no noise."""
-        # The leakage of the raw statistic depends on Theta alone; the
-        # Gaussian mechanism's estimator holds the machinery that computes it.
-        params.pop("mechanism", None)
+                mechanism: str = "auto", **params) -> float:
+        """Epsilon, at ``delta``, of releasing the raw statistic with no noise.
+
+        The leakage depends on Theta and the law of the statistic, not on the
+        noise: ``mechanism`` names the estimator whose Theta is fit (those
+        with a ``leakage`` method: the attribute-private Gaussian and Expected
+        Value families); ``"auto"`` uses ``"apgm"``'s.
+        """
+        from skattr.mechanisms import MECHANISMS
+
         if statistic not in ("mean", "sum", "count", "proportion"):
             raise InvalidParameterError(
                 f"leakage is computed for linear statistics (mean, sum, count, "
                 f"proportion), whose laws are Gaussian; got {statistic!r}. For "
                 "another statistic, plan a release and read its noise.")
-        est = build_mechanism(Query(statistic, columns, value), secret=secret,
-                              reference=reference, data=self._obj, mechanism="apgm",
-                              delta=delta, **params)
+        query = Query(statistic, columns, value)
+        name = "apgm" if mechanism == "auto" else mechanism
+        cls = MECHANISMS.classes_for(name, query)[name]
+        if not hasattr(cls, "leakage"):
+            able = [m for m, c in MECHANISMS.items() if hasattr(c, "leakage")]
+            raise InvalidParameterError(
+                f"mechanism={mechanism!r} computes no leakage: the leakage of a "
+                "raw statistic is computed from the Theta of "
+                f"{', '.join(able)} (or 'auto').")
+        est = build_mechanism(query, secret=secret, reference=reference,
+                              data=self._obj, mechanism=name, delta=delta,
+                              **params)
         return est.leakage(n=len(self._obj), delta=delta)

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import html
-import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import integrate, special, stats
+
+from skattr.noise import (
+    NoiseLaw,
+    expected_gaussian_norm,
+    expected_laplace_norm,
+    gaussian_accuracy,
+)
 
 __all__ = [
+    "Certificate",
     "Plan",
     "Release",
     "expected_gaussian_norm",
@@ -19,75 +25,49 @@ __all__ = [
 ]
 
 
-def expected_gaussian_norm(cov: np.ndarray) -> float:
-    """Return E ||Z||_2 for Z ~ N(0, cov).
-
-    For cov = s I_k, E||Z|| = sqrt(2 s) Gamma((k+1)/2) / Gamma(k/2) exactly. Other
-    covariances have no closed form; the expectation is then one-dimensional
-    quadrature of the chi-square mixture's Laplace transform.
-    """
-    cov = np.atleast_2d(np.asarray(cov, dtype=float))
-    k = cov.shape[0]
-    lam = np.clip(np.linalg.eigvalsh(cov), 0.0, None)
-    if lam.max(initial=0.0) == 0.0:
-        return 0.0
-    if np.allclose(lam, lam[0], rtol=1e-12):
-        return float(math.sqrt(2 * lam[0]) * math.exp(
-            special.gammaln((k + 1) / 2) - special.gammaln(k / 2)))
-    # sqrt(q) = 1 / (2 sqrt(pi)) * integral_0^inf (1 - e^(-t q)) t^(-3/2) dt, and
-    # E e^(-t Q) = prod (1 + 2 lam t)^(-1/2) for Q = sum lam_i chi2_1. The
-    # eigenvalues are scaled to at most 1 so the quadrature sees one scale
-    # whatever the noise's size: E||Z|| = sqrt(lam_max) E||Z / sqrt(lam_max)||.
-    top = float(lam.max())
-    unit = lam / top
-
-    def integrand(t):
-        return (1.0 - np.prod((1.0 + 2.0 * unit * t) ** -0.5)) * t ** -1.5
-
-    head, _ = integrate.quad(integrand, 0, 1, limit=200)
-    tail, _ = integrate.quad(integrand, 1, np.inf, limit=200)
-    return float(math.sqrt(top) * (head + tail) / (2 * math.sqrt(math.pi)))
-
-
-def expected_laplace_norm(scale: float, d: int) -> float:
-    """Return E ||y||_2 for y of d i.i.d. Laplace(0, scale) components.
-
-    For d = 1 it is the scale. Otherwise it follows from
-    sqrt(q) = 1 / (2 sqrt(pi)) integral (1 - e^(-t q)) t^(-3/2) dt with
-    E e^(-t y^2) = sqrt(pi / (4 t)) erfcx(1 / (2 scale sqrt(t))) / scale, by
-    one-dimensional quadrature.
-    """
-    if scale <= 0 or d == 0:
-        return 0.0
-    if d == 1:
-        return float(scale)
-
-    def integrand(u):
-        # For unit scale, with t = u^2 (dt = 2 u du) to spread the mass near 0.
-        t = u * u
-        one = math.sqrt(math.pi / (4 * t)) * special.erfcx(1 / (2 * u))
-        return (1.0 - one**d) * t**-1.5 * 2 * u
-
-    value, _ = integrate.quad(integrand, 0, np.inf, limit=400)
-    return float(scale * value / (2 * math.sqrt(math.pi)))
-
-
-def gaussian_accuracy(variance: float, k: int, beta: float) -> float:
-    """Return alpha with P(||Z||_2 > alpha) = beta for Z ~ N(0, variance I_k).
-
-    For k = 1 this is Zhang et al.'s Theorem 2: alpha = sigma Phi^-1(1 - beta/2).
-    """
-    if variance <= 0:
-        return 0.0
-    return float(math.sqrt(variance * stats.chi2.isf(beta, k)))
-
-
 def _fmt(x) -> str:
     if x is None:
         return "-"
     if isinstance(x, float):
         return f"{x:.6g}"
     return str(x)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Certificate:
+    """What a mechanism's calibration proves, before it is tied to a release.
+
+    A mechanism's ``_plan`` returns its noise law and one of these;
+    :class:`~skattr.mechanisms.BaseMechanism` assembles the :class:`Plan`.
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The certified guarantee (after any stated relaxation).
+    sensitivity : float
+        The sensitivity the noise is calibrated to (see :class:`Plan`).
+    method : str
+        How the pairs were certified.
+    assumptions : tuple of str
+        What the certificate takes for granted.
+    guarantee : str
+        The kind of privacy certified.
+    calibration : str or None
+        How the noise was calibrated; None takes the mechanism's
+        ``calibration`` parameter.
+    inherent_variance : tuple of float or None
+        The smallest conditional variance of each statistic; None when the
+        certificate does not use the data's own variance (zeros).
+    """
+
+    epsilon: float
+    delta: float
+    sensitivity: float
+    method: str = ""
+    assumptions: tuple = ()
+    guarantee: str = "attribute privacy"
+    calibration: str | None = None
+    inherent_variance: tuple | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,18 +85,24 @@ class Plan:
     epsilon, delta : float
         The certified guarantee (after any stated relaxation).
     calibration : str
-        ``"analytic"`` or ``"classic"``.
+        ``"analytic"`` or ``"classic"`` (``"laplace"`` for mechanisms whose
+        only noise is Laplace).
     secrets : tuple of str
         What is hidden.
     theta : str
         Where Theta came from.
     sensitivity : float
         The largest l2 distance between the means of F given two secrets of a
-        pair, worst case over Theta (Zhang et al. Eq. 1).
+        pair, worst case over Theta (Zhang et al. Eq. 1); the
+        infinity-Wasserstein distance W for the Wasserstein mechanisms; the
+        record-level sensitivity for the differential-privacy baselines.
     inherent_variance : tuple of float
         The smallest conditional variance of each statistic over pairs and Theta.
-    noise : {"gaussian", "laplace", "none"}
-        The law of the added noise.
+    noise_law : skattr.noise.NoiseLaw
+        The law of the added noise: :class:`~skattr.noise.GaussianNoise`,
+        :class:`~skattr.noise.LaplaceNoise`, or a sum of them.
+    noise : str
+        The kind of the main noise: "gaussian" or "laplace".
     noise_covariance : ndarray of shape (k, k)
         Covariance of the added noise (zeros when none is added; 2 b^2 B B^T for
         Laplace noise of scale b on the columns of B).
@@ -130,8 +116,8 @@ class Plan:
         every statistic on top of the mechanism's own (``noise_covariance``
         then includes it).
     noiseless : bool
-        True when the data's own randomness covers the sensitivity and no noise
-        is added.
+        True when no noise is added (the data's own randomness covers the
+        sensitivity, or the two secrets' laws coincide).
     expected_error : float
         E ||noise||_2.
     accuracy : tuple of (alpha, beta)
@@ -156,26 +142,54 @@ class Plan:
     theta: str
     sensitivity: float
     inherent_variance: tuple
-    noise_covariance: np.ndarray
-    noise: str = "gaussian"
-    noise_scale: float | None = None
-    noise_basis: np.ndarray | None = None
-    extra_laplace_scale: float | None = None
-    noiseless: bool = False
-    expected_error: float = 0.0
+    noise_law: NoiseLaw
     method: str = ""
     assumptions: tuple = ()
     guarantee: str = "attribute privacy"
-    random_state: object = field(default=None, repr=False)
+    expected_error: float = field(init=False)
 
     def __post_init__(self):
-        cov = np.array(self.noise_covariance, dtype=float)
-        cov.setflags(write=False)
-        object.__setattr__(self, "noise_covariance", cov)
-        if self.noise_basis is not None:
-            basis = np.array(self.noise_basis, dtype=float)
-            basis.setflags(write=False)
-            object.__setattr__(self, "noise_basis", basis)
+        if not isinstance(self.noise_law, NoiseLaw):
+            raise TypeError(
+                "noise_law must be a skattr.noise.NoiseLaw; got "
+                f"{type(self.noise_law).__name__}.")
+        object.__setattr__(self, "expected_error",
+                           float(self.noise_law.expected_norm()))
+
+    @property
+    def _noise_parts(self) -> tuple:
+        return getattr(self.noise_law, "parts", (self.noise_law,))
+
+    @property
+    def noise(self) -> str:
+        """The kind of the main noise: "gaussian" or "laplace"."""
+        return self._noise_parts[0].kind
+
+    @property
+    def noise_covariance(self) -> np.ndarray:
+        """Covariance (k, k) of all the added noise."""
+        return self.noise_law.covariance
+
+    @property
+    def noise_scale(self) -> float | None:
+        """Scale b of the main noise when it is Laplace; None otherwise."""
+        return getattr(self._noise_parts[0], "scale", None)
+
+    @property
+    def noise_basis(self) -> np.ndarray | None:
+        """Directions of the main noise when it is Laplace; None otherwise."""
+        return getattr(self._noise_parts[0], "basis", None)
+
+    @property
+    def extra_laplace_scale(self) -> float | None:
+        """Scale of the Laplace noise of Chen & Ohrimenko's Thm 4.7, if any."""
+        parts = self._noise_parts
+        return parts[1].scale if len(parts) > 1 else None
+
+    @property
+    def noiseless(self) -> bool:
+        """True when no noise is added."""
+        return self.noise_law.is_zero
 
     @property
     def accuracy(self) -> tuple[float, float]:
@@ -193,27 +207,10 @@ class Plan:
         Exact for isotropic Gaussian noise (Zhang et al. Thm 2 for one
         statistic) and for Laplace noise in one direction; otherwise an upper
         bound (the largest noise variance in every direction for Gaussian noise,
-        ||y||_2 <= ||y||_1 ~ Gamma(d, b) for Laplace noise).
+        ||y||_2 <= ||y||_1 ~ Gamma(d, b) for Laplace noise, a union bound over
+        the parts of a sum of noises).
         """
-        if self.noiseless:
-            return 0.0
-        if self.extra_laplace_scale:
-            # Union bound: the main noise and the extra Laplace noise each exceed
-            # their share with probability beta / 2.
-            k = len(self.statistics)
-            b = self.extra_laplace_scale
-            main = replace(self, extra_laplace_scale=None,
-                           noise_covariance=self.noise_covariance
-                           - 2 * b**2 * np.eye(k))
-            return main.alpha(beta / 2) + float(b * stats.gamma.isf(beta / 2, k))
-        if self.noise == "laplace":
-            d = self.noise_basis.shape[1]
-            return float(self.noise_scale * stats.gamma.isf(beta, d))
-        lam = np.linalg.eigvalsh(self.noise_covariance)
-        if lam.max() <= 0:
-            return 0.0
-        k = int(np.sum(lam > 1e-15 * lam.max()))
-        return gaussian_accuracy(float(lam.max()), k, beta)
+        return self.noise_law.alpha(beta)
 
     def _rows(self) -> list[tuple[str, str]]:
         alpha, beta = self.accuracy
@@ -248,21 +245,7 @@ class Plan:
                 "reveals alone")
 
     def _noise_text(self) -> str:
-        if self.noiseless and self.noise == "laplace":
-            return ("none: the laws of the statistic given the two secrets "
-                    "coincide (up to the disregarded mass)")
-        if self.noiseless:
-            return "none: the data's own variance covers the sensitivity"
-        if self.noise == "laplace":
-            d = self.noise_basis.shape[1]
-            where = ("each statistic" if d == len(self.statistics) and np.allclose(
-                self.noise_basis, np.eye(d)) else f"{d} direction(s)")
-            return f"Laplace(0, {_fmt(float(self.noise_scale))}) on {where}"
-        cov = self.noise_covariance
-        if np.allclose(cov, cov[0, 0] * np.eye(cov.shape[0])):
-            return "N(0, " + _fmt(float(cov[0, 0])) + " I)"
-        sd = ", ".join(_fmt(float(v)) for v in self.noise_std)
-        return f"N(0, Sigma), rank {np.linalg.matrix_rank(cov)}; sd per statistic {sd}"
+        return self.noise_law.describe(self.statistics)
 
     def summary(self) -> str:
         """Return a human-readable report."""
@@ -296,11 +279,66 @@ class Release(Plan):
 
     values: pd.Series
 
+    @classmethod
+    def of(cls, plan: Plan, values: pd.Series) -> Release:
+        """Return the release of ``values`` made as ``plan`` says."""
+        fields = {name: getattr(plan, name)
+                  for name, f in plan.__dataclass_fields__.items() if f.init}
+        return cls(**fields, values=values)
+
     def __post_init__(self):
         super().__post_init__()
         values = self.values.copy()
         values.flags.allows_duplicate_labels = False
         object.__setattr__(self, "values", values)
+
+    def to_dict(self) -> dict:
+        """Return the values and the certificate as plain Python data (JSON-ready).
+
+        Examples
+        --------
+        >>> import skattr
+        >>> from skattr.datasets import make_hospital
+        >>> secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+        >>> reference = make_hospital(2000, random_state=0)
+        >>> rel = make_hospital(200, random_state=1).attrpriv.mean(
+        ...     ["weight"], secret=secret, reference=reference,
+        ...     mechanism="apgm", law="gaussian", random_state=0)
+        >>> record = rel.to_dict()
+        >>> sorted(record)[:4], record["mechanism"]
+        (['accuracy', 'assumptions', 'calibration', 'delta'], 'apgm')
+        """
+        alpha, beta = self.accuracy
+        return {
+            "values": {str(k): float(v) for k, v in self.values.items()},
+            "mechanism": self.mechanism,
+            "epsilon": float(self.epsilon),
+            "delta": float(self.delta),
+            "guarantee": self.guarantee,
+            "calibration": self.calibration,
+            "secrets": list(self.secrets),
+            "theta": self.theta,
+            "n": int(self.n),
+            "sensitivity": float(self.sensitivity),
+            "noise": self.noise_law.describe(self.statistics),
+            "noise_covariance": self.noise_covariance.tolist(),
+            "expected_error": float(self.expected_error),
+            "accuracy": {"alpha": float(alpha), "beta": float(beta)},
+            "method": self.method,
+            "assumptions": list(self.assumptions),
+        }
+
+    def to_frame(self) -> pd.DataFrame:
+        """Return one row per statistic: value, noise sd and the guarantee."""
+        return pd.DataFrame({
+            "statistic": [str(k) for k in self.values.index],
+            "value": self.values.to_numpy(dtype=float),
+            "noise_sd": self.noise_std,
+            "epsilon": float(self.epsilon),
+            "delta": float(self.delta),
+            "guarantee": self.guarantee,
+            "mechanism": self.mechanism,
+        })
 
     def _rows(self) -> list[tuple[str, str]]:
         released = ", ".join(f"{k} = {_fmt(float(v))}" for k, v in self.values.items())

@@ -56,6 +56,13 @@ def as_frame(X, *, what: str = "X") -> pd.DataFrame:
             f"Complex data not supported: {what} holds complex columns; pass "
             "real-valued data."
         )
+    if not frame.columns.is_unique:
+        repeated = sorted({str(c) for c in frame.columns[frame.columns.duplicated()]})
+        raise DataValidationError(
+            f"{what} has duplicate column names {repeated}; a column must be "
+            "named once to be released or used as a secret. Rename or drop the "
+            "duplicates (e.g. df.loc[:, ~df.columns.duplicated()])."
+        )
     return frame
 
 

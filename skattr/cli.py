@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import warnings
 
@@ -12,6 +13,7 @@ from skattr import __version__
 from skattr._release import Release
 from skattr._secret import Secret
 from skattr.exceptions import SkattrError
+from skattr.mechanisms import MECHANISMS
 
 __all__ = ["main"]
 
@@ -26,6 +28,30 @@ def _pairs(text: str) -> tuple[float, float]:
     return a, b
 
 
+def _bounds(text: str):
+    """Parse ``LO,HI`` (every released column) or ``COLUMN=LO,HI``."""
+    column, sep, pair = text.rpartition("=")
+    try:
+        low, high = _pairs(pair)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(
+            f"bounds are LO,HI or COLUMN=LO,HI, e.g. 0,120 or age=0,120; got "
+            f"{text!r}") from exc
+    return (column, (low, high)) if sep else (low, high)
+
+
+def _as_bounds(given):
+    """One LO,HI for every column, or a {column: (lo, hi)} dict."""
+    if given is None:
+        return None
+    if len(given) == 1 and isinstance(given[0][1], float):
+        return given[0]
+    if any(isinstance(b[1], float) for b in given):
+        raise SkattrError("Give --bounds once as LO,HI (every column), or as "
+                          "COLUMN=LO,HI for each column; not both.")
+    return dict(given)
+
+
 def _demo(args) -> int:
     from skattr.datasets import make_hospital
     from skattr.experiments import HOSPITAL_COLUMNS, hospital_mechanism
@@ -34,11 +60,11 @@ def _demo(args) -> int:
           "releases hide whether\nthe share of women is below or above 50% "
           "(Theta: the paper's parameter ranges,\nwhose columns are Gaussian given "
           "the gender, so the means' Gaussian law is taken: law='gaussian').\n")
-    data = make_hospital(50, random_state=args.seed)
+    data = make_hospital(50, random_state=args.random_state)
     for calibration in ("analytic", "classic"):
         for column in HOSPITAL_COLUMNS:
             mech = hospital_mechanism(column, calibration=calibration,
-                                      random_state=args.seed)
+                                      random_state=args.random_state)
             with warnings.catch_warnings():
                 # The demo shows the paper's classic setting at epsilon = 1 on
                 # purpose; the warning is printed once below instead.
@@ -97,10 +123,13 @@ def _release(args) -> int:
                                    window=args.window, support=args.support,
                                    sets=args.sets)
     kwargs = dict(secret=secret, reference=reference, epsilon=args.epsilon,
-                  delta=args.delta, mechanism=args.mechanism,
-                  calibration=args.calibration, random_state=args.seed)
-    if args.law is not None:
-        kwargs["law"] = args.law
+                  mechanism=args.mechanism, random_state=args.random_state)
+    # Options left unset are not passed: the mechanism's own default applies,
+    # and a parameter it does not take is refused only when asked for.
+    given = {"delta": args.delta, "calibration": args.calibration,
+             "law": args.law, "group_size": args.group_size,
+             "bounds": _as_bounds(args.bounds)}
+    kwargs.update({k: v for k, v in given.items() if v is not None})
     if args.theta is not None:
         kwargs["theta"] = (skattr.theta.Resample() if args.theta == "resample"
                            else args.theta)
@@ -118,9 +147,19 @@ def _release(args) -> int:
     else:
         rel = verb(args.columns, **kwargs)
     if args.output:
-        rel.values.to_frame().T.to_csv(args.output, index=False)
+        _write(rel, args.output)
     _print_release(rel)
     return 0
+
+
+def _write(rel: Release, path: str) -> None:
+    """Write the values and the certificate: JSON (``.json``) or CSV."""
+    if path.lower().endswith(".json"):
+        with open(path, "w", encoding="utf-8") as out:
+            json.dump(rel.to_dict(), out, indent=2)
+            out.write("\n")
+    else:
+        rel.to_frame().to_csv(path, index=False)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -133,7 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", help="run the hospital example of Zhang et al.")
-    demo.add_argument("--seed", type=int, default=0,
+    demo.add_argument("--random-state", "--seed", dest="random_state", type=int,
+                      default=0,
                       help="seed of the demo's data and noise (default 0)")
     demo.set_defaults(run=_demo)
 
@@ -176,10 +216,24 @@ def build_parser() -> argparse.ArgumentParser:
                      help="CSV of public reference data, or 'self' to fit on the "
                           "private data (weaker, warns)")
     rel.add_argument("--epsilon", type=float, default=1.0)
-    rel.add_argument("--delta", type=float, default=1e-3)
-    rel.add_argument("--mechanism", default="auto", help="default: auto")
-    rel.add_argument("--calibration", default="analytic",
-                     choices=["analytic", "classic"])
+    rel.add_argument("--delta", type=float, default=None,
+                     help="default: the mechanism's (1e-3; Laplace noise "
+                          "certifies 0 and takes none)")
+    rel.add_argument("--mechanism", default="auto", choices=MECHANISMS.choices(),
+                     metavar="NAME",
+                     help="one of: " + ", ".join(MECHANISMS.choices())
+                          + " (default: auto, the certified one with least "
+                          "expected error)")
+    rel.add_argument("--calibration", default=None,
+                     choices=["analytic", "classic"],
+                     help="Gaussian calibration (default: analytic)")
+    rel.add_argument("--bounds", type=_bounds, nargs="+", default=None,
+                     metavar="[COLUMN=]LO,HI",
+                     help="declared bounds of each record's values, for the "
+                          "differential-privacy baselines (dp-*, group-dp-*)")
+    rel.add_argument("--group-size", type=int, default=None,
+                     help="for group-dp-*: records a neighbouring dataset may "
+                          "replace (default: n)")
     rel.add_argument("--theta", default=None,
                      choices=["moments", "gaussian", "resample"],
                      help="how Theta is fit on the reference data (default: the "
@@ -188,12 +242,16 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the law of the statistic the noise is certified "
                           "against (default: auto, the exact law where it exists; "
                           "gaussian is an assumption the release records)")
-    rel.add_argument("--seed", type=int, default=None,
-                     help="seed the noise (experiments only: removes the privacy)")
+    rel.add_argument("--random-state", "--seed", dest="random_state", type=int,
+                     default=None,
+                     help="seed the noise (experiments only: anyone who knows "
+                          "it can remove the noise)")
     rel.add_argument("--plan", action="store_true",
                      help="print the noise and expected error, release nothing")
     rel.add_argument("--output", default=None,
-                     help="also write the released values to this CSV")
+                     help="also write the values and the certificate: JSON "
+                          "when the name ends in .json, otherwise CSV (one row "
+                          "per statistic)")
     rel.set_defaults(run=_release)
     return parser
 
@@ -204,13 +262,14 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
-    except (SkattrError, FileNotFoundError, KeyError) as exc:
-        print(f"skattr: error: {exc}", file=sys.stderr)
-        return 2
     except BrokenPipeError:
         # The reader went away (e.g. `skattr demo | head`): stop quietly.
         sys.stderr.close()
         return 0
+    except (SkattrError, OSError, KeyError, pd.errors.EmptyDataError,
+            pd.errors.ParserError, UnicodeDecodeError) as exc:
+        print(f"skattr: error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

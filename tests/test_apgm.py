@@ -320,11 +320,13 @@ def test_every_constraint_rejects_invalid_values(param, value, match):
 
 
 def test_delta_zero_cannot_be_certified_with_gaussian_noise():
+    # Gaussian noise certifies no (epsilon, 0): the constraint says so at fit.
     mech = AttributePrivateGaussian(law="gaussian",
                                     query=skattr.Query.mean(["y"]), secret=SECRET,
-                                    delta=0.0).fit(_frame())
-    with pytest.raises(NotCertifiableError, match="delta = 0"):
-        mech.plan(n=20)
+                                    delta=0.0)
+    with pytest.raises(InvalidParameterError, match="'delta' parameter of "
+                       "AttributePrivateGaussian must be .*range \\(0, 1\\)"):
+        mech.fit(_frame())
 
 
 def test_bad_data_gets_clear_errors():
@@ -351,7 +353,9 @@ def test_bad_data_gets_clear_errors():
         mech.fit(lonely)
     with pytest.raises(DataValidationError, match="at least two"):
         clone(mech).set_params(theta="moments").fit(lonely)
-    with pytest.raises(InvalidParameterError, match="No secret given"):
+    with pytest.raises(InvalidParameterError, match="'secret' parameter of "
+                       "AttributePrivateGaussian must be a skattr.Secret .*Got "
+                       "None instead"):
         AttributePrivateGaussian(law="gaussian",
                                  query=skattr.Query.mean(["y"])).fit(frame)
     constant = frame.assign(x=1.0)

@@ -301,7 +301,8 @@ def test_bounds_forms_agree(frame):
     ({"delta": 0.0}, "'delta' parameter of DPGaussian"),
     ({"calibration": "exact"}, "'calibration' parameter of DPGaussian"),
     ({"bounds": 3}, "'bounds' parameter of DPGaussian"),
-    ({"secret": "sex"}, "secret must be a skattr.Secret"),
+    ({"secret": "sex"}, "'secret' parameter of DPGaussian must be a "
+                        r"skattr.Secret .* Got 'sex' instead"),
 ])
 def test_invalid_parameters(frame, params, match):
     with pytest.raises(InvalidParameterError, match=match):
@@ -371,8 +372,8 @@ def test_accessor_needs_no_reference_for_the_baselines(frame):
 
 
 def test_auto_never_picks_a_baseline(frame):
-    from skattr._accessor import _mechanism_classes
+    from skattr.mechanisms import MECHANISMS
 
     assert not {"dp-laplace", "dp-gaussian", "group-dp-laplace",
-                "group-dp-gaussian"} & set(_mechanism_classes("auto"))
-    assert _mechanism_classes("dp-gaussian") == {"dp-gaussian": DPGaussian}
+                "group-dp-gaussian"} & set(MECHANISMS.classes_for("auto"))
+    assert MECHANISMS.classes_for("dp-gaussian") == {"dp-gaussian": DPGaussian}

@@ -29,7 +29,9 @@ def test_release_from_csv(tmp_path, capsys):
     assert code == 0
     out = capsys.readouterr().out
     assert "(1, 0.001)-attribute privacy" in out and "released" in out
-    assert list(pd.read_csv(out_csv).columns) == ["weight", "blood_pressure"]
+    written = pd.read_csv(out_csv)
+    assert written["statistic"].tolist() == ["weight", "blood_pressure"]
+    assert (written["epsilon"] == 1.0).all() and (written["delta"] == 1e-3).all()
     assert main(["release", str(private), "--columns", "weight", "--secret-column",
                  "gender", "--secret-value", "female", "--pairs", "0.4,0.6",
                  "--reference", str(reference), "--plan"]) == 0
@@ -49,7 +51,7 @@ def test_release_of_a_median_and_quantiles(tmp_path, capsys):
                  "--output", str(out_csv)]) == 0
     out = capsys.readouterr().out
     assert "approx-wasserstein" in out and "released" in out
-    assert list(pd.read_csv(out_csv).columns) == ["weight"]
+    assert pd.read_csv(out_csv)["statistic"].tolist() == ["weight"]
     assert main(["release", *common, "--statistic", "quantile", "--q", "0.25",
                  "0.75", "--plan"]) == 0
     out = capsys.readouterr().out

@@ -15,12 +15,8 @@ from skattr.theta import (
     count_sensitivity,
     count_sensitivity_box,
 )
-from skattr.theta._counts import (
-    _as_shares,
-    _count_log_pmfs,
-    _least_shift,
-    _log_tails,
-)
+from skattr.theta._counts import _as_shares, _count_log_pmfs
+from skattr.theta._lattice import _least_shift, _log_tails
 from skattr.wasserstein import w_infinity
 
 N = 4

@@ -24,7 +24,7 @@ import skattr
 from skattr._calibration import gaussian_delta
 from skattr.exceptions import NotCertifiableError
 from skattr.mechanisms import MECHANISMS, AttributePrivateGaussian, DPGaussian
-from skattr.mechanisms._theta_base import relaxed_certificate
+from skattr.mechanisms._relaxations import relaxed_certificate
 from skattr.theta import count_pmf, sum_pmf
 
 

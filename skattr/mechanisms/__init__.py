@@ -1,5 +1,6 @@
 """The mechanisms, one scikit-learn estimator each."""
 
+from skattr.mechanisms import _registry
 from skattr.mechanisms._apgm import AttributePrivateGaussian
 from skattr.mechanisms._base import BaseMechanism
 from skattr.mechanisms._baselines import (
@@ -30,6 +31,7 @@ from skattr.mechanisms._wasserstein import (
 )
 
 __all__ = [
+    "MECHANISMS",
     "ApproximateWassersteinMechanism",
     "AttributePrivateGaussian",
     "BaseMechanism",
@@ -52,20 +54,6 @@ __all__ = [
     "randomized_response_variance",
 ]
 
-#: ``mechanism=`` names of the estimators available in this release.
-MECHANISMS = {
-    "apgm": AttributePrivateGaussian,
-    "expm-laplace": ExpectedValueLaplace,
-    "expm-gaussian": ExpectedValueGaussian,
-    "dirm-laplace": DirectionalLaplace,
-    "dirm-gaussian": DirectionalGaussian,
-    "eigm": EigenvectorGaussian,
-    "daum": DirectionalUncertaintyGaussian,
-    "optimal": OptimalGaussian,
-    "wasserstein": WassersteinMechanism,
-    "approx-wasserstein": ApproximateWassersteinMechanism,
-    "group-dp-laplace": GroupDPLaplace,
-    "group-dp-gaussian": GroupDPGaussian,
-    "dp-laplace": DPLaplace,
-    "dp-gaussian": DPGaussian,
-}
+#: ``mechanism=`` name -> estimator class (a read-only mapping, in the
+#: registry's order; see :mod:`skattr.mechanisms._registry`).
+MECHANISMS = _registry.MECHANISMS

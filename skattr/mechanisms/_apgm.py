@@ -7,13 +7,17 @@ import numpy as np
 from skattr._exact_noise import exact_required_noise_variance
 from skattr._gaussian_noise import required_noise_variance
 from skattr._pairs import PairLaws
-from skattr._release import Plan, expected_gaussian_norm
-from skattr.mechanisms._theta_base import ThetaMechanism, relaxed_certificate
+from skattr._release import Certificate
+from skattr.mechanisms._registry import register
+from skattr.mechanisms._relaxations import max_divergence_relaxation
+from skattr.mechanisms._theta_base import ThetaMechanism
+from skattr.noise import GaussianNoise
 from skattr.utils._param_validation import Interval
 
 __all__ = ["AttributePrivateGaussian"]
 
 
+@register
 class AttributePrivateGaussian(ThetaMechanism):
     """Attribute-Private Gaussian Mechanism: Gaussian noise that hides a property.
 
@@ -78,7 +82,7 @@ Bootstrap, default="auto"
         becomes (epsilon + 2 lambda_eta, (1 + e^(epsilon + lambda_eta)) eta +
         e^lambda_eta delta), Chen and Ohrimenko's Thm 4.6; the paper's Thm 3
         states e^lambda_eta delta + eta, which does not hold (see
-        :func:`~skattr.mechanisms._theta_base.relaxed_certificate`).
+        :func:`~skattr.mechanisms._relaxations.relaxed_certificate`).
     eta : float, default=0.0
         See ``lambda_eta``.
     random_state : None, int, Generator or RandomState, default=None
@@ -171,6 +175,8 @@ Bootstrap, default="auto"
 
     _parameter_constraints = {
         **ThetaMechanism._parameter_constraints,
+        # Gaussian noise certifies no (epsilon, 0) guarantee.
+        "delta": [Interval("real", 0, 1, closed="neither")],
         "lambda_eta": [Interval("real", 0, None, closed="left"), None],
         "eta": [Interval("real", 0, 1, closed="left")],
     }
@@ -194,7 +200,7 @@ Bootstrap, default="auto"
         self.eta = eta
         self.random_state = random_state
 
-    def _plan(self, n: int) -> Plan:
+    def _plan(self, n: int) -> tuple[GaussianNoise, Certificate]:
         per_secret, notes = [], []
         for laws in self._laws(n):
             laws, note = self._prepare(laws)
@@ -222,25 +228,12 @@ Bootstrap, default="auto"
         assumptions = list(laws.assumptions) + list(dict.fromkeys(notes))
         assumptions += self._law_assumptions(n, variance == 0.0)
         if self.lambda_eta is not None:
-            epsilon, delta = relaxed_certificate(epsilon, delta, self.lambda_eta,
-                                                 self.eta)
-            assumptions.append(
-                f"the modelled law of F(X) given each secret and its true law are "
-                f"within {self.eta:g}-approximate max-divergence "
-                f"{self.lambda_eta:g} of each other, both ways (Zhang et al. "
-                "Alg. 2; certificate of Chen & Ohrimenko Thm 4.6, which "
-                "corrects Zhang et al. Thm 3)")
-        return Plan(
-            mechanism=self.mechanism_name,
-            statistics=tuple(self.query_.names(self.columns_)),
-            n=n, epsilon=epsilon, delta=delta, calibration=self.calibration,
-            secrets=tuple(s.label for s in self.secrets_),
-            theta=self._theta_description(),
-            sensitivity=laws.sensitivity,
-            inherent_variance=tuple(float(v) for v in laws.min_variance),
-            noise_covariance=cov,
-            noiseless=variance == 0.0,
-            expected_error=expected_gaussian_norm(cov),
+            epsilon, delta, assumed = max_divergence_relaxation(
+                epsilon, delta, self.lambda_eta, self.eta)
+            assumptions.append(assumed)
+        return GaussianNoise(cov), Certificate(
+            epsilon=epsilon, delta=delta, sensitivity=laws.sensitivity,
+            inherent_variance=laws.min_variance,
             method="; ".join(dict.fromkeys(methods)) + note,
             assumptions=tuple(assumptions),
         )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from abc import abstractmethod
+from abc import ABCMeta, abstractmethod
 
 import numpy as np
 import pandas as pd
@@ -13,8 +13,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skattr._query import Query, StackedQuery, check_present
-from skattr._random import gaussian_noise, laplace_noise
-from skattr._release import Plan, Release
+from skattr._release import Certificate, Plan, Release
 from skattr._secret import as_secrets
 from skattr._validation import as_frame
 from skattr.exceptions import (
@@ -22,6 +21,7 @@ from skattr.exceptions import (
     InvalidParameterError,
     PrivacyLeakWarning,
 )
+from skattr.noise import NoiseLaw
 from skattr.utils._param_validation import (
     Interval,
     Options,
@@ -31,13 +31,21 @@ from skattr.utils._param_validation import (
 __all__ = ["BaseMechanism"]
 
 
-class BaseMechanism(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
+class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
+                    auto_wrap_output_keys=None):
     """Base class of skattr's mechanisms (not used directly).
 
     ``fit`` learns Theta from reference data, ``plan`` calibrates the noise for a
     dataset of n records without touching its values, ``release`` adds the noise
     and returns a :class:`~skattr.Release`, and ``transform`` returns the noisy
-    statistics as one row. Subclasses implement ``_fit_theta`` and ``_plan``.
+    statistics as one row.
+
+    A subclass implements ``_fit_theta`` (what ``fit`` learns) and ``_plan``
+    (the noise law and the certificate for n records), and declares its
+    ``mechanism_name`` and capabilities; this class assembles the
+    :class:`~skattr.Plan`, draws the noise and builds the
+    :class:`~skattr.Release`, the way imbalanced-learn's public
+    ``fit_resample`` wraps an abstract ``_fit_resample``.
     """
 
     _parameter_constraints: dict = {
@@ -49,24 +57,62 @@ class BaseMechanism(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None)
         "random_state": ["random_state"],
     }
 
-    mechanism_name = ""
+    #: The ``mechanism=`` name this class is registered under ("" for bases).
+    mechanism_name: str = ""
+
+    # Capabilities, read by the registry (skattr.mechanisms._registry).
+    #: ``fit`` learns Theta from reference data (the DP baselines learn none).
+    needs_reference: bool = True
+    #: ``mechanism="auto"`` may choose it (attribute/distribution privacy only).
+    auto_candidate: bool = True
+    #: It releases non-linear statistics (:class:`~skattr.Statistic`).
+    accepts_statistics: bool = False
 
     @abstractmethod
     def _fit_theta(self, frame: pd.DataFrame, secrets) -> tuple:
         """Learn (or take from the expert) one list of models per secret."""
 
     @abstractmethod
-    def _plan(self, n: int) -> Plan:
-        """Calibrate the noise for n records."""
+    def _plan(self, n: int) -> tuple[NoiseLaw, Certificate]:
+        """Calibrate the noise for n records: its law and what it certifies."""
+
+    @abstractmethod
+    def _theta_description(self) -> str:
+        """Say where Theta came from (a release's "Theta" line)."""
+
+    def _assemble_plan(self, n: int) -> Plan:
+        """Tie the noise law and certificate of ``_plan`` to this release."""
+        noise, cert = self._plan(n)
+        k = len(self.query_.names(self.columns_))
+        if noise.k != k:
+            raise AssertionError(
+                f"{type(self).__name__}._plan returned noise for {noise.k} "
+                f"statistics; the query releases {k}.")
+        inherent = cert.inherent_variance
+        return Plan(
+            mechanism=self.mechanism_name,
+            statistics=tuple(self.query_.names(self.columns_)),
+            n=n,
+            epsilon=cert.epsilon,
+            delta=cert.delta,
+            calibration=(cert.calibration if cert.calibration is not None
+                         else self.calibration),
+            secrets=tuple(s.label for s in self.secrets_),
+            theta=self._theta_description(),
+            sensitivity=cert.sensitivity,
+            inherent_variance=(tuple(float(v) for v in inherent)
+                               if inherent is not None else (0.0,) * k),
+            noise_law=noise,
+            method=cert.method,
+            assumptions=tuple(cert.assumptions),
+            guarantee=cert.guarantee,
+        )
 
     def _validate_params(self):
-        constraints = dict(self._parameter_constraints)
-        secret_ok = constraints.pop("secret", None)
         validate_parameter_constraints(
-            constraints, self.get_params(deep=False), type(self).__name__
+            self._parameter_constraints, self.get_params(deep=False),
+            type(self).__name__
         )
-        if secret_ok is not None:
-            as_secrets(self.secret)
 
     def fit(self, X, y=None):
         """Learn the Theta summaries from reference data.
@@ -125,12 +171,13 @@ class BaseMechanism(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None)
             plans = self._plans = {}
         if key not in plans:
             self._validate_params()
-            plans[key] = self._plan(n)
+            plans[key] = self._assemble_plan(n)
         return plans[key]
 
     def _private_frame(self, X) -> pd.DataFrame:
         check_is_fitted(self)
         frame = as_frame(X, what="the private data")
+        self._check_same_columns(frame)
         validate_data(self, X, reset=False, skip_check_array=True)
         for secret in self.secrets_:
             # A release does not read the secret's column; a numeric one is still
@@ -141,6 +188,34 @@ class BaseMechanism(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None)
                 check_present(frame[secret.column], secret.column,
                               what="the private data")
         return frame
+
+    def _check_same_columns(self, frame: pd.DataFrame) -> None:
+        """Refuse a private frame whose columns are not those seen in ``fit``.
+
+        scikit-learn's own message ("feature names should match") names no
+        remedy; this one names the missing and unexpected columns.
+        """
+        seen = getattr(self, "feature_names_in_", None)
+        if seen is None:
+            return
+        columns = list(frame.columns)
+        if columns == list(seen):
+            return
+        missing = [c for c in seen if c not in set(columns)]
+        extra = [c for c in columns if c not in set(seen)]
+        if not missing and not extra:
+            raise DataValidationError(
+                "The private data has the columns seen in fit, in another "
+                "order; pass private[reference.columns].")
+        why = ""
+        if {s.column for s in self.secrets_} & set(missing):
+            why = (" The secret's column is never read by a release, but the "
+                   "private data must have every column the mechanism was fit "
+                   "on.")
+        raise DataValidationError(
+            f"The private data's columns differ from those seen in fit: "
+            f"missing {missing}, unexpected {extra}.{why} Pass a frame with "
+            "the reference data's columns (private[reference.columns]).")
 
     def plan(self, X=None, *, n: int | None = None) -> Plan:
         """Return the noise law and certificate for releasing X, drawing no noise.
@@ -173,8 +248,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None)
         noisy = exact + self._noise(plan)
         values = pd.Series(noisy, index=self.query_.names(self.columns_),
                            name=self.query_.statistic)
-        fields = {f: getattr(plan, f) for f in plan.__dataclass_fields__}
-        return Release(**fields, values=values)
+        return Release.of(plan, values)
 
     def _statistic_of(self, frame: pd.DataFrame) -> np.ndarray:
         """Return the exact statistic F(X) (added to noise, never kept)."""
@@ -202,19 +276,8 @@ class BaseMechanism(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None)
 
     def _noise(self, plan: Plan) -> np.ndarray:
         """Draw the plan's noise once."""
-        if plan.noiseless:
-            return np.zeros(len(plan.statistics))
-        source = getattr(self, "_noise_source", self.random_state)
-        k = len(plan.statistics)
-        extra = plan.extra_laplace_scale or 0.0
-        cov = plan.noise_covariance - 2 * extra**2 * np.eye(k)
-        if plan.noise == "laplace":
-            draw = laplace_noise(plan.noise_scale, plan.noise_basis, source)
-        else:
-            draw = gaussian_noise(cov, source)
-        if extra:
-            draw = draw + laplace_noise(extra, np.eye(k), source)
-        return draw
+        return plan.noise_law.sample(getattr(self, "_noise_source",
+                                             self.random_state))
 
     def transform(self, X):
         """Return the noisy statistics of X as one row (a frame with set_output).

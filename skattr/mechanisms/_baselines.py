@@ -5,25 +5,22 @@ from __future__ import annotations
 import math
 import numbers
 import textwrap
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 from sklearn.utils.validation import validate_data
 
 from skattr._calibration import gaussian_delta, max_mahalanobis
-from skattr._release import (
-    Plan,
-    Release,
-    expected_gaussian_norm,
-    expected_laplace_norm,
-)
+from skattr._release import Certificate, Release
 from skattr._secret import as_secrets
 from skattr._validation import as_frame, numeric_block
 from skattr.exceptions import DataValidationError, InvalidParameterError
 from skattr.mechanisms._base import BaseMechanism
+from skattr.mechanisms._registry import register
+from skattr.noise import GaussianNoise, LaplaceNoise, NoiseLaw
 from skattr.utils._param_validation import (
     Interval,
-    validate_parameter_constraints,
 )
 
 __all__ = [
@@ -203,6 +200,7 @@ class _DPBaseline(BaseMechanism):
     _parameter_constraints = {
         **{k: v for k, v in BaseMechanism._parameter_constraints.items()
            if k not in ("delta", "calibration")},
+        "secret": ["secret", None],
         "bounds": [dict, list, tuple, np.ndarray, None],
     }
 
@@ -212,15 +210,6 @@ class _DPBaseline(BaseMechanism):
     #: a global property, and group DP needs bounds that "auto" cannot supply.
     auto_candidate = False
     _group = False
-
-    def _validate_params(self):
-        constraints = dict(self._parameter_constraints)
-        constraints.pop("secret")
-        validate_parameter_constraints(
-            constraints, self.get_params(deep=False), type(self).__name__
-        )
-        if self.secret is not None:
-            as_secrets(self.secret)
 
     def _fit_theta(self, frame, secrets) -> tuple:
         return ()
@@ -306,11 +295,10 @@ class _DPBaseline(BaseMechanism):
         # Datasets of n records differ in at most n of them.
         return n if self.group_size is None else min(int(self.group_size), n)
 
-    def _plan(self, n: int) -> Plan:
+    def _plan(self, n: int) -> tuple[NoiseLaw, Certificate]:
         per_record = record_sensitivities(self.query_, n, self.bounds)
         k = self._group_size(n)
-        d = len(per_record)
-        noise = self._calibrate(k, per_record)
+        law, cert = self._calibrate(k, per_record)
         if self._group:
             guarantee = f"group differential privacy (groups of k = {k} records)"
             neighbours = (f"neighbouring datasets differ by replacing up to k = {k} "
@@ -329,30 +317,22 @@ class _DPBaseline(BaseMechanism):
         if bounds:
             declared = "declared bounds hold for every record: " + ", ".join(
                 f"{c!s} in [{lo:g}, {hi:g}]" for c, (lo, hi) in bounds.items())
-        return Plan(
-            mechanism=self.mechanism_name,
-            statistics=tuple(self.query_.names(self.columns_)),
-            n=n,
-            secrets=tuple(s.label for s in self.secrets_),
-            theta="none: differential privacy needs no Theta",
-            inherent_variance=(0.0,) * d,
-            guarantee=guarantee,
-            assumptions=(neighbours, declared),
-            **noise,
-        )
+        return law, replace(cert, guarantee=guarantee,
+                            assumptions=(neighbours, declared))
 
+    def _theta_description(self) -> str:
+        return "none: differential privacy needs no Theta"
 
 
 class _LaplaceBaseline(_DPBaseline):
-    def _calibrate(self, k: int, per_record: np.ndarray) -> dict:
+    def _calibrate(self, k: int, per_record: np.ndarray
+                   ) -> tuple[NoiseLaw, Certificate]:
         d = len(per_record)
         sensitivity = k * float(np.sum(per_record))
         b = sensitivity / self.epsilon
-        return dict(
+        return LaplaceNoise.on_each(b, d), Certificate(
             epsilon=float(self.epsilon), delta=0.0, calibration="laplace",
-            sensitivity=sensitivity, noise="laplace", noise_scale=b,
-            noise_basis=np.eye(d), noise_covariance=2 * b * b * np.eye(d),
-            expected_error=expected_laplace_norm(b, d),
+            sensitivity=sensitivity,
             method=(f"Laplace mechanism: scale b = k l1 / epsilon = {k} x "
                     f"{sensitivity / k:.6g} / {self.epsilon:g} on each statistic "
                     "(Dwork & Roth Thm 3.6)"),
@@ -366,7 +346,8 @@ class _GaussianBaseline(_DPBaseline):
         "calibration": BaseMechanism._parameter_constraints["calibration"],
     }
 
-    def _calibrate(self, k: int, per_record: np.ndarray) -> dict:
+    def _calibrate(self, k: int, per_record: np.ndarray
+                   ) -> tuple[NoiseLaw, Certificate]:
         d = len(per_record)
         sensitivity = k * float(np.linalg.norm(per_record))
         mu = max_mahalanobis(self.epsilon, self.delta, self.calibration)
@@ -386,11 +367,9 @@ class _GaussianBaseline(_DPBaseline):
         else:
             how = (f"analytic calibration (Balle & Wang 2018): sigma = k l2 / mu, "
                    f"mu = {mu:.6g}")
-        return dict(
+        return GaussianNoise(cov), Certificate(
             epsilon=float(self.epsilon), delta=delta,
             calibration=self.calibration, sensitivity=sensitivity,
-            noise="gaussian", noise_covariance=cov,
-            expected_error=expected_gaussian_norm(cov),
             method=f"Gaussian mechanism, N(0, sigma^2 I) with sigma = "
                    f"{sigma:.6g}; {how}",
         )
@@ -497,6 +476,7 @@ def _fill_doc(cls):
 
 
 @_fill_doc
+@register
 class DPLaplace(_LaplaceBaseline):
     """Laplace mechanism: (epsilon, 0)-differential privacy of records.
 
@@ -558,6 +538,7 @@ class DPLaplace(_LaplaceBaseline):
 
 
 @_fill_doc
+@register
 class DPGaussian(_GaussianBaseline):
     """Gaussian mechanism: (epsilon, delta)-differential privacy of records.
 
@@ -624,6 +605,7 @@ class DPGaussian(_GaussianBaseline):
 
 
 @_fill_doc
+@register
 class GroupDPLaplace(_LaplaceBaseline):
     """Laplace mechanism for group differential privacy (groups of k records).
 
@@ -688,6 +670,7 @@ class GroupDPLaplace(_LaplaceBaseline):
 
 
 @_fill_doc
+@register
 class GroupDPGaussian(_GaussianBaseline):
     """Gaussian mechanism for group differential privacy (groups of k records).
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 
 import numpy as np
 from scipy import optimize
@@ -17,9 +18,16 @@ from skattr._gaussian_noise import (
     required_noise_variance,
 )
 from skattr._pairs import PairLaws
-from skattr._release import Plan, expected_gaussian_norm, expected_laplace_norm
-from skattr.exceptions import InvalidParameterError, NotCertifiableError
-from skattr.mechanisms._theta_base import ThetaMechanism, relaxed_certificate
+from skattr._release import Certificate
+from skattr.exceptions import NotCertifiableError
+from skattr.mechanisms._registry import register
+from skattr.mechanisms._relaxations import (
+    check_relaxations,
+    max_divergence_relaxation,
+    wasserstein_relaxation,
+)
+from skattr.mechanisms._theta_base import ThetaMechanism
+from skattr.noise import GaussianNoise, LaplaceNoise, NoiseLaw
 from skattr.utils._param_validation import Interval
 
 __all__ = [
@@ -99,8 +107,6 @@ class _ExpectedValueMechanism(ThetaMechanism):
         "wasserstein_lambda": [Interval("real", 0, None, closed="neither"), None],
     }
 
-    noise_kind = "gaussian"
-
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
                  calibration="analytic", theta="auto",
                  sampling="without-replacement", covariances="certify",
@@ -124,130 +130,122 @@ class _ExpectedValueMechanism(ThetaMechanism):
     def _mu(self) -> float:
         return max_mahalanobis(self.epsilon, self.delta, self.calibration)
 
-    def _gaussian_noise(self, laws: PairLaws) -> tuple[np.ndarray, str]:
-        """Return the noise covariance (k, k) and how it was derived."""
-        raise NotImplementedError
+    @abstractmethod
+    def _calibrate(self, laws: PairLaws, n: int
+                   ) -> tuple[NoiseLaw, float, str, list[str]]:
+        """Return the noise law, its delta, how it was derived, what it assumes."""
 
-    def _laplace_noise(self, laws: PairLaws) -> tuple[float, np.ndarray, str]:
-        """Return the Laplace scale, basis (k, d) and derivation."""
-        raise NotImplementedError
-
-    def _plan(self, n: int) -> Plan:
+    def _plan(self, n: int) -> tuple[NoiseLaw, Certificate]:
+        check_relaxations(self.lambda_eta, self.wasserstein_w,
+                          self.wasserstein_lambda)
         per_secret, assumptions = self._prepared_laws(n)
         laws = PairLaws.concatenate(per_secret)
-        equal = covariances_equal(laws)
-        gap = max_covariance_gap(laws)
-        assumptions = list(laws.assumptions) + assumptions
-        fields = {}
-        if self.noise_kind == "laplace" and self.law_ == "exact":
+        noise, delta, method, assumed = self._calibrate(laws, n)
+        assumptions = list(laws.assumptions) + assumptions + assumed
+        epsilon = self.epsilon
+        if self.lambda_eta is not None:
+            epsilon, delta, assumed = max_divergence_relaxation(
+                epsilon, delta, self.lambda_eta, self.eta)
+            assumptions.append(assumed)
+        if self.wasserstein_w is not None and self.wasserstein_w > 0:
+            noise, epsilon, delta, note, assumed = wasserstein_relaxation(
+                noise, epsilon, delta, self.wasserstein_w,
+                self.wasserstein_lambda)
+            method += note
+            assumptions.append(assumed)
+        return noise, Certificate(
+            epsilon=epsilon, delta=delta, sensitivity=laws.sensitivity,
+            inherent_variance=laws.min_variance, method=method,
+            assumptions=tuple(assumptions))
+
+
+class _LaplaceExpectedValue(_ExpectedValueMechanism):
+    """Laplace noise: (epsilon, 0) when the two sides are translations."""
+
+    @abstractmethod
+    def _laplace_noise(self, laws: PairLaws) -> tuple[float, np.ndarray, str]:
+        """Return the Laplace scale, basis (k, d) and derivation."""
+
+    def _calibrate(self, laws, n):
+        if self.law_ == "exact":
             raise NotCertifiableError(
                 "The exact laws of a count or an integer sum are not "
                 "translations of each other, so the Expected Value Mechanism's "
                 "Laplace noise cannot certify (epsilon, 0) on them (Chen & "
                 "Ohrimenko Thm 4.1/4.3). Use mechanism='wasserstein' (Laplace "
                 "noise certified from the exact laws) or a Gaussian variant.")
-        if self.noise_kind == "laplace":
-            if not equal:
-                raise NotCertifiableError(
-                    f"The laws of F under the two secrets of a pair are not "
-                    f"translations of each other (their covariances differ by up "
-                    f"to {gap:.2%}), so Laplace noise cannot certify an "
-                    "(epsilon, 0) guarantee (Chen & Ohrimenko Thm 4.1/4.3). Use a "
-                    "Gaussian variant, or covariances='assume-equal' to take the "
-                    "translation assumption explicitly.")
-            scale, basis, method = self._laplace_noise(laws)
-            noise_cov = 2.0 * scale**2 * basis @ basis.T
-            delta = 0.0
-            fields.update(noise="laplace", noise_scale=scale, noise_basis=basis,
-                          expected_error=expected_laplace_norm(scale, basis.shape[1]))
-            assumptions.append(
-                "the laws of F under the two secrets of each pair are translations "
-                "of each other (Chen & Ohrimenko Thm 4.1, 4.3)")
-            assumptions += self._law_assumptions(n, scale == 0.0)
+        if not covariances_equal(laws):
+            raise NotCertifiableError(
+                f"The laws of F under the two secrets of a pair are not "
+                f"translations of each other (their covariances differ by up "
+                f"to {max_covariance_gap(laws):.2%}), so Laplace noise cannot "
+                "certify an (epsilon, 0) guarantee (Chen & Ohrimenko Thm "
+                "4.1/4.3). Use a Gaussian variant, or "
+                "covariances='assume-equal' to take the translation "
+                "assumption explicitly.")
+        scale, basis, method = self._laplace_noise(laws)
+        assumptions = [
+            "the laws of F under the two secrets of each pair are translations "
+            "of each other (Chen & Ohrimenko Thm 4.1, 4.3)"]
+        assumptions += self._law_assumptions(n, scale == 0.0)
+        return LaplaceNoise(scale, basis), 0.0, method, assumptions
+
+
+class _GaussianExpectedValue(_ExpectedValueMechanism):
+    """Gaussian noise from the theorem's formula, verified pair by pair."""
+
+    # Gaussian noise certifies no (epsilon, 0) guarantee.
+    _parameter_constraints = {
+        **_ExpectedValueMechanism._parameter_constraints,
+        "delta": [Interval("real", 0, 1, closed="neither")],
+    }
+
+    @abstractmethod
+    def _gaussian_noise(self, laws: PairLaws) -> tuple[np.ndarray, str]:
+        """Return the noise covariance (k, k) and how it was derived."""
+
+    def _calibrate(self, laws, n):
+        equal = covariances_equal(laws)
+        assumptions = []
+        noise_cov, method = self._gaussian_noise(laws)
+        delta = self.delta
+        if not np.any(noise_cov) and not pairs_certified(
+                laws, noise_cov, self.epsilon, self.delta,
+                self.calibration).all():
+            # The theorem's formula asks for no noise (it assumes equal
+            # covariances) but the pairs are not certified without: start
+            # from noise along the mean differences' span and scale it.
+            basis = span_basis(laws.mean_diff)
+            noise_cov = basis @ basis.T * (laws.sensitivity / self._mu()) ** 2
+            method += "; the formula's zero noise did not certify"
+        if self.law_ == "exact":
+            # The formula used the pmfs' moments; the exact laws decide.
+            required = exact_required_noise_variance(
+                self._exact_pairs(n), self.epsilon, self.delta)
+            if required > float(noise_cov[0, 0]):
+                method += (f"; raised to variance {required:.4g} to certify "
+                           "the exact laws")
+                noise_cov = np.array([[required]])
+            method += ("; exact laws of the statistic plus the noise: privacy "
+                       "profile computed numerically, rounded up")
         else:
-            noise_cov, method = self._gaussian_noise(laws)
-            delta = self.delta
-            if not np.any(noise_cov) and not pairs_certified(
-                    laws, noise_cov, self.epsilon, self.delta,
-                    self.calibration).all():
-                # The theorem's formula asks for no noise (it assumes equal
-                # covariances) but the pairs are not certified without: start
-                # from noise along the mean differences' span and scale it.
-                basis = span_basis(laws.mean_diff)
-                noise_cov = basis @ basis.T * (laws.sensitivity / self._mu()) ** 2
-                method += "; the formula's zero noise did not certify"
-            if self.law_ == "exact":
-                # The formula used the pmfs' moments; the exact laws decide.
-                required = exact_required_noise_variance(
-                    self._exact_pairs(n), self.epsilon, self.delta)
-                if required > float(noise_cov[0, 0]):
-                    method += (f"; raised to variance {required:.4g} to certify "
-                               "the exact laws")
-                    noise_cov = np.array([[required]])
-                method += ("; exact laws of the statistic plus the noise: privacy "
-                           "profile computed numerically, rounded up")
-            else:
-                factor = certify_noise_covariance(laws, noise_cov, self.epsilon,
-                                                  self.delta, self.calibration)
-                if factor > 1.0:
-                    why = ("unequal covariances (exact 1-D profile or Renyi "
-                           "bound)" if not equal else "every pair (the theorem's "
-                           "assumptions hold only approximately)")
-                    method += f"; scaled by {factor:.4g} to certify {why}"
-                noise_cov = noise_cov * factor
-                if not equal:
-                    assumptions.append(
-                        f"the two sides' covariances differ by up to {gap:.2%} "
-                        "and the certificate covers that")
-                delta, note = self._stated_delta(laws, noise_cov, delta)
-                method += note
-            assumptions += self._law_assumptions(n, not np.any(noise_cov))
-            fields.update(noise="gaussian",
-                          expected_error=expected_gaussian_norm(noise_cov))
-        epsilon = self.epsilon
-        if (self.wasserstein_w is None) != (self.wasserstein_lambda is None):
-            raise InvalidParameterError(
-                "Theorem 4.7 needs both wasserstein_w (the infinity-Wasserstein "
-                "distance between the modelled and true laws) and "
-                "wasserstein_lambda (the privacy it may cost); give both or neither.")
-        if self.lambda_eta is not None and self.wasserstein_w is not None:
-            raise InvalidParameterError(
-                "Theorems 4.6 (lambda_eta, eta) and 4.7 (wasserstein_w, "
-                "wasserstein_lambda) are alternative relaxations; give one.")
-        if self.lambda_eta is not None:
-            lam = self.lambda_eta
-            epsilon, delta = relaxed_certificate(epsilon, delta, lam, self.eta)
-            assumptions.append(
-                f"the modelled laws are within eta-approximate max-divergence "
-                f"{lam:g} (eta = {self.eta:g}) of the true ones (Thm 4.6)")
-        if self.wasserstein_w is not None and self.wasserstein_w > 0:
-            lam = self.wasserstein_lambda
-            extra = self.wasserstein_w / lam
-            k = noise_cov.shape[0]
-            noise_cov = noise_cov + 2 * extra**2 * np.eye(k)
-            delta = math.exp(lam) * delta
-            epsilon = epsilon + 2 * lam
-            fields.update(extra_laplace_scale=extra,
-                          expected_error=math.sqrt(np.trace(noise_cov)))
-            method += f"; plus Laplace({extra:.4g}) on each statistic (Thm 4.7)"
-            assumptions.append(
-                f"the modelled laws are within infinity-Wasserstein distance "
-                f"{self.wasserstein_w:g} of the true ones (Thm 4.7); the expected "
-                "error is then the root-mean-square norm (an upper bound)")
-        return Plan(
-            mechanism=self.mechanism_name,
-            statistics=tuple(self.query_.names(self.columns_)),
-            n=n, epsilon=epsilon, delta=delta, calibration=self.calibration,
-            secrets=tuple(s.label for s in self.secrets_),
-            theta=self._theta_description(),
-            sensitivity=laws.sensitivity,
-            inherent_variance=tuple(float(v) for v in laws.min_variance),
-            noise_covariance=noise_cov,
-            noiseless=not np.any(noise_cov),
-            method=method,
-            assumptions=tuple(assumptions),
-            **fields,
-        )
+            factor = certify_noise_covariance(laws, noise_cov, self.epsilon,
+                                              self.delta, self.calibration)
+            if factor > 1.0:
+                why = ("unequal covariances (exact 1-D profile or Renyi "
+                       "bound)" if not equal else "every pair (the theorem's "
+                       "assumptions hold only approximately)")
+                method += f"; scaled by {factor:.4g} to certify {why}"
+            noise_cov = noise_cov * factor
+            if not equal:
+                assumptions.append(
+                    f"the two sides' covariances differ by up to "
+                    f"{max_covariance_gap(laws):.2%} and the certificate "
+                    "covers that")
+            delta, note = self._stated_delta(laws, noise_cov, delta)
+            method += note
+        assumptions += self._law_assumptions(n, not np.any(noise_cov))
+        return GaussianNoise(noise_cov), delta, method, assumptions
 
 
 _DOC_PARAMS = """
@@ -314,7 +312,8 @@ _REFERENCE = """
 """
 
 
-class ExpectedValueLaplace(_ExpectedValueMechanism):
+@register
+class ExpectedValueLaplace(_LaplaceExpectedValue):
     __doc__ = """Expected Value Mechanism, Laplace noise (Chen & Ohrimenko Thm 4.1).
 
     Adds Laplace noise of scale Delta_E,1 / epsilon to every statistic, where
@@ -337,7 +336,6 @@ class ExpectedValueLaplace(_ExpectedValueMechanism):
 """
 
     mechanism_name = "expm-laplace"
-    noise_kind = "laplace"
 
     def _laplace_noise(self, laws):
         k = laws.mean_diff.shape[1]
@@ -346,7 +344,8 @@ class ExpectedValueLaplace(_ExpectedValueMechanism):
                 "Laplace scale Delta_E,1 / epsilon on each statistic (Thm 4.1)")
 
 
-class ExpectedValueGaussian(_ExpectedValueMechanism):
+@register
+class ExpectedValueGaussian(_GaussianExpectedValue):
     __doc__ = """Expected Value Mechanism, Gaussian noise (Chen & Ohrimenko Thm 4.2).
 
     Adds N(0, sigma^2 I) with sigma = Delta_E,2 / mu, where Delta_E,2 is the
@@ -363,7 +362,8 @@ class ExpectedValueGaussian(_ExpectedValueMechanism):
                 "N(0, (Delta_E,2 / mu)^2 I) (Thm 4.2)")
 
 
-class DirectionalLaplace(_ExpectedValueMechanism):
+@register
+class DirectionalLaplace(_LaplaceExpectedValue):
     __doc__ = """Directional Expected Value Mechanism, Laplace (Chen & Ohrimenko 4.3).
 
     Adds Laplace noise only along the directions the expected statistics move in
@@ -374,7 +374,6 @@ class DirectionalLaplace(_ExpectedValueMechanism):
 """ + _DOC_PARAMS + _REFERENCE
 
     mechanism_name = "dirm-laplace"
-    noise_kind = "laplace"
 
     def _laplace_noise(self, laws):
         basis = span_basis(laws.mean_diff)
@@ -384,7 +383,8 @@ class DirectionalLaplace(_ExpectedValueMechanism):
                 "mean differences (Thm 4.3)")
 
 
-class DirectionalGaussian(_ExpectedValueMechanism):
+@register
+class DirectionalGaussian(_GaussianExpectedValue):
     __doc__ = """Directional Expected Value Mechanism, Gaussian (Chen & Ohrimenko 4.2).
 
     Adds N(0, sigma^2 V V^T), sigma = Delta_E,2 / mu, with V an orthonormal basis
@@ -401,7 +401,8 @@ class DirectionalGaussian(_ExpectedValueMechanism):
                 "dimensional span of the mean differences (Sec. 4.2)")
 
 
-class EigenvectorGaussian(_ExpectedValueMechanism):
+@register
+class EigenvectorGaussian(_GaussianExpectedValue):
     __doc__ = """Eigenvector Gaussian Mechanism (Chen & Ohrimenko Thm 4.5).
 
     Uses the data's own variance along the eigenvectors v_k of the covariance of
@@ -448,7 +449,8 @@ class EigenvectorGaussian(_ExpectedValueMechanism):
                 "covariance's eigenvectors (Thm 4.5)")
 
 
-class DirectionalUncertaintyGaussian(_ExpectedValueMechanism):
+@register
+class DirectionalUncertaintyGaussian(_GaussianExpectedValue):
     __doc__ = """DauM: directional noise and adversarial uncertainty (Chen & Ohrimenko).
 
     When every mean difference is parallel to a unit vector v, adds
@@ -479,7 +481,8 @@ class DirectionalUncertaintyGaussian(_ExpectedValueMechanism):
                 "(App. A.2, Alg. 1, closed form)")
 
 
-class OptimalGaussian(_ExpectedValueMechanism):
+@register
+class OptimalGaussian(_GaussianExpectedValue):
     __doc__ = """Least-error Gaussian noise that certifies every pair (skattr's own).
 
     Finds the noise covariance Sigma_Z of least expected squared error

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
@@ -32,7 +30,7 @@ from skattr.theta import (
 )
 from skattr.utils._param_validation import Options
 
-__all__ = ["ThetaMechanism", "relaxed_certificate"]
+__all__ = ["ThetaMechanism"]
 
 #: Fewest records on which the Gaussian law (``law="gaussian"``) may certify a
 #: release with no noise: below it a noiseless certificate would rest on the
@@ -65,35 +63,6 @@ MAX_EXACT_MAGNITUDE = 2**20
 
 #: Most atoms of an exact law of F (n times the column's lattice width).
 MAX_EXACT_ATOMS = 10_000
-
-
-def relaxed_certificate(epsilon: float, delta: float, lambda_eta: float,
-                        eta: float) -> tuple[float, float]:
-    """Return the (epsilon, delta) that holds on the true laws, given the model.
-
-    If the modelled and true laws of F given each secret are within
-    eta-approximate max-divergence lambda of each other, both ways
-    (P(S) <= e^lambda P'(S) + eta for every event S), and the mechanism is
-    (epsilon, delta)-private on the modelled laws, then on the true ones
-
-        P_a(S) <= e^lam (e^eps (e^lam P_b(S) + eta) + delta) + eta
-               = e^(eps + 2 lam) P_b(S) + (1 + e^(eps + lam)) eta + e^lam delta,
-
-    which is Chen and Ohrimenko's Theorem 4.6. Zhang et al.'s Theorem 3 states
-    e^lam delta + eta: it misses the e^(eps + lam) eta of the step that moves
-    the second law back to the truth, and fails (true laws within total
-    variation 5e-4 of N(0, 5) and N(1, 5) at epsilon 1: Thm 3 claims delta
-    1.5e-3, the true delta is 2.51e-3; this bound gives 2.86e-3).
-
-    Examples
-    --------
-    >>> eps, delta = relaxed_certificate(1.0, 1e-3, 0.0, 5e-4)
-    >>> eps, round(delta, 6)
-    (1.0, 0.002859)
-    """
-    lam = float(lambda_eta)
-    return (epsilon + 2 * lam,
-            (1 + math.exp(epsilon + lam)) * eta + math.exp(lam) * delta)
 
 
 def _lattice_width(values: np.ndarray) -> float:

@@ -7,12 +7,14 @@ import pandas as pd
 from scipy import stats
 
 from skattr._query import Query, StackedQuery
-from skattr._release import Plan, expected_laplace_norm
+from skattr._release import Certificate
 from skattr._statistic import Statistic
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.mechanisms._base import BaseMechanism
+from skattr.mechanisms._registry import register
+from skattr.noise import LaplaceNoise
 from skattr.theta._box import ProbabilityBox
-from skattr.theta._counts import count_sensitivity, count_sensitivity_box
+from skattr.theta._count_sensitivity import count_sensitivity, count_sensitivity_box
 from skattr.theta._resample import (
     Resample,
     ResampledLaws,
@@ -200,7 +202,7 @@ class _WassersteinFamily(BaseMechanism):
         a, b = secret.pair_values(n)
         return list(zip(a.tolist(), b.tolist(), strict=True))
 
-    def _theta_text(self) -> str:
+    def _theta_description(self) -> str:
         first = self.theta_[0]
         if isinstance(first, ResampledLaws):
             return first.description
@@ -243,7 +245,7 @@ class _WassersteinFamily(BaseMechanism):
     def _certified_delta(self) -> float:
         return 0.0
 
-    def _plan(self, n: int) -> Plan:
+    def _plan(self, n: int) -> tuple[LaplaceNoise, Certificate]:
         w, method, assumptions = self._sensitivity(n)
         k = len(self.query_.names(self.columns_))
         scale = w / self.epsilon
@@ -251,21 +253,10 @@ class _WassersteinFamily(BaseMechanism):
             raise NotCertifiableError(
                 "The Wasserstein distance is not finite; no Laplace scale "
                 "certifies this release.")
-        return Plan(
-            mechanism=self.mechanism_name,
-            statistics=tuple(self.query_.names(self.columns_)),
-            n=n, epsilon=self.epsilon, delta=self._certified_delta(),
-            calibration="laplace",
-            secrets=tuple(s.label for s in self.secrets_),
-            theta=self._theta_text(),
-            sensitivity=w,
-            inherent_variance=(0.0,) * k,
-            noise_covariance=2 * scale**2 * np.eye(k),
-            noise="laplace", noise_scale=scale, noise_basis=np.eye(k),
-            noiseless=scale == 0.0,
-            expected_error=expected_laplace_norm(scale, k),
-            method=method, assumptions=assumptions,
-        )
+        return LaplaceNoise.on_each(scale, k), Certificate(
+            epsilon=self.epsilon, delta=self._certified_delta(),
+            calibration="laplace", sensitivity=w, method=method,
+            assumptions=assumptions)
 
     def _count_assumption(self) -> tuple:
         how = ("take the column's values with the stated probabilities"
@@ -280,6 +271,7 @@ class _WassersteinFamily(BaseMechanism):
                 "privacy)")
 
 
+@register
 class WassersteinMechanism(_WassersteinFamily):
     __doc__ = f"""Wasserstein Mechanism: Laplace(W / epsilon) noise (Zhang Alg 4).
 
@@ -377,6 +369,7 @@ class WassersteinMechanism(_WassersteinFamily):
                 self._count_assumption())
 
 
+@register
 class ApproximateWassersteinMechanism(_WassersteinFamily):
     __doc__ = f"""Approximate Wasserstein Mechanism: any statistic (Chen Thm 3.2-3.3).
 

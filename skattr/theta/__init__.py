@@ -1,12 +1,12 @@
 """Theta models: what ``fit`` learns (or an expert states) about the data's law."""
 
 from skattr.theta._box import ProbabilityBox
-from skattr.theta._counts import (
+from skattr.theta._count_sensitivity import (
     BoxSensitivity,
-    count_pmf,
     count_sensitivity,
     count_sensitivity_box,
 )
+from skattr.theta._counts import count_pmf
 from skattr.theta._expert import ExpertTheta
 from skattr.theta._fit import fit_group_moments, fit_joint_gaussian
 from skattr.theta._models import GroupMoments, JointGaussian

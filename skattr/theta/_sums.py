@@ -20,12 +20,10 @@ from skattr.exceptions import InvalidParameterError
 from skattr.theta._counts import (
     _as_shares,
     _check_privacy,
-    _least_shift,
-    _log_convolve_rows,
-    _log_tails,
     _record_counts,
     count_pmf,
 )
+from skattr.theta._lattice import _least_shift, _log_convolve_rows, _log_tails
 
 __all__ = [
     "SumLaws",

@@ -92,6 +92,9 @@ def _describe(constraint) -> str:
         return "an int, a numpy Generator or RandomState, or None"
     if constraint == "callable":
         return "a callable"
+    if constraint == "secret":
+        return ("a skattr.Secret (e.g. skattr.Secret.proportion('sex', 'Female', "
+                "pairs=[(0.45, 0.55)])) or a non-empty list of them")
     return str(constraint)
 
 
@@ -108,6 +111,13 @@ def _satisfies(constraint, value) -> bool:
         ) and not isinstance(value, bool)
     if constraint == "callable":
         return callable(value)
+    if constraint == "secret":
+        from skattr._secret import Secret
+
+        if isinstance(value, Secret):
+            return True
+        return (isinstance(value, (list, tuple)) and len(value) > 0
+                and all(isinstance(s, Secret) for s in value))
     return constraint.is_satisfied_by(value)
 
 
@@ -118,7 +128,8 @@ def validate_parameter_constraints(constraints: dict, params: dict, caller: str)
     ----------
     constraints : dict
         Maps a parameter name to a list of accepted constraints: ``None``, a type,
-        the strings ``"random_state"`` or ``"callable"``, an :class:`Interval` or
+        the strings ``"random_state"``, ``"callable"`` or ``"secret"`` (a
+        :class:`~skattr.Secret` or a non-empty list of them), an :class:`Interval` or
         :class:`Options`.
     params : dict
         The parameters to check (``estimator.get_params(deep=False)``).

@@ -1,0 +1,247 @@
+"""The registry: ``mechanism=`` name -> estimator class, and ``"auto"``.
+
+Each mechanism class declares its ``mechanism_name`` and capabilities on
+:class:`~skattr.mechanisms.BaseMechanism` (``needs_reference``,
+``auto_candidate``, ``accepts_statistics``) and is registered with
+:func:`register` in its own module; the accessor and the command line ask the
+registry which classes a name means, which parameters they take, and which
+candidate of ``"auto"`` certifies a release with the least expected error.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import warnings
+from collections.abc import Iterator, Mapping
+
+import pandas as pd
+
+from skattr.exceptions import (
+    InvalidParameterError,
+    NotCertifiableError,
+    PrivacyLeakWarning,
+)
+
+__all__ = ["MECHANISMS", "Registry", "register"]
+
+#: Names of the design that this version does not implement yet: reported as
+#: not available rather than as unknown.
+PLANNED = ("markov-quilt",)
+
+#: Parameters every caller may pass, whatever the mechanism: the query and
+#: secret are built by the caller.
+_BUILT_BY_CALLER = frozenset({"query", "secret"})
+
+
+def _parameters(cls) -> tuple[str, ...]:
+    """Return the keyword parameters of ``cls.__init__`` (its get_params)."""
+    return tuple(name for name in inspect.signature(cls.__init__).parameters
+                 if name != "self")
+
+
+class Registry(Mapping):
+    """Name -> mechanism class, in registration order (``auto`` breaks ties in it).
+
+    A read-only mapping (``registry["apgm"]``, ``list(registry)``), plus the
+    questions callers ask: :meth:`classes_for`, :meth:`check_params` and
+    :meth:`build`.
+    """
+
+    def __init__(self):
+        self._classes: dict[str, type] = {}
+
+    def register(self, cls: type) -> type:
+        """Add a mechanism class under its ``mechanism_name``; return it."""
+        name = getattr(cls, "mechanism_name", "")
+        if not name:
+            raise TypeError(f"{cls.__name__} declares no mechanism_name.")
+        if name in self._classes and self._classes[name] is not cls:
+            raise TypeError(
+                f"mechanism_name {name!r} is already registered by "
+                f"{self._classes[name].__name__}.")
+        self._classes[name] = cls
+        return cls
+
+    def __getitem__(self, name: str) -> type:
+        return self._classes[name]
+
+    def __iter__(self) -> Iterator[str]:
+        # auto's candidates first (their order breaks auto's ties), then the
+        # baselines.
+        return iter(sorted(self._classes,
+                           key=lambda n: not self._classes[n].auto_candidate))
+
+    def __len__(self) -> int:
+        return len(self._classes)
+
+    def choices(self) -> list[str]:
+        """Every value ``mechanism=`` accepts: ``"auto"`` and the names."""
+        return ["auto", *self]
+
+    def _unknown(self, mechanism) -> InvalidParameterError:
+        available = ", ".join(self.choices())
+        if mechanism in PLANNED:
+            return InvalidParameterError(
+                f"mechanism={mechanism!r} is not available in this version of "
+                f"skattr; available: {available}.")
+        close = difflib.get_close_matches(str(mechanism), self.choices(), n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        return InvalidParameterError(
+            f"Unknown mechanism {mechanism!r}; available: {available}.{hint}")
+
+    def classes_for(self, mechanism: str, query=None) -> dict[str, type]:
+        """Return the classes ``mechanism=`` means: one, or auto's candidates.
+
+        ``"auto"``'s candidates are the attribute/distribution-private
+        mechanisms (``auto_candidate``) that release the query: for a
+        non-linear :class:`~skattr.Statistic`, those declaring
+        ``accepts_statistics``.
+        """
+        if not isinstance(mechanism, str) or (
+                mechanism != "auto" and mechanism not in self._classes):
+            raise self._unknown(mechanism)
+        linear = query is None or getattr(query, "is_linear", None)
+        if linear is None:  # TEMPORARY until BaseQuery.is_linear lands
+            from skattr._statistic import Statistic
+            linear = not isinstance(query, Statistic)
+        if mechanism == "auto":
+            return {name: cls for name, cls in self.items()
+                    if cls.auto_candidate and (linear or cls.accepts_statistics)}
+        cls = self._classes[mechanism]
+        if not linear and not cls.accepts_statistics:
+            accepting = [name for name, c in self.items()
+                         if c.accepts_statistics]
+            raise InvalidParameterError(
+                f"mechanism={mechanism!r} releases linear statistics (mean, "
+                f"sum, count, proportion); a {query.statistic} needs one of "
+                f"{', '.join(accepting)} (or 'auto').")
+        return {mechanism: cls}
+
+    def check_params(self, mechanism: str, classes: Mapping[str, type],
+                     params: Mapping) -> None:
+        """Refuse keywords that none of ``classes`` takes, naming the valid ones.
+
+        The rule, the same for the accessor and the command line: a parameter
+        is passed to every class that takes it; one that no class takes is an
+        :class:`~skattr.exceptions.InvalidParameterError` naming the parameters
+        that are taken (and the closest, for a misspelling). ``delta`` and
+        ``calibration`` for a mechanism with Laplace noise only (which
+        certifies delta = 0) are refused the same way, with that reason.
+        """
+        taken = {p for cls in classes.values() for p in _parameters(cls)}
+        unknown = sorted(set(params) - taken - _BUILT_BY_CALLER)
+        if not unknown:
+            return
+        valid = sorted(taken - _BUILT_BY_CALLER)
+        name = unknown[0]
+        if name in ("delta", "calibration") and mechanism != "auto":
+            raise InvalidParameterError(
+                f"mechanism={mechanism!r} adds Laplace noise only and certifies "
+                f"delta = 0, so it takes no {name!r}; drop {name}=, or use a "
+                f"mechanism with Gaussian noise. It takes: {', '.join(valid)}.")
+        close = difflib.get_close_matches(name, valid, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise InvalidParameterError(
+            f"mechanism={mechanism!r} takes no parameter(s) {unknown}.{hint} It "
+            f"takes: {', '.join(valid)}.")
+
+    def build(self, query, *, secret, reference, data: pd.DataFrame,
+              mechanism: str = "auto", **params):
+        """Fit the ``mechanism=`` estimator (or, for "auto", the least-error one).
+
+        Returns the fitted estimator. ``reference="self"`` fits Theta on
+        ``data`` and warns, since Theta then depends on the private data.
+        Mechanisms that fit no Theta (``needs_reference = False``: the
+        differential-privacy baselines) need no reference: with
+        ``reference=None`` they are fitted on ``data``, of which ``fit`` reads
+        only the columns.
+        """
+        classes = self.classes_for(mechanism, query)
+        self.check_params(mechanism, classes, params)
+        reference = _resolve_reference(
+            reference, data, mechanism,
+            any(cls.needs_reference for cls in classes.values()))
+        candidates, errors = [], []
+        for name, cls in classes.items():
+            own = _parameters(cls)
+            if mechanism == "auto" and "privacy" in params and "privacy" not in own:
+                # A candidate that cannot give the privacy asked for is none.
+                continue
+            est = cls(query=query, secret=secret,
+                      **{k: v for k, v in params.items() if k in own})
+            try:
+                est.fit(reference)
+                plan = est.plan(n=len(data))
+            except (NotCertifiableError, InvalidParameterError) as exc:
+                # "auto" skips a candidate that cannot certify, or whose
+                # parameters do not fit it (delta = 0 for the Approximate
+                # Wasserstein Mechanism); a bad parameter for every candidate
+                # is raised below.
+                if mechanism != "auto":
+                    raise
+                errors.append((name, exc))
+                continue
+            candidates.append((plan.expected_error, est))
+        if not candidates:
+            invalid = [exc for _, exc in errors
+                       if isinstance(exc, InvalidParameterError)]
+            if invalid and len(invalid) == len(errors):
+                raise invalid[0]
+            if not errors:
+                raise InvalidParameterError(
+                    "No candidate of mechanism='auto' takes these parameters "
+                    f"({sorted(params)}); name a mechanism.")
+            raise NotCertifiableError(
+                "No available mechanism certifies this release: "
+                + " | ".join(f"{name}: {exc}" for name, exc in errors))
+        # Mechanisms that coincide (e.g. for one statistic) tie up to rounding:
+        # the first in the registry's order wins, so the choice is deterministic.
+        least = min(error for error, _ in candidates)
+        return next(est for error, est in candidates
+                    if error <= least * (1 + 1e-9) + 1e-300)
+
+
+def _caller_stacklevel() -> int:
+    """Return the stacklevel of the first frame outside skattr (the user's)."""
+    frame, level = inspect.currentframe(), 0
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(
+            "skattr."):
+        frame, level = frame.f_back, level + 1
+    return max(level, 1)
+
+
+def _resolve_reference(reference, data, mechanism, needs_reference):
+    """Return the frame Theta is fit on, warning or refusing as the rules say."""
+    if reference is None:
+        if needs_reference:
+            raise InvalidParameterError(
+                f"mechanism={mechanism!r} fits Theta on reference data: pass "
+                "reference=<a DataFrame of public data from the same "
+                "population> (or 'self', with a warning). Only the "
+                "differential-privacy baselines (dp-laplace, dp-gaussian, "
+                "group-dp-laplace, group-dp-gaussian) take no reference.")
+        return data
+    if isinstance(reference, str) and reference == "self":
+        if needs_reference:
+            warnings.warn(
+                "reference='self' fits Theta on the private data itself; the "
+                "noise then depends on the data it protects and the certificate "
+                "no longer holds exactly. Pass public reference data instead.",
+                PrivacyLeakWarning, stacklevel=_caller_stacklevel())
+        return data
+    if not isinstance(reference, pd.DataFrame):
+        raise InvalidParameterError(
+            "reference must be a DataFrame of public data from the same "
+            "population (or 'self' to fit on the private data, with a "
+            f"warning); got {type(reference).__name__}.")
+    return reference
+
+
+#: The registry of this installation's mechanisms.
+MECHANISMS = Registry()
+
+
+def register(cls: type) -> type:
+    """Class decorator: add a mechanism to :data:`MECHANISMS`."""
+    return MECHANISMS.register(cls)
