@@ -14,7 +14,7 @@ import warnings
 
 import pandas as pd
 
-from skattr.experiments import hospital_experiment
+from skattr.datasets import hospital_experiment
 
 pd.set_option("display.width", 200)
 pd.set_option("display.max_columns", None)
@@ -59,8 +59,11 @@ print(side)
 # reading, skattr's default and the only one certified without that Gaussian
 # assumption, compares every attainable proportion in one set with every one in
 # the other.
-from skattr.datasets import make_hospital  # noqa: E402
-from skattr.experiments import HOSPITAL_COLUMNS, hospital_mechanism  # noqa: E402
+from skattr.datasets import (  # noqa: E402
+    HOSPITAL_COLUMNS,
+    hospital_mechanism,
+    make_hospital,
+)
 
 data = make_hospital(50, random_state=0)
 rows = {}

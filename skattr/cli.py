@@ -53,8 +53,7 @@ def _as_bounds(given):
 
 
 def _demo(args) -> int:
-    from skattr.datasets import make_hospital
-    from skattr.experiments import HOSPITAL_COLUMNS, hospital_mechanism
+    from skattr.datasets import HOSPITAL_COLUMNS, hospital_mechanism, make_hospital
 
     print("skattr demo: Zhang et al.'s hospital (Sec. 4.2). 50 patients; the "
           "releases hide whether\nthe share of women is below or above 50% "

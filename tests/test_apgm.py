@@ -10,7 +10,7 @@ from scipy import integrate, stats
 from sklearn.base import clone
 
 import skattr
-from skattr._calibration import gaussian_delta
+from skattr.calibration._gaussian import gaussian_delta
 from skattr.exceptions import (
     ClassicCalibrationWarning,
     DataValidationError,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from skattr._calibration import (
+from skattr.calibration._gaussian import (
     _renyi_divergence,
     analytic_mu,
     classic_constant,

@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-import skattr._exact_profile as exact_profile
-from skattr._calibration import gaussian_delta
-from skattr._exact_profile import (
+import skattr.calibration._exact_profile as exact_profile
+from skattr.calibration._exact_profile import (
     discrete_epsilon,
     discrete_gaussian_delta,
     discrete_laplace_delta,
     discrete_pair_delta,
 )
+from skattr.calibration._gaussian import gaussian_delta
 from skattr.exceptions import InvalidParameterError
 
 PROFILES = {"gaussian": discrete_gaussian_delta, "laplace": discrete_laplace_delta}

@@ -166,7 +166,7 @@ def test_noiseless_test_of_theorem_4_4():
 
 
 def test_unequal_covariances_are_certified_or_refused():
-    from skattr._calibration import gaussian_pair_delta
+    from skattr.calibration._gaussian import gaussian_pair_delta
 
     kw = dict(epsilon=0.9)
     args = ([2.0], [0.0], 1.0, 1.5)
@@ -227,7 +227,7 @@ def test_stacked_query_mixes_means_and_counts():
 def test_assume_equal_uses_each_sides_covariance_for_both():
     # The translation assumption: pair (a, b) as two Gaussian shifts, one with
     # C_a and one with C_b; the leakage is the larger of the two closed forms.
-    from skattr._calibration import epsilon_for_mahalanobis
+    from skattr.calibration._gaussian import epsilon_for_mahalanobis
     from skattr.mechanisms import AttributePrivateGaussian
 
     cov_in = np.array([[2.0, 0.3], [0.3, 1.0]])
@@ -253,7 +253,7 @@ def test_adult_leakage_is_about_4_9(adult):
     # Chen & Ohrimenko's setting: five statistics on n = 100 records, income
     # proportion 0.45 vs 0.55. Under the papers' equal-covariance assumption the
     # raw release leaks epsilon ~ 4.9 at delta = 1e-3.
-    from skattr._calibration import epsilon_for_mahalanobis
+    from skattr.calibration._gaussian import epsilon_for_mahalanobis
     from skattr.mechanisms import AttributePrivateGaussian
 
     q = (skattr.Query.mean(["age", "education-num"])

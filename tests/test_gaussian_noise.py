@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import integrate, optimize, stats
 
-from skattr._gaussian_noise import (
+from skattr.calibration._pair_noise import (
     covariances_equal,
     max_covariance_gap,
     pairs_certified,
@@ -14,8 +14,8 @@ from skattr._gaussian_noise import (
     raw_leakage_epsilon,
     required_noise_variance,
 )
-from skattr._pairs import PairLaws
 from skattr.exceptions import NotCertifiableError
+from skattr.theta._pairs import PairLaws
 
 
 def profile(gap, sigma, epsilon):

@@ -5,9 +5,14 @@ import math
 import numpy as np
 import pytest
 
-from skattr.datasets import HOSPITAL_PAPER, hospital_theta, make_hospital
+from skattr.datasets import (
+    HOSPITAL_PAPER,
+    hospital_experiment,
+    hospital_mechanism,
+    hospital_theta,
+    make_hospital,
+)
 from skattr.exceptions import ClassicCalibrationWarning
-from skattr.experiments import hospital_experiment, hospital_mechanism
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +47,8 @@ def test_sensitivities_follow_from_the_ranges(classic):
 
 def test_paper_variances_and_computed_ones():
     # Fed the paper's variances, Var(F | s) is 4.5, 2, 0.08 at n = 50.
-    from skattr._pairs import pair_laws
-    from skattr.experiments import hospital_secret
+    from skattr.datasets import hospital_secret
+    from skattr.theta._pairs import pair_laws
 
     secret = hospital_secret("paper")
     computed = {}

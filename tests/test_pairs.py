@@ -7,10 +7,10 @@ import pytest
 from scipy import stats
 
 from skattr import Query, Secret
-from skattr._pairs import PairLaws, pair_laws
 from skattr.datasets import HOSPITAL_PAPER, hospital_theta
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.theta import GroupMoments, JointGaussian
+from skattr.theta._pairs import PairLaws, pair_laws
 
 HOSPITAL_SETS = [(0.25, 0.5), (0.5, 0.75)]
 

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from skattr import _random
 from skattr.exceptions import DataValidationError, InvalidParameterError
 from skattr.mechanisms import (
     _primitives,
@@ -97,10 +98,12 @@ def test_rr_still_randomizes_at_huge_epsilon(monkeypatch, epsilon):
     # the flip probability must round up to one grid point (more privacy), never
     # down to 0 (a deterministic report, no privacy at all).
     assert _rr_probabilities(50.0, 2)[0] == 1.0  # why keep is never compared
-    monkeypatch.setattr(_primitives, "_generator", lambda _: _ConstantUniforms(0.0))
+    monkeypatch.setattr(_primitives, "check_random_state",
+                        lambda _: _ConstantUniforms(0.0))
     assert randomized_response(["a"], epsilon, categories=["a", "b"]) == ["b"]
     grid = 2.0**-53
-    monkeypatch.setattr(_primitives, "_generator", lambda _: _ConstantUniforms(grid))
+    monkeypatch.setattr(_primitives, "check_random_state",
+                        lambda _: _ConstantUniforms(grid))
     assert randomized_response(["a"], epsilon, categories=["a", "b"]) == ["a"]
 
 
@@ -225,7 +228,7 @@ def test_default_randomness_reads_os_entropy(monkeypatch):
         calls.append(size)
         return source.bytes(size)
 
-    monkeypatch.setattr(_primitives.os, "urandom", fake_urandom)
+    monkeypatch.setattr(_random.os, "urandom", fake_urandom)
     k, epsilon, n = 3, 1.0, 60_000
     values = np.zeros(n, dtype=int)
     reports = randomized_response(values, epsilon, categories=range(k))
@@ -239,12 +242,12 @@ def test_default_randomness_reads_os_entropy(monkeypatch):
 
 def test_os_entropy_integers_are_uniform_for_odd_spans(monkeypatch):
     source = np.random.default_rng(12)
-    monkeypatch.setattr(_primitives.os, "urandom", source.bytes)
-    draws = _primitives._OSEntropy().integers(1, 8, 70_000)
+    monkeypatch.setattr(_random.os, "urandom", source.bytes)
+    draws = _random.OSEntropy().integers(1, 8, 70_000)
     assert draws.min() >= 1 and draws.max() <= 7
     counts = np.bincount(draws, minlength=8)[1:]
     assert stats.chisquare(counts).pvalue > 1e-3
-    uniforms = _primitives._OSEntropy().random(50_000)
+    uniforms = _random.OSEntropy().random(50_000)
     assert uniforms.min() >= 0 and uniforms.max() < 1
     assert stats.kstest(uniforms, "uniform").pvalue > 1e-3
 
@@ -409,7 +412,8 @@ def test_em_inversion_skips_zero_probability_candidates_at_the_edges(
     # Candidates 0 and 2 have probability 0 in floating point. The extreme
     # uniforms (and 1.0, which rounding of u * total could reach) must still
     # land on the only candidate that has any probability.
-    monkeypatch.setattr(_primitives, "_generator", lambda _: _ConstantUniforms(u))
+    monkeypatch.setattr(_primitives, "check_random_state",
+                        lambda _: _ConstantUniforms(u))
     scores = [-2000.0, 0.0, -2000.0]
     assert exponential_mechanism(["a", "b", "c"], scores, 1.0, 1.0) == "b"
 

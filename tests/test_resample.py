@@ -9,9 +9,10 @@ import pytest
 from scipy import stats
 
 import skattr
+from skattr._random import draw_k_subsets
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.theta import Resample, draw_subsets, quantile_bounds, tail_bounds
-from skattr.theta._resample import _distinct, minimum_draws
+from skattr.theta._resample import minimum_draws
 
 
 @pytest.mark.parametrize("pool, count", [(30, 3), (6, 3), (7, 6)])
@@ -19,7 +20,7 @@ def test_subsets_are_uniform(pool, count):
     # Both samplers: rejection when count^2 <= pool, random keys otherwise.
     rng = np.random.default_rng(0)
     m = 40_000
-    rows = _distinct(rng, pool, count, m)
+    rows = draw_k_subsets(pool, count, m, rng)
     assert rows.shape == (m, count)
     ordered = np.sort(rows, axis=1)
     assert np.all(ordered[:, 1:] > ordered[:, :-1])          # distinct

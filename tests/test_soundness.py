@@ -21,7 +21,7 @@ from _oracle import (
 from scipy import stats
 
 import skattr
-from skattr._calibration import gaussian_delta
+from skattr.calibration._gaussian import gaussian_delta
 from skattr.exceptions import NotCertifiableError
 from skattr.mechanisms import MECHANISMS, AttributePrivateGaussian, DPGaussian
 from skattr.mechanisms._relaxations import relaxed_certificate
@@ -280,7 +280,7 @@ def test_zhangs_theorem_3_fails_and_the_corrected_bound_holds():
     # first law's mass moves into the optimal event S = {y < t} (where
     # p > e^eps q), tau of the second's out of it.
     eps, tau = 1.0, 5e-4
-    v = 1.0 / skattr._calibration.analytic_mu(eps, 1e-3) ** 2
+    v = 1.0 / skattr.calibration._gaussian.analytic_mu(eps, 1e-3) ** 2
     sd = math.sqrt(v)
     step = sd / 500
     y = np.arange(-15 * sd, 1 + 15 * sd, step)
@@ -344,7 +344,7 @@ def test_two_noiseless_releases_reveal_together_what_one_query_protects():
     assert private.attrpriv.plan(["x1"], **kw).noiseless
     assert private.attrpriv.plan(["x2"], **kw).noiseless
     # Together: the mean of u has sd 0.1 and moves by 0.2 between the secrets.
-    together = skattr._calibration.epsilon_for_mahalanobis(0.2 / 0.1, 2e-3)
+    together = skattr.calibration._gaussian.epsilon_for_mahalanobis(0.2 / 0.1, 2e-3)
     assert together > 4.0
     # Released as one query, the joint law counts the correlation: noise.
     joint = private.attrpriv.plan(["x1", "x2"], **kw)
@@ -358,7 +358,7 @@ def test_a_forty_record_reference_holds_its_epsilon_in_95_percent_of_draws():
     # certified epsilon 1: with the plug-in Theta 25% of reference draws gave a
     # true epsilon above 1.1. The default Theta (bootstrap worst case) must keep
     # it at or below 1.1 in at least 95% of draws, or refuse.
-    from skattr._calibration import gaussian_pair_epsilon
+    from skattr.calibration._gaussian import gaussian_pair_epsilon
 
     rng = np.random.default_rng(11)
     secret = skattr.Secret.proportion("g", 1, pairs=[(0.4, 0.6)])

@@ -9,8 +9,8 @@ import pytest
 from scipy import stats
 
 from skattr import _random
-from skattr._calibration import analytic_mu
 from skattr._random import gaussian_noise, laplace_noise
+from skattr.calibration._gaussian import analytic_mu
 
 mpmath = pytest.importorskip("mpmath")
 

@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from statsmodels.stats.proportion import proportion_confint
 
 from skattr._query import Query, StackedQuery
+from skattr._random import check_random_state, draw_k_subsets
 from skattr._secret import Secret
 from skattr._validation import as_frame
 from skattr.exceptions import (
@@ -31,10 +32,6 @@ __all__ = [
     "attack_scorer",
     "refit_under_attack_limit",
 ]
-
-# Random keys per chunk of datasets when drawing subsets: bounds the memory of the
-# vectorised draw (8 bytes a key) for large auxiliary frames.
-_KEYS_PER_CHUNK = 2**22
 
 
 @dataclass(frozen=True)
@@ -66,37 +63,6 @@ class AttackResult:
                 f"{self.ci_high:.2f}, {self.n_datasets} datasets)")
 
 
-def _generator(random_state, stream: int) -> np.random.Generator:
-    """Return a Generator for one use (``stream``) of the attack.
-
-    None draws from the operating system's entropy; a seed gives each stream
-    (shadow datasets, test datasets) its own reproducible generator; a Generator
-    is shared; a RandomState seeds a Generator (and advances).
-    """
-    if random_state is None or isinstance(random_state, np.random.Generator):
-        return np.random.default_rng(random_state)
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
-    return np.random.default_rng([int(random_state), stream])
-
-
-def _choose(pool: np.ndarray, k: int, size: int, rng) -> np.ndarray:
-    """Return ``size`` random k-subsets of ``pool`` (one a row), each uniform.
-
-    The positions of the k smallest of i.i.d. uniform keys are a uniform k-subset,
-    so one argpartition per chunk of rows draws every subset without replacement.
-    """
-    out = np.empty((size, k), dtype=np.intp)
-    if k == 0:
-        return out
-    chunk = max(1, _KEYS_PER_CHUNK // len(pool))
-    for start in range(0, size, chunk):
-        stop = min(size, start + chunk)
-        keys = rng.random((stop - start, len(pool)))
-        out[start:stop] = pool[np.argpartition(keys, k - 1, axis=1)[:, :k]]
-    return out
-
-
 def sample_indices(member, counts, n: int, rng) -> np.ndarray:
     """Draw datasets of n records with exactly ``counts[i]`` members each.
 
@@ -109,8 +75,8 @@ def sample_indices(member, counts, n: int, rng) -> np.ndarray:
         drawn from the rest. Records are drawn without replacement.
     n : int
         Records per dataset.
-    rng : numpy Generator
-        The randomness.
+    rng : numpy.random.Generator or OSEntropy
+        The randomness, as :func:`skattr._random.check_random_state` gives it.
 
     Returns
     -------
@@ -122,10 +88,12 @@ def sample_indices(member, counts, n: int, rng) -> np.ndarray:
     inside, outside = np.flatnonzero(member), np.flatnonzero(~member)
     rows = np.empty((len(counts), n), dtype=np.intp)
     for k in np.unique(counts):
-        chosen = counts == k
+        k, chosen = int(k), counts == k
         size = int(chosen.sum())
-        rows[chosen, :k] = _choose(inside, int(k), size, rng)
-        rows[chosen, k:] = _choose(outside, n - int(k), size, rng)
+        rows[chosen, :k] = inside[draw_k_subsets(inside.size, k, size, rng,
+                                                 keys_only=True)]
+        rows[chosen, k:] = outside[draw_k_subsets(outside.size, n - k, size, rng,
+                                                  keys_only=True)]
     # Shuffled so that no statistic can read the group from a record's position.
     return rng.permuted(rows, axis=1)
 
@@ -170,9 +138,11 @@ class PropertyInferenceAttack(BaseEstimator):
         The meta-classifier, cloned before fitting; None is a standardising
         logistic regression, as in the paper.
     random_state : None, int, Generator or RandomState, default=None
-        Randomness of the datasets drawn (not of the defence's noise). None uses
-        the operating system's entropy; an int makes ``fit`` and ``score``
-        reproducible.
+        Randomness of the datasets drawn (not of the defence's noise), by
+        :func:`skattr._random.check_random_state`: None uses the operating
+        system's entropy; an int makes ``fit`` and ``score`` reproducible, each
+        with a stream of its own; a Generator is shared and advanced; a
+        RandomState seeds a Generator.
 
     Attributes
     ----------
@@ -386,7 +356,7 @@ class PropertyInferenceAttack(BaseEstimator):
             query = query.with_columns(
                 query.resolve_columns(frame, exclude=[secret.column]))
         self.query_ = query
-        rng = _generator(self.random_state, 0)
+        rng = check_random_state(self.random_state, stream=0)
         self.shadow_features_, self.shadow_labels_ = self._draw(
             frame, member, (k1, k2), self.n_shadow, rng)
         classifier = (make_pipeline(StandardScaler(), LogisticRegression())
@@ -431,8 +401,9 @@ class PropertyInferenceAttack(BaseEstimator):
                 "values or n changed since fit; fit the attack again.")
         frame = as_frame(X, what="the test data")
         member = self._members(frame, self.secret_, (k1, k2), what="the test data")
-        features, labels = self._draw(frame, member, (k1, k2), self.n_test,
-                                      _generator(self.random_state, 1))
+        features, labels = self._draw(
+            frame, member, (k1, k2), self.n_test,
+            check_random_state(self.random_state, stream=1))
         correct = int((self.classifier_.predict(features) == labels).sum())
         low, high = proportion_confint(correct, self.n_test, alpha=1 - confidence,
                                        method=method)

@@ -1,6 +1,21 @@
-"""Generators for the papers' synthetic settings and loaders for real data."""
+"""Synthetic settings and real data of the papers, and their experiments."""
 
 from skattr.datasets._adult import load_adult
+from skattr.datasets._experiments import (
+    HOSPITAL_COLUMNS,
+    hospital_experiment,
+    hospital_mechanism,
+    hospital_secret,
+)
 from skattr.datasets._hospital import HOSPITAL_PAPER, hospital_theta, make_hospital
 
-__all__ = ["HOSPITAL_PAPER", "hospital_theta", "load_adult", "make_hospital"]
+__all__ = [
+    "HOSPITAL_COLUMNS",
+    "HOSPITAL_PAPER",
+    "hospital_experiment",
+    "hospital_mechanism",
+    "hospital_secret",
+    "hospital_theta",
+    "load_adult",
+    "make_hospital",
+]

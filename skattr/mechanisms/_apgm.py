@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from skattr._exact_noise import exact_required_noise_variance
-from skattr._gaussian_noise import required_noise_variance
-from skattr._pairs import PairLaws
 from skattr._release import Certificate
+from skattr.calibration._exact_noise import exact_required_noise_variance
+from skattr.calibration._pair_noise import required_noise_variance
+from skattr.mechanisms._pair_laws import GaussianPairLawMechanism
 from skattr.mechanisms._registry import register
 from skattr.mechanisms._relaxations import max_divergence_relaxation
-from skattr.mechanisms._theta_base import ThetaMechanism
 from skattr.noise import GaussianNoise
+from skattr.theta._pairs import PairLaws
 from skattr.utils._param_validation import Interval
 
 __all__ = ["AttributePrivateGaussian"]
 
 
 @register
-class AttributePrivateGaussian(ThetaMechanism):
+class AttributePrivateGaussian(GaussianPairLawMechanism):
     """Attribute-Private Gaussian Mechanism: Gaussian noise that hides a property.
 
     Releases a linear statistic F(X) (mean, sum, count or proportion of columns)
@@ -174,7 +174,7 @@ Bootstrap, default="auto"
     """
 
     _parameter_constraints = {
-        **ThetaMechanism._parameter_constraints,
+        **GaussianPairLawMechanism._parameter_constraints,
         # Gaussian noise certifies no (epsilon, 0) guarantee.
         "delta": [Interval("real", 0, 1, closed="neither")],
         "lambda_eta": [Interval("real", 0, None, closed="left"), None],

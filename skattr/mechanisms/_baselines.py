@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import validate_data
 
-from skattr._calibration import gaussian_delta, max_mahalanobis
 from skattr._release import Certificate, Release
 from skattr._secret import as_secrets
 from skattr._validation import as_frame, numeric_block
+from skattr.calibration._gaussian import gaussian_delta, max_mahalanobis
 from skattr.exceptions import DataValidationError, InvalidParameterError
 from skattr.mechanisms._base import BaseMechanism
 from skattr.mechanisms._registry import register

@@ -8,26 +8,26 @@ from abc import abstractmethod
 import numpy as np
 from scipy import optimize
 
-from skattr._calibration import max_mahalanobis
-from skattr._exact_noise import exact_required_noise_variance
-from skattr._gaussian_noise import (
+from skattr._release import Certificate
+from skattr.calibration._exact_noise import exact_required_noise_variance
+from skattr.calibration._gaussian import max_mahalanobis
+from skattr.calibration._pair_noise import (
     certify_noise_covariance,
     covariances_equal,
     max_covariance_gap,
     pairs_certified,
     required_noise_variance,
 )
-from skattr._pairs import PairLaws
-from skattr._release import Certificate
 from skattr.exceptions import NotCertifiableError
+from skattr.mechanisms._pair_laws import GaussianPairLawMechanism
 from skattr.mechanisms._registry import register
 from skattr.mechanisms._relaxations import (
     check_relaxations,
     max_divergence_relaxation,
     wasserstein_relaxation,
 )
-from skattr.mechanisms._theta_base import ThetaMechanism
 from skattr.noise import GaussianNoise, LaplaceNoise, NoiseLaw
+from skattr.theta._pairs import PairLaws
 from skattr.utils._param_validation import Interval
 
 __all__ = [
@@ -96,11 +96,11 @@ def daum_variance(alpha: np.ndarray, cov: np.ndarray, v: np.ndarray,
     return np.maximum(0.0, (alpha / mu) ** 2 - inherent)
 
 
-class _ExpectedValueMechanism(ThetaMechanism):
+class _ExpectedValueMechanism(GaussianPairLawMechanism):
     """Shared plan of the Expected Value family: noise law, then certificate."""
 
     _parameter_constraints = {
-        **ThetaMechanism._parameter_constraints,
+        **GaussianPairLawMechanism._parameter_constraints,
         "lambda_eta": [Interval("real", 0, None, closed="left"), None],
         "eta": [Interval("real", 0, 1, closed="left")],
         "wasserstein_w": [Interval("real", 0, None, closed="left"), None],

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Set
 
 import numpy as np
 import pandas as pd
 
+from skattr._random import check_random_state
 from skattr.exceptions import DataValidationError, InvalidParameterError
 from skattr.utils._param_validation import Interval, validate_parameter_constraints
 
@@ -26,46 +26,6 @@ _RANDOM_STATE = [
     Interval("integral", 0, None, closed="left"),
     np.random.Generator,
 ]
-
-
-# --------------------------------------------------------------------------------
-# Randomness
-# --------------------------------------------------------------------------------
-
-
-class _OSEntropy:
-    """The two draws the primitives make, from the operating system's CSPRNG.
-
-    A drop-in for the ``random`` and ``integers`` methods of
-    :class:`numpy.random.Generator`, reading ``os.urandom`` (the source behind
-    ``random.SystemRandom`` and ``secrets``) in one call per draw of many values.
-    """
-
-    def random(self, size: int) -> np.ndarray:
-        # numpy's own construction: the top 53 bits of a 64-bit word, so these
-        # uniforms lie on the same grid j * 2**-53 as Generator.random's.
-        words = np.frombuffer(os.urandom(8 * size), dtype=np.uint64)
-        return (words >> np.uint64(11)) * 2.0**-53
-
-    def integers(self, low: int, high: int, size: int) -> np.ndarray:
-        # Rejection keeps every value exactly equally likely (a plain modulo would
-        # favour small ones); a word is rejected with probability < span / 2**64.
-        span = high - low
-        usable = 2**64 - 2**64 % span
-        kept = np.empty(0, dtype=np.uint64)
-        while kept.size < size:
-            words = np.frombuffer(os.urandom(8 * (size - kept.size)), dtype=np.uint64)
-            if usable < 2**64:
-                words = words[words < np.uint64(usable)]
-            kept = np.concatenate([kept, words])
-        return low + (kept % np.uint64(span)).astype(np.int64)
-
-
-def _generator(random_state):
-    """OS entropy for None; a seeded :class:`numpy.random.Generator` otherwise."""
-    if random_state is None:
-        return _OSEntropy()
-    return np.random.default_rng(random_state)
 
 
 # --------------------------------------------------------------------------------
@@ -288,7 +248,7 @@ def randomized_response(values, epsilon: float, *, categories=None, random_state
     codes, index = _category_codes(values, categories, "values")
     k = len(index)
     keep, other = _rr_probabilities(float(epsilon), k)
-    rng = _generator(random_state)
+    rng = check_random_state(random_state)
     # u < flip rounds flip up to the uniform's grid: never less randomization.
     # The floor keeps it so beyond epsilon ~ 745, where e^-epsilon underflows.
     flip = rng.random(codes.size) < max((k - 1) * other, math.ulp(0.0))
@@ -697,7 +657,7 @@ def exponential_mechanism(
             "exactly one score per candidate, in the same order."
         )
     cumulative = np.cumsum(probabilities)
-    target = _generator(random_state).random(1)[0] * cumulative[-1]
+    target = check_random_state(random_state).random(1)[0] * cumulative[-1]
     chosen = int(np.searchsorted(cumulative, target, side="right"))
     # Rounding can put the target at the very end: fall back on the last candidate
     # that has any probability, never on one that has none.

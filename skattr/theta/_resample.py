@@ -20,52 +20,17 @@ import numpy as np
 from scipy import stats
 
 from skattr._query import Query, StackedQuery
+from skattr._random import check_random_state, draw_k_subsets, seed_of
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 
 __all__ = ["Resample", "ResampledLaws", "draw_subsets", "quantile_bounds",
            "tail_bounds"]
-
-# Random keys drawn at once when a subset is a large part of its pool: 32 MB of
-# float64, whatever the pool's size.
-_KEY_BLOCK = 1 << 22
 
 # Row positions gathered at once when a statistic is evaluated on many subsets.
 _EVAL_BLOCK = 1 << 21
 
 # Most draws a default ``n_draws`` asks for (a tiny delta needs more: say so).
 _MAX_DEFAULT_DRAWS = 2_000_000
-
-
-def _distinct(rng: np.random.Generator, pool: int, count: int,
-              m: int) -> np.ndarray:
-    """Return m rows of ``count`` distinct positions in range(pool), uniform."""
-    if count == 0:
-        return np.empty((m, 0), dtype=np.intp)
-    if count * count <= 2 * pool * math.log(3 * pool / count):
-        # A row of count i.i.d. positions has no repeat with probability about
-        # exp(-count^2 / (2 pool)) (birthday), so redrawing the rows that repeat
-        # one costs about count exp(count^2 / (2 pool)) draws per row: less
-        # than the ~3 pool of the random keys below under this condition. The
-        # accepted rows are uniform among rows of distinct positions, hence
-        # uniform subsets.
-        rows = rng.integers(0, pool, size=(m, count), dtype=np.intp)
-        redraw = np.arange(m)
-        while redraw.size:
-            ordered = np.sort(rows[redraw], axis=1)
-            repeats = (ordered[:, 1:] == ordered[:, :-1]).any(axis=1)
-            redraw = redraw[repeats]
-            rows[redraw] = rng.integers(0, pool, size=(redraw.size, count),
-                                        dtype=np.intp)
-        return rows
-    # A large share of the pool: the positions of the count smallest of pool
-    # i.i.d. uniform keys are a uniform subset; blocks bound the keys' memory.
-    out = np.empty((m, count), dtype=np.intp)
-    block = max(1, _KEY_BLOCK // pool)
-    for start in range(0, m, block):
-        keys = rng.random((min(block, m - start), pool))
-        out[start:start + block] = np.argpartition(keys, count - 1,
-                                                   axis=1)[:, :count]
-    return out
 
 
 def _check_group_sizes(n_inside: int, n_outside: int, k: int, n: int) -> None:
@@ -91,8 +56,9 @@ def draw_subsets(inside: np.ndarray, outside: np.ndarray, counts, n: int,
         The number of group records in each drawn dataset.
     n : int
         Records per dataset.
-    rng : numpy.random.Generator
-        Source of the draws.
+    rng : numpy.random.Generator or OSEntropy
+        Source of the draws, as :func:`skattr._random.check_random_state` gives
+        it.
 
     Returns
     -------
@@ -121,8 +87,9 @@ def draw_subsets(inside: np.ndarray, outside: np.ndarray, counts, n: int,
         k = int(k)
         _check_group_sizes(inside.size, outside.size, k, n)
         rows = np.flatnonzero(counts == k)
-        out[rows, :k] = inside[_distinct(rng, inside.size, k, rows.size)]
-        out[rows, k:] = outside[_distinct(rng, outside.size, n - k, rows.size)]
+        out[rows, :k] = inside[draw_k_subsets(inside.size, k, rows.size, rng)]
+        out[rows, k:] = outside[draw_k_subsets(outside.size, n - k, rows.size,
+                                               rng)]
     return out
 
 
@@ -381,8 +348,8 @@ class ResampledLaws:
         if key not in self._cache:
             # Seeded by the value and size, so a law never depends on the order
             # in which laws are asked for.
-            rng = np.random.default_rng(
-                [self.seed, n, m, int(round(a * 2**40)), privacy == "dataset"])
+            rng = check_random_state(
+                self.seed, stream=(n, m, round(a * 2**40), privacy == "dataset"))
             ks, pk = self._counts_law(a, n, privacy)
             counts = rng.choice(ks, size=m, p=pk) if ks.size > 1 else np.full(
                 m, ks[0])
@@ -392,12 +359,6 @@ class ResampledLaws:
                 rows = rng.permuted(rows, axis=1)
             self._cache[key] = self._evaluate(rows)
         return self._cache[key]
-
-
-def _seed(random_state) -> int:
-    if random_state is None:
-        return int(np.random.SeedSequence().entropy % (2**63))
-    return int(random_state)
 
 
 @dataclass(frozen=True)
@@ -469,12 +430,7 @@ class Resample:
             raise InvalidParameterError(
                 "The 'failure_share' parameter of Resample must be a float in "
                 f"(0, 1). Got {share!r} instead.")
-        if self.random_state is not None and (
-                isinstance(self.random_state, bool)
-                or not isinstance(self.random_state, (int, np.integer))):
-            raise InvalidParameterError(
-                "The 'random_state' parameter of Resample must be an int or None. "
-                f"Got {self.random_state!r} instead.")
+        seed_of(self.random_state, owner="Resample")  # refuse a bad kind now
 
     def fit(self, frame, query, columns, secret) -> ResampledLaws:
         """Return the resampling Theta of ``secret`` on the reference ``frame``."""
@@ -500,7 +456,8 @@ class Resample:
             default_draws=(10_000 if getattr(query, "statistic", "") == "function"
                            else 50_000),
             failure_share=float(self.failure_share),
-            max_exact=int(self.max_exact), seed=_seed(self.random_state),
+            max_exact=int(self.max_exact),
+            seed=seed_of(self.random_state, owner="Resample"),
             description=(f"resampling Theta: datasets of n records drawn without "
                          f"replacement from {len(frame)} reference records "
                          f"({int(inside.sum())} in the secret's group)"),

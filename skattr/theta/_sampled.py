@@ -6,21 +6,11 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from skattr._random import check_random_state, gaussian_noise, seed_of
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.theta._fit import fit_group_moments
 
 __all__ = ["Bootstrap", "MonteCarlo", "MonteCarloMoments"]
-
-
-def _seed(random_state) -> int:
-    if random_state is None:
-        return int(np.random.SeedSequence().entropy % (2**63))
-    if isinstance(random_state, (int, np.integer)) and not isinstance(
-            random_state, bool):
-        return int(random_state)
-    raise InvalidParameterError(
-        "random_state of a Theta estimator must be an int or None; got "
-        f"{random_state!r}.")
 
 
 @dataclass(frozen=True)
@@ -62,7 +52,7 @@ class MonteCarloMoments:
         return group[index].sum(axis=1)
 
     def _draw_sums(self, k: int, n: int) -> np.ndarray:
-        rng = np.random.default_rng([self.seed, k, n])
+        rng = check_random_state(self.seed, stream=(k, n))
         return (self._group_sums(rng, self.h_in, k)
                 + self._group_sums(rng, self.h_out, n - k))
 
@@ -121,7 +111,7 @@ class MonteCarlo:
                 self.n_draws, (int, np.integer)) or self.n_draws < 2:
             raise InvalidParameterError(
                 f"n_draws must be an int >= 2; got {self.n_draws!r}.")
-        _seed(self.random_state)
+        seed_of(self.random_state, owner="MonteCarlo")  # refuse it now
 
     def fit(self, z: np.ndarray, h: np.ndarray, *, sampling: str, columns,
             secret_label: str) -> list:
@@ -133,7 +123,8 @@ class MonteCarlo:
                 f"{secret_label} to sample datasets from.")
         return [MonteCarloMoments(
             h_in=h[inside], h_out=h[~inside], n_draws=int(self.n_draws),
-            seed=_seed(self.random_state), sampling=sampling, columns=tuple(columns),
+            seed=seed_of(self.random_state, owner="MonteCarlo"), sampling=sampling,
+            columns=tuple(columns),
             description=f"Monte-Carlo estimate: {self.n_draws} datasets per "
                         f"property value from {z.size} reference records, "
                         f"sampling {sampling}")]
@@ -175,12 +166,12 @@ class Bootstrap:
                 self.n_replicates, (int, np.integer)) or self.n_replicates < 1:
             raise InvalidParameterError(
                 f"n_replicates must be an int >= 1; got {self.n_replicates!r}.")
-        _seed(self.random_state)
+        seed_of(self.random_state, owner="Bootstrap")  # refuse it now
 
     def fit(self, z: np.ndarray, h: np.ndarray, *, sampling: str, columns,
             secret_label: str) -> list:
         """Return the reference's model and one per bootstrap replicate."""
-        rng = np.random.default_rng(_seed(self.random_state))
+        rng = check_random_state(seed_of(self.random_state, owner="Bootstrap"))
         models = [fit_group_moments(z, h, sampling=sampling, columns=columns,
                                     secret_label=secret_label)]
         inside = np.flatnonzero(z == 1)
@@ -214,7 +205,7 @@ class Bootstrap:
         """
         models = [fitted]
         for _ in range(self.n_replicates):
-            means = [m + _normal(rng, c / size) for m, c, size in (
+            means = [m + gaussian_noise(c / size, rng) for m, c, size in (
                 (fitted.mean_in, fitted.cov_in, n_in),
                 (fitted.mean_out, fitted.cov_out, n_out))]
             models.append(replace(fitted, mean_in=means[0], mean_out=means[1]))
@@ -224,8 +215,3 @@ class Bootstrap:
                 f"law (a large reference), sampling {sampling}")
         return [replace(m, description=text) for m in models]
 
-
-def _normal(rng, cov: np.ndarray) -> np.ndarray:
-    """One draw of N(0, cov) for a positive semi-definite cov."""
-    lam, vecs = np.linalg.eigh(cov)
-    return vecs @ (np.sqrt(np.clip(lam, 0.0, None)) * rng.standard_normal(lam.size))

@@ -18,7 +18,7 @@ True
 1.0
 """
 
-from skattr._calibration import (
+from skattr.calibration._gaussian import (
     analytic_mu,
     classic_constant,
     classic_mu,

@@ -9,10 +9,11 @@ import pandas as pd
 
 from skattr._query import Query
 from skattr._secret import Secret
-from skattr.datasets import HOSPITAL_PAPER, hospital_theta, make_hospital
+from skattr.datasets._hospital import HOSPITAL_PAPER, hospital_theta, make_hospital
 from skattr.mechanisms import AttributePrivateGaussian
 
-__all__ = ["hospital_secret", "hospital_mechanism", "hospital_experiment"]
+__all__ = ["HOSPITAL_COLUMNS", "hospital_experiment", "hospital_mechanism",
+           "hospital_secret"]
 
 HOSPITAL_COLUMNS = ("weight", "blood_pressure", "temperature")
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 from scipy import special
 
-from skattr._calibration import _as_float, _check_delta
+from skattr.calibration._gaussian import _as_float, _check_delta
 from skattr.exceptions import InvalidParameterError
 
 __all__ = [

@@ -3,7 +3,7 @@
 Where the law of F given each secret is known exactly (a count, or the sum of
 an integer column: a pmf on a lattice), the release F + N(0, s) is certified
 by the privacy profile of the two pmfs plus the noise, computed numerically and
-rounded to the certified side (:mod:`skattr._exact_profile`); no Gaussian
+rounded to the certified side (:mod:`skattr.calibration._exact_profile`); no Gaussian
 approximation of F enters. Adding independent noise is post-processing, so each
 pair's delta is non-increasing in s and a bisection on the standard deviation
 returns the certified side.
@@ -17,7 +17,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from skattr._calibration import analytic_mu
+from skattr.calibration._gaussian import analytic_mu
 from skattr.exceptions import NotCertifiableError
 
 __all__ = ["exact_leakage", "exact_pairs_delta", "exact_required_noise_variance"]
@@ -41,7 +41,7 @@ def _key(pairs, epsilon: float, delta: float) -> str:
 
 
 def _pair_delta(pair, sigma: float, epsilon: float) -> float:
-    from skattr._exact_profile import discrete_pair_delta
+    from skattr.calibration._exact_profile import discrete_pair_delta
 
     xa, pa, xb, pb = pair
     delta = discrete_pair_delta(xa, pa, xb, pb, noise="gaussian", scale=sigma,
@@ -134,7 +134,7 @@ def _least_variance(pairs, epsilon: float, delta: float) -> float:
 
 def exact_leakage(pairs, delta: float) -> float:
     """Epsilon, at ``delta``, of releasing F with no noise, from its exact laws."""
-    from skattr._exact_profile import discrete_epsilon
+    from skattr.calibration._exact_profile import discrete_epsilon
 
     found = [discrete_epsilon(xa, pa, xb, pb, noise="gaussian", scale=0.0,
                               delta=delta) for xa, pa, xb, pb in pairs]

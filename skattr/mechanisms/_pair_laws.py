@@ -1,12 +1,13 @@
-"""Mechanisms whose noise is calibrated to the laws of F under Theta."""
+"""Mechanisms calibrated to the laws of F on both sides of every pair."""
 
 from __future__ import annotations
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from skattr._exact_noise import exact_leakage, exact_pairs_delta
-from skattr._gaussian_noise import (
+from skattr._query import Query
+from skattr.calibration._exact_noise import exact_leakage, exact_pairs_delta
+from skattr.calibration._pair_noise import (
     covariances_equal,
     max_covariance_gap,
     pairs_certified,
@@ -14,8 +15,6 @@ from skattr._gaussian_noise import (
     raw_leakage_epsilon,
     required_noise_variance,
 )
-from skattr._pairs import PairLaws, pair_laws
-from skattr._query import Query
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.mechanisms._base import BaseMechanism
 from skattr.theta import (
@@ -28,9 +27,10 @@ from skattr.theta import (
     fit_joint_gaussian,
     pair_pmfs,
 )
+from skattr.theta._pairs import PairLaws, pair_laws
 from skattr.utils._param_validation import Options
 
-__all__ = ["ThetaMechanism"]
+__all__ = ["GaussianPairLawMechanism"]
 
 #: Fewest records on which the Gaussian law (``law="gaussian"``) may certify a
 #: release with no noise: below it a noiseless certificate would rest on the
@@ -90,12 +90,14 @@ def _check_group_sizes(inside: np.ndarray, label: str) -> None:
             "the plug-in fit as the truth with theta='moments' (recorded).")
 
 
-class ThetaMechanism(BaseMechanism):
-    """Base of the mechanisms that fit Theta and calibrate to the pairs' laws.
+class GaussianPairLawMechanism(BaseMechanism):
+    """Base of the mechanisms calibrated to the pair laws of a fitted Theta.
 
     ``fit`` learns one list of models per secret (``theta_``); ``_laws(n)`` gives
-    the Gaussian laws of F on both sides of every discriminative pair, which each
-    subclass turns into a noise law in ``_plan``.
+    the laws of F on both sides of every discriminative pair (Gaussian with the
+    modelled moments, or ``_exact_pairs(n)``: the exact pmfs), which each
+    subclass turns into a noise law in ``_plan``: the Attribute-Private
+    Gaussian Mechanism and Chen and Ohrimenko's Expected Value family.
     """
 
     _parameter_constraints = {

@@ -1,7 +1,7 @@
 """The least isotropic Gaussian noise that certifies every pair, and raw leakage.
 
 Given the Gaussian laws of F on both sides of each discriminative pair (see
-:mod:`skattr._pairs`), adding independent noise N(0, s I) gives laws with
+:mod:`skattr.theta._pairs`), adding independent noise N(0, s I) gives laws with
 covariances Cov + s I. For equal covariances the privacy loss is that of a
 Gaussian shift by the Mahalanobis distance, so the analytic (or classic)
 calibration applies exactly; for unequal covariances the exact one-dimensional
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skattr._calibration import (
+from skattr.calibration._gaussian import (
     epsilon_for_mahalanobis,
     gaussian_delta,
     gaussian_pair_delta,
@@ -23,8 +23,8 @@ from skattr._calibration import (
     max_mahalanobis,
     renyi_gaussian_delta,
 )
-from skattr._pairs import PairLaws
 from skattr.exceptions import NotCertifiableError
+from skattr.theta._pairs import PairLaws
 
 __all__ = [
     "certify_noise_covariance",
