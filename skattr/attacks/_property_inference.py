@@ -15,6 +15,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import check_is_fitted
 from statsmodels.stats.proportion import proportion_confint
 
+from skattr._data import secret_indicator
 from skattr._query import Query, StackedQuery
 from skattr._random import check_random_state, draw_k_subsets
 from skattr._secret import Secret
@@ -298,7 +299,7 @@ class PropertyInferenceAttack(BaseEstimator):
 
     def _members(self, frame: pd.DataFrame, secret: Secret, counts, *, what: str):
         """Return who is in the secret's group, checked against the counts."""
-        member = secret.indicator(frame, what=what) == 1.0
+        member = secret_indicator(frame, secret, what=what) == 1.0
         group = secret.label.rsplit(": ", 1)[0]
         low, high = min(counts), max(counts)
         for where, have, count, need in (("in", member.sum(), high, high),

@@ -12,6 +12,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from skattr._data import column_totals, statistic_values
 from skattr._query import Query, StackedQuery, check_present
 from skattr._release import Certificate, Plan, Release
 from skattr._secret import as_secrets
@@ -254,10 +255,9 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         """Return the exact statistic F(X) (added to noise, never kept)."""
         if isinstance(self.query_, (Query, StackedQuery)):
             # Linear: per-column sums without an (n, k) copy of the data.
-            totals = self.query_.totals(frame, self.columns_,
-                                        what="the private data")
+            totals = column_totals(frame, self.query_, self.columns_)
             return totals * self.query_.weight(len(frame))
-        return self.query_.values(frame, self.columns_, what="the private data")
+        return statistic_values(frame, self.query_, self.columns_)
 
     def _start_releases(self) -> None:
         """Reset the fitted state that releases use: the plan cache, the noise.

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import validate_data
 
+from skattr._data import column_totals, secret_indicator
 from skattr._release import Certificate, Release
 from skattr._secret import as_secrets
 from skattr._validation import as_frame, numeric_block
@@ -241,9 +242,10 @@ class _DPBaseline(BaseMechanism):
         resolve_bounds(self.bounds, self.query_, known=frame.columns)
         # Nothing is learned, but bad data or a secret that does not apply to it
         # is reported here, as by the other mechanisms.
-        self.query_.totals(frame, self.columns_, what="the data passed to fit")
+        column_totals(frame, self.query_, self.columns_,
+                      what="the data passed to fit")
         for s in secrets:
-            s.indicator(frame, what="the data passed to fit")
+            secret_indicator(frame, s, what="the data passed to fit")
         self._start_releases()
         return self
 

@@ -5,6 +5,11 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from skattr._data import (
+    group_statistics,
+    record_contributions,
+    secret_indicator,
+)
 from skattr._query import Query
 from skattr.calibration._exact_noise import exact_leakage, exact_pairs_delta
 from skattr.calibration._pair_noise import (
@@ -23,10 +28,10 @@ from skattr.theta import (
     MonteCarlo,
     bootstrap_exact_law,
     fit_exact_law,
-    fit_group_moments,
     fit_joint_gaussian,
     pair_pmfs,
 )
+from skattr.theta._fit import group_moments
 from skattr.theta._pairs import PairLaws, pair_laws
 from skattr.utils._param_validation import Options
 
@@ -199,7 +204,7 @@ class GaussianPairLawMechanism(BaseMechanism):
             if s.property != "proportion" or s.sets is not None:
                 return None, (f"exact laws need a proportion secret with pairs or "
                               f"a window; {s.label} is not one")
-        h = query.contributions(frame, self.columns_, what="the reference data")
+        h = record_contributions(frame, query, self.columns_)
         h = h[:, 0]
         if query.statistic in ("sum", "mean"):
             values = np.unique(h)
@@ -221,7 +226,7 @@ class GaussianPairLawMechanism(BaseMechanism):
                               "lattice, too wide for its exact law")
         laws = []
         for s in secrets:
-            inside = s.indicator(frame, what="the reference data") == 1
+            inside = secret_indicator(frame, s) == 1
             if self.theta == "auto":
                 _check_group_sizes(inside, s.label)
             law = fit_exact_law(h, inside, query.statistic)
@@ -241,33 +246,32 @@ class GaussianPairLawMechanism(BaseMechanism):
                         f"The secret {s.label} protects a mean, which per-group "
                         "moments cannot condition on; use theta='gaussian' (the "
                         "joint Gaussian model of Zhang et al. Sec. 4.2).")
-        h = self.query_.contributions(frame, self.columns_,
-                                      what="the reference data")
+        # Exact laws model records as independent draws from their group
+        # (with replacement); the moments must agree with them.
+        sampling = "with-replacement" if self.law_ == "exact" else self.sampling
+        if isinstance(self.theta, str) and self.theta == "moments":
+            # The plug-in needs per-group sufficient statistics only.
+            stats = group_statistics(frame, self.query_, self.columns_, secrets)
+            return tuple([group_moments(st, sampling=sampling,
+                                        columns=self.columns_,
+                                        secret_label=s.label)]
+                         for s, st in zip(secrets, stats, strict=True))
+        h = record_contributions(frame, self.query_, self.columns_)
         models = []
         for s in secrets:
-            z = s.indicator(frame, what="the reference data")
+            z = secret_indicator(frame, s)
             if isinstance(self.theta, (MonteCarlo, Bootstrap)):
                 models.append(self.theta.fit(z, h, sampling=self.sampling,
                                              columns=self.columns_,
                                              secret_label=s.label))
-            elif self.theta in ("auto", "moments"):
-                if self.theta == "auto":
-                    _check_group_sizes(z == 1, s.label)
-                # Exact laws model records as independent draws from their
-                # group (with replacement); the moments must agree with them.
-                sampling = ("with-replacement" if self.law_ == "exact"
-                            else self.sampling)
-                if self.theta == "auto":
-                    # A public reference: the seed costs no privacy and makes
-                    # Theta a function of the reference alone.
-                    boot = Bootstrap(BOOTSTRAP_REPLICATES, random_state=0)
-                    models.append(boot.fit(z, h, sampling=sampling,
-                                           columns=self.columns_,
-                                           secret_label=s.label))
-                else:
-                    models.append([fit_group_moments(z, h, sampling=sampling,
-                                                     columns=self.columns_,
-                                                     secret_label=s.label)])
+            elif self.theta == "auto":
+                _check_group_sizes(z == 1, s.label)
+                # A public reference: the seed costs no privacy and makes
+                # Theta a function of the reference alone.
+                boot = Bootstrap(BOOTSTRAP_REPLICATES, random_state=0)
+                models.append(boot.fit(z, h, sampling=sampling,
+                                       columns=self.columns_,
+                                       secret_label=s.label))
             else:
                 models.append([fit_joint_gaussian(z, h, columns=self.columns_,
                                                   secret_label=s.label)])

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from skattr._data import record_contributions, secret_indicator
 from skattr._query import Query, StackedQuery
 from skattr._release import Certificate
 from skattr._statistic import Statistic
@@ -172,16 +173,14 @@ class _WassersteinFamily(BaseMechanism):
                     "[[P(counted | out), P(counted | in)], ...] in [0, 1], a "
                     f"ProbabilityBox or a Resample; got {self.theta!r}.")
             return tuple(thetas for _ in secrets)
-        counted = self.query_.contributions(frame, self.columns_,
-                                            what="the reference data")[:, 0]
+        counted = record_contributions(frame, self.query_, self.columns_)[:, 0]
         return tuple(fit_exact_law(counted, inside, "count")
                      for inside in self._groups(frame, secrets, "count"))
 
     def _fit_sum_laws(self, frame: pd.DataFrame, secrets) -> tuple:
         if isinstance(self.theta, SumLaws):
             return tuple(self.theta for _ in secrets)
-        column = self.query_.contributions(frame, self.columns_,
-                                           what="the reference data")[:, 0]
+        column = record_contributions(frame, self.query_, self.columns_)[:, 0]
         return tuple(fit_exact_law(column, inside, "sum")
                      for inside in self._groups(frame, secrets, "sum"))
 
@@ -189,7 +188,7 @@ class _WassersteinFamily(BaseMechanism):
     def _groups(frame: pd.DataFrame, secrets, statistic: str):
         """Yield each secret's group mask, with enough records on both sides."""
         for s in secrets:
-            inside = s.indicator(frame, what="the reference data") == 1
+            inside = secret_indicator(frame, s) == 1
             if min(inside.sum(), (~inside).sum()) < 2:
                 raise NotCertifiableError(
                     f"The reference data has too few records on one side of the "

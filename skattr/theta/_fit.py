@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
+from skattr._data import GroupStatistics, statistics_of
 from skattr.exceptions import DataValidationError, NotCertifiableError
 from skattr.theta._models import GroupMoments, JointGaussian
 
-__all__ = ["fit_group_moments", "fit_joint_gaussian"]
+__all__ = ["fit_group_moments", "fit_joint_gaussian", "group_moments"]
 
 # Level of the check that the contributions' covariance does not depend on z.
 # The check guards a privacy certificate: missing a real difference between the
@@ -28,24 +29,6 @@ _RELATIVE_ZERO = 1e-20
 _CONSTANT_PRODUCT = 1e-12
 
 
-def _moments(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and population covariance (ddof = 0) of the rows of h."""
-    mean = h.mean(axis=0)
-    centred = h - mean
-    return mean, centred.T @ centred / h.shape[0]
-
-
-def _rows(h: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Return the rows of h where mask holds, as a column-major copy.
-
-    A frame's columns reach here contiguous (h is column-major), and selecting
-    along the record axis of h.T keeps them so: the means and the centring then
-    stream through each column, where ``h[mask]`` would gather into row-major
-    order and make both several times slower.
-    """
-    return h.T.compress(mask, axis=1).T
-
-
 def fit_group_moments(z: np.ndarray, h: np.ndarray, *, sampling: str, columns,
                       secret_label: str) -> GroupMoments:
     """Per-group moments of h, splitting the reference records by z in {0, 1}.
@@ -54,9 +37,18 @@ def fit_group_moments(z: np.ndarray, h: np.ndarray, *, sampling: str, columns,
     model's mean and covariance of a statistic are exact for datasets drawn from
     the reference records (with or without replacement).
     """
-    inside = z == 1
-    n_in = int(inside.sum())
-    n_out = z.size - n_in
+    return group_moments(statistics_of(h, z), sampling=sampling,
+                         columns=columns, secret_label=secret_label)
+
+
+def group_moments(stats: GroupStatistics, *, sampling: str, columns,
+                  secret_label: str) -> GroupMoments:
+    """Return the GroupMoments model of per-group sufficient statistics.
+
+    ``stats`` comes from the data seam (:func:`skattr._data.group_statistics`),
+    so the reference's rows are read there and nowhere else.
+    """
+    n_out, n_in = (int(c) for c in stats.count)
     if min(n_in, n_out) < 2:
         which = "matching" if n_in < 2 else "not matching"
         raise DataValidationError(
@@ -64,15 +56,15 @@ def fit_group_moments(z: np.ndarray, h: np.ndarray, *, sampling: str, columns,
             f"{secret_label}; each secret group needs at least two to estimate its "
             "moments. Use more (or more varied) reference data."
         )
-    m_in, c_in = _moments(_rows(h, inside))
-    m_out, c_out = _moments(_rows(h, ~inside))
     without = sampling == "without-replacement"
+    total = n_in + n_out
     return GroupMoments(
-        mean_in=m_in, mean_out=m_out, cov_in=c_in, cov_out=c_out,
-        p=n_in / z.size,
+        mean_in=stats.mean[1], mean_out=stats.mean[0],
+        cov_in=stats.covariance(1), cov_out=stats.covariance(0),
+        p=n_in / total,
         size_in=n_in if without else None, size_out=n_out if without else None,
         columns=tuple(columns),
-        description=f"group moments of {z.size} reference records "
+        description=f"group moments of {total} reference records "
                     f"({n_in} in the secret's group), sampling {sampling}",
     )
 
@@ -108,7 +100,7 @@ def _covariance_dependence(z: np.ndarray, h: np.ndarray):
     n = z.size
     zc = z - z.mean()
     # Rows of h.T are h's columns, contiguous as a frame's columns reach here
-    # (see _rows), so every pass below streams through memory.
+    # (see skattr._data), so every pass below streams through memory.
     r = h.T - h.mean(axis=0)[:, None]
     ss_h = np.einsum("ij,ij->i", r, r)
     szz = zc @ zc

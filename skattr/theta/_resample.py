@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 from scipy import stats
 
+from skattr._data import record_contributions, secret_indicator
 from skattr._query import Query, StackedQuery
 from skattr._random import check_random_state, draw_k_subsets, seed_of
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
@@ -217,7 +218,7 @@ def row_evaluator(query, frame, columns) -> Callable[[np.ndarray], np.ndarray]:
     """Return f(index) -> (m, d): the query on each subset of rows ``index[i]``."""
     if isinstance(query, (Query, StackedQuery)):
         # A linear statistic is a weighted sum of per-record contributions.
-        h = query.contributions(frame, columns, what="the reference data")
+        h = record_contributions(frame, query, columns)
 
         def linear(index):
             return h[index].sum(axis=1) * query.weight(index.shape[1])
@@ -439,7 +440,7 @@ class Resample:
                 f"The secret {secret.label} protects a mean; the resampling Theta "
                 "draws datasets with an exact share of a group, so it needs "
                 "Secret.proportion.")
-        inside = secret.indicator(frame, what="the reference data") == 1
+        inside = secret_indicator(frame, secret) == 1
         if min(inside.sum(), (~inside).sum()) < 1:
             raise NotCertifiableError(
                 f"The reference data has no record on one side of the secret "

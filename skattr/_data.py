@@ -1,0 +1,164 @@
+"""The data seam: every pass skattr makes over the rows of a frame.
+
+A release reads the private frame once, for the column totals of a linear
+statistic (or a statistic's value); ``fit`` reads the reference data for the
+secret's indicator and per-group sufficient statistics (counts, means and
+centred sums of cross-products of the records' contributions), or, for the
+Theta models that resample records, the contributions themselves. Nothing else
+in skattr reads rows: a second backend (Dask, for data beyond one machine)
+implements these functions and leaves the mechanisms, Theta and noise laws
+untouched.
+
+The per-group statistics are kept as (count, mean, centred cross-products), the
+form that merges exactly across chunks (Chan, Golub and LeVeque 1983), rather
+than raw sums of products, whose differences lose every digit when a column's
+mean is large against its spread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "GroupStatistics",
+    "column_totals",
+    "group_statistics",
+    "record_contributions",
+    "secret_indicator",
+    "statistics_of",
+    "statistic_values",
+]
+
+
+@dataclass(frozen=True)
+class GroupStatistics:
+    """Sufficient statistics of the contributions h in and out of a group.
+
+    Attributes
+    ----------
+    count : ndarray of shape (2,)
+        Records out of (index 0) and in (index 1) the secret's group.
+    mean : ndarray of shape (2, k)
+        Mean contribution on each side.
+    m2 : ndarray of shape (2, k, k)
+        Centred sums of cross-products, sum (h - mean)(h - mean)^T, each side.
+    """
+
+    count: np.ndarray
+    mean: np.ndarray
+    m2: np.ndarray
+
+    def covariance(self, side: int) -> np.ndarray:
+        """Return the population covariance (ddof = 0) of one side's rows."""
+        return self.m2[side] / self.count[side]
+
+    def merge(self, other: GroupStatistics) -> GroupStatistics:
+        """Combine the statistics of two disjoint chunks of records (Chan et al.).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> h = np.arange(12.0).reshape(6, 2) ** 2
+        >>> z = np.array([0, 1, 0, 1, 1, 0])
+        >>> whole = statistics_of(h, z)
+        >>> parts = statistics_of(h[:2], z[:2]).merge(statistics_of(h[2:], z[2:]))
+        >>> bool(np.allclose(whole.m2, parts.m2) and np.allclose(whole.mean,
+        ...                                                       parts.mean))
+        True
+        """
+        count = self.count + other.count
+        safe = np.where(count > 0, count, 1)
+        delta = other.mean - self.mean
+        mean = self.mean + delta * (other.count / safe)[:, None]
+        weight = (self.count * other.count / safe)[:, None, None]
+        m2 = self.m2 + other.m2 + weight * np.einsum("gi,gj->gij", delta, delta)
+        return GroupStatistics(count=count, mean=mean, m2=m2)
+
+
+def _columns_major(h: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Return the rows of h where mask holds, as a (k, m) array.
+
+    A frame's columns reach here contiguous (h is column-major), and selecting
+    along the record axis of h.T keeps them so: the means and the centring then
+    stream through each column, where ``h[mask]`` would gather into row-major
+    order and make both several times slower.
+    """
+    return h.T.compress(mask, axis=1)
+
+
+def statistics_of(h: np.ndarray, z: np.ndarray) -> GroupStatistics:
+    """Return the GroupStatistics of contributions h (n, k) split by z in {0, 1}.
+
+    The in-memory implementation behind :func:`group_statistics`, for callers
+    that already hold the contributions (bootstrap replicates).
+    """
+    k = h.shape[1]
+    count = np.zeros(2)
+    mean = np.zeros((2, k))
+    m2 = np.zeros((2, k, k))
+    inside = np.asarray(z) == 1
+    for side, mask in ((0, ~inside), (1, inside)):
+        rows = _columns_major(h, mask)
+        count[side] = rows.shape[1]
+        if rows.shape[1]:
+            mean[side] = rows.mean(axis=1)
+            centred = rows - mean[side][:, None]
+            m2[side] = centred @ centred.T
+    return GroupStatistics(count=count, mean=mean, m2=m2)
+
+
+def column_totals(frame: pd.DataFrame, query, columns, *,
+                  what: str = "the private data") -> np.ndarray:
+    """Sum over the records of a linear query's contributions, one per statistic.
+
+    The release path: per-column sums, never an (n, k) copy of the data.
+    """
+    return query.totals(frame, columns, what=what)
+
+
+def statistic_values(frame: pd.DataFrame, query, columns, *,
+                     what: str = "the private data") -> np.ndarray:
+    """Return the exact value of a non-linear statistic on the frame."""
+    return query.values(frame, columns, what=what)
+
+
+def secret_indicator(frame: pd.DataFrame, secret, *,
+                     what: str = "the reference data") -> np.ndarray:
+    """Return the secret's attribute of each record (0/1, or its value)."""
+    return secret.indicator(frame, what=what)
+
+
+def record_contributions(frame: pd.DataFrame, query, columns, *,
+                         what: str = "the reference data") -> np.ndarray:
+    """Return the (n, k) contributions h(x_j) of a linear query, a row a record.
+
+    For the Theta models that need the records themselves (bootstrap and
+    resampling replicates, value frequencies of exact laws, the joint Gaussian
+    check); everything that sufficient statistics answer goes through
+    :func:`group_statistics`.
+    """
+    return query.contributions(frame, columns, what=what)
+
+
+def group_statistics(frame: pd.DataFrame, query, columns, secrets, *,
+                     what: str = "the reference data") -> list[GroupStatistics]:
+    """Per-group sufficient statistics of the contributions, one per secret.
+
+    The contributions are computed once and split by each secret's group.
+
+    Examples
+    --------
+    >>> import pandas as pd, skattr
+    >>> frame = pd.DataFrame({"s": [0, 1, 1, 0], "x": [1.0, 2.0, 4.0, 3.0]})
+    >>> secret = skattr.Secret.proportion("s", 1, pairs=[(0.4, 0.6)])
+    >>> (stats,) = group_statistics(frame, skattr.Query.mean(["x"]), ("x",),
+    ...                             [secret])
+    >>> stats.count.tolist(), stats.mean[:, 0].tolist(), stats.m2[:, 0, 0].tolist()
+    ([2.0, 2.0], [2.0, 3.0], [2.0, 2.0])
+    """
+    h = record_contributions(frame, query, columns, what=what)
+    return [statistics_of(h, secret_indicator(frame, s, what=what))
+            for s in secrets]
