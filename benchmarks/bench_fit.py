@@ -1,7 +1,8 @@
 """Target (A): fitting the moment model costs at most 3x a pandas groupby.
 
-Fits ``AttributePrivateGaussian`` (theta="moments": per-group mean and
-covariance) on a reference frame of numeric columns plus a string-valued
+Fits ``AttributePrivateGaussian`` (the default theta="auto": per-group mean and
+covariance through the data seam, and 50 bootstrap replicates of them) on a
+reference frame of numeric columns plus a string-valued
 sensitive column, and compares it with
 ``reference.groupby(sensitive)[columns].agg(["mean", "var"])``, which computes
 the same per-group first and second moments (the variances only). Both are
