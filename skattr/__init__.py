@@ -7,8 +7,10 @@ from skattr import (
     attacks,
     calibration,
     datasets,
+    dp,
     exceptions,
     mechanisms,
+    noise,
     theta,
     utils,
     wasserstein,
@@ -18,6 +20,7 @@ from skattr._query import Query, StackedQuery
 from skattr._release import Plan, Release
 from skattr._secret import Secret
 from skattr._statistic import Statistic
+from skattr.utils._public import public_dir
 
 __version__ = "0.1.0"
 
@@ -32,10 +35,14 @@ __all__ = [
     "attacks",
     "calibration",
     "datasets",
+    "dp",
     "exceptions",
     "mechanisms",
+    "noise",
     "theta",
     "utils",
     "wasserstein",
     "__version__",
 ]
+
+__dir__ = public_dir(__all__)

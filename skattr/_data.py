@@ -24,6 +24,7 @@ import pandas as pd
 
 __all__ = [
     "GroupStatistics",
+    "Reference",
     "column_totals",
     "group_statistics",
     "record_contributions",
@@ -162,3 +163,47 @@ def group_statistics(frame: pd.DataFrame, query, columns, secrets, *,
     h = record_contributions(frame, query, columns, what=what)
     return [statistics_of(h, secret_indicator(frame, s, what=what))
             for s in secrets]
+
+
+class Reference:
+    """The reference data as Theta reads it: only through this seam.
+
+    Holds the frame, the query and its resolved columns; the records'
+    contributions are computed once and shared by every secret.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The reference data.
+    query : Query or StackedQuery
+        The linear query whose contributions Theta models.
+    columns : tuple
+        The query's resolved columns.
+    """
+
+    def __init__(self, frame: pd.DataFrame, query, columns):
+        self.frame = frame
+        self.query = query
+        self.columns = tuple(columns)
+        self._contributions = None
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    def records(self) -> np.ndarray:
+        """Return the (n, k) contributions of the records (computed once)."""
+        if self._contributions is None:
+            self._contributions = record_contributions(self.frame, self.query,
+                                                       self.columns)
+        return self._contributions
+
+    def groups(self, secret) -> np.ndarray:
+        """Return the secret's attribute of each record (0/1: its group)."""
+        return secret_indicator(self.frame, secret)
+
+    def group_statistics(self, secrets) -> list[GroupStatistics]:
+        """Return each secret's per-group sufficient statistics."""
+        if self._contributions is None:
+            return group_statistics(self.frame, self.query, self.columns, secrets)
+        return [statistics_of(self._contributions, self.groups(s))
+                for s in secrets]

@@ -64,6 +64,8 @@ def _instances():
             # any n of the checks' arrays carry the pairs (no 1/n grid).
             params["query"] = skattr.Query.count(1, above_median)
             params["privacy"] = "distributional"
+            # A handful of records per group: the plug-in, as above.
+            params["theta"] = "moments"
         instances.append(cls(**params))
     return instances
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from skattr.exceptions import InvalidParameterError
-from skattr.theta import (
+from skattr.theta import count_pmf
+from skattr.theta._count_sensitivity import (
     BoxSensitivity,
-    count_pmf,
     count_sensitivity,
     count_sensitivity_box,
 )

@@ -10,11 +10,12 @@ from statsmodels.stats.diagnostic import het_breuschpagan
 import skattr
 from skattr.exceptions import NotCertifiableError
 from skattr.mechanisms import AttributePrivateGaussian, ExpectedValueLaplace
-from skattr.theta import JointGaussian, fit_joint_gaussian
+from skattr.theta import JointGaussian
 from skattr.theta._fit import (
     JOINT_GAUSSIAN_ALPHA,
     JOINT_GAUSSIAN_MIN_RECORDS,
     _covariance_dependence,
+    fit_joint_gaussian,
 )
 
 PROPORTION = skattr.Secret.proportion("g", 1, pairs=[(0.6, 0.8)])

@@ -8,8 +8,7 @@ import pytest
 from scipy import stats
 
 from skattr import _random
-from skattr.exceptions import DataValidationError, InvalidParameterError
-from skattr.mechanisms import (
+from skattr.dp import (
     _primitives,
     exponential_mechanism,
     exponential_mechanism_probabilities,
@@ -17,7 +16,8 @@ from skattr.mechanisms import (
     randomized_response_estimate,
     randomized_response_variance,
 )
-from skattr.mechanisms._primitives import _rr_probabilities
+from skattr.dp._primitives import _rr_probabilities
+from skattr.exceptions import DataValidationError, InvalidParameterError
 
 BAD_EPSILONS = [0, -1.0, float("nan"), float("inf"), "1", None, True]
 

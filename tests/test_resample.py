@@ -11,8 +11,13 @@ from scipy import stats
 import skattr
 from skattr._random import draw_k_subsets
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
-from skattr.theta import Resample, draw_subsets, quantile_bounds, tail_bounds
-from skattr.theta._resample import minimum_draws
+from skattr.theta import Resample
+from skattr.theta._resample import (
+    draw_subsets,
+    minimum_draws,
+    quantile_bounds,
+    tail_bounds,
+)
 
 
 @pytest.mark.parametrize("pool, count", [(30, 3), (6, 3), (7, 6)])

@@ -19,13 +19,8 @@ from skattr.exceptions import (
     InvalidParameterError,
     NotCertifiableError,
 )
-from skattr.theta import (
-    ExpertTheta,
-    GroupMoments,
-    JointGaussian,
-    fit_group_moments,
-    fit_joint_gaussian,
-)
+from skattr.theta import ExpertTheta, GroupMoments, JointGaussian
+from skattr.theta._fit import fit_group_moments, fit_joint_gaussian
 
 N_IN, N_OUT = 30, 40
 # Monte-Carlo checks pass when the error is within this many standard errors

@@ -84,3 +84,24 @@ def test_refusals():
                              theta=[[0.5, 0.6]]).fit(FRAME).plan(n=4)
     with pytest.raises(InvalidParameterError, match="finite set of pairs"):
         _mech(theta=[[0.5, 1.5]])
+
+
+def test_auto_means_the_fit_and_its_bootstrap_as_for_every_mechanism():
+    # "auto" is one model across mechanisms: the plug-in and 50 stratified
+    # bootstrap replicates, worst case; "moments" is the plug-in alone.
+    rng = np.random.default_rng(3)
+    s = rng.random(300) < 0.5
+    c = np.where(s, rng.random(300) < 0.6, rng.random(300) < 0.3)
+    reference = pd.DataFrame({"s": s, "c": c})
+    secret = skattr.Secret.proportion("s", True, pairs=[(0.4, 0.6)])
+    query = skattr.Query.count(["c"], True)
+    auto = WassersteinMechanism(query=query, secret=secret).fit(reference)
+    plugin = WassersteinMechanism(query=query, secret=secret,
+                                  theta="moments").fit(reference)
+    assert auto.theta_[0].shape == (51, 2)
+    np.testing.assert_array_equal(auto.theta_[0][0], plugin.theta_[0][0])
+    w_auto, w_plugin = auto.plan(n=50).sensitivity, plugin.plan(n=50).sensitivity
+    assert w_auto >= w_plugin
+    assert "bootstrap replicates" in auto.plan(n=50).theta
+    with pytest.raises(NotCertifiableError, match="at least 10 in each group"):
+        WassersteinMechanism(query=query, secret=secret).fit(reference.iloc[:12])

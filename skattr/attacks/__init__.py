@@ -6,6 +6,7 @@ from skattr.attacks._property_inference import (
     attack_scorer,
     refit_under_attack_limit,
 )
+from skattr.utils._public import public_dir
 
 __all__ = [
     "AttackResult",
@@ -13,3 +14,5 @@ __all__ = [
     "attack_scorer",
     "refit_under_attack_limit",
 ]
+
+__dir__ = public_dir(__all__)

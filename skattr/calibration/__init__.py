@@ -29,6 +29,7 @@ from skattr.calibration._gaussian import (
     max_mahalanobis,
     renyi_gaussian_delta,
 )
+from skattr.utils._public import public_dir
 
 __all__ = [
     "analytic_mu",
@@ -41,3 +42,5 @@ __all__ = [
     "max_mahalanobis",
     "renyi_gaussian_delta",
 ]
+
+__dir__ = public_dir(__all__)

@@ -8,6 +8,7 @@ from skattr.datasets._experiments import (
     hospital_secret,
 )
 from skattr.datasets._hospital import HOSPITAL_PAPER, hospital_theta, make_hospital
+from skattr.utils._public import public_dir
 
 __all__ = [
     "HOSPITAL_COLUMNS",
@@ -19,3 +20,5 @@ __all__ = [
     "load_adult",
     "make_hospital",
 ]
+
+__dir__ = public_dir(__all__)

@@ -238,7 +238,7 @@ def randomized_response(values, epsilon: float, *, categories=None, random_state
     Examples
     --------
     >>> import pandas as pd
-    >>> from skattr.mechanisms import randomized_response
+    >>> from skattr.dp import randomized_response
     >>> answers = pd.Series(["yes", "no", "no", "yes", "no"], name="violated")
     >>> randomized_response(answers, epsilon=1.0, categories=["no", "yes"],
     ...                     random_state=0).tolist()
@@ -341,8 +341,7 @@ def randomized_response_estimate(reports, epsilon: float, *, categories) -> pd.S
     Examples
     --------
     >>> import numpy as np
-    >>> from skattr.mechanisms import (randomized_response,
-    ...                                randomized_response_estimate)
+    >>> from skattr.dp import randomized_response, randomized_response_estimate
     >>> categories = ["a", "b", "c"]
     >>> truth = np.repeat(categories, [12_000, 6_000, 2_000])  # 0.6, 0.3, 0.1
     >>> reports = randomized_response(truth, 1.0, categories=categories,
@@ -424,7 +423,7 @@ def randomized_response_variance(n: int, p: float, epsilon: float, *, k: int = 2
 
     Examples
     --------
-    >>> from skattr.mechanisms import randomized_response_variance
+    >>> from skattr.dp import randomized_response_variance
     >>> round(randomized_response_variance(1000, 0.3, 1.0), 8)
     0.00092067
     """
@@ -531,7 +530,7 @@ def exponential_mechanism_probabilities(
 
     Examples
     --------
-    >>> from skattr.mechanisms import exponential_mechanism_probabilities
+    >>> from skattr.dp import exponential_mechanism_probabilities
     >>> exponential_mechanism_probabilities([0.0, 1.0, 2.0], 2.0, 1.0).round(4)
     array([0.09  , 0.2447, 0.6652])
     """
@@ -625,7 +624,7 @@ def exponential_mechanism(
     --------
     Choose the most common colour (a count has sensitivity 1):
 
-    >>> from skattr.mechanisms import exponential_mechanism
+    >>> from skattr.dp import exponential_mechanism
     >>> colours = ["red", "green", "blue"]
     >>> counts = [30, 25, 5]
     >>> exponential_mechanism(colours, counts, epsilon=0.5, sensitivity=1.0,

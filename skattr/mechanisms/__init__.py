@@ -1,4 +1,8 @@
-"""The mechanisms, one scikit-learn estimator each."""
+"""The mechanisms, one scikit-learn estimator each.
+
+The classic record-level DP primitives (randomized response, the exponential
+mechanism) are functions, not estimators: they live in :mod:`skattr.dp`.
+"""
 
 from skattr.mechanisms import _registry
 from skattr.mechanisms._apgm import AttributePrivateGaussian
@@ -18,17 +22,11 @@ from skattr.mechanisms._expected_value import (
     ExpectedValueLaplace,
     OptimalGaussian,
 )
-from skattr.mechanisms._primitives import (
-    exponential_mechanism,
-    exponential_mechanism_probabilities,
-    randomized_response,
-    randomized_response_estimate,
-    randomized_response_variance,
-)
 from skattr.mechanisms._wasserstein import (
     ApproximateWassersteinMechanism,
     WassersteinMechanism,
 )
+from skattr.utils._public import public_dir
 
 __all__ = [
     "MECHANISMS",
@@ -47,13 +45,10 @@ __all__ = [
     "GroupDPLaplace",
     "OptimalGaussian",
     "WassersteinMechanism",
-    "exponential_mechanism",
-    "exponential_mechanism_probabilities",
-    "randomized_response",
-    "randomized_response_estimate",
-    "randomized_response_variance",
 ]
 
 #: ``mechanism=`` name -> estimator class (a read-only mapping, in the
 #: registry's order; see :mod:`skattr.mechanisms._registry`).
 MECHANISMS = _registry.MECHANISMS
+
+__dir__ = public_dir(__all__)

@@ -12,11 +12,13 @@ from skattr.mechanisms._registry import register
 from skattr.mechanisms._relaxations import max_divergence_relaxation
 from skattr.noise import GaussianNoise
 from skattr.theta._pairs import PairLaws
+from skattr.utils._docstrings import fill_doc
 from skattr.utils._param_validation import Interval
 
 __all__ = ["AttributePrivateGaussian"]
 
 
+@fill_doc()
 @register
 class AttributePrivateGaussian(GaussianPairLawMechanism):
     """Attribute-Private Gaussian Mechanism: Gaussian noise that hides a property.
@@ -31,84 +33,26 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
 
     Parameters
     ----------
-    query : Query or None, default=None
-        The statistic; None is the mean of every column but the secrets'.
-    secret : Secret or list of Secret
-        What to hide; with several, the worst case over them.
-    epsilon : float, default=1.0
-        Privacy loss bound, > 0.
-    delta : float, default=1e-3
-        Failure probability, in [0, 1) (Gaussian noise needs delta > 0).
-    calibration : {"analytic", "classic"}, default="analytic"
-        ``"analytic"``: the exact Gaussian calibration of Balle and Wang (valid
-        for every epsilon). ``"classic"``: c = sqrt(2 ln(1.25/delta)) as in the
-        paper (proven for epsilon < 1 only; a warning says so otherwise).
-    theta : {"auto", "moments", "gaussian"}, ExpertTheta, MonteCarlo or \
-Bootstrap, default="auto"
-        ``"auto"``: per-group moments (exact mixture formulas for linear
-        queries) or value frequencies (exact laws) of the reference data, worst
-        case over them and 50 stratified bootstrap replicates, so the guarantee
-        allows for the estimation error of a finite reference (measured in
-        ``docs/small_reference.md``). ``"moments"``: the plug-in fit alone, as
-        in the papers (recorded as an assumption). ``"gaussian"``: the joint
-        Gaussian model of Sec. 4.2, checked against the reference. An
-        :class:`~skattr.theta.ExpertTheta`: a set stated by an expert, worst
-        case over it. Fitting needs at least 10 reference records in each
-        secret group.
-    sampling : {"without-replacement", "with-replacement"}
-        How a private dataset is modelled as drawn from the reference records
-        (for ``theta="auto"`` and ``"moments"``).
+    %(query)s
+    %(pair_law_secret)s
+    %(epsilon)s
+    %(gaussian_delta)s
+    %(gaussian_calibration)s
+    %(pair_law_theta)s
+    %(sampling)s
     covariances : {"certify", "assume-equal"}, default="certify"
         Theorem 1 assumes F given a secret has the same variance for every
         secret. ``"certify"``: when the modelled covariances differ, the exact
         profile of the two Gaussians (one statistic) or a Renyi bound certifies
         the pair. ``"assume-equal"``: take the theorem's assumption, using each
         side's covariance for both; the release records it.
-    law : {"auto", "exact", "gaussian"}, default="auto"
-        The law of F given each secret that the noise is certified against.
-        ``"exact"``: the exact pmf of a count, proportion, or sum or mean of one
-        integer-valued column (records independent draws from their group's
-        value frequencies in the reference data); the privacy profile of the
-        pmfs plus the noise is computed numerically. ``"gaussian"``: F given a
-        secret is Gaussian with the modelled moments (Theorem 1's assumption),
-        recorded on the release; it never certifies a noiseless release of
-        fewer than 30 records. ``"auto"``: the exact law where it exists;
-        otherwise fit refuses, naming the two alternatives (``law="gaussian"``
-        or ``mechanism="approx-wasserstein"``).
-    lambda_eta : float or None, default=None
-        For non-Gaussian data (Algorithm 2): a bound on the approximate
-        max-divergence between the true law of F given a secret and its
-        Gaussian approximation, both ways, up to ``eta``. The certificate
-        becomes (epsilon + 2 lambda_eta, (1 + e^(epsilon + lambda_eta)) eta +
-        e^lambda_eta delta), Chen and Ohrimenko's Thm 4.6; the paper's Thm 3
-        states e^lambda_eta delta + eta, which does not hold (see
-        :func:`~skattr.mechanisms._relaxations.relaxed_certificate`).
-    eta : float, default=0.0
-        See ``lambda_eta``.
-    random_state : None, int, Generator or RandomState, default=None
-        None draws the noise from the operating system's entropy. A seed makes
-        the noise reproducible, for experiments only: anyone who knows it can
-        remove the noise.
+    %(law)s
+    %(max_divergence)s
+    %(random_state)s
 
     Attributes
     ----------
-    columns_ : tuple
-        The released columns.
-    query_ : Query
-        The query with its columns resolved.
-    secrets_ : tuple of Secret
-        The secrets.
-    theta_ : tuple of list
-        For each secret, the models of Theta (GroupMoments or JointGaussian).
-    law_ : {"exact", "gaussian"}
-        The law of F the noise is certified against.
-    exact_laws_ : tuple or None
-        With the exact law, each secret's model of it (count probabilities in
-        and out of the group, or a :class:`~skattr.theta.SumLaws`).
-    n_features_in_ : int
-        Number of columns seen in ``fit``.
-    feature_names_in_ : ndarray of str
-        Column names seen in ``fit`` (DataFrames with string columns only).
+    %(pair_law_attributes)s
 
     See Also
     --------
@@ -138,11 +82,11 @@ Bootstrap, default="auto"
 
     References
     ----------
-    .. [1] W. Zhang, O. Ohrimenko and R. Cummings. "Attribute Privacy:
-       Framework and Mechanisms." ACM FAccT 2022. Algorithms 1-2, Theorems 1-3.
-    .. [2] B. Balle and Y.-X. Wang. "Improving the Gaussian Mechanism for
-       Differential Privacy: Analytical Calibration and Optimal Denoising."
-       ICML 2018.
+    .. [1]
+       %(zhang_ohrimenko_cummings)s
+       Algorithms 1-2, Theorems 1-3.
+    .. [2]
+       %(balle_wang)s
 
     Examples
     --------

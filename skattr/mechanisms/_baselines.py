@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import textwrap
 from dataclasses import replace
 
 import numpy as np
@@ -20,6 +19,7 @@ from skattr.exceptions import DataValidationError, InvalidParameterError
 from skattr.mechanisms._base import BaseMechanism
 from skattr.mechanisms._registry import register
 from skattr.noise import GaussianNoise, LaplaceNoise, NoiseLaw
+from skattr.utils._docstrings import fill_doc
 from skattr.utils._param_validation import (
     Interval,
 )
@@ -378,15 +378,13 @@ class _GaussianBaseline(_DPBaseline):
 
 
 _SHARED_PARAMETERS = """\
-query : Query or None, default=None
-    The statistic; None is the mean of every column but the secrets'.
+%(query)s
 secret : Secret, list of Secret or None, default=None
     Not needed: differential privacy protects records, not a property. When
     given, its label is recorded in the release (for comparison with the
     attribute-private mechanisms) and its column is left out of the
     default query.
-epsilon : float, default=1.0
-    Privacy loss bound, > 0."""
+%(epsilon)s"""
 
 _BOUNDS_PARAMETER = """\
 bounds : dict, sequence of (low, high), (low, high) or None, default=None
@@ -397,19 +395,9 @@ bounds : dict, sequence of (low, high), (low, high) or None, default=None
     none (each record contributes 0 or 1). A record outside its bounds makes
     ``release`` raise: the bounds are part of the guarantee."""
 
-_RANDOM_STATE_PARAMETER = """\
-random_state : None, int, Generator or RandomState, default=None
-    None draws the noise from the operating system's entropy. A seed makes
-    the noise reproducible, for experiments only: anyone who knows it can
-    remove the noise."""
-
 _GAUSSIAN_PARAMETERS = """\
-delta : float, default=1e-3
-    Failure probability, in (0, 1).
-calibration : {"analytic", "classic"}, default="analytic"
-    ``"analytic"``: the exact Gaussian calibration of Balle and Wang (valid
-    for every epsilon). ``"classic"``: c = sqrt(2 ln(1.25/delta)) (proven for
-    epsilon < 1 only; a warning says so otherwise)."""
+%(gaussian_delta)s
+%(gaussian_calibration)s"""
 
 _GROUP_PARAMETER = """\
 group_size : int or None, default=None
@@ -419,16 +407,10 @@ group_size : int or None, default=None
 _ATTRIBUTES = """\
 Attributes
 ----------
-columns_ : tuple
-    The released columns.
-query_ : Query
-    The query with its columns resolved.
+%(query_attributes)s
 secrets_ : tuple of Secret
     The recorded secrets (empty when none is given).
-n_features_in_ : int
-    Number of columns seen in ``fit``.
-feature_names_in_ : ndarray of str
-    Column names seen in ``fit`` (DataFrames with string columns only)."""
+%(input_attributes)s"""
 
 _SENSITIVITY_NOTE = """\
 Replacing one record changes a mean or proportion by at most
@@ -439,12 +421,11 @@ _REFERENCES = """\
 .. [1] C. Dwork and A. Roth. "The Algorithmic Foundations of Differential
    Privacy." Foundations and Trends in Theoretical Computer Science 9(3-4),
    2014. Theorems 2.2, 3.6 and A.1.
-.. [2] M. Chen and O. Ohrimenko. "Protecting Global Properties of Datasets
-   with Distribution Privacy Mechanisms." AISTATS 2023. Section 5.1 and
-   Table 2 (the group DP baseline with k = n = 100).
-.. [3] B. Balle and Y.-X. Wang. "Improving the Gaussian Mechanism for
-   Differential Privacy: Analytical Calibration and Optimal Denoising."
-   ICML 2018."""
+.. [2]
+   %(chen_ohrimenko)s
+   Section 5.1 and Table 2 (the group DP baseline with k = n = 100).
+.. [3]
+   %(balle_wang)s"""
 
 
 _GROUP_NOTE = """\
@@ -455,26 +436,16 @@ generic group-privacy composition of Dwork and Roth [1]_ (Theorem 2.2 and
 its (k epsilon, k e^((k-1) epsilon) delta) analogue), which holds for any
 mechanism but is far weaker here."""
 
-_TEMPLATES = {
-    "shared": _SHARED_PARAMETERS,
-    "bounds": _BOUNDS_PARAMETER,
-    "random_state": _RANDOM_STATE_PARAMETER,
-    "gaussian": _GAUSSIAN_PARAMETERS,
-    "group": _GROUP_PARAMETER,
-    "attributes": _ATTRIBUTES,
-    "sensitivity": _SENSITIVITY_NOTE,
-    "references": _REFERENCES,
-    "group_note": _GROUP_NOTE,
-}
-
-
-def _fill_doc(cls):
-    """Fill the shared sections (``%(name)s`` lines) of a class docstring."""
-    doc = cls.__doc__
-    for name, text in _TEMPLATES.items():
-        doc = doc.replace(f"    %({name})s", textwrap.indent(text, "    "))
-    cls.__doc__ = doc
-    return cls
+_fill_doc = fill_doc(
+    shared=_SHARED_PARAMETERS,
+    bounds=_BOUNDS_PARAMETER,
+    gaussian=_GAUSSIAN_PARAMETERS,
+    group=_GROUP_PARAMETER,
+    attributes=_ATTRIBUTES,
+    sensitivity=_SENSITIVITY_NOTE,
+    references=_REFERENCES,
+    group_note=_GROUP_NOTE,
+)
 
 
 @_fill_doc

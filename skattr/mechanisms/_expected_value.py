@@ -28,6 +28,7 @@ from skattr.mechanisms._relaxations import (
 )
 from skattr.noise import GaussianNoise, LaplaceNoise, NoiseLaw
 from skattr.theta._pairs import PairLaws
+from skattr.utils._docstrings import fill_doc
 from skattr.utils._param_validation import Interval
 
 __all__ = [
@@ -248,27 +249,7 @@ class _GaussianExpectedValue(_ExpectedValueMechanism):
         return GaussianNoise(noise_cov), delta, method, assumptions
 
 
-_DOC_PARAMS = """
-    Parameters
-    ----------
-    query : Query or None, default=None
-        The statistic; None is the mean of every column but the secrets'.
-    secret : Secret or list of Secret
-        What to hide: the pairs of property values (distributions theta) Psi.
-    epsilon : float, default=1.0
-        Privacy loss bound, > 0.
-    delta : float, default=1e-3
-        For Gaussian noise, in (0, 1); Laplace variants certify delta = 0.
-    calibration : {"analytic", "classic"}, default="analytic"
-        Gaussian calibration: Balle and Wang's exact one, or the papers'
-        c = sqrt(2 ln(1.25/delta)) (proven for epsilon < 1 only).
-    theta : {"auto", "moments", "gaussian"}, ExpertTheta, MonteCarlo or \
-Bootstrap, default="auto"
-        How the laws of F given each secret are obtained: by default the worst
-        case over the reference's fit and 50 bootstrap replicates (see
-        :class:`~skattr.mechanisms.AttributePrivateGaussian`).
-    sampling : {"without-replacement", "with-replacement"}
-        How a dataset is modelled as drawn from the reference records.
+_COVARIANCES = """
     covariances : {"certify", "assume-equal"}, default="certify"
         The theorems assume the laws under the two secrets are translations
         (equal covariances). ``"certify"``: when the modelled covariances differ,
@@ -276,51 +257,98 @@ Bootstrap, default="auto"
         scaled up until it certifies (Gaussian), or the release is refused
         (Laplace). ``"assume-equal"``: take the assumption as the paper's
         experiments do; the release records it.
-    law : {"auto", "exact", "gaussian"}, default="auto"
-        The law of F given each secret the noise is certified against: the
-        exact pmf of a count or integer sum (``"exact"``; the Laplace variants
-        refuse it, their theorems need translations), or the Gaussian law of
-        the modelled moments (``"gaussian"``, recorded on the release). With
-        ``"auto"``, the exact law where it exists; otherwise fit refuses and
-        names the alternatives (see
-        :class:`~skattr.mechanisms.AttributePrivateGaussian`).
-    lambda_eta, eta : float or None, float
-        Thm 4.6: if the modelled laws are within eta-approximate max-divergence
-        lambda_eta of the true ones, the certificate becomes
-        (epsilon + 2 lambda_eta, (1 + e^(epsilon + lambda_eta)) eta
-        + e^lambda_eta delta).
-    wasserstein_w, wasserstein_lambda : float or None
-        Thm 4.7: if the modelled laws are within infinity-Wasserstein distance
-        W of the true ones, Laplace noise of scale W / lambda is added to every
-        statistic and the certificate becomes (epsilon + 2 lambda,
-        e^lambda delta).
-    random_state : None, int, Generator or RandomState, default=None
-        None draws the noise from the operating system's entropy; a seed is for
-        experiments only.
+    """
 
+_WASSERSTEIN_RELAXATION = """
+    wasserstein_w : float or None, default=None
+        Thm 4.7: if the modelled laws are within infinity-Wasserstein distance
+        W = ``wasserstein_w`` of the true ones, Laplace noise of scale
+        W / lambda is added to every statistic and the certificate becomes
+        (epsilon + 2 lambda, e^lambda delta). Not with ``lambda_eta``.
+    wasserstein_lambda : float or None, default=None
+        The lambda of Thm 4.7, > 0; given with ``wasserstein_w``.
+    """
+
+# The parameters in the order of the signature; the Laplace variants differ
+# in delta, which their noise does not use, and in refusing the exact law.
+_LAPLACE_PARAMETERS = """
+    Parameters
+    ----------
+    %(query)s
+    %(pair_law_secret)s
+    %(epsilon)s
+    delta : float, default=1e-3
+        Not used by the noise: Laplace noise certifies delta = 0 (Thm 4.1,
+        4.3). It is the delta at which ``leakage`` and ``noiseless_certified``
+        judge the statistic without noise.
+    %(gaussian_calibration)s
+    %(pair_law_theta)s
+    %(sampling)s
+    %(covariances)s
+    %(law)s
+        The Laplace variants refuse the exact law: their theorems need the
+        laws under the two secrets to be translations of each other.
+    %(max_divergence)s
+    %(wasserstein_relaxation)s
+    %(random_state)s
+    """
+
+_GAUSSIAN_PARAMETERS = """
+    Parameters
+    ----------
+    %(query)s
+    %(pair_law_secret)s
+    %(epsilon)s
+    %(gaussian_delta)s
+    %(gaussian_calibration)s
+    %(pair_law_theta)s
+    %(sampling)s
+    %(covariances)s
+    %(law)s
+    %(max_divergence)s
+    %(wasserstein_relaxation)s
+    %(random_state)s
+    """
+
+_ATTRIBUTES = """
     Attributes
     ----------
-    columns_, query_, secrets_, theta_, n_features_in_, feature_names_in_
-        As for :class:`~skattr.mechanisms.AttributePrivateGaussian`.
-"""
+    %(pair_law_attributes)s
+    """
 
-_REFERENCE = """
+_REFERENCES = """
     References
     ----------
-    .. [1] M. Chen and O. Ohrimenko. "Protecting Global Properties of Datasets
-       with Distribution Privacy Mechanisms." AISTATS 2023.
-"""
+    .. [1]
+       %(chen_ohrimenko)s
+    """
+
+_fill_doc = fill_doc(
+    covariances=_COVARIANCES,
+    wasserstein_relaxation=_WASSERSTEIN_RELAXATION,
+    laplace_parameters=_LAPLACE_PARAMETERS,
+    gaussian_parameters=_GAUSSIAN_PARAMETERS,
+    attributes=_ATTRIBUTES,
+    references=_REFERENCES,
+)
 
 
+@_fill_doc
 @register
 class ExpectedValueLaplace(_LaplaceExpectedValue):
-    __doc__ = """Expected Value Mechanism, Laplace noise (Chen & Ohrimenko Thm 4.1).
+    """Expected Value Mechanism, Laplace noise (Chen & Ohrimenko Thm 4.1).
 
     Adds Laplace noise of scale Delta_E,1 / epsilon to every statistic, where
     Delta_E,1 is the largest l1 distance between the expected statistics under
     the two secrets of a pair. Certifies (epsilon, 0) when the laws under the two
     secrets are translations of each other.
-""" + _DOC_PARAMS + _REFERENCE + """
+
+    %(laplace_parameters)s
+
+    %(attributes)s
+
+    %(references)s
+
     Examples
     --------
     >>> import skattr
@@ -333,7 +361,7 @@ class ExpectedValueLaplace(_LaplaceExpectedValue):
     >>> plan = mech.plan(n=50)
     >>> round(plan.noise_scale, 3), plan.delta
     (1.213, 0.0)
-"""
+    """
 
     mechanism_name = "expm-laplace"
 
@@ -344,14 +372,21 @@ class ExpectedValueLaplace(_LaplaceExpectedValue):
                 "Laplace scale Delta_E,1 / epsilon on each statistic (Thm 4.1)")
 
 
+@_fill_doc
 @register
 class ExpectedValueGaussian(_GaussianExpectedValue):
-    __doc__ = """Expected Value Mechanism, Gaussian noise (Chen & Ohrimenko Thm 4.2).
+    """Expected Value Mechanism, Gaussian noise (Chen & Ohrimenko Thm 4.2).
 
     Adds N(0, sigma^2 I) with sigma = Delta_E,2 / mu, where Delta_E,2 is the
     largest l2 distance between the expected statistics under the two secrets
     of a pair and mu = epsilon / c (classic) or the analytic bound.
-""" + _DOC_PARAMS + _REFERENCE
+
+    %(gaussian_parameters)s
+
+    %(attributes)s
+
+    %(references)s
+    """
 
     mechanism_name = "expm-gaussian"
 
@@ -362,16 +397,23 @@ class ExpectedValueGaussian(_GaussianExpectedValue):
                 "N(0, (Delta_E,2 / mu)^2 I) (Thm 4.2)")
 
 
+@_fill_doc
 @register
 class DirectionalLaplace(_LaplaceExpectedValue):
-    __doc__ = """Directional Expected Value Mechanism, Laplace (Chen & Ohrimenko 4.3).
+    """Directional Expected Value Mechanism, Laplace (Chen & Ohrimenko 4.3).
 
     Adds Laplace noise only along the directions the expected statistics move in
     as the secret changes: along v when every mean difference is parallel to v
     (scale Delta_E,2 / epsilon), otherwise along an orthonormal basis of their
     span, with scale the largest l1 norm of a difference in that basis over
     epsilon (the Laplace mechanism in those coordinates).
-""" + _DOC_PARAMS + _REFERENCE
+
+    %(laplace_parameters)s
+
+    %(attributes)s
+
+    %(references)s
+    """
 
     mechanism_name = "dirm-laplace"
 
@@ -383,13 +425,20 @@ class DirectionalLaplace(_LaplaceExpectedValue):
                 "mean differences (Thm 4.3)")
 
 
+@_fill_doc
 @register
 class DirectionalGaussian(_GaussianExpectedValue):
-    __doc__ = """Directional Expected Value Mechanism, Gaussian (Chen & Ohrimenko 4.2).
+    """Directional Expected Value Mechanism, Gaussian (Chen & Ohrimenko 4.2).
 
     Adds N(0, sigma^2 V V^T), sigma = Delta_E,2 / mu, with V an orthonormal basis
     of the span of the mean differences (one direction when they are parallel).
-""" + _DOC_PARAMS + _REFERENCE
+
+    %(gaussian_parameters)s
+
+    %(attributes)s
+
+    %(references)s
+    """
 
     mechanism_name = "dirm-gaussian"
 
@@ -401,9 +450,10 @@ class DirectionalGaussian(_GaussianExpectedValue):
                 "dimensional span of the mean differences (Sec. 4.2)")
 
 
+@_fill_doc
 @register
 class EigenvectorGaussian(_GaussianExpectedValue):
-    __doc__ = """Eigenvector Gaussian Mechanism (Chen & Ohrimenko Thm 4.5).
+    """Eigenvector Gaussian Mechanism (Chen & Ohrimenko Thm 4.5).
 
     Uses the data's own variance along the eigenvectors v_k of the covariance of
     F: sigma_k^2 = max(0, (Delta_E,2 / mu)^2 - min_theta v_k^T Sigma_theta v_k)
@@ -411,7 +461,13 @@ class EigenvectorGaussian(_GaussianExpectedValue):
     the same under every theta; skattr takes those of the average covariance
     and verifies the certificate of every pair exactly, scaling or refusing
     when the assumption fails.
-""" + _DOC_PARAMS + _REFERENCE + """
+
+    %(gaussian_parameters)s
+
+    %(attributes)s
+
+    %(references)s
+
     Examples
     --------
     The paper's example (Sec. 4.3): two Gaussians with means (100, 101) and
@@ -434,7 +490,7 @@ class EigenvectorGaussian(_GaussianExpectedValue):
     >>> lam, vec = np.linalg.eigh(mech.plan(n=1).noise_covariance)
     >>> np.round(lam, 2)
     array([ 3.58, 18.58])
-"""
+    """
 
     mechanism_name = "eigm"
 
@@ -449,16 +505,23 @@ class EigenvectorGaussian(_GaussianExpectedValue):
                 "covariance's eigenvectors (Thm 4.5)")
 
 
+@_fill_doc
 @register
 class DirectionalUncertaintyGaussian(_GaussianExpectedValue):
-    __doc__ = """DauM: directional noise and adversarial uncertainty (Chen & Ohrimenko).
+    """DauM: directional noise and adversarial uncertainty (Chen & Ohrimenko).
 
     When every mean difference is parallel to a unit vector v, adds
     N(0, sigma^2 v v^T) with Algorithm 1's variance in closed form:
     sigma^2 = max over pairs of max(0, (alpha / mu)^2 - 1 / (v^T Sigma^-1 v)),
     alpha the difference's component along v (see :func:`daum_variance`).
     Refuses when the differences are not parallel.
-""" + _DOC_PARAMS + _REFERENCE
+
+    %(gaussian_parameters)s
+
+    %(attributes)s
+
+    %(references)s
+    """
 
     mechanism_name = "daum"
 
@@ -481,9 +544,10 @@ class DirectionalUncertaintyGaussian(_GaussianExpectedValue):
                 "(App. A.2, Alg. 1, closed form)")
 
 
+@_fill_doc
 @register
 class OptimalGaussian(_GaussianExpectedValue):
-    __doc__ = """Least-error Gaussian noise that certifies every pair (skattr's own).
+    """Least-error Gaussian noise that certifies every pair (skattr's own).
 
     Finds the noise covariance Sigma_Z of least expected squared error
     tr(Sigma_Z) such that, for every pair and each side's covariance Sigma,
@@ -494,7 +558,13 @@ class OptimalGaussian(_GaussianExpectedValue):
     adding violated pairs as cuts), then keeps the least-trace certified
     candidate among that solution and the DauM, EigM, directional and isotropic
     ones, so it never does worse than any of them.
-""" + _DOC_PARAMS + _REFERENCE
+
+    %(gaussian_parameters)s
+
+    %(attributes)s
+
+    %(references)s
+    """
 
     mechanism_name = "optimal"
 

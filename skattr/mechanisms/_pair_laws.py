@@ -5,11 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from skattr._data import (
-    group_statistics,
-    record_contributions,
-    secret_indicator,
-)
+from skattr._data import Reference
 from skattr._query import Query
 from skattr.calibration._exact_noise import exact_leakage, exact_pairs_delta
 from skattr.calibration._pair_noise import (
@@ -22,17 +18,10 @@ from skattr.calibration._pair_noise import (
 )
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.mechanisms._base import BaseMechanism
-from skattr.theta import (
-    Bootstrap,
-    ExpertTheta,
-    MonteCarlo,
-    bootstrap_exact_law,
-    fit_exact_law,
-    fit_joint_gaussian,
-    pair_pmfs,
-)
-from skattr.theta._fit import group_moments
+from skattr.theta import Bootstrap, ExpertTheta, MonteCarlo
 from skattr.theta._pairs import PairLaws, pair_laws
+from skattr.theta._spec import resolve_theta
+from skattr.theta._sums import pair_pmfs
 from skattr.utils._param_validation import Options
 
 __all__ = ["GaussianPairLawMechanism"]
@@ -46,19 +35,6 @@ MIN_NOISELESS_RECORDS = 30
 #: release publishes a function of a handful of records exactly, and rests wholly
 #: on the group frequencies estimated from the reference data.
 MIN_EXACT_NOISELESS_RECORDS = 6
-
-#: The default Theta ("auto"): the worst case over the reference's fit and this
-#: many stratified bootstrap replicates. docs/small_reference.md measures it: with
-#: 50, at most 3% of reference draws gave a release whose true epsilon exceeds
-#: 1.1x the certified one (the plug-in: up to 47%, and 35% at 2,000 records per
-#: group when the groups' gap is small).
-BOOTSTRAP_REPLICATES = 50
-
-#: Fewest reference records in each secret group for the default Theta: below
-#: it the bootstrap's noise is 3x that of the true moments and little is known
-#: (docs/small_reference.md). The plug-in (theta="moments", an explicit and
-#: recorded assumption) needs two, to have a variance.
-MIN_GROUP_RECORDS = 10
 
 #: Most distinct values of an integer column whose sum's exact law is computed.
 MAX_EXACT_VALUES = 256
@@ -80,19 +56,6 @@ def _lattice_width(values: np.ndarray) -> float:
         return 1.0
     step = int(np.gcd.reduce(np.diff(values).astype(np.int64)))
     return float((values[-1] - values[0]) / max(step, 1))
-
-
-def _check_group_sizes(inside: np.ndarray, label: str) -> None:
-    """Refuse a reference with fewer than MIN_GROUP_RECORDS on a side."""
-    counts = int(inside.sum()), int((~inside).sum())
-    if min(counts) < MIN_GROUP_RECORDS:
-        which = "matching" if counts[0] < counts[1] else "not matching"
-        raise NotCertifiableError(
-            f"The reference data has {min(counts)} record(s) {which} the secret "
-            f"{label}; Theta needs at least {MIN_GROUP_RECORDS} in each group to "
-            "estimate its law (docs/small_reference.md measures why). Use more "
-            "reference data, state Theta with skattr.theta.ExpertTheta, or take "
-            "the plug-in fit as the truth with theta='moments' (recorded).")
 
 
 class GaussianPairLawMechanism(BaseMechanism):
@@ -167,7 +130,11 @@ class GaussianPairLawMechanism(BaseMechanism):
             "Ohrimenko App. C.1); the guarantee holds only under that assumption"]
 
     def _fit_theta(self, frame, secrets) -> tuple:
-        exact, why = self._fit_exact_laws(frame, secrets)
+        # The name given to theta= becomes its spec object once, here; the
+        # spec answers every question about Theta (skattr.theta._spec).
+        self.theta_spec_ = resolve_theta(self.theta)
+        reference = Reference(frame, self.query_, self.columns_)
+        exact, why = self._fit_exact_laws(reference, secrets)
         if self.law == "gaussian":
             self.law_, self.exact_laws_ = "gaussian", None
         elif exact is not None:
@@ -183,18 +150,22 @@ class GaussianPairLawMechanism(BaseMechanism):
                 + ("To release it, " if self.law == "exact" else
                    "skattr does not assume the statistic is Gaussian unless "
                    "asked; to release it, ") + alternative)
-        return self._fit_models(frame, secrets)
+        # Exact laws model records as independent draws from their group
+        # (with replacement); the moments must agree with them.
+        sampling = "with-replacement" if self.law_ == "exact" else self.sampling
+        return tuple(self.theta_spec_.moment_models(reference, s, sampling)
+                     for s in secrets)
 
-    def _fit_exact_laws(self, frame, secrets) -> tuple[tuple | None, str]:
+    def _fit_exact_laws(self, reference, secrets) -> tuple[tuple | None, str]:
         """Each secret's exact law model of F, or None and why there is none.
 
         Exact laws cover one count or proportion, or the sum or mean of one
         integer-valued column with at most ``MAX_EXACT_VALUES`` values, under
-        a proportion secret compared pointwise, with Theta fit on reference
-        data (``theta="moments"``).
+        a proportion secret compared pointwise, with a Theta that fixes the
+        records' law (``theta="auto"`` or ``"moments"``).
         """
         query = self.query_
-        if not (isinstance(self.theta, str) and self.theta in ("auto", "moments")):
+        if not self.theta_spec_.fixes_law:
             return None, ("theta states moments (an expert's, a joint Gaussian's "
                           "or sampled ones), which fix no law of the statistic")
         if not isinstance(query, Query) or len(self.columns_) != 1:
@@ -204,10 +175,8 @@ class GaussianPairLawMechanism(BaseMechanism):
             if s.property != "proportion" or s.sets is not None:
                 return None, (f"exact laws need a proportion secret with pairs or "
                               f"a window; {s.label} is not one")
-        h = record_contributions(frame, query, self.columns_)
-        h = h[:, 0]
         if query.statistic in ("sum", "mean"):
-            values = np.unique(h)
+            values = np.unique(reference.records()[:, 0])
             if not np.all(values == np.round(values)):
                 return None, (f"the column {self.columns_[0]!r} takes non-integer "
                               "values, so the law of its mean is continuous")
@@ -224,58 +193,8 @@ class GaussianPairLawMechanism(BaseMechanism):
                 return None, (f"the column {self.columns_[0]!r} spans "
                               f"{_lattice_width(values):g} steps of its values' "
                               "lattice, too wide for its exact law")
-        laws = []
-        for s in secrets:
-            inside = secret_indicator(frame, s) == 1
-            if self.theta == "auto":
-                _check_group_sizes(inside, s.label)
-            law = fit_exact_law(h, inside, query.statistic)
-            if self.theta == "auto":
-                law = bootstrap_exact_law(law, h, inside, BOOTSTRAP_REPLICATES, 0)
-            laws.append(law)
-        return tuple(laws), ""
-
-    def _fit_models(self, frame, secrets) -> tuple:
-        """Fit the moment models of Theta (the Gaussian law and every formula)."""
-        if isinstance(self.theta, ExpertTheta):
-            return tuple(self.theta.models_for(s.column) for s in secrets)
-        if self.theta != "gaussian":
-            for s in secrets:
-                if s.property == "mean":
-                    raise InvalidParameterError(
-                        f"The secret {s.label} protects a mean, which per-group "
-                        "moments cannot condition on; use theta='gaussian' (the "
-                        "joint Gaussian model of Zhang et al. Sec. 4.2).")
-        # Exact laws model records as independent draws from their group
-        # (with replacement); the moments must agree with them.
-        sampling = "with-replacement" if self.law_ == "exact" else self.sampling
-        if isinstance(self.theta, str) and self.theta == "moments":
-            # The plug-in needs per-group sufficient statistics only.
-            stats = group_statistics(frame, self.query_, self.columns_, secrets)
-            return tuple([group_moments(st, sampling=sampling,
-                                        columns=self.columns_,
-                                        secret_label=s.label)]
-                         for s, st in zip(secrets, stats, strict=True))
-        h = record_contributions(frame, self.query_, self.columns_)
-        models = []
-        for s in secrets:
-            z = secret_indicator(frame, s)
-            if isinstance(self.theta, (MonteCarlo, Bootstrap)):
-                models.append(self.theta.fit(z, h, sampling=self.sampling,
-                                             columns=self.columns_,
-                                             secret_label=s.label))
-            elif self.theta == "auto":
-                _check_group_sizes(z == 1, s.label)
-                # A public reference: the seed costs no privacy and makes
-                # Theta a function of the reference alone.
-                boot = Bootstrap(BOOTSTRAP_REPLICATES, random_state=0)
-                models.append(boot.fit(z, h, sampling=sampling,
-                                       columns=self.columns_,
-                                       secret_label=s.label))
-            else:
-                models.append([fit_joint_gaussian(z, h, columns=self.columns_,
-                                                  secret_label=s.label)])
-        return tuple(models)
+        return tuple(self.theta_spec_.exact_law(reference, s, query.statistic)
+                     for s in secrets), ""
 
     def _laws(self, n: int) -> list[PairLaws]:
         weight = self.query_.weight(n)
@@ -312,7 +231,7 @@ class GaussianPairLawMechanism(BaseMechanism):
         """
         # An expert who states Theta states the law of the records itself (Chen
         # and Ohrimenko's Theta of distributions is often one record, n = 1).
-        stated = isinstance(self.theta, ExpertTheta)
+        stated = self.theta_spec_.states_law
         if (self.law_ == "gaussian" and noiseless and not stated
                 and n < MIN_NOISELESS_RECORDS):
             raise NotCertifiableError(
@@ -330,13 +249,7 @@ class GaussianPairLawMechanism(BaseMechanism):
                 "a function of a handful of records exactly, and its certificate "
                 "would rest wholly on the group frequencies estimated from the "
                 "reference data. Release more records, or a smaller epsilon.")
-        if isinstance(self.theta, str) and self.theta == "moments":
-            theta = ["ASSUMED (theta='moments'): the reference's group moments or "
-                     "frequencies are the population's (plug-in), with no "
-                     "allowance for their estimation error; theta='auto' takes "
-                     "the worst case over bootstrap replicates"]
-        else:
-            theta = []
+        theta = list(self.theta_spec_.assumptions)
         if self.law_ == "exact":
             return theta + [
                 "the law of F(X) given each secret is exact: records are "
@@ -429,7 +342,7 @@ class GaussianPairLawMechanism(BaseMechanism):
                     "noiseless_certified needs the private data X or n=.")
             n = len(self._private_frame(X))
         self._validate_params()
-        if not isinstance(self.theta, ExpertTheta) and (
+        if not self.theta_spec_.states_law and (
                 n < MIN_EXACT_NOISELESS_RECORDS
                 or (self.law_ == "gaussian" and n < MIN_NOISELESS_RECORDS)):
             return False

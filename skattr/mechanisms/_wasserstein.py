@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from skattr._data import record_contributions, secret_indicator
+from skattr._data import Reference, secret_indicator
 from skattr._query import Query, StackedQuery
 from skattr._release import Certificate
 from skattr._statistic import Statistic
@@ -22,7 +22,18 @@ from skattr.theta._resample import (
     quantile_bounds,
     tail_bounds,
 )
-from skattr.theta._sums import SumLaws, fit_exact_law, pair_pmfs, sum_sensitivity
+from skattr.theta._spec import (
+    BOOTSTRAP_REPLICATES,
+    FitAndBootstrap,
+    PlugIn,
+    resolve_theta,
+)
+from skattr.theta._sums import (
+    SumLaws,
+    pair_pmfs,
+    sum_sensitivity,
+)
+from skattr.utils._docstrings import fill_doc
 from skattr.utils._param_validation import Interval, Options
 from skattr.wasserstein import w_infinity, wd_closeness
 
@@ -40,8 +51,19 @@ _MAX_EXACT_POINTS = 300
 # distances of the two supports).
 _MAX_LINE_POINTS = 3000
 
-_THETA_DOC = """theta : "auto", "moments", array-like of shape (m, 2), ProbabilityBox \
-or Resample, default="auto"
+_SECRET = """
+    secret : Secret or list of Secret
+        Proportion secrets; pairs must be multiples of 1/n for dataset privacy.
+    """
+
+_CALIBRATION = """
+    calibration : {"analytic", "classic"}, default="analytic"
+        Unused (Laplace noise); kept for a uniform interface.
+    """
+
+_THETA = """
+    theta : "auto", "moments", array-like of shape (m, 2), ProbabilityBox, \
+SumLaws or Resample, default="auto"
         Where the laws of F given a secret come from.
 
         - ``"moments"``: exact count laws (Zhang et al. Sec. 6), records
@@ -57,19 +79,33 @@ or Resample, default="auto"
           (``"moments"`` fits it from the reference data).
         - :class:`~skattr.theta.Resample`: any statistic; datasets of n
           reference records with the secret's exact property value.
-        - ``"auto"``: ``"moments"`` for one count or proportion, else
-          ``Resample()``."""
+        - ``"auto"``: for one count or proportion, the fit of ``"moments"``
+          and 50 stratified bootstrap replicates of it, worst case (the same
+          Theta as every mechanism's ``"auto"``); otherwise
+          ``Resample()``.
+    """
 
+_PRIVACY = """
+    privacy : {"dataset", "distributional"}, default="dataset"
+        Dataset attribute privacy (the secret is the realised share) or
+        distributional (the secret is the parameter the share is drawn from).
+    """
 
-_FITTED_DOC = """random_state : None, int, Generator or RandomState, default=None
-        None draws the noise from the operating system's entropy.
-
+_ATTRIBUTES = """
     Attributes
     ----------
+    %(query_attributes)s
+    secrets_ : tuple of Secret
+        The secrets.
     theta_ : tuple
         For each secret, its p pairs (m, 2), a ProbabilityBox, a
         :class:`~skattr.theta.SumLaws`, or a
-        :class:`~skattr.theta.ResampledLaws`."""
+        :class:`~skattr.theta.ResampledLaws`.
+    %(input_attributes)s
+    """
+
+_fill_doc = fill_doc(secret=_SECRET, calibration=_CALIBRATION, theta=_THETA,
+                     privacy=_PRIVACY, attributes=_ATTRIBUTES)
 
 
 def _small_enough(law, *, closeness: bool = False) -> bool:
@@ -137,52 +173,48 @@ class _WassersteinFamily(BaseMechanism):
             self.query_ = query.with_names(list(labels))
 
     # ------------------------------------------------------------------ Theta
-    def _resampled(self) -> bool:
-        if isinstance(self.theta, Resample):
-            return True
-        return (isinstance(self.theta, str) and self.theta == "auto"
-                and not _count_query(self.query_))
-
     def _fit_theta(self, frame: pd.DataFrame, secrets) -> tuple:
-        if self._resampled():
-            resample = self.theta if isinstance(self.theta, Resample) else Resample()
-            return tuple(resample.fit(frame, self.query_, self.columns_, s)
+        # The name given to theta= becomes its spec object once, here.
+        spec = self.theta_spec_ = resolve_theta(self.theta, ("auto", "moments"))
+        if isinstance(spec, FitAndBootstrap) and not _count_query(self.query_):
+            # A statistic with no exact law here: the resampling model of the
+            # reference records is the only Theta that describes its law.
+            spec = self.theta_spec_ = Resample()
+        if isinstance(spec, Resample):
+            return tuple(spec.fit(frame, self.query_, self.columns_, s)
                          for s in secrets)
         for s in secrets:
             if s.property != "proportion":
                 raise InvalidParameterError(
                     f"The secret {s.label} protects a mean; the exact laws need a "
                     "proportion secret (or theta=skattr.theta.Resample()).")
-        if _sum_query(self.query_) and (isinstance(self.theta, SumLaws) or (
-                isinstance(self.theta, str) and self.theta == "moments")):
-            return self._fit_sum_laws(frame, secrets)
-        if not _count_query(self.query_):
+        counting = _count_query(self.query_)
+        if not (counting or (_sum_query(self.query_)
+                             and isinstance(spec, (SumLaws, PlugIn)))):
             raise InvalidParameterError(
                 "Exact laws cover one count or proportion (theta='moments', p "
                 "pairs or a ProbabilityBox) or the sum or mean of one "
                 "integer-valued column (theta='moments' or SumLaws); for any "
                 "other statistic use theta=skattr.theta.Resample().")
-        if isinstance(self.theta, ProbabilityBox):
-            return tuple(self.theta for _ in secrets)
-        if not (isinstance(self.theta, str) and self.theta in ("auto", "moments")):
-            thetas = np.asarray(self.theta, dtype=float)
-            if thetas.ndim != 2 or thetas.shape[1] != 2 or not np.all(
-                    (thetas >= 0) & (thetas <= 1)):
-                raise InvalidParameterError(
-                    "theta must be 'moments', a finite set of pairs "
-                    "[[P(counted | out), P(counted | in)], ...] in [0, 1], a "
-                    f"ProbabilityBox or a Resample; got {self.theta!r}.")
-            return tuple(thetas for _ in secrets)
-        counted = record_contributions(frame, self.query_, self.columns_)[:, 0]
-        return tuple(fit_exact_law(counted, inside, "count")
-                     for inside in self._groups(frame, secrets, "count"))
-
-    def _fit_sum_laws(self, frame: pd.DataFrame, secrets) -> tuple:
-        if isinstance(self.theta, SumLaws):
-            return tuple(self.theta for _ in secrets)
-        column = record_contributions(frame, self.query_, self.columns_)[:, 0]
-        return tuple(fit_exact_law(column, inside, "sum")
-                     for inside in self._groups(frame, secrets, "sum"))
+        if isinstance(spec, (ProbabilityBox, SumLaws)):
+            return tuple(spec for _ in secrets)
+        if getattr(spec, "fixes_law", False):
+            # The reference's fit (theta="moments"), and for "auto" its
+            # bootstrap replicates: the same Theta as every mechanism's.
+            reference = Reference(frame, self.query_, self.columns_)
+            statistic = "count" if counting else "sum"
+            return tuple(spec.exact_law(reference, s, statistic)
+                         for s, _ in zip(secrets,
+                                         self._groups(frame, secrets, statistic),
+                                         strict=True))
+        thetas = np.asarray(spec, dtype=float)
+        if thetas.ndim != 2 or thetas.shape[1] != 2 or not np.all(
+                (thetas >= 0) & (thetas <= 1)):
+            raise InvalidParameterError(
+                "theta must be 'moments', a finite set of pairs "
+                "[[P(counted | out), P(counted | in)], ...] in [0, 1], a "
+                f"ProbabilityBox or a Resample; got {self.theta!r}.")
+        return tuple(thetas for _ in secrets)
 
     @staticmethod
     def _groups(frame: pd.DataFrame, secrets, statistic: str):
@@ -208,9 +240,13 @@ class _WassersteinFamily(BaseMechanism):
         if isinstance(first, SumLaws):
             return (f"the law of the column's {len(first.values)} values in and "
                     f"out of the group ({len(first.probs)} theta)")
+        if isinstance(self.theta_spec_, FitAndBootstrap):
+            return (f"p estimated from the reference data and "
+                    f"{BOOTSTRAP_REPLICATES} stratified bootstrap replicates "
+                    "(worst case)")
         if isinstance(first, ProbabilityBox):
             return f"p anywhere in [{first.low}, {first.high}]"
-        if isinstance(self.theta, str):
+        if isinstance(self.theta_spec_, PlugIn):
             return "p estimated from the reference data"
         return f"{len(first)} stated p pairs"
 
@@ -270,9 +306,10 @@ class _WassersteinFamily(BaseMechanism):
                 "privacy)")
 
 
+@_fill_doc
 @register
 class WassersteinMechanism(_WassersteinFamily):
-    __doc__ = f"""Wasserstein Mechanism: Laplace(W / epsilon) noise (Zhang Alg 4).
+    """Wasserstein Mechanism: Laplace(W / epsilon) noise (Zhang Alg 4).
 
     W is the largest infinity-Wasserstein distance (L1 ground metric) between
     the laws of the released statistic under the two secrets of a pair, worst
@@ -286,19 +323,16 @@ class WassersteinMechanism(_WassersteinFamily):
     ----------
     query : Query or Statistic
         The released statistic(s).
-    secret : Secret or list of Secret
-        Proportion secrets; pairs must be multiples of 1/n for dataset privacy.
-    epsilon : float, default=1.0
-        Privacy loss bound, > 0.
+    %(secret)s
+    %(epsilon)s
     delta : float, default=0.0
         Ignored: the certificate has delta = 0.
-    calibration : {{"analytic", "classic"}}
-        Unused (Laplace noise); kept for a uniform interface.
-    {_THETA_DOC}
-    privacy : {{"dataset", "distributional"}}, default="dataset"
-        Dataset attribute privacy (the secret is the realised share) or
-        distributional (the secret is the parameter the share is drawn from).
-    {_FITTED_DOC}
+    %(calibration)s
+    %(theta)s
+    %(privacy)s
+    %(random_state)s
+
+    %(attributes)s
 
     See Also
     --------
@@ -316,15 +350,17 @@ class WassersteinMechanism(_WassersteinFamily):
     ----------
     .. [1] S. Song, Y. Wang and K. Chaudhuri. "Pufferfish Privacy Mechanisms for
        Correlated Data." SIGMOD 2017.
-    .. [2] W. Zhang, O. Ohrimenko and R. Cummings. "Attribute Privacy:
-       Framework and Mechanisms." FAccT 2022, long version, Sec. 6.
-    .. [3] M. Chen and O. Ohrimenko. "Protecting Global Properties of Datasets
-       with Distribution Privacy Mechanisms." AISTATS 2023, Thm 3.1.
+    .. [2]
+       %(zhang_ohrimenko_cummings)s
+       Long version, Sec. 6.
+    .. [3]
+       %(chen_ohrimenko)s
+       Thm 3.1.
 
     Examples
     --------
     >>> import pandas as pd, skattr
-    >>> frame = pd.DataFrame({{"x1": [1, 0, 1, 1], "x2": [1, 0, 0, 1]}})
+    >>> frame = pd.DataFrame({"x1": [1, 0, 1, 1], "x2": [1, 0, 0, 1]})
     >>> mech = skattr.mechanisms.WassersteinMechanism(
     ...     query=skattr.Query.count("x1", 1),
     ...     secret=skattr.Secret.proportion("x2", 1, pairs=[(0.0, 1.0)]),
@@ -337,7 +373,7 @@ class WassersteinMechanism(_WassersteinFamily):
 
     def _sensitivity(self, n: int) -> tuple[float, str, tuple]:
         worst = 0.0
-        if self._resampled():
+        if isinstance(self.theta_spec_, Resample):
             worst, why = self._resampled_w_infinity(n)
             if worst is None:
                 raise NotCertifiableError(
@@ -368,9 +404,10 @@ class WassersteinMechanism(_WassersteinFamily):
                 self._count_assumption())
 
 
+@_fill_doc
 @register
 class ApproximateWassersteinMechanism(_WassersteinFamily):
-    __doc__ = f"""Approximate Wasserstein Mechanism: any statistic (Chen Thm 3.2-3.3).
+    """Approximate Wasserstein Mechanism: any statistic (Chen Thm 3.2-3.3).
 
     Laplace noise W / epsilon per statistic, W such that the laws of F under the
     two secrets of every pair are (W, delta)-close (Chen and Ohrimenko Def 3.2):
@@ -384,19 +421,17 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
         The released statistic(s): a count or proportion (exact laws), or any
         :class:`~skattr.Statistic` (median, quantiles, std, trimmed mean, OLS
         coefficients, a function) with ``theta=Resample()``.
-    secret : Secret or list of Secret
-        Proportion secrets; pairs must be multiples of 1/n for dataset privacy.
-    epsilon : float, default=1.0
-        Privacy loss bound, > 0.
+    %(secret)s
+    %(epsilon)s
     delta : float, default=1e-3
         The certificate's delta, > 0: the mass disregarded, plus (with drawn
         laws) the chance that the draws misjudge a tail.
-    calibration : {{"analytic", "classic"}}
-        Unused (Laplace noise); kept for a uniform interface.
-    {_THETA_DOC}
-    privacy : {{"dataset", "distributional"}}, default="dataset"
-        Dataset or distributional attribute privacy.
-    {_FITTED_DOC}
+    %(calibration)s
+    %(theta)s
+    %(privacy)s
+    %(random_state)s
+
+    %(attributes)s
 
     See Also
     --------
@@ -425,9 +460,9 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
 
     References
     ----------
-    .. [1] M. Chen and O. Ohrimenko. "Protecting Global Properties of Datasets
-       with Distribution Privacy Mechanisms." AISTATS 2023, Def 3.2,
-       Thm 3.2-3.3.
+    .. [1]
+       %(chen_ohrimenko)s
+       Def 3.2, Thm 3.2-3.3.
 
     Examples
     --------
@@ -435,7 +470,7 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
     disregarding 1% of the mass saves one unit of W.
 
     >>> import pandas as pd, skattr
-    >>> frame = pd.DataFrame({{"x1": [1, 0, 1, 1], "x2": [1, 0, 0, 1]}})
+    >>> frame = pd.DataFrame({"x1": [1, 0, 1, 1], "x2": [1, 0, 0, 1]})
     >>> kw = dict(query=skattr.Query.count("x1", 1),
     ...           secret=skattr.Secret.proportion("x2", 1, pairs=[(0.4, 0.6)]),
     ...           theta=[[0.3, 0.5]])
@@ -464,7 +499,7 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
         return self.delta
 
     def _sensitivity(self, n: int) -> tuple[float, str, tuple]:
-        if self._resampled():
+        if isinstance(self.theta_spec_, Resample):
             return self._resampled_sensitivity(n)
         worst = 0.0
         boxed = False

@@ -13,6 +13,7 @@ from skattr.noise._laws import (
     expected_laplace_norm,
     gaussian_accuracy,
 )
+from skattr.utils._public import public_dir
 
 __all__ = [
     "GaussianNoise",
@@ -23,3 +24,5 @@ __all__ = [
     "expected_laplace_norm",
     "gaussian_accuracy",
 ]
+
+__dir__ = public_dir(__all__)

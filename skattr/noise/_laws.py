@@ -16,6 +16,7 @@ import numpy as np
 from scipy import integrate, special, stats
 
 from skattr._random import gaussian_noise, laplace_noise
+from skattr.exceptions import InvalidParameterError
 
 __all__ = [
     "GaussianNoise",
@@ -338,7 +339,9 @@ class SumOfNoises(NoiseLaw):
 
     def __post_init__(self):
         if len({p.k for p in self.parts}) != 1:
-            raise ValueError("the noises of a sum must have the same dimension")
+            raise InvalidParameterError(
+                "The noises of a sum must have the same dimension; got "
+                f"{sorted({p.k for p in self.parts})}.")
 
     @property
     def kind(self) -> str:

@@ -82,7 +82,7 @@ def count_sensitivity(pairs: Iterable, n: int, thetas, *,
     counts of X2 = 1.
 
     >>> from itertools import combinations, product
-    >>> from skattr.theta import count_sensitivity
+    >>> from skattr.theta._count_sensitivity import count_sensitivity
     >>> shares = [0, 0.25, 0.5, 0.75, 1]
     >>> thetas = list(product([0.4, 0.5, 0.6], repeat=2))
     >>> count_sensitivity(combinations(shares, 2), 4, thetas)
@@ -337,7 +337,7 @@ def count_sensitivity_box(pairs: Iterable, n: int, low, high, *,
     pairs of counts of X2 = 1.
 
     >>> from itertools import combinations
-    >>> from skattr.theta import count_sensitivity_box
+    >>> from skattr.theta._count_sensitivity import count_sensitivity_box
     >>> shares = [0, 0.25, 0.5, 0.75, 1]
     >>> result = count_sensitivity_box(combinations(shares, 2), 4, (0.4, 0.4),
     ...                                (0.6, 0.6))

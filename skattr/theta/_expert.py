@@ -61,6 +61,19 @@ class ExpertTheta:
             )
         return models
 
+    #: Theta protocol: an expert states the records' law itself.
+    states_law = True
+    fixes_law = False
+    assumptions = ()
+
+    def moment_models(self, reference, secret, sampling: str) -> list:
+        """Theta protocol: the models stated for the secret's column."""
+        return self.models_for(secret.column)
+
+    def exact_law(self, reference, secret, statistic: str):
+        """Theta protocol: None (the expert states moments, not a law)."""
+        return None
+
     def models_for(self, column) -> list:
         """Return the models stated for the secret on ``column``."""
         if isinstance(self.models, dict):

@@ -244,7 +244,7 @@ def fit_joint_gaussian(z: np.ndarray, h: np.ndarray, *, columns,
     Variances 1 in the secret's group and 25 outside it:
 
     >>> import numpy as np
-    >>> from skattr.theta import fit_joint_gaussian
+    >>> from skattr.theta._fit import fit_joint_gaussian
     >>> rng = np.random.default_rng(0)
     >>> z = (rng.random(2000) < 0.1).astype(float)
     >>> h = np.where(z == 1, rng.normal(1, 1, 2000), rng.normal(0, 5, 2000))

@@ -7,7 +7,7 @@ summed (the query's weight w(n) is applied by the caller).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
@@ -110,7 +110,9 @@ class GroupMoments:
     size_out: int | None = None
     columns: tuple = ()
     description: str = "stated by an expert"
-    kind: str = field(default="group-moments", init=False)
+    #: Theta protocol: the model conditions on a proportion's groups only, so
+    #: it cannot describe F given the mean of the secret's attribute.
+    conditions_on_mean = False
 
     def __post_init__(self):
         m_in = _as_vector(self.mean_in, "mean_in")
@@ -243,7 +245,8 @@ class JointGaussian:
     cov: np.ndarray
     columns: tuple = ()
     description: str = "stated by an expert"
-    kind: str = field(default="joint-gaussian", init=False)
+    #: Theta protocol: the model conditions on the secret attribute's mean.
+    conditions_on_mean = True
 
     def __post_init__(self):
         mean = _as_vector(self.mean, "mean")

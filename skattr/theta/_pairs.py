@@ -111,7 +111,7 @@ def pair_laws(models: list, secret: Secret, weight: float, n: int,
     """
     for model in models:
         _check_columns(model, columns)
-        if secret.property == "mean" and model.kind == "group-moments":
+        if secret.property == "mean" and not model.conditions_on_mean:
             raise InvalidParameterError(
                 f"The secret {secret.label} protects a mean, which per-group moments "
                 "cannot condition on; use theta='gaussian' (the joint Gaussian model "

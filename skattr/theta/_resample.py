@@ -75,7 +75,7 @@ def draw_subsets(inside: np.ndarray, outside: np.ndarray, counts, n: int,
     Examples
     --------
     >>> import numpy as np
-    >>> from skattr.theta import draw_subsets
+    >>> from skattr.theta._resample import draw_subsets
     >>> rows = draw_subsets(np.arange(5), np.arange(5, 50), [2, 2, 3], 10,
     ...                     np.random.default_rng(0))
     >>> rows.shape, (rows < 5).sum(axis=1).tolist()
@@ -157,7 +157,7 @@ def quantile_bounds(samples: np.ndarray, levels, failure: float
     Examples
     --------
     >>> import numpy as np
-    >>> from skattr.theta import quantile_bounds
+    >>> from skattr.theta._resample import quantile_bounds
     >>> draws = np.random.default_rng(0).standard_normal((100_000, 1))
     >>> lower, upper = quantile_bounds(draws, [0.001, 0.5], 1e-6)
     >>> bool(lower[0, 0] < -3.09 < upper[0, 0]), bool(lower[1, 0] < 0 < upper[1, 0])
@@ -199,7 +199,7 @@ def tail_bounds(samples: np.ndarray, tail: float, failure: float
     Examples
     --------
     >>> import numpy as np
-    >>> from skattr.theta import tail_bounds
+    >>> from skattr.theta._resample import tail_bounds
     >>> draws = np.random.default_rng(0).standard_normal((100_000, 1))
     >>> lower, upper = tail_bounds(draws, 1e-3, 1e-6)
     >>> bool(-3.4 < lower[0] < -3.09 < 3.09 < upper[0] < 3.4)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -11,6 +11,15 @@ from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.theta._fit import fit_group_moments
 
 __all__ = ["Bootstrap", "MonteCarlo", "MonteCarloMoments"]
+
+
+def refuse_mean_secret(secret) -> None:
+    """Refuse a mean secret: per-group moments cannot condition on a mean."""
+    if secret.property == "mean":
+        raise InvalidParameterError(
+            f"The secret {secret.label} protects a mean, which per-group "
+            "moments cannot condition on; use theta='gaussian' (the joint "
+            "Gaussian model of Zhang et al. Sec. 4.2).")
 
 
 @dataclass(frozen=True)
@@ -31,7 +40,8 @@ class MonteCarloMoments:
     sampling: str
     columns: tuple
     description: str = ""
-    kind: str = field(default="monte-carlo", init=False)
+    #: Theta protocol: per-group draws cannot condition on a mean.
+    conditions_on_mean = False
 
     def _group_sums(self, rng, group: np.ndarray, count: int) -> np.ndarray:
         """Sum ``count`` records of ``group``, once per drawn dataset."""
@@ -113,6 +123,21 @@ class MonteCarlo:
                 f"n_draws must be an int >= 2; got {self.n_draws!r}.")
         seed_of(self.random_state, owner="MonteCarlo")  # refuse it now
 
+    states_law = False
+    fixes_law = False
+    assumptions = ()
+
+    def moment_models(self, reference, secret, sampling: str) -> list:
+        """Theta protocol: this estimate's model for ``secret``."""
+        refuse_mean_secret(secret)
+        return self.fit(reference.groups(secret), reference.records(),
+                        sampling=sampling, columns=reference.columns,
+                        secret_label=secret.label)
+
+    def exact_law(self, reference, secret, statistic: str):
+        """Theta protocol: None (sampled moments fix no law of the records)."""
+        return None
+
     def fit(self, z: np.ndarray, h: np.ndarray, *, sampling: str, columns,
             secret_label: str) -> list:
         """Return the one-model Theta of this estimate."""
@@ -167,6 +192,21 @@ class Bootstrap:
             raise InvalidParameterError(
                 f"n_replicates must be an int >= 1; got {self.n_replicates!r}.")
         seed_of(self.random_state, owner="Bootstrap")  # refuse it now
+
+    states_law = False
+    fixes_law = False
+    assumptions = ()
+
+    def moment_models(self, reference, secret, sampling: str) -> list:
+        """Theta protocol: the reference's model and the replicates'."""
+        refuse_mean_secret(secret)
+        return self.fit(reference.groups(secret), reference.records(),
+                        sampling=sampling, columns=reference.columns,
+                        secret_label=secret.label)
+
+    def exact_law(self, reference, secret, statistic: str):
+        """Theta protocol: None (replicated moments fix no law of the records)."""
+        return None
 
     def fit(self, z: np.ndarray, h: np.ndarray, *, sampling: str, columns,
             secret_label: str) -> list:

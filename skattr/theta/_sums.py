@@ -199,7 +199,7 @@ def sum_sensitivity(pairs: Iterable, n: int, thetas, values, *,
     Counting is the case values = (0, 1): Zhang et al.'s Example 2 at one theta.
 
     >>> from itertools import combinations
-    >>> from skattr.theta import sum_sensitivity
+    >>> from skattr.theta._sums import sum_sensitivity
     >>> shares = [0, 0.25, 0.5, 0.75, 1]
     >>> sum_sensitivity(combinations(shares, 2), 4, [[[0.4, 0.6], [0.6, 0.4]]],
     ...                 [0, 1])

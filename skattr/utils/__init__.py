@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from skattr.utils._public import public_dir
+
 __all__ = ["all_estimators"]
+
+__dir__ = public_dir(__all__)
 
 
 def all_estimators() -> list[tuple[str, type]]:
