@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from skattr._query import Query, StackedQuery
+from skattr._base_query import BaseQuery
+from skattr._query import Query
 from skattr._release import Plan, Release
 from skattr._statistic import Statistic
 from skattr.exceptions import (
@@ -32,7 +33,7 @@ def build_mechanism(query, *, secret, reference, data: pd.DataFrame,
 
 def _as_query(func, columns):
     """Return the query ``func`` names: a statistic's name, a callable or a query."""
-    if isinstance(func, (Query, StackedQuery, Statistic)):
+    if isinstance(func, BaseQuery):
         return func
     if isinstance(func, str):
         if func not in _AGGREGATIONS:

@@ -3,31 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
+from skattr._base_query import LinearQuery, as_tuple
+from skattr._statistic import Statistic
 from skattr._validation import as_frame, check_columns, column_sums, numeric_block
 from skattr.exceptions import DataValidationError, InvalidParameterError
-
-if TYPE_CHECKING:
-    from skattr._statistic import Statistic
 
 __all__ = ["Query", "StackedQuery"]
 
 _STATISTICS = ("mean", "sum", "count", "proportion")
-
-
-def _as_tuple(columns) -> tuple | None:
-    if columns is None:
-        return None
-    if isinstance(columns, (str, int, np.integer)):
-        return (columns,)
-    columns = tuple(columns)
-    if not columns:
-        raise InvalidParameterError("A query needs at least one column; got none.")
-    return columns
 
 
 def check_present(col: pd.Series, column, *, what: str) -> None:
@@ -93,7 +81,7 @@ def indicator(frame: pd.DataFrame, column, value, *, what: str) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Query:
+class Query(LinearQuery):
     """A linear statistic F of named columns: mean, sum, count or proportion.
 
     F(X) = w(n) * sum_j h(x_j), with a per-record contribution h (the column
@@ -137,7 +125,7 @@ class Query:
                 f"The 'statistic' of a Query must be one of {_STATISTICS}. "
                 f"Got {self.statistic!r} instead."
             )
-        object.__setattr__(self, "columns", _as_tuple(self.columns))
+        object.__setattr__(self, "columns", as_tuple(self.columns))
         if self.value is not None and self.statistic in ("mean", "sum"):
             raise InvalidParameterError(
                 f"A {self.statistic} query takes no 'value'; use Query.count or "
@@ -164,8 +152,8 @@ class Query:
         """Fraction of records whose column equals ``value`` (or passes it)."""
         return cls("proportion", columns, value)
 
-    # Non-linear statistics live in skattr._statistic, which imports this module;
-    # the constructors below import it when called.
+    # The non-linear statistics are Statistic's; these constructors reach them
+    # from Query too.
 
     @classmethod
     def median(cls, columns=None) -> Statistic:
@@ -179,44 +167,32 @@ class Query:
         age    40.0
         Name: median, dtype: float64
         """
-        from skattr._statistic import Statistic
-
         return Statistic.median(columns)
 
     @classmethod
     def quantile(cls, columns=None, q: float | list[float] = 0.5) -> Statistic:
         """Quantiles of each column: a :class:`Statistic` (see Statistic.quantile)."""
-        from skattr._statistic import Statistic
-
         return Statistic.quantile(columns, q=q)
 
     @classmethod
     def std(cls, columns=None, ddof: int = 1) -> Statistic:
         """Each column's standard deviation: a :class:`Statistic` (see its std)."""
-        from skattr._statistic import Statistic
-
         return Statistic.std(columns, ddof=ddof)
 
     @classmethod
     def trimmed_mean(cls, columns=None, proportiontocut: float = 0.1) -> Statistic:
         """Trimmed mean of each column: a :class:`Statistic` (see its trimmed_mean)."""
-        from skattr._statistic import Statistic
-
         return Statistic.trimmed_mean(columns, proportiontocut=proportiontocut)
 
     @classmethod
     def ols(cls, y, X, add_constant: bool = True) -> Statistic:
         """OLS coefficients of y on X: a :class:`Statistic` (see Statistic.ols)."""
-        from skattr._statistic import Statistic
-
         return Statistic.ols(y, X, add_constant=add_constant)
 
     @classmethod
     def function(cls, func: Callable[[pd.DataFrame], Any], names=None,
                  columns=None) -> Statistic:
         """Any callable DataFrame -> vector: a :class:`Statistic` (see its function)."""
-        from skattr._statistic import Statistic
-
         return Statistic.function(func, names=names, columns=columns)
 
     def resolve_columns(self, frame: pd.DataFrame, exclude=()) -> tuple:
@@ -265,6 +241,10 @@ class Query:
             return [f"{c}:{name}" for c in columns]
         return [f"{c}={self.value}" for c in columns]
 
+    def n_outputs(self, columns) -> int:
+        """Length d of the statistic on ``columns``: one per column."""
+        return len(columns)
+
     def with_columns(self, columns) -> Query:
         """Return the same statistic on resolved columns."""
         return Query(self.statistic, tuple(columns), self.value)
@@ -283,7 +263,7 @@ class Query:
 
 
 @dataclass(frozen=True)
-class StackedQuery:
+class StackedQuery(LinearQuery):
     """Several linear statistics released as one vector, e.g. means and counts.
 
     Build one with ``Query.mean([...]) + Query.count("sex", "Female")``. Each part
@@ -360,6 +340,10 @@ class StackedQuery:
         """Sum every part's contributions."""
         return np.concatenate([p.totals(frame, p.columns, what=what)
                                for p in self.parts])
+
+    def n_outputs(self, columns=None) -> int:
+        """Length d of the stacked statistic: one per column of each part."""
+        return len(self.columns)
 
     def names(self, columns=None) -> list[str]:
         """Return the labels of the released statistics."""

@@ -18,10 +18,8 @@ The rule, :func:`check_random_state`, for every ``random_state`` in skattr:
 
 Code that seeds generators of its own (a Theta estimator, whose seed keys the draws
 of each property value) takes an int from :func:`seed_of` instead: the seed
-itself, or a fresh one from the operating system for ``None``. The noise samplers
-:func:`gaussian_noise` and :func:`laplace_noise` are the one exception: they draw
-from a ``RandomState`` directly, since the mechanisms hand them the one
-scikit-learn's ``check_random_state`` makes of an int seed. A seed is for
+itself, or a fresh one from the operating system for ``None``. The mechanisms'
+noise follows the same rule (one generator per ``fit``). A seed is for
 experiments: anyone who knows it can reproduce, and so subtract, the noise.
 
 Unseeded draws keep no state between calls, so threads may draw concurrently
@@ -245,7 +243,7 @@ def check_random_state(random_state, stream=None, *, owner: str | None = None):
     """
     if random_state is None:
         return OSEntropy()
-    if isinstance(random_state, np.random.Generator):
+    if isinstance(random_state, (np.random.Generator, OSEntropy)):
         return random_state
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
@@ -372,18 +370,6 @@ def draw_k_subsets(pool: int, k: int, size: int, rng, *,
 # --------------------------------------------------------------------------------
 
 
-def _noise_source(random_state):
-    """Apply the rule, except that a RandomState is drawn from as it is.
-
-    The mechanisms turn an int seed into a RandomState with scikit-learn's
-    ``check_random_state``; drawing from it directly keeps the noise of a seeded
-    mechanism what scikit-learn users expect (and what skattr's examples show).
-    """
-    if isinstance(random_state, np.random.RandomState):
-        return random_state
-    return check_random_state(random_state)
-
-
 def gaussian_noise(cov: np.ndarray, random_state=None) -> np.ndarray:
     """Draw one vector from N(0, cov).
 
@@ -393,9 +379,8 @@ def gaussian_noise(cov: np.ndarray, random_state=None) -> np.ndarray:
     cannot be predicted from any seed and concurrent calls from several threads
     are safe. An int, ``Generator`` or ``RandomState`` makes the draw
     reproducible, which is what experiments want and what a real release must
-    not use: anyone who knows the seed can subtract the noise. An int seeds a
-    Generator as :func:`check_random_state` does; a ``RandomState`` is drawn from
-    directly.
+    not use: anyone who knows the seed can subtract the noise. The source
+    follows :func:`check_random_state`.
 
     The draw is made in floating point, so, like every floating-point sampler, it
     is exposed to the least-significant-bit attack (Mironov, CCS 2012): the set of
@@ -406,7 +391,7 @@ def gaussian_noise(cov: np.ndarray, random_state=None) -> np.ndarray:
     publishing them: rounding is post-processing and keeps the guarantee.
     """
     cov = np.atleast_2d(np.asarray(cov, dtype=float))
-    standard = _noise_source(random_state).standard_normal(cov.shape[0])
+    standard = check_random_state(random_state).standard_normal(cov.shape[0])
     lam, vecs = np.linalg.eigh(cov)
     return vecs @ (np.sqrt(np.clip(lam, 0.0, None)) * standard)
 
@@ -422,5 +407,5 @@ def laplace_noise(scale: float, basis: np.ndarray, random_state=None) -> np.ndar
     the remedy in :func:`gaussian_noise` applies.
     """
     basis = np.atleast_2d(np.asarray(basis, dtype=float))
-    y = _noise_source(random_state).laplace(0.0, 1.0, basis.shape[1])
+    y = check_random_state(random_state).laplace(0.0, 1.0, basis.shape[1])
     return basis @ (scale * y)

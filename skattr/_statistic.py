@@ -4,7 +4,8 @@ A :class:`~skattr.Query` is linear in the records, so its law given a secret fol
 from per-group moments. The statistics here (quantiles, standard deviations,
 trimmed means, regression coefficients, any callable) are not; a mechanism learns
 their law by evaluating them on many subsets of reference rows, which
-:meth:`Statistic.evaluate_rows` does for all subsets at once.
+:meth:`Statistic.evaluate_rows` does for all subsets at once. Each kind of
+statistic is one kernel in the table ``_KERNELS`` at the end of the module.
 """
 
 from __future__ import annotations
@@ -12,20 +13,18 @@ from __future__ import annotations
 import dataclasses
 import numbers
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from skattr._query import _as_tuple
+from skattr._base_query import BaseQuery, as_tuple
 from skattr._validation import as_frame, check_columns, numeric_block
 from skattr.exceptions import DataValidationError, InvalidParameterError
 from skattr.utils._param_validation import Interval, validate_parameter_constraints
 
 __all__ = ["Statistic"]
-
-_STATISTICS = ("median", "quantile", "std", "trimmed-mean", "ols", "function")
 
 # Values gathered at once by evaluate_rows (32 MB of float64): m subsets of n rows
 # of k columns would otherwise be one m * n * k copy.
@@ -33,7 +32,7 @@ _CHUNK = 2**22
 
 
 @dataclass(frozen=True)
-class Statistic:
+class Statistic(BaseQuery):
     """A statistic F of named columns that is not linear in the records.
 
     Median, quantiles, standard deviation, trimmed mean, the coefficients of an
@@ -111,18 +110,8 @@ class Statistic:
                 f"The 'statistic' of a Statistic must be one of {_STATISTICS}. "
                 f"Got {self.statistic!r} instead."
             )
-        object.__setattr__(self, "columns", _as_tuple(self.columns))
+        object.__setattr__(self, "columns", as_tuple(self.columns))
         caller = f"Statistic.{self.statistic.replace('-', '_')}"
-        if self.statistic == "quantile":
-            levels = (self.q,) if isinstance(self.q, numbers.Real) else tuple(self.q)
-            if not levels:
-                raise InvalidParameterError(
-                    "The 'q' parameter of Statistic.quantile needs at least one "
-                    "level in [0, 1]; got none.")
-            for level in levels:
-                validate_parameter_constraints(
-                    {"q": [Interval("real", 0, 1)]}, {"q": level}, caller)
-            object.__setattr__(self, "q", tuple(float(level) for level in levels))
         validate_parameter_constraints(
             {"ddof": [Interval("integral", 0, None)],
              "proportiontocut": [Interval("real", 0, 0.5, closed="left")],
@@ -130,31 +119,16 @@ class Statistic:
             {"ddof": self.ddof, "proportiontocut": self.proportiontocut,
              "add_constant": self.add_constant},
             caller)
-        if self.statistic == "ols":
-            self._check_regression()
-        if self.statistic == "function":
-            validate_parameter_constraints(
-                {"func": ["callable"]}, {"func": self.func}, caller)
-            if self.labels is not None:
-                labels = (self.labels,) if isinstance(self.labels, str) else tuple(
-                    str(name) for name in self.labels)
-                object.__setattr__(self, "labels", labels)
-        if (self.labels if self.statistic == "function" else self.columns) is not None:
-            self.names(self.columns)  # raises on duplicate labels
+        self._kernel.check(self, caller)
 
-    def _check_regression(self) -> None:
-        if self.columns is None or len(self.columns) < 2:
-            raise InvalidParameterError(
-                "An OLS statistic needs a response and at least one regressor, "
-                "e.g. Statistic.ols('income', ['age', 'hours']).")
-        y, regressors = self.columns[0], self.columns[1:]
-        if y in regressors:
-            raise InvalidParameterError(
-                f"The response {y!r} is also a regressor; remove it from X.")
-        if len(set(regressors)) != len(regressors):
-            raise InvalidParameterError(
-                f"The regressors {list(regressors)} repeat a column; name each "
-                "once.")
+    @property
+    def _kernel(self) -> _VectorisedKernel | _CallableKernel:
+        return _KERNELS[self.statistic]
+
+    @property
+    def is_linear(self) -> bool:
+        """False: F is no weighted sum of per-record contributions."""
+        return False
 
     @classmethod
     def median(cls, columns=None) -> Statistic:
@@ -266,7 +240,7 @@ class Statistic:
             One statistic per coefficient, labelled ``ols:const``,
             ``ols:<regressor>``.
         """
-        return cls("ols", (y, *_as_tuple(X)), add_constant=add_constant)
+        return cls("ols", (y, *as_tuple(X)), add_constant=add_constant)
 
     @classmethod
     def function(cls, func: Callable[[pd.DataFrame], Any], names=None,
@@ -321,7 +295,7 @@ class Statistic:
         if self.columns is not None:
             check_columns(frame, self.columns, what="the data")
             return self.columns
-        if self.statistic == "function":
+        if self._kernel.reads_whole_frame:
             return tuple(frame.columns)
         columns = tuple(c for c in frame.columns if c not in set(exclude))
         if not columns:
@@ -346,13 +320,7 @@ class Statistic:
 
     def n_outputs(self, columns) -> int | None:
         """Length d of the statistic on ``columns``; None for an unnamed function."""
-        if self.statistic == "function":
-            return None if self.labels is None else len(self.labels)
-        if self.statistic == "quantile":
-            return len(columns) * len(self.q)
-        if self.statistic == "ols":
-            return len(columns) - 1 + self.add_constant
-        return len(columns)
+        return self._kernel.n_outputs(self, columns)
 
     def names(self, columns) -> list[str]:
         """Labels of the released statistics.
@@ -363,20 +331,7 @@ class Statistic:
             For a function whose labels are not known yet (see
             :meth:`with_names`), or when two statistics share a label.
         """
-        if self.statistic == "function":
-            if self.labels is None:
-                raise InvalidParameterError(
-                    "The labels of a function's outputs are known once it runs: "
-                    "pass names=[...] to Statistic.function, or fix them with "
-                    "stat.with_names(stat.evaluate(frame).index).")
-            names = list(self.labels)
-        elif self.statistic == "quantile":
-            names = [f"{c}:q{level:.15g}" for c in columns for level in self.q]
-        elif self.statistic == "ols":
-            names = ["ols:const"] if self.add_constant else []
-            names += [f"ols:{c}" for c in columns[1:]]
-        else:
-            names = [str(c) for c in columns]
+        names = self._kernel.names(self, columns)
         if len(set(names)) != len(names):
             raise InvalidParameterError(
                 f"The {self.statistic} releases duplicate statistics {names}; "
@@ -385,11 +340,7 @@ class Statistic:
 
     def min_rows(self, columns) -> int:
         """Fewest rows the statistic is defined on (in the data and each subset)."""
-        if self.statistic == "std":
-            return self.ddof + 1
-        if self.statistic == "ols":
-            return self.n_outputs(columns)
-        return 1
+        return self._kernel.min_rows(self, columns)
 
     def prepare(self, frame: pd.DataFrame, columns, *, what: str = "the data"):
         """Validate ``frame`` once and keep what :meth:`evaluate_rows` reads.
@@ -401,18 +352,7 @@ class Statistic:
             statistics; the frame restricted to ``columns`` for a function.
         """
         frame = as_frame(frame, what=what)
-        if self.statistic == "function":
-            check_columns(frame, columns, what=what)
-            # A fresh index: a function reads positions, never the labels of
-            # the reference (or private) rows.
-            return frame[list(columns)].reset_index(drop=True)
-        block = numeric_block(frame, columns, what=what)
-        need = self.min_rows(columns)
-        if len(block) < need:
-            raise DataValidationError(
-                f"{what} has {len(block)} row(s); the {self.statistic} of "
-                f"{list(columns)} needs at least {need}. Pass more rows.")
-        return block
+        return self._kernel.prepare(self, frame, columns, what=what)
 
     def evaluate_rows(self, prepared, index) -> np.ndarray:
         """Compute the statistic on m subsets of rows at once.
@@ -449,20 +389,7 @@ class Statistic:
             raise InvalidParameterError(
                 f"The index holds row positions outside [0, {len(prepared)}); "
                 "positions count from 0 in the prepared rows.")
-        if self.statistic == "function":
-            return self._stack([
-                self._output(self.func(prepared.take(row).reset_index(drop=True)))[0]
-                for row in index])
-        need = self.min_rows(range(prepared.shape[1]))
-        if index.shape[1] < need:
-            raise DataValidationError(
-                f"Each subset has {index.shape[1]} row(s); the {self.statistic} "
-                f"needs at least {need}. Draw larger subsets.")
-        step = max(1, _CHUNK // (index.shape[1] * prepared.shape[1]))
-        values = np.concatenate([self._on_subsets(prepared[index[i:i + step]])
-                                 for i in range(0, len(index), step)])
-        self._check_finite(values, what="a subset of rows")
-        return values
+        return self._kernel.on_rows(self, prepared, index)
 
     def values(self, frame: pd.DataFrame, columns, *,
                what: str = "the data") -> np.ndarray:
@@ -482,14 +409,165 @@ class Statistic:
 
     def _values_and_names(self, frame, columns, *, what: str):
         prepared = self.prepare(frame, columns, what=what)
-        if self.statistic == "function":
-            return self._output(self.func(prepared), what=what)
-        # The whole data is a stack of one subset: one code path for both.
-        values = self._on_subsets(prepared[np.newaxis])[0]
-        self._check_finite(values, what=what)
-        return values, self.names(columns)
+        return self._kernel.exact(self, prepared, columns, what=what)
 
-    def _output(self, output, *, what: str = "a subset of rows"):
+
+# ------------------------------------------------------------------- the kernels
+# Each kind of statistic is one kernel: how its fields are checked, how many
+# outputs it has and their labels, the fewest rows it needs, and the computation
+# on many subsets of rows (on_rows) and on the whole data (exact). Statistic reads
+# the table and never compares its kind's name; a new kind is one more entry.
+
+
+def _one_per_column(stat: Statistic, columns) -> int:
+    return len(columns)
+
+
+def _column_labels(stat: Statistic, columns) -> list[str]:
+    return [str(c) for c in columns]
+
+
+def _one_row(stat: Statistic, columns) -> int:
+    return 1
+
+
+@dataclass(frozen=True)
+class _VectorisedKernel:
+    """A built-in kind: a NumPy function of a block of row subsets.
+
+    ``compute(stat, block)`` maps an (m, n, k) float64 block (m subsets of n rows
+    of the k columns) to the (m, d) statistics. The whole data is the stack of
+    one subset, so the exact value and the resampled laws are one computation.
+    """
+
+    compute: Callable[[Statistic, np.ndarray], np.ndarray]
+    n_outputs: Callable[[Statistic, Any], int] = _one_per_column
+    names: Callable[[Statistic, Any], list[str]] = _column_labels
+    min_rows: Callable[[Statistic, Any], int] = _one_row
+    validate: Callable[[Statistic, str], None] | None = None
+
+    reads_whole_frame: ClassVar[bool] = False
+
+    def check(self, stat: Statistic, caller: str) -> None:
+        """Validate (and normalise) the kind's fields; named columns' labels."""
+        if self.validate is not None:
+            self.validate(stat, caller)
+        if stat.columns is not None:
+            stat.names(stat.columns)  # raises on duplicate labels
+
+    def prepare(self, stat: Statistic, frame: pd.DataFrame, columns, *,
+                what: str) -> np.ndarray:
+        """Return the columns as a checked float64 (n, k) block."""
+        block = numeric_block(frame, columns, what=what)
+        need = self.min_rows(stat, columns)
+        if len(block) < need:
+            raise DataValidationError(
+                f"{what} has {len(block)} row(s); the {stat.statistic} of "
+                f"{list(columns)} needs at least {need}. Pass more rows.")
+        return block
+
+    def on_rows(self, stat: Statistic, block: np.ndarray,
+                index: np.ndarray) -> np.ndarray:
+        """Compute the statistic on the rows ``index[i]`` of ``block``, chunked."""
+        need = self.min_rows(stat, range(block.shape[1]))
+        if index.shape[1] < need:
+            raise DataValidationError(
+                f"Each subset has {index.shape[1]} row(s); the {stat.statistic} "
+                f"needs at least {need}. Draw larger subsets.")
+        step = max(1, _CHUNK // (index.shape[1] * block.shape[1]))
+        values = np.concatenate([self._on_subsets(stat, block[index[i:i + step]])
+                                 for i in range(0, len(index), step)])
+        self._check_finite(stat, values, what="a subset of rows")
+        return values
+
+    def exact(self, stat: Statistic, block: np.ndarray, columns, *,
+              what: str) -> tuple[np.ndarray, list[str]]:
+        """Compute the statistic on the whole block, with its labels."""
+        # The whole data is a stack of one subset: one code path for both.
+        values = self._on_subsets(stat, block[np.newaxis])[0]
+        self._check_finite(stat, values, what=what)
+        return values, stat.names(columns)
+
+    def _on_subsets(self, stat: Statistic, block: np.ndarray) -> np.ndarray:
+        # An overflow is reported by _check_finite, with what to do about it.
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self.compute(stat, block)
+
+    @staticmethod
+    def _check_finite(stat: Statistic, values: np.ndarray, *, what: str) -> None:
+        # The columns were checked finite, so only the arithmetic can overflow.
+        if not np.all(np.isfinite(values)):
+            raise DataValidationError(
+                f"The {stat.statistic} overflows float64 on {what}; rescale the "
+                "columns (e.g. to thousands).")
+
+
+@dataclass(frozen=True)
+class _CallableKernel:
+    """The function kind: a user's callable of DataFrames, once per subset.
+
+    An arbitrary callable cannot be vectorised, so m subsets cost m calls; its
+    output's labels are known once it runs, unless named.
+    """
+
+    reads_whole_frame: ClassVar[bool] = True
+
+    def check(self, stat: Statistic, caller: str) -> None:
+        """Validate ``func``; normalise the labels and refuse duplicates."""
+        validate_parameter_constraints(
+            {"func": ["callable"]}, {"func": stat.func}, caller)
+        if stat.labels is not None:
+            labels = (stat.labels,) if isinstance(stat.labels, str) else tuple(
+                str(name) for name in stat.labels)
+            object.__setattr__(stat, "labels", labels)
+            stat.names(stat.columns)  # raises on duplicate labels
+
+    def n_outputs(self, stat: Statistic, columns) -> int | None:
+        """Return the number of labels; None for an unnamed function."""
+        return None if stat.labels is None else len(stat.labels)
+
+    def names(self, stat: Statistic, columns) -> list[str]:
+        """Return the labels, or raise while they are unknown."""
+        if stat.labels is None:
+            raise InvalidParameterError(
+                "The labels of a function's outputs are known once it runs: "
+                "pass names=[...] to Statistic.function, or fix them with "
+                "stat.with_names(stat.evaluate(frame).index).")
+        return list(stat.labels)
+
+    def min_rows(self, stat: Statistic, columns) -> int:
+        """Return 1: what a function needs is its own affair."""
+        return 1
+
+    def prepare(self, stat: Statistic, frame: pd.DataFrame, columns, *,
+                what: str) -> pd.DataFrame:
+        """Return the frame restricted to ``columns``, with a fresh index."""
+        check_columns(frame, columns, what=what)
+        # A fresh index: a function reads positions, never the labels of the
+        # reference (or private) rows.
+        return frame[list(columns)].reset_index(drop=True)
+
+    def on_rows(self, stat: Statistic, frame: pd.DataFrame,
+                index: np.ndarray) -> np.ndarray:
+        """Call the function on the rows ``index[i]`` of ``frame``, one by one."""
+        outputs = [
+            self._output(stat, stat.func(frame.take(row).reset_index(drop=True)))[0]
+            for row in index]
+        lengths = sorted({len(v) for v in outputs})
+        if len(lengths) > 1:
+            raise InvalidParameterError(
+                f"The function returned vectors of varying lengths {lengths} on "
+                "different subsets of rows; it must return the same number of "
+                "values on every frame.")
+        return np.vstack(outputs)
+
+    def exact(self, stat: Statistic, frame: pd.DataFrame, columns, *,
+              what: str) -> tuple[np.ndarray, list[str]]:
+        """Call the function on the whole frame; label its output."""
+        return self._output(stat, stat.func(frame), what=what)
+
+    @staticmethod
+    def _output(stat: Statistic, output, *, what: str = "a subset of rows"):
         """Check a function's output; return it as a float vector, with labels."""
         if isinstance(output, pd.DataFrame):
             raise InvalidParameterError(
@@ -508,60 +586,89 @@ class Statistic:
                 f"returned shape {values.shape}.")
         if isinstance(output, pd.Series):
             names = [str(name) for name in output.index]
-        elif self.labels is not None:
-            names = list(self.labels)
+        elif stat.labels is not None:
+            names = list(stat.labels)
         else:
             names = [f"f{i}" for i in range(len(values))]
-        if self.labels is not None and len(values) != len(self.labels):
+        if stat.labels is not None and len(values) != len(stat.labels):
             raise InvalidParameterError(
                 f"The function returned {len(values)} value(s) but is named with "
-                f"{len(self.labels)} label(s) {list(self.labels)}; make them "
+                f"{len(stat.labels)} label(s) {list(stat.labels)}; make them "
                 "agree.")
-        self._check_finite(values, what=what)
-        return values, names
-
-    @staticmethod
-    def _stack(outputs: list) -> np.ndarray:
-        lengths = sorted({len(v) for v in outputs})
-        if len(lengths) > 1:
-            raise InvalidParameterError(
-                f"The function returned vectors of varying lengths {lengths} on "
-                "different subsets of rows; it must return the same number of "
-                "values on every frame.")
-        return np.vstack(outputs)
-
-    def _check_finite(self, values: np.ndarray, *, what: str) -> None:
-        if np.all(np.isfinite(values)):
-            return
-        if self.statistic == "function":
+        if not np.all(np.isfinite(values)):
             raise DataValidationError(
                 f"The function returned NaN or infinite values on {what}; make it "
                 "return finite numbers on every frame (e.g. guard empty groups).")
-        raise DataValidationError(
-            f"The {self.statistic} overflows float64 on {what}; rescale the "
-            "columns (e.g. to thousands).")
+        return values, names
 
-    def _on_subsets(self, block: np.ndarray) -> np.ndarray:
-        """Compute the statistic of each (n, k) slice of an (m, n, k) block."""
-        # An overflow is reported by _check_finite, with what to do about it.
-        with np.errstate(over="ignore", invalid="ignore"):
-            return self._compute(block)
 
-    def _compute(self, block: np.ndarray) -> np.ndarray:
-        m = block.shape[0]
-        if self.statistic == "median":
-            return np.median(block, axis=1)
-        if self.statistic == "quantile":
-            # (levels, m, k) -> (m, k, levels): the levels of a column side by side.
-            values = np.quantile(block, self.q, axis=1)
-            return np.moveaxis(values, 0, -1).reshape(m, -1)
-        if self.statistic == "std":
-            return np.std(block, axis=1, ddof=self.ddof)
-        if self.statistic == "trimmed-mean":
-            return stats.trim_mean(block, self.proportiontocut, axis=1)
-        y, design = block[:, :, :1], block[:, :, 1:]
-        if self.add_constant:
-            design = np.concatenate([np.ones_like(y), design], axis=2)
-        # statsmodels' default: the pseudo-inverse, cutting singular values below
-        # 1e-15 times the largest (NumPy's default rcond).
-        return (np.linalg.pinv(design) @ y)[:, :, 0]
+def _check_levels(stat: Statistic, caller: str) -> None:
+    levels = (stat.q,) if isinstance(stat.q, numbers.Real) else tuple(stat.q)
+    if not levels:
+        raise InvalidParameterError(
+            "The 'q' parameter of Statistic.quantile needs at least one "
+            "level in [0, 1]; got none.")
+    for level in levels:
+        validate_parameter_constraints(
+            {"q": [Interval("real", 0, 1)]}, {"q": level}, caller)
+    object.__setattr__(stat, "q", tuple(float(level) for level in levels))
+
+
+def _quantiles(stat: Statistic, block: np.ndarray) -> np.ndarray:
+    # (levels, m, k) -> (m, k, levels): the levels of a column side by side.
+    values = np.quantile(block, stat.q, axis=1)
+    return np.moveaxis(values, 0, -1).reshape(block.shape[0], -1)
+
+
+def _check_regression(stat: Statistic, caller: str) -> None:
+    if stat.columns is None or len(stat.columns) < 2:
+        raise InvalidParameterError(
+            "An OLS statistic needs a response and at least one regressor, "
+            "e.g. Statistic.ols('income', ['age', 'hours']).")
+    y, regressors = stat.columns[0], stat.columns[1:]
+    if y in regressors:
+        raise InvalidParameterError(
+            f"The response {y!r} is also a regressor; remove it from X.")
+    if len(set(regressors)) != len(regressors):
+        raise InvalidParameterError(
+            f"The regressors {list(regressors)} repeat a column; name each once.")
+
+
+def _ols_coefficients(stat: Statistic, block: np.ndarray) -> np.ndarray:
+    y, design = block[:, :, :1], block[:, :, 1:]
+    if stat.add_constant:
+        design = np.concatenate([np.ones_like(y), design], axis=2)
+    # statsmodels' default: the pseudo-inverse, cutting singular values below
+    # 1e-15 times the largest (NumPy's default rcond).
+    return (np.linalg.pinv(design) @ y)[:, :, 0]
+
+
+def _coefficient_labels(stat: Statistic, columns) -> list[str]:
+    return (["ols:const"] if stat.add_constant else []) + [
+        f"ols:{c}" for c in columns[1:]]
+
+
+_KERNELS: dict[str, _VectorisedKernel | _CallableKernel] = {
+    "median": _VectorisedKernel(lambda stat, block: np.median(block, axis=1)),
+    "quantile": _VectorisedKernel(
+        _quantiles,
+        n_outputs=lambda stat, columns: len(columns) * len(stat.q),
+        names=lambda stat, columns: [f"{c}:q{level:.15g}" for c in columns
+                                     for level in stat.q],
+        validate=_check_levels),
+    "std": _VectorisedKernel(
+        lambda stat, block: np.std(block, axis=1, ddof=stat.ddof),
+        min_rows=lambda stat, columns: stat.ddof + 1),
+    "trimmed-mean": _VectorisedKernel(
+        lambda stat, block: stats.trim_mean(block, stat.proportiontocut, axis=1)),
+    "ols": _VectorisedKernel(
+        _ols_coefficients,
+        n_outputs=lambda stat, columns: len(columns) - 1 + stat.add_constant,
+        names=_coefficient_labels,
+        # As many rows as coefficients: fewer leave the fit undetermined.
+        min_rows=lambda stat, columns: stat.n_outputs(columns),
+        validate=_check_regression),
+    "function": _CallableKernel(),
+}
+
+_STATISTICS = tuple(_KERNELS)

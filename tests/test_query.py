@@ -3,8 +3,11 @@
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import clone
 
+import skattr._query as query_module
 from skattr import Query
+from skattr._base_query import BaseQuery, LinearQuery
 from skattr.exceptions import DataValidationError, InvalidParameterError
 
 
@@ -186,3 +189,74 @@ def test_empty_frame():
     for query in (Query.mean("age"), Query.proportion("age", lambda s: s > 1)):
         with pytest.raises(DataValidationError, match="0 rows"):
             query.evaluate(empty)
+
+
+# ------------------------------------------------------------ queries as types
+
+
+LINEAR_QUERIES = {
+    "mean": Query.mean(["age", "income"]),
+    "sum": Query.sum("hours"),
+    "count": Query.count("sex", "Female"),
+    "proportion": Query.proportion(["smoker", "insured"]),
+}
+
+
+def test_every_query_kind_is_linear(frame):
+    # Every kind of Query is listed, so a new kind cannot go untested.
+    assert set(LINEAR_QUERIES) == set(query_module._STATISTICS)
+    stacked = LINEAR_QUERIES["mean"] + LINEAR_QUERIES["count"]
+    for query in [*LINEAR_QUERIES.values(), stacked]:
+        assert query.is_linear is True
+        assert isinstance(query, LinearQuery) and isinstance(query, BaseQuery)
+    # The non-linear constructors reached from Query build Statistics.
+    assert Query.median("age").is_linear is False
+    assert not isinstance(Query.median("age"), LinearQuery)
+
+
+@pytest.mark.parametrize("name", list(LINEAR_QUERIES))
+def test_values_are_the_totals_times_the_weight(frame, name):
+    query = LINEAR_QUERIES[name]
+    columns = query.resolve_columns(frame)
+    values = query.values(frame, columns)
+    # Bit for bit what a release adds its noise to.
+    totals = query.totals(frame, columns, what="the data") * query.weight(len(frame))
+    np.testing.assert_array_equal(values, totals)
+    np.testing.assert_allclose(values, query.evaluate(frame).to_numpy(), rtol=1e-12)
+    assert query.n_outputs(columns) == len(query.names(columns)) == len(values)
+    with pytest.raises(DataValidationError, match="0 rows"):
+        query.values(frame.iloc[:0], columns)
+
+
+def test_stacked_values_and_outputs(frame):
+    stacked = Query.mean(["age", "income"]) + Query.proportion("sex", "Male")
+    values = stacked.values(frame, stacked.columns)
+    expected = [frame.age.mean(), frame.income.mean(), (frame.sex == "Male").mean()]
+    np.testing.assert_allclose(values, expected, rtol=1e-12)
+    assert stacked.n_outputs(stacked.columns) == 3
+
+
+def test_base_query_declares_the_shared_interface():
+    shared = {"is_linear", "resolve_columns", "with_columns", "names", "n_outputs",
+              "values", "evaluate"}
+    assert BaseQuery.__abstractmethods__ == frozenset(shared)
+    assert LinearQuery.__abstractmethods__ == frozenset(
+        shared - {"is_linear", "values"} | {"weight", "contributions", "totals"})
+    with pytest.raises(TypeError, match="abstract"):
+        BaseQuery()
+
+
+def test_equality_hash_and_repr_are_the_fields():
+    # Estimators store queries as parameters: clone and the plan cache read these.
+    query = Query.count(["sex"], "Female")
+    assert repr(query) == "Query(statistic='count', columns=('sex',), value='Female')"
+    assert query == Query("count", "sex", "Female")
+    assert hash(query) == hash(Query("count", ("sex",), "Female"))
+    assert query != Query.proportion("sex", "Female")
+    stacked = Query.mean("age") + Query.sum("hours")
+    assert repr(stacked) == (
+        "StackedQuery(parts=(Query(statistic='mean', columns=('age',), value=None), "
+        "Query(statistic='sum', columns=('hours',), value=None)))")
+    assert stacked == Query.mean("age") + Query.sum("hours")
+    assert len({stacked, Query.mean("age") + Query.sum("hours")}) == 1
+    assert clone(stacked, safe=False) == stacked

@@ -269,17 +269,18 @@ def test_small_k_subsets_are_the_first_repeat_free_draws():
 # --------------------------------------------------------------------------------
 
 
-def test_noise_follows_the_rule_and_draws_from_a_random_state_directly():
-    # A Generator and an int follow the rule; a RandomState (what the mechanisms
-    # make of an int seed) is drawn from as it is, and advances.
+def test_noise_follows_the_one_rule():
+    # A Generator is shared, an int seeds a Generator, and a RandomState seeds
+    # a Generator with one draw (and advances): the rule of check_random_state.
     for source, reference in ((np.random.default_rng(0), np.random.default_rng(0)),
-                              (0, np.random.default_rng(0)),
-                              (np.random.RandomState(0), np.random.RandomState(0))):
+                              (0, np.random.default_rng(0))):
         np.testing.assert_allclose(gaussian_noise([[4.0]], source),
                                    2.0 * reference.standard_normal(1))
     legacy = np.random.RandomState(1)
     y = laplace_noise(3.0, np.eye(2), legacy)
-    np.testing.assert_allclose(y, 3.0 * np.random.RandomState(1).laplace(0, 1, 2))
+    seeded = np.random.default_rng(np.random.RandomState(1).randint(
+        np.iinfo(np.int32).max))
+    np.testing.assert_allclose(y, 3.0 * seeded.laplace(0, 1, 2))
     assert legacy.randint(1000) != np.random.RandomState(1).randint(1000)
     with pytest.raises(InvalidParameterError, match="random_state must be"):
         gaussian_noise(np.eye(2), 1.5)

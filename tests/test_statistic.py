@@ -1,5 +1,6 @@
 """Statistic: exact values against pandas, SciPy and statsmodels; subsets; bad input."""
 
+import re
 
 import numpy as np
 import pandas as pd
@@ -9,6 +10,7 @@ from scipy import stats
 
 import skattr._statistic as statistic_module
 from skattr import Query, Statistic
+from skattr._base_query import BaseQuery, LinearQuery
 from skattr.exceptions import DataValidationError, InvalidParameterError
 
 
@@ -365,3 +367,74 @@ def test_median_of_ten_thousand_subsets():
     medians = stat.evaluate_rows(prepared, index)
     assert medians.shape == (10_000, 2)
     np.testing.assert_allclose(medians[7], np.median(prepared[index[7]], axis=0))
+
+
+# ------------------------------------------------------------------ the kernels
+
+
+def test_every_statistic_kind_is_not_linear():
+    assert {stat.statistic for stat in STATISTICS.values()} == set(
+        statistic_module._KERNELS)
+    for stat in STATISTICS.values():
+        assert stat.is_linear is False
+        assert isinstance(stat, BaseQuery) and not isinstance(stat, LinearQuery)
+
+
+def _trimmed_mean(column, cut):
+    values = np.sort(column.to_numpy(dtype=float))
+    k = int(cut * len(values))
+    return values[k:len(values) - k].mean()
+
+
+def _least_squares(f, y, X):
+    design = np.column_stack([np.ones(len(f)), f[X].to_numpy(dtype=float)])
+    return np.linalg.lstsq(design, f[y].to_numpy(dtype=float), rcond=None)[0]
+
+
+# One statistic of each kind, with an independent computation on a frame.
+KERNEL_EXAMPLES = {
+    "median": (Statistic.median(["age", "hours"]),
+               lambda f: f[["age", "hours"]].astype(float).median().to_numpy()),
+    "quantile": (Statistic.quantile(["age", "income"], q=[0.2, 0.75]),
+                 lambda f: [f[c].astype(float).quantile(q)
+                            for c in ("age", "income") for q in (0.2, 0.75)]),
+    "std": (Statistic.std(["income", "hours"], ddof=2),
+            lambda f: f[["income", "hours"]].astype(float).std(ddof=2).to_numpy()),
+    "trimmed-mean": (Statistic.trimmed_mean(["age", "income"], 0.25),
+                     lambda f: [_trimmed_mean(f[c], 0.25) for c in ("age", "income")]),
+    "ols": (Statistic.ols("income", ["age", "hours"]),
+            lambda f: _least_squares(f, "income", ["age", "hours"])),
+    "function": (Statistic.function(lambda f: f["age"].max() - f["age"].min(),
+                                    names=["range"], columns=["age"]),
+                 lambda f: [np.ptp(f["age"].to_numpy())]),
+}
+
+
+@pytest.mark.parametrize("kind", list(statistic_module._KERNELS))
+def test_each_kernel_agrees_exactly_and_on_subsets_with_numpy(frame, kind):
+    stat, independent = KERNEL_EXAMPLES[kind]
+    small = frame.sample(23, random_state=5)
+    columns = stat.resolve_columns(small)
+    exact = stat.values(small, columns)
+    prepared = stat.prepare(small, columns)
+    rng = np.random.default_rng(6)
+    # The whole data as one subset, then subsets drawn with repeats.
+    index = np.vstack([np.arange(23), rng.integers(0, 23, size=(6, 23))])
+    rows = stat.evaluate_rows(prepared, index)
+    # The same computation on a differently laid out block: equal up to the
+    # order NumPy sums in.
+    np.testing.assert_allclose(rows[0], exact, rtol=1e-12)
+    np.testing.assert_allclose(exact, independent(small), rtol=1e-9)
+    for subset, got in zip(index, rows, strict=True):
+        np.testing.assert_allclose(got, independent(small.iloc[subset]), rtol=1e-9)
+    assert rows.shape == (7, stat.n_outputs(columns))
+    assert len(stat.names(columns)) == rows.shape[1]
+
+
+@pytest.mark.parametrize("kind", [None, "mode", "trimmed_mean", "mean"])
+def test_an_unknown_kind_names_the_known_ones(kind):
+    message = ("The 'statistic' of a Statistic must be one of ('median', "
+               "'quantile', 'std', 'trimmed-mean', 'ols', 'function'). "
+               f"Got {kind!r} instead.")
+    with pytest.raises(InvalidParameterError, match=f"^{re.escape(message)}$"):
+        Statistic(kind, ("age",))

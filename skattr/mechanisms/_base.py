@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 from sklearn import get_config
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skattr._data import column_totals, statistic_values
 from skattr._query import Query, StackedQuery, check_present
+from skattr._random import check_random_state
 from skattr._release import Certificate, Plan, Release
 from skattr._secret import as_secrets
 from skattr._validation import as_frame
@@ -253,7 +253,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
 
     def _statistic_of(self, frame: pd.DataFrame) -> np.ndarray:
         """Return the exact statistic F(X) (added to noise, never kept)."""
-        if isinstance(self.query_, (Query, StackedQuery)):
+        if self.query_.is_linear:
             # Linear: per-column sums without an (n, k) copy of the data.
             totals = column_totals(frame, self.query_, self.columns_)
             return totals * self.query_.weight(len(frame))
@@ -262,22 +262,20 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
     def _start_releases(self) -> None:
         """Reset the fitted state that releases use: the plan cache, the noise.
 
-        A seeded ``random_state`` becomes one generator per fit, so the sequence
-        of releases after a fit is reproducible while successive releases draw
-        fresh noise (identical noise on two datasets would reveal their
-        difference exactly). None keeps drawing from the operating system.
+        ``random_state`` follows skattr's one rule
+        (:func:`skattr._random.check_random_state`): None draws from the
+        operating system's entropy; an int seeds one Generator per fit, so the
+        sequence of releases after a fit is reproducible while successive
+        releases draw fresh noise (identical noise on two datasets would reveal
+        their difference exactly); a Generator is shared and advanced.
         """
         self._plans = {}
-        if self.random_state is None or isinstance(self.random_state,
-                                                   np.random.Generator):
-            self._noise_source = self.random_state
-        else:
-            self._noise_source = check_random_state(self.random_state)
+        self._noise_source = check_random_state(
+            self.random_state, owner=type(self).__name__)
 
     def _noise(self, plan: Plan) -> np.ndarray:
         """Draw the plan's noise once."""
-        return plan.noise_law.sample(getattr(self, "_noise_source",
-                                             self.random_state))
+        return plan.noise_law.sample(self._noise_source)
 
     def transform(self, X):
         """Return the noisy statistics of X as one row (a frame with set_output).

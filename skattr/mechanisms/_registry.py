@@ -101,10 +101,7 @@ class Registry(Mapping):
         if not isinstance(mechanism, str) or (
                 mechanism != "auto" and mechanism not in self._classes):
             raise self._unknown(mechanism)
-        linear = query is None or getattr(query, "is_linear", None)
-        if linear is None:  # TEMPORARY until BaseQuery.is_linear lands
-            from skattr._statistic import Statistic
-            linear = not isinstance(query, Statistic)
+        linear = query is None or query.is_linear
         if mechanism == "auto":
             return {name: cls for name, cls in self.items()
                     if cls.auto_candidate and (linear or cls.accepts_statistics)}

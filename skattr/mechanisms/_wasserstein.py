@@ -166,7 +166,7 @@ class _WassersteinFamily(BaseMechanism):
     def _resolve_query(self, frame: pd.DataFrame, secrets) -> None:
         super()._resolve_query(frame, secrets)
         query = self.query_
-        if isinstance(query, Statistic) and query.n_outputs(self.columns_) is None:
+        if query.n_outputs(self.columns_) is None:
             # A function's labels (and their number) show only when it runs:
             # run it once on the reference data and keep them.
             labels = query.evaluate(frame, self.columns_).index

@@ -20,7 +20,6 @@ import numpy as np
 from scipy import stats
 
 from skattr._data import record_contributions, secret_indicator
-from skattr._query import Query, StackedQuery
 from skattr._random import check_random_state, draw_k_subsets, seed_of
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 
@@ -216,7 +215,7 @@ def minimum_draws(tail: float, failure: float) -> int:
 
 def row_evaluator(query, frame, columns) -> Callable[[np.ndarray], np.ndarray]:
     """Return f(index) -> (m, d): the query on each subset of rows ``index[i]``."""
-    if isinstance(query, (Query, StackedQuery)):
+    if query.is_linear:
         # A linear statistic is a weighted sum of per-record contributions.
         h = record_contributions(frame, query, columns)
 
