@@ -125,7 +125,9 @@ def mechanism(name: str, *, epsilon: float, delta: float = DELTA,
         # k = n: every pair of datasets of n records is neighbouring.
         params.update(bounds=BOUNDS, group_size=None)
     else:
-        params.update(covariances=covariances, theta=theta)
+        # The papers' reading: F given a secret is Gaussian with the
+        # (plug-in) moments; skattr records both assumptions.
+        params.update(covariances=covariances, theta=theta, law="gaussian")
     return MECHANISMS[name](**params)
 
 
