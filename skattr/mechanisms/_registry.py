@@ -22,6 +22,7 @@ from skattr.exceptions import (
     NotCertifiableError,
     PrivacyLeakWarning,
 )
+from skattr.utils._param_validation import validate_parameter_constraints
 
 __all__ = ["MECHANISMS", "Registry", "register"]
 
@@ -129,6 +130,7 @@ class Registry(Mapping):
         taken = {p for cls in classes.values() for p in _parameters(cls)}
         unknown = sorted(set(params) - taken - _BUILT_BY_CALLER)
         if not unknown:
+            _check_values(classes, params)
             return
         valid = sorted(taken - _BUILT_BY_CALLER)
         name = unknown[0]
@@ -197,6 +199,32 @@ class Registry(Mapping):
         least = min(error for error, _ in candidates)
         return next(est for error, est in candidates
                     if error <= least * (1 + 1e-9) + 1e-300)
+
+
+def _check_values(classes: Mapping[str, type], params: Mapping) -> None:
+    """Refuse a value that no class taking its parameter accepts.
+
+    ``"auto"`` skips a candidate whose parameters do not fit it (delta = 0 for
+    a Gaussian mechanism), so a value valid for none of them (a misspelt
+    ``law="gausian"``) must be refused here, or it would be silently dropped
+    with the candidates that take it.
+    """
+    for name, value in params.items():
+        errors = []
+        for cls in classes.values():
+            accepted = cls._parameter_constraints.get(name)
+            if accepted is None or name not in _parameters(cls):
+                continue
+            try:
+                validate_parameter_constraints({name: accepted}, {name: value},
+                                               cls.__name__)
+            except InvalidParameterError as exc:
+                errors.append(exc)
+            else:
+                break
+        else:
+            if errors:
+                raise errors[0]
 
 
 def _caller_stacklevel() -> int:

@@ -209,6 +209,9 @@ class GaussianNoise(NoiseLaw):
         """Covariance (k, k) of the noise."""
         return self._covariance
 
+    def __repr__(self) -> str:
+        return f"GaussianNoise(covariance={self._covariance.tolist()!r})"
+
     def sample(self, random_state=None) -> np.ndarray:
         """Draw one vector (see :func:`skattr._random.gaussian_noise`)."""
         if self.is_zero:

@@ -241,3 +241,19 @@ def test_a_private_frame_without_the_secret_column_says_so(frames):
         mech.release(private.drop(columns="gender"))
     with pytest.raises(DataValidationError, match="in another order"):
         mech.release(private[private.columns[::-1]])
+
+
+def test_a_value_no_candidate_accepts_is_refused_not_dropped(frames):
+    # Under "auto" a candidate whose parameters do not fit it is skipped; a
+    # misspelt value must not skip every candidate that takes the parameter
+    # and leave the release to one that ignores it.
+    reference, private = frames
+    with pytest.raises(InvalidParameterError,
+                       match="'law' parameter of AttributePrivateGaussian must "
+                             "be one of .*Got 'gausian' instead"):
+        private.attrpriv.mean(["weight"], secret=SECRET, reference=reference,
+                              law="gausian")
+    # A value some candidate accepts is fine (delta = 0.01 for all of them).
+    rel = private.attrpriv.mean(["weight"], secret=SECRET, reference=reference,
+                                delta=0.01, random_state=0)
+    assert rel.delta == 0.01
