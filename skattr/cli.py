@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import warnings
 
@@ -161,6 +162,23 @@ def _write(rel: Release, path: str) -> None:
         rel.to_frame().to_csv(path, index=False)
 
 
+# The library's messages name keyword arguments (law='gaussian'); on the command
+# line they are options (--law gaussian).
+_KEYWORD = re.compile(r"\b(law|theta|mechanism|privacy|calibration|covariances|"
+                      r"delta|epsilon|reference)='([^']*)'")
+
+
+def _as_options(message: str) -> str:
+    """Say the library's keyword hints as this command's options.
+
+    Examples
+    --------
+    >>> _as_options("pass law='gaussian', or mechanism='approx-wasserstein'")
+    'pass --law gaussian, or --mechanism approx-wasserstein'
+    """
+    return _KEYWORD.sub(lambda m: f"--{m.group(1)} {m.group(2)}", message)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of the ``skattr`` command."""
     parser = argparse.ArgumentParser(
@@ -267,7 +285,7 @@ def main(argv=None) -> int:
         return 0
     except (SkattrError, OSError, KeyError, pd.errors.EmptyDataError,
             pd.errors.ParserError, UnicodeDecodeError) as exc:
-        print(f"skattr: error: {exc}", file=sys.stderr)
+        print(f"skattr: error: {_as_options(str(exc))}", file=sys.stderr)
         return 2
 
 

@@ -78,3 +78,18 @@ def test_help_documents_release(capsys):
     out = capsys.readouterr().out
     for flag in ("--secret-column", "--pairs", "--reference", "--epsilon", "--plan"):
         assert flag in out
+
+
+def test_errors_name_the_command_line_options(tmp_path, capsys):
+    private = tmp_path / "private.csv"
+    reference = tmp_path / "reference.csv"
+    make_hospital(60, random_state=1).to_csv(private, index=False)
+    make_hospital(2000, random_state=0).to_csv(reference, index=False)
+    code = main(["release", str(private), "--columns", "weight",
+                 "--secret-column", "gender", "--secret-value", "female",
+                 "--pairs", "0.4,0.6", "--reference", str(reference),
+                 "--mechanism", "apgm"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--law gaussian" in err and "--mechanism approx-wasserstein" in err
+    assert "law='gaussian'" not in err
