@@ -243,15 +243,17 @@ class Bootstrap:
         failures the bootstrap guards against follow the standard error of
         the groups' gap, ``docs/small_reference.md``).
         """
-        models = [fitted]
-        for _ in range(self.n_replicates):
-            means = [m + gaussian_noise(c / size, rng) for m, c, size in (
-                (fitted.mean_in, fitted.cov_in, n_in),
-                (fitted.mean_out, fitted.cov_out, n_out))]
-            models.append(replace(fitted, mean_in=means[0], mean_out=means[1]))
         text = (f"bootstrap Theta: per-group moments of {n_in + n_out} reference "
                 f"records ({n_in} in the secret's group), worst case over "
                 f"{self.n_replicates} replicate means drawn from their normal "
                 f"law (a large reference), sampling {sampling}")
-        return [replace(m, description=text) for m in models]
+        # One validated copy per replicate (each replace re-checks the model).
+        models = [replace(fitted, description=text)]
+        for _ in range(self.n_replicates):
+            means = [m + gaussian_noise(c / size, rng) for m, c, size in (
+                (fitted.mean_in, fitted.cov_in, n_in),
+                (fitted.mean_out, fitted.cov_out, n_out))]
+            models.append(replace(fitted, mean_in=means[0], mean_out=means[1],
+                                  description=text))
+        return models
 
