@@ -22,7 +22,7 @@ from skattr._secret import Secret
 from skattr._statistic import Statistic
 from skattr.utils._public import public_dir
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "AttributePrivacyAccessor",
