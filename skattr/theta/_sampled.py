@@ -95,8 +95,31 @@ class MonteCarloMoments:
             "use the pointwise reading of set secrets with it.")
 
 
+class _SampledTheta:
+    """The Theta protocol of the estimators fit on the records' contributions.
+
+    ``fit(z, h, ...)`` is the estimator's own; the protocol reads z and h
+    through the data seam's :class:`~skattr._data.Reference`.
+    """
+
+    states_law = False
+    fixes_law = False
+    assumptions = ()
+
+    def moment_models(self, reference, secret, sampling: str) -> list:
+        """Theta protocol: the estimator's models for ``secret``."""
+        refuse_mean_secret(secret)
+        return self.fit(reference.groups(secret), reference.records(),
+                        sampling=sampling, columns=reference.columns,
+                        secret_label=secret.label)
+
+    def exact_law(self, reference, secret, statistic: str):
+        """Theta protocol: None (sampled moments fix no law of the records)."""
+        return None
+
+
 @dataclass(frozen=True)
-class MonteCarlo:
+class MonteCarlo(_SampledTheta):
     """Estimate Theta by sampling datasets from the reference data (Chen App. C.1).
 
     Pass as ``theta=`` to a mechanism. Beside the exact closed form of
@@ -123,21 +146,6 @@ class MonteCarlo:
                 f"n_draws must be an int >= 2; got {self.n_draws!r}.")
         seed_of(self.random_state, owner="MonteCarlo")  # refuse it now
 
-    states_law = False
-    fixes_law = False
-    assumptions = ()
-
-    def moment_models(self, reference, secret, sampling: str) -> list:
-        """Theta protocol: this estimate's model for ``secret``."""
-        refuse_mean_secret(secret)
-        return self.fit(reference.groups(secret), reference.records(),
-                        sampling=sampling, columns=reference.columns,
-                        secret_label=secret.label)
-
-    def exact_law(self, reference, secret, statistic: str):
-        """Theta protocol: None (sampled moments fix no law of the records)."""
-        return None
-
     def fit(self, z: np.ndarray, h: np.ndarray, *, sampling: str, columns,
             secret_label: str) -> list:
         """Return the one-model Theta of this estimate."""
@@ -162,7 +170,7 @@ RESAMPLED_RECORDS = 20_000
 
 
 @dataclass(frozen=True)
-class Bootstrap:
+class Bootstrap(_SampledTheta):
     """Theta as a set: per-group moments fit on bootstrap replicates of the reference.
 
     Each replicate resamples the reference records with replacement within each
@@ -192,21 +200,6 @@ class Bootstrap:
             raise InvalidParameterError(
                 f"n_replicates must be an int >= 1; got {self.n_replicates!r}.")
         seed_of(self.random_state, owner="Bootstrap")  # refuse it now
-
-    states_law = False
-    fixes_law = False
-    assumptions = ()
-
-    def moment_models(self, reference, secret, sampling: str) -> list:
-        """Theta protocol: the reference's model and the replicates'."""
-        refuse_mean_secret(secret)
-        return self.fit(reference.groups(secret), reference.records(),
-                        sampling=sampling, columns=reference.columns,
-                        secret_label=secret.label)
-
-    def exact_law(self, reference, secret, statistic: str):
-        """Theta protocol: None (replicated moments fix no law of the records)."""
-        return None
 
     def fit(self, z: np.ndarray, h: np.ndarray, *, sampling: str, columns,
             secret_label: str) -> list:
