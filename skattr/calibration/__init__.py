@@ -29,6 +29,10 @@ from skattr.calibration._gaussian import (
     max_mahalanobis,
     renyi_gaussian_delta,
 )
+from skattr.calibration._quadratic_loss import (
+    multivariate_gaussian_pair_delta,
+    multivariate_gaussian_pair_epsilon,
+)
 from skattr.utils._public import public_dir
 
 __all__ = [
@@ -40,6 +44,8 @@ __all__ = [
     "gaussian_pair_delta",
     "gaussian_pair_epsilon",
     "max_mahalanobis",
+    "multivariate_gaussian_pair_delta",
+    "multivariate_gaussian_pair_epsilon",
     "renyi_gaussian_delta",
 ]
 

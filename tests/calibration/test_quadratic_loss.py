@@ -1,0 +1,123 @@
+"""The exact profile of two Gaussians with unequal covariances (issue 10, item 1)."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from skattr.calibration import (
+    epsilon_for_mahalanobis,
+    gaussian_delta,
+    gaussian_pair_delta,
+    gaussian_pair_epsilon,
+    multivariate_gaussian_pair_delta,
+    multivariate_gaussian_pair_epsilon,
+)
+from skattr.calibration._quadratic_loss import loss_laws
+from skattr.exceptions import NotCertifiableError
+
+
+def _spd(rng, k, scale=1.0):
+    a = rng.standard_normal((k, k))
+    return scale * (a @ a.T / k + np.eye(k))
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5])
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 3.0])
+def test_equal_covariances_give_the_analytic_gaussian_profile(k, epsilon):
+    rng = np.random.default_rng(k)
+    cov = _spd(rng, k)
+    d = rng.standard_normal(k)
+    mu = float(np.sqrt(d @ np.linalg.solve(cov, d)))
+    value = multivariate_gaussian_pair_delta(np.zeros(k), cov, d, cov, epsilon)
+    assert value == pytest.approx(float(gaussian_delta(mu, epsilon)), abs=1e-9)
+
+
+@pytest.mark.parametrize("ma, va, mb, vb, epsilon", [
+    (0.0, 1.0, 1.0, 1.5, 1.0), (0.0, 2.0, 0.5, 1.0, 0.5), (0.0, 1.0, 3.0, 4.0, 2.0),
+    (0.0, 1.0, 0.2, 1.02, 0.3), (0.0, 1.0, 4.0, 1.2, 5.0), (1.0, 3.0, 1.0, 1.0, 0.7),
+])
+def test_one_statistic_matches_the_closed_form_from_the_certified_side(
+        ma, va, mb, vb, epsilon):
+    exact = float(gaussian_pair_delta(ma, va, mb, vb, epsilon))
+    value = multivariate_gaussian_pair_delta([ma], [[va]], [mb], [[vb]], epsilon)
+    assert exact - 1e-12 <= value <= exact + 1e-7
+
+
+def test_two_independent_statistics_match_the_product_law():
+    # Diagonal covariances: the loss is a sum of independent one-dimensional
+    # losses, whose joint profile a fine two-dimensional grid integrates.
+    ma, mb = np.array([0.0, 0.0]), np.array([0.8, -0.5])
+    va, vb = np.array([1.0, 2.0]), np.array([1.4, 1.5])
+    epsilon = 0.8
+    grid = np.linspace(-12, 12, 2401)
+    step = grid[1] - grid[0]
+    y1, y2 = np.meshgrid(grid, grid, indexing="ij")
+    pa = (stats.norm.pdf(y1, ma[0], np.sqrt(va[0]))
+          * stats.norm.pdf(y2, ma[1], np.sqrt(va[1])))
+    pb = (stats.norm.pdf(y1, mb[0], np.sqrt(vb[0]))
+          * stats.norm.pdf(y2, mb[1], np.sqrt(vb[1])))
+    e = np.exp(epsilon)
+    brute = max(np.maximum(pa - e * pb, 0).sum(), np.maximum(pb - e * pa, 0).sum())
+    brute *= step * step
+    value = multivariate_gaussian_pair_delta(ma, np.diag(va), mb, np.diag(vb),
+                                             epsilon)
+    assert value == pytest.approx(brute, abs=2e-6)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("k", [2, 5])
+def test_unequal_covariances_match_monte_carlo(k):
+    rng = np.random.default_rng(10 + k)
+    sa = _spd(rng, k)
+    sb = sa + 0.2 * _spd(rng, k)
+    ma, mb = np.zeros(k), 0.7 * rng.standard_normal(k)
+    epsilon, m = 1.0, 400_000
+    p = stats.multivariate_normal(ma, sa)
+    q = stats.multivariate_normal(mb, sb)
+    estimates, errors = [], []
+    for first, second, seed in ((p, q, 1), (q, p, 2)):
+        y = first.rvs(m, random_state=seed)
+        x = np.maximum(1 - np.exp(epsilon - (first.logpdf(y) - second.logpdf(y))),
+                       0)
+        estimates.append(x.mean())
+        errors.append(x.std() / np.sqrt(m))
+    value = multivariate_gaussian_pair_delta(ma, sa, mb, sb, epsilon)
+    assert abs(value - max(estimates)) <= 5 * max(errors)
+
+
+def test_the_loss_laws_have_the_right_means():
+    # E_P[L] = KL(P || Q) and E_Q[L] = -KL(Q || P), by the closed form.
+    rng = np.random.default_rng(3)
+    sa, sb = _spd(rng, 3), _spd(rng, 3, 2.0)
+    ma, mb = np.zeros(3), rng.standard_normal(3)
+
+    def kl(m0, s0, m1, s1):
+        inv = np.linalg.inv(s1)
+        d = m1 - m0
+        return 0.5 * (np.trace(inv @ s0) + d @ inv @ d - 3
+                      + np.linalg.slogdet(s1)[1] - np.linalg.slogdet(s0)[1])
+
+    under_a, under_b = loss_laws(ma, sa, mb, sb)
+    assert under_a.mean() == pytest.approx(kl(ma, sa, mb, sb), rel=1e-10)
+    assert under_b.mean() == pytest.approx(-kl(mb, sb, ma, sa), rel=1e-10)
+
+
+@pytest.mark.parametrize("va, vb", [(1.0, 1.0), (1.0, 1.5), (2.0, 1.0)])
+def test_epsilon_inverts_delta_from_the_certified_side(va, vb):
+    delta = 1e-3
+    eps = multivariate_gaussian_pair_epsilon([0.0], [[va]], [1.0], [[vb]], delta)
+    assert multivariate_gaussian_pair_delta([0.0], [[va]], [1.0], [[vb]],
+                                            eps) <= delta
+    closed = gaussian_pair_epsilon(0.0, va, 1.0, vb, delta)
+    assert closed <= eps <= closed * 1.001
+    if va == vb:
+        assert eps == pytest.approx(epsilon_for_mahalanobis(1.0 / np.sqrt(va),
+                                                            delta), rel=1e-6)
+
+
+def test_identical_laws_leak_nothing_and_singular_ones_are_refused():
+    cov = np.eye(2)
+    assert multivariate_gaussian_pair_epsilon([0, 0], cov, [0, 0], cov, 1e-3) == 0
+    with pytest.raises(NotCertifiableError, match="singular"):
+        multivariate_gaussian_pair_delta([0, 0], np.diag([1.0, 0.0]), [1, 0],
+                                         cov, 1.0)
