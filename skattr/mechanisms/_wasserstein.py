@@ -100,7 +100,7 @@ _ATTRIBUTES = """
     theta_ : tuple
         For each secret, its p pairs (m, 2), a ProbabilityBox, a
         :class:`~skattr.theta.SumLaws`, or a
-        :class:`~skattr.theta.ResampledLaws`.
+        :class:`~skattr.theta._resample.ResampledLaws`.
     %(input_attributes)s
     """
 
@@ -453,7 +453,7 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
       R_a x R_b, whose points are at most W = sum_j max(U_aj - L_bj,
       U_bj - L_aj) apart. The box's faces are order statistics of the draws
       that bound each tail with mass delta' / (4 d)
-      (:func:`~skattr.theta.tail_bounds`); the chance beta that any bound is
+      (:func:`~skattr.theta._resample.tail_bounds`); the chance beta that any bound is
       wrong is counted in delta = delta' + beta. Because the draws come from
       public data, independently of the private data, a mechanism whose noise
       scale is itself random in this way is (epsilon, delta' + beta)-private.

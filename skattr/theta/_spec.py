@@ -145,7 +145,7 @@ class JointGaussianFit:
     """``theta="gaussian"``: the joint Gaussian model (Zhang et al. Sec. 4.2).
 
     Checked against the reference: the conditional covariance must not depend
-    on the secret's attribute (see :func:`~skattr.theta.fit_joint_gaussian`).
+    on the secret's attribute (see :func:`~skattr.theta._fit.fit_joint_gaussian`).
     It states moments, not a law of the records, so it has no exact law.
     """
 

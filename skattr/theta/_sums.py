@@ -191,8 +191,9 @@ def sum_sensitivity(pairs: Iterable, n: int, thetas, values, *,
     -----
     The laws are computed as log-probabilities (tails of any size keep their
     relative accuracy) and compared on both tails with the rounding allowance
-    of :func:`~skattr.theta.count_sensitivity_box`, rounding toward the larger
-    W; two laws computed identically are at distance 0.
+    of :func:`~skattr.theta._count_sensitivity.count_sensitivity_box`,
+    rounding toward the larger W; two laws computed identically are at
+    distance 0.
 
     Examples
     --------
