@@ -121,3 +121,23 @@ def test_identical_laws_leak_nothing_and_singular_ones_are_refused():
     with pytest.raises(NotCertifiableError, match="singular"):
         multivariate_gaussian_pair_delta([0, 0], np.diag([1.0, 0.0]), [1, 0],
                                          cov, 1.0)
+
+
+def test_the_characteristic_function_is_that_of_the_loss():
+    # log_cf against the empirical characteristic function of draws of
+    # sum_j w_j (Z_j + b_j)^2 + s Z_0 + c.
+    from skattr.calibration._quadratic_loss import LossLaw
+
+    law = LossLaw(weights=np.array([0.3, -0.2]), offsets=np.array([1.0, -0.5]),
+                  normal_sd=0.4, constant=0.1)
+    rng = np.random.default_rng(0)
+    z = rng.standard_normal((400_000, 3))
+    x = (law.weights * (z[:, :2] + law.offsets) ** 2).sum(axis=1)
+    x += law.normal_sd * z[:, 2] + law.constant
+    for u in (0.2, 1.0, 3.0):
+        empirical = np.exp(1j * u * x).mean()
+        assert abs(np.exp(law.log_cf(np.array([u]))[0]) - empirical) < 6e-3
+    assert law.mean() == pytest.approx(x.mean(), abs=5e-3)
+    # The tail the library inverts from it agrees with the draws.
+    prob, err = law.sf(0.5)
+    assert prob == pytest.approx((x > 0.5).mean(), abs=4e-3) and err < 1e-8
