@@ -37,14 +37,27 @@ __all__ = [
 _ZERO = 1e-12
 
 
+#: A term's offset b = beta / (2 a) up to which its square is completed (its
+#: phase a b^2 u moved into the oscillating factor): beyond, a b^2 is so large
+#: that moving it would cancel catastrophically, and the term is kept in the
+#: stable form, whose magnitude has decayed long before its phase matters.
+_COMPLETE_UP_TO = 8.0
+
+
 @dataclass(frozen=True)
 class LossLaw:
-    """A generalised chi-square: sum_j w_j (Z_j + b_j)^2 + s Z_0 + c.
+    """A generalised chi-square: sum_j (a_j Z_j^2 + beta_j Z_j) + s Z_0 + c.
+
+    Written with the linear coefficients beta_j rather than completed squares
+    a_j (Z_j + b_j)^2: when the two covariances are nearly equal, a_j is tiny
+    and b_j = beta_j / (2 a_j) huge, and the completed form cancels every
+    digit (its characteristic function multiplies a huge phase by a tiny
+    weight).
 
     Attributes
     ----------
-    weights, offsets : ndarray of shape (r,)
-        w_j and b_j of the chi-square terms (Z_j standard normal).
+    weights, linear : ndarray of shape (r,)
+        a_j and beta_j (Z_j standard normal).
     normal_sd : float
         s, the standard deviation of the normal term.
     constant : float
@@ -52,24 +65,24 @@ class LossLaw:
     """
 
     weights: np.ndarray
-    offsets: np.ndarray
+    linear: np.ndarray
     normal_sd: float
     constant: float
 
     def mean(self) -> float:
-        """Return E[X] = sum w_j (1 + b_j^2) + c."""
-        return float(np.sum(self.weights * (1 + self.offsets**2)) + self.constant)
+        """Return E[X] = sum a_j + c."""
+        return float(np.sum(self.weights) + self.constant)
 
     def log_cf(self, u: np.ndarray) -> np.ndarray:
-        """Return log E[exp(i u X)] for u >= 0 (principal branches are continuous).
+        """Return log E[exp(i u X)] for u >= 0, in the stable form.
 
-        Each term's log(1 - 2 i w u) has a positive real part's argument in
-        (-pi/2, pi/2), so the principal logarithm has no jump along u.
+        E exp(i u (a Z^2 + beta Z)) = (1 - 2 i a u)^(-1/2)
+        exp(-beta^2 u^2 / (2 (1 - 2 i a u))); the principal logarithm of
+        1 - 2 i a u has no jump along u (its real part is 1).
         """
         u = np.asarray(u, dtype=float)[..., None]
-        w, b = self.weights, self.offsets
-        z = 1.0 - 2j * w * u
-        terms = -0.5 * np.log(z) + 1j * w * b**2 * u / z
+        z = 1.0 - 2j * self.weights * u
+        terms = -0.5 * np.log(z) - self.linear**2 * u**2 / (2 * z)
         total = terms.sum(axis=-1)
         u = u[..., 0]
         return total + 1j * self.constant * u - 0.5 * (self.normal_sd * u) ** 2
@@ -84,29 +97,39 @@ class LossLaw:
         integrator (QAWF), which handles the slowly decaying oscillatory
         tail of a few chi-square terms. The error is QUADPACK's estimate.
         """
-        omega = self.constant - x
         if self.weights.size == 0:
             # No chi-square term: X is normal (equal covariances), in closed
             # form, which keeps the analytic Gaussian profile to rounding.
             if self.normal_sd == 0.0:
                 return float(self.constant > x), 0.0
-            return float(special.ndtr(omega / self.normal_sd)), 1e-16
-
+            return (float(special.ndtr((self.constant - x) / self.normal_sd)),
+                    1e-16)
+        # Terms with a moderate offset have their square completed, which
+        # moves their phase a b^2 u into exp(i omega u) (QAWF's weight) and
+        # leaves the envelope's phase bounded.
+        offsets = self.linear / (2 * self.weights)
+        shifts = self.weights * offsets**2
+        complete = np.abs(offsets) <= _COMPLETE_UP_TO
+        omega = self.constant - x - float(np.sum(shifts[complete]))
         # QUADPACK calls the integrands one point at a time: a scalar
         # evaluation in cmath, with the last point remembered (the sine and
         # cosine parts are evaluated at the same nodes), avoids numpy's
         # per-call overhead on arrays of a few terms.
-        terms = list(zip(self.weights.tolist(),
-                         (self.weights * self.offsets**2).tolist(), strict=True))
+        terms = list(zip(self.weights.tolist(), (self.linear**2).tolist(),
+                         shifts.tolist(), complete.tolist(), strict=True))
         half_var = 0.5 * self.normal_sd**2
         last = [None, 0j]
 
         def envelope(u):
             if last[0] != u:
                 total = -half_var * u * u
-                for w, wb2 in terms:
+                for w, beta_sq, shift, completed in terms:
                     z = 1.0 - 2j * w * u
-                    total += -0.5 * cmath.log(z) + 1j * wb2 * u / z
+                    total += -0.5 * cmath.log(z)
+                    if completed:
+                        total += 1j * shift * u / z
+                    else:
+                        total += -beta_sq * u * u / (2 * z)
                 last[0], last[1] = u, cmath.exp(total)
             return last[1]
 
@@ -191,14 +214,12 @@ def _loss_under(mean_p, cov_p, mean_q, cov_q, sign: float) -> LossLaw:
     c0 = 0.5 * (logdet_q - logdet_p) + 0.5 * d @ prec_q @ d
     lam, vecs = np.linalg.eigh(m - np.eye(m.shape[0]))
     beta = vecs.T @ b
+    # lam / 2 w^2 + beta w per eigen-direction; exact zeros carry a normal
+    # term only.
     quad = np.abs(lam) > _ZERO
-    # lam/2 w^2 + beta w = lam/2 (w + beta/lam)^2 - beta^2 / (2 lam).
-    weights = sign * lam[quad] / 2
-    offsets = beta[quad] / lam[quad]
-    constant = sign * (c0 - np.sum(beta[quad] ** 2 / (2 * lam[quad])))
-    normal_sd = float(np.sqrt(np.sum(beta[~quad] ** 2)))
-    return LossLaw(weights=weights, offsets=offsets, normal_sd=normal_sd,
-                   constant=float(constant))
+    return LossLaw(weights=sign * lam[quad] / 2, linear=sign * beta[quad],
+                   normal_sd=float(np.sqrt(np.sum(beta[~quad] ** 2))),
+                   constant=float(sign * c0))
 
 
 def loss_laws(mean_a, cov_a, mean_b, cov_b) -> tuple[LossLaw, LossLaw]:

@@ -125,19 +125,66 @@ def test_identical_laws_leak_nothing_and_singular_ones_are_refused():
 
 def test_the_characteristic_function_is_that_of_the_loss():
     # log_cf against the empirical characteristic function of draws of
-    # sum_j w_j (Z_j + b_j)^2 + s Z_0 + c.
+    # sum_j (a_j Z_j^2 + beta_j Z_j) + s Z_0 + c.
     from skattr.calibration._quadratic_loss import LossLaw
 
-    law = LossLaw(weights=np.array([0.3, -0.2]), offsets=np.array([1.0, -0.5]),
-                  normal_sd=0.4, constant=0.1)
-    rng = np.random.default_rng(0)
-    z = rng.standard_normal((400_000, 3))
-    x = (law.weights * (z[:, :2] + law.offsets) ** 2).sum(axis=1)
-    x += law.normal_sd * z[:, 2] + law.constant
-    for u in (0.2, 1.0, 3.0):
-        empirical = np.exp(1j * u * x).mean()
-        assert abs(np.exp(law.log_cf(np.array([u]))[0]) - empirical) < 6e-3
-    assert law.mean() == pytest.approx(x.mean(), abs=5e-3)
-    # The tail the library inverts from it agrees with the draws.
-    prob, err = law.sf(0.5)
-    assert prob == pytest.approx((x > 0.5).mean(), abs=4e-3) and err < 1e-8
+    for linear in ([0.6, 0.2], [30.0, -0.1]):  # completed, and a huge offset
+        law = LossLaw(weights=np.array([0.3, -0.2]), linear=np.array(linear),
+                      normal_sd=0.4, constant=0.1)
+        rng = np.random.default_rng(0)
+        z = rng.standard_normal((400_000, 3))
+        x = (law.weights * z[:, :2] ** 2 + law.linear * z[:, :2]).sum(axis=1)
+        x += law.normal_sd * z[:, 2] + law.constant
+        for u in (0.2, 1.0, 3.0):
+            empirical = np.exp(1j * u * x).mean()
+            assert abs(np.exp(law.log_cf(np.array([u]))[0]) - empirical) < 6e-3
+        assert law.mean() == pytest.approx(x.mean(), abs=0.1)
+        # The tail the library inverts from it agrees with the draws.
+        for t in (0.5, float(np.quantile(x, 0.99))):
+            prob, err = law.sf(t)
+            assert prob == pytest.approx((x > t).mean(), abs=4e-3) and err < 1e-8
+
+
+def test_nearly_equal_covariances_stay_accurate():
+    # Covariances 1% apart make a_j tiny and the completed square's offset
+    # huge: the profile must still match Monte Carlo (it overstated delta
+    # 500-fold before the stable form).
+    rng = np.random.default_rng(7)
+    k = 5
+    sa = _spd(rng, k)
+    sb = sa * 1.01 + 0.002 * _spd(rng, k)
+    ma, mb = np.zeros(k), 0.9 * rng.standard_normal(k)
+    epsilon = float(multivariate_gaussian_pair_epsilon(ma, sa, mb, sb, 1e-3))
+    p, q = stats.multivariate_normal(ma, sa), stats.multivariate_normal(mb, sb)
+    m = 400_000
+    worst, se = 0.0, 0.0
+    for first, second, seed in ((p, q, 1), (q, p, 2)):
+        y = first.rvs(m, random_state=seed)
+        x = np.maximum(1 - np.exp(epsilon - (first.logpdf(y) - second.logpdf(y))),
+                       0)
+        if x.mean() > worst:
+            worst, se = x.mean(), x.std() / np.sqrt(m)
+    # At the certified epsilon the true delta is at most 1e-3, and close to it.
+    assert worst <= 1e-3 + 5 * se
+    assert worst >= 0.8e-3 - 5 * se
+
+
+def test_raw_leakage_of_several_statistics_is_exact_not_the_renyi_bound():
+    from skattr.calibration._pair_noise import _renyi_epsilon, raw_leakage_epsilon
+    from skattr.theta._pairs import PairLaws
+
+    rng = np.random.default_rng(5)
+    k, m = 3, 4
+    cov_a = np.stack([_spd(rng, k) for _ in range(m)])
+    cov_b = cov_a * 1.05 + 0.01 * np.stack([_spd(rng, k) for _ in range(m)])
+    diffs = rng.standard_normal((m, k))
+    laws = PairLaws(diffs, cov_a, cov_b, np.arange(m), m, ())
+    delta = 1e-3
+    got = raw_leakage_epsilon(laws, delta)
+    exact = [multivariate_gaussian_pair_epsilon(np.zeros(k), cov_a[i], diffs[i],
+                                                cov_b[i], delta) for i in range(m)]
+    renyi = [_renyi_epsilon(diffs[i], cov_a[i], cov_b[i], delta) for i in range(m)]
+    # The maximum is exact; every entry bounds its pair's exact epsilon.
+    assert got.max() == pytest.approx(max(exact), rel=1e-9)
+    assert np.all(got >= np.array(exact) * (1 - 1e-9))
+    assert max(exact) < max(renyi)
