@@ -194,7 +194,8 @@ def raw_leakage_epsilon(laws: PairLaws, delta: float) -> np.ndarray:
     # A pair whose exact delta at the best epsilon so far is within delta has
     # its own epsilon below it: one profile evaluation settles it, where an
     # inversion takes a dozen.
-    best = max((out[i] for i in range(m) if i not in set(renyi)), default=0.0)
+    bounded = set(renyi)
+    best = max((out[i] for i in range(m) if i not in bounded), default=0.0)
     for i in sorted(renyi, key=lambda j: -out[j]):
         if out[i] <= best:
             break

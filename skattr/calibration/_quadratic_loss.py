@@ -145,63 +145,46 @@ class LossLaw:
         def imag_part(u):
             return envelope(u).imag / u
 
-        head, err = _quad_checked(full, 0.0, 1.0)
+        plain = dict(tolerances=(1e-15, 1e-12, 1e-9), limit=400, epsrel=1e-12)
+        head, err = _quad_checked(full, 0.0, 1.0, **plain)
         if omega == 0.0:
-            tail, tail_err = _quad_checked(imag_part, 1.0, np.inf)
+            tail, tail_err = _quad_checked(imag_part, 1.0, np.inf, **plain)
         else:
             # sin(omega u) and cos(omega u) weights; QAWF needs omega > 0.
             sign = 1.0 if omega > 0 else -1.0
-            sin_part, e1 = _fourier_tail(real_part, "sin", abs(omega))
-            cos_part, e2 = _fourier_tail(imag_part, "cos", abs(omega))
+            fourier = dict(tolerances=(1e-13, 1e-11, 1e-9), wvar=abs(omega),
+                           limlst=200)
+            sin_part, e1 = _quad_checked(real_part, 1.0, np.inf, weight="sin",
+                                         **fourier)
+            cos_part, e2 = _quad_checked(imag_part, 1.0, np.inf, weight="cos",
+                                         **fourier)
             tail, tail_err = sign * sin_part + cos_part, e1 + e2
         prob = 0.5 + (head + tail) / math.pi
         return min(max(prob, 0.0), 1.0), (err + tail_err) / math.pi
 
 
-def _quad_checked(f, a: float, b: float) -> tuple[float, float]:
+def _quad_checked(f, a: float, b: float, tolerances, **options
+                  ) -> tuple[float, float]:
     """Return int_a^b f and its error, never letting an IntegrationWarning out.
 
-    As :func:`_fourier_tail`: the tightest tolerance QUADPACK meets, and when
-    it meets none, its estimate with a wide margin.
+    QUADPACK is asked for each of ``tolerances`` in turn (absolute, tightest
+    first) until a run meets its tolerance without an IntegrationWarning; the
+    error returned is that run's estimate (at least the tolerance), so the
+    caller's rounding to the certified side stays honest. When no run meets
+    any, its estimate is taken with a wide margin. ``options`` go to
+    :func:`scipy.integrate.quad` (a ``weight`` for QAWF's Fourier tails).
     """
-    for tolerance in (1e-15, 1e-12, 1e-9):
+    for tolerance in tolerances:
         with warnings.catch_warnings():
             warnings.simplefilter("error", integrate.IntegrationWarning)
             try:
-                value, err = integrate.quad(f, a, b, limit=400,
-                                            epsabs=tolerance, epsrel=1e-12)
+                value, err = integrate.quad(f, a, b, epsabs=tolerance, **options)
             except integrate.IntegrationWarning:
                 continue
         return value, max(err, tolerance)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", integrate.IntegrationWarning)
-        value, err = integrate.quad(f, a, b, limit=800, epsabs=1e-8)
-    return value, max(10 * err, 1e-6)
-
-
-def _fourier_tail(f, weight: str, omega: float) -> tuple[float, float]:
-    """Return int_1^inf f(u) w(omega u) du and its error (QUADPACK's QAWF).
-
-    The tightest tolerance QAWF meets: it is asked for 1e-13 and, when it
-    reports that it could not (an IntegrationWarning), for looser ones; the
-    error returned is the estimate of the run that met its tolerance, so the
-    caller's rounding to the certified side stays honest.
-    """
-    for tolerance in (1e-13, 1e-11, 1e-9):
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", integrate.IntegrationWarning)
-            try:
-                value, err = integrate.quad(f, 1.0, np.inf, weight=weight,
-                                            wvar=omega, limlst=200,
-                                            epsabs=tolerance)
-            except integrate.IntegrationWarning:
-                continue
-        return value, max(err, tolerance)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", integrate.IntegrationWarning)
-        value, err = integrate.quad(f, 1.0, np.inf, weight=weight, wvar=omega,
-                                    limlst=400, epsabs=1e-8)
-    # QAWF did not meet even 1e-9: take its estimate with a wide margin.
+        value, err = integrate.quad(f, a, b, epsabs=1e-8, **options)
     return value, max(10 * err, 1e-6)
 
 

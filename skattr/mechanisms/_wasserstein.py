@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from skattr._data import Reference, secret_indicator
+from skattr._data import Reference
 from skattr._query import Query, StackedQuery
 from skattr._release import Certificate
 from skattr._statistic import Statistic
@@ -203,10 +203,9 @@ class _WassersteinFamily(BaseMechanism):
             # bootstrap replicates: the same Theta as every mechanism's.
             reference = Reference(frame, self.query_, self.columns_)
             statistic = "count" if counting else "sum"
+            self._check_groups(reference, secrets, statistic)
             return tuple(spec.exact_law(reference, s, statistic)
-                         for s, _ in zip(secrets,
-                                         self._groups(frame, secrets, statistic),
-                                         strict=True))
+                         for s in secrets)
         thetas = np.asarray(spec, dtype=float)
         if thetas.ndim != 2 or thetas.shape[1] != 2 or not np.all(
                 (thetas >= 0) & (thetas <= 1)):
@@ -217,15 +216,14 @@ class _WassersteinFamily(BaseMechanism):
         return tuple(thetas for _ in secrets)
 
     @staticmethod
-    def _groups(frame: pd.DataFrame, secrets, statistic: str):
-        """Yield each secret's group mask, with enough records on both sides."""
+    def _check_groups(reference, secrets, statistic: str) -> None:
+        """Refuse a secret with fewer than two reference records on a side."""
         for s in secrets:
-            inside = secret_indicator(frame, s) == 1
+            inside = reference.groups(s) == 1
             if min(inside.sum(), (~inside).sum()) < 2:
                 raise NotCertifiableError(
                     f"The reference data has too few records on one side of the "
                     f"secret {s.label} to estimate the {statistic}'s law.")
-            yield inside
 
     def _pairs(self, secret, n: int) -> list[tuple[float, float]]:
         if self.privacy == "dataset":
