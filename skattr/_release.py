@@ -58,6 +58,9 @@ class Certificate:
     inherent_variance : tuple of float or None
         The smallest conditional variance of each statistic; None when the
         certificate does not use the data's own variance (zeros).
+    error_ratio : float or None
+        The expected error over that of ``mechanism="optimal"`` at the same
+        guarantee; None when not compared.
     """
 
     epsilon: float
@@ -68,6 +71,7 @@ class Certificate:
     guarantee: str = "attribute privacy"
     calibration: str | None = None
     inherent_variance: tuple | None = None
+    error_ratio: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -130,6 +134,10 @@ class Plan:
         The kind of privacy certified at (epsilon, delta): "attribute privacy"
         unless the mechanism certifies another (the differential-privacy
         baselines).
+    error_ratio : float or None
+        The expected error over that of ``mechanism="optimal"``, the least
+        certified Gaussian noise, at the same guarantee (1 when this is as
+        good); None when not compared.
     """
 
     mechanism: str
@@ -146,6 +154,7 @@ class Plan:
     method: str = ""
     assumptions: tuple = ()
     guarantee: str = "attribute privacy"
+    error_ratio: float | None = None
     expected_error: float = field(init=False)
 
     def __post_init__(self):
@@ -227,13 +236,19 @@ class Plan:
             ("sensitivity", _fmt(self.sensitivity)),
             ("inherent variance", ", ".join(_fmt(v) for v in self.inherent_variance)),
             ("noise", self._noise_text()),
-            ("expected error", _fmt(self.expected_error)),
+            ("expected error", self._error_text()),
             ("accuracy", f"||error|| <= {_fmt(alpha)} with probability "
                          f"{_fmt(1 - beta)}"),
             ("certified by", self.method),
         ]
         rows += [("assumes", a) for a in self.assumptions]
         return rows
+
+    def _error_text(self) -> str:
+        text = _fmt(self.expected_error)
+        if self.error_ratio is not None:
+            text += f" ({self.error_ratio:.3g} x optimal's)"
+        return text
 
     def _scope_text(self) -> str:
         if "differential privacy" in self.guarantee:
@@ -323,6 +338,8 @@ class Release(Plan):
             "noise": self.noise_law.describe(self.statistics),
             "noise_covariance": self.noise_covariance.tolist(),
             "expected_error": float(self.expected_error),
+            "error_ratio": (None if self.error_ratio is None
+                            else float(self.error_ratio)),
             "accuracy": {"alpha": float(alpha), "beta": float(beta)},
             "method": self.method,
             "assumptions": list(self.assumptions),

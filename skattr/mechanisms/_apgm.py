@@ -6,7 +6,11 @@ import numpy as np
 
 from skattr._release import Certificate
 from skattr.calibration._exact_noise import exact_required_noise_variance
-from skattr.calibration._pair_noise import required_noise_variance
+from skattr.calibration._pair_noise import (
+    covariances_equal,
+    pairs_certified,
+    required_noise_variance,
+)
 from skattr.mechanisms._pair_laws import GaussianPairLawMechanism
 from skattr.mechanisms._registry import register
 from skattr.mechanisms._relaxations import max_divergence_relaxation
@@ -43,9 +47,11 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
     covariances : {"certify", "assume-equal"}, default="certify"
         Theorem 1 assumes F given a secret has the same variance for every
         secret. ``"certify"``: when the modelled covariances differ, the exact
-        profile of the two Gaussians (one statistic) or a Renyi bound certifies
-        the pair. ``"assume-equal"``: take the theorem's assumption, using each
-        side's covariance for both; the release records it.
+        privacy profile of the two Gaussians certifies the pair (closed form
+        for one statistic, a generalised chi-square for several), and
+        ``calibration="classic"`` is honoured only if its noise certifies.
+        ``"assume-equal"``: take the theorem's assumption, using each side's
+        covariance for both; the release records it.
     %(law)s
     %(max_divergence)s
     %(random_state)s
@@ -70,8 +76,10 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
     analytic bound of Balle and Wang [2]_, which never needs more noise than the
     paper's formula and equals it for one statistic and one theta. When the two
     sides of a pair have different covariances (the mixture formulas of
-    per-group moments give such), the exact privacy profile of the two Gaussians
-    (one statistic) or a Renyi-divergence bound (several) certifies the pair.
+    per-group moments give such), the exact privacy profile of the two
+    Gaussians certifies the pair: a closed form for one statistic, and for
+    several the law of the privacy loss, a generalised chi-square, inverted
+    numerically with its integration error rounded up.
 
     Theorem 1 assumes F given a secret is Gaussian. skattr never assumes it
     silently: the exact law is used where it exists (counts, integer columns),
@@ -144,6 +152,29 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
         self.eta = eta
         self.random_state = random_state
 
+    def _required_variance(self, laws: PairLaws) -> tuple[np.ndarray, str]:
+        """Each pair's least isotropic variance, honouring ``calibration``.
+
+        With unequal covariances the exact profile certifies; the classic
+        constant (a Gaussian shift's calibration) is kept only when its noise,
+        found on each side's covariance taken for both, certifies every pair
+        by that profile, and refused otherwise.
+        """
+        if self.calibration != "classic" or covariances_equal(laws):
+            return required_noise_variance(laws, self.epsilon, self.delta,
+                                           self.calibration)
+        classic, _ = required_noise_variance(laws.equalised(), self.epsilon,
+                                             self.delta, "classic")
+        m = laws.mean_diff.shape[0]
+        classic = np.maximum(classic[:m], classic[m:])
+        k = laws.mean_diff.shape[1]
+        if pairs_certified(laws, float(classic.max(initial=0.0)) * np.eye(k),
+                           self.epsilon, self.delta, "analytic").all():
+            return classic, ("classic Gaussian calibration on each side's "
+                             "covariance, checked by the exact privacy profile "
+                             "of the unequal covariances")
+        self._refuse_replaced_classic(laws)
+
     def _plan(self, n: int) -> tuple[GaussianNoise, Certificate]:
         per_secret, notes = [], []
         for laws in self._laws(n):
@@ -159,8 +190,7 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
                            "privacy profile computed numerically, rounded up")
         else:
             for laws in per_secret:
-                required, method = required_noise_variance(
-                    laws, self.epsilon, self.delta, self.calibration)
+                required, method = self._required_variance(laws)
                 methods.append(method)
                 per_theta = self._per_theta(laws, required)
                 variance = max(variance, float(per_theta.max(initial=0.0)))

@@ -107,6 +107,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
             method=cert.method,
             assumptions=tuple(cert.assumptions),
             guarantee=cert.guarantee,
+            error_ratio=cert.error_ratio,
         )
 
     def _validate_params(self):

@@ -260,6 +260,26 @@ class GaussianPairLawMechanism(BaseMechanism):
             "modelled mean and covariance; the shape of its law is not checked "
             "against the data"]
 
+    def _refuse_replaced_classic(self, laws: PairLaws) -> None:
+        """Refuse calibration="classic" when its noise would be replaced.
+
+        The classic constant calibrates a Gaussian shift (equal covariances).
+        With unequal ones, noise that the constant does not certify would be
+        set by the exact privacy profile instead: the calibration asked for
+        would be silently replaced.
+        """
+        if self.calibration != "classic":
+            return
+        raise NotCertifiableError(
+            f"calibration='classic' calibrates a Gaussian shift (equal "
+            f"covariances), but the two secrets' covariances differ by up to "
+            f"{max_covariance_gap(laws):.2%} and the classic noise of "
+            f"{self.mechanism_name} does not certify them: it would have to be "
+            "replaced by noise certified by the exact privacy profile, which is "
+            "what calibration='analytic' does (exact for every epsilon). Pass "
+            "calibration='analytic', or covariances='assume-equal' to take the "
+            "papers' translation assumption explicitly.")
+
     def _stated_delta(self, laws: PairLaws, noise_cov: np.ndarray,
                       delta: float) -> tuple[float, str]:
         """Return the delta to state: what the noise achieves, for classic noise.

@@ -332,7 +332,7 @@ def test_grid_search_picks_the_most_useful_epsilon_under_the_limit(frames):
                                    query=QUERY, secret=SECRET, delta=1e-3,
                                    random_state=np.random.default_rng(0))
     grid = GridSearchCV(
-        est, {"epsilon": [0.5, 5.0, 20.0]},
+        est, {"epsilon": [0.5, 3.0, 20.0]},
         scoring={"utility": lambda e, X, y=None: e.score(X),
                  "attack": attack_scorer(auxiliary, test, values=VALUES,
                                          n_shadow=100, n_test=100, random_state=0)},
@@ -342,13 +342,14 @@ def test_grid_search_picks_the_most_useful_epsilon_under_the_limit(frames):
         grid.fit(reference)
     res = grid.cv_results_
     utility, attack = res["mean_test_utility"], res["mean_test_attack"]
-    # Measured: attack 0.57, 0.71, 0.97; utility rises with epsilon.
+    # Measured: attack 0.58, 0.65, 0.97; utility rises with epsilon. (With
+    # the exact profile's noise, epsilon = 5 is attacked at 0.753.)
     assert np.all(np.diff(utility) > 0) and np.all(np.diff(attack) > 0)
     allowed = [i for i in range(3) if attack[i] <= 0.75]
     manual = max(allowed, key=lambda i: utility[i])
     assert grid.best_index_ == manual == 1
-    assert grid.best_params_ == {"epsilon": 5.0}
-    assert grid.best_estimator_.epsilon == 5.0 and hasattr(grid.best_estimator_,
+    assert grid.best_params_ == {"epsilon": 3.0}
+    assert grid.best_estimator_.epsilon == 3.0 and hasattr(grid.best_estimator_,
                                                            "theta_")
     with pytest.raises(NotCertifiableError, match="Add smaller epsilons"):
         refit_under_attack_limit(0.5)(res)

@@ -170,13 +170,24 @@ def test_unequal_covariances_are_certified_or_refused():
 
     kw = dict(epsilon=0.9)
     args = ([2.0], [0.0], 1.0, 1.5)
-    for var_out in (1.5, 200.0):
-        plan = _mech(ExpectedValueGaussian, [2.0], [0.0], 1.0, var_out,
-                     **kw).plan(n=1)
-        var = plan.noise_covariance[0, 0]
-        achieved = gaussian_pair_delta(2.0, 1.0 + var, 0.0, var_out + var, 0.9)
-        assert achieved <= 1e-3 * (1 + 1e-9)
-    # Theorem 4.2's noise already covers a small mismatch; a large one needs more.
+    # Theorem 4.2's classic noise already covers a small mismatch, and the
+    # classic calibration is honoured.
+    plan = _mech(ExpectedValueGaussian, [2.0], [0.0], 1.0, 1.5, **kw).plan(n=1)
+    var = plan.noise_covariance[0, 0]
+    assert var == pytest.approx((C * 2 / 0.9) ** 2)
+    assert gaussian_pair_delta(2.0, 1.0 + var, 0.0, 1.5 + var, 0.9) <= 1e-3
+    # A large mismatch needs more noise than the classic constant gives: the
+    # classic calibration would be replaced, so it is refused ...
+    with pytest.raises(NotCertifiableError, match="calibration='analytic'"):
+        _mech(ExpectedValueGaussian, [2.0], [0.0], 1.0, 200.0, **kw).plan(n=1)
+    # ... and the analytic one scales the noise until the exact profile holds.
+    plan = _mech(ExpectedValueGaussian, [2.0], [0.0], 1.0, 200.0,
+                 calibration="analytic", **kw).plan(n=1)
+    var = plan.noise_covariance[0, 0]
+    assert gaussian_pair_delta(2.0, 1.0 + var, 0.0, 200.0 + var, 0.9) <= (
+        1e-3 * (1 + 1e-9))
+    assert gaussian_pair_delta(2.0, 1.0 + var * 0.99, 0.0, 200.0 + var * 0.99,
+                               0.9) > 1e-3
     assert "scaled by" in plan.method
     assert var > (C * 2 / 0.9) ** 2
     with pytest.raises(NotCertifiableError, match="translations"):
