@@ -292,7 +292,8 @@ RENYI_CERTIFY_0_2 = {
 }
 
 
-def _cell(value, base) -> str:
+def _versus(value, base) -> str:
+    """A certified figure with its ratio to the assume-equal one."""
     if value is None:
         return "refused"
     if base:
@@ -315,7 +316,7 @@ def certify_table(adult) -> str:
         cells = []
         for i, (a, c) in enumerate(zip(assumed, certified, strict=True)):
             old = RENYI_CERTIFY_0_2[name][i]
-            cells += [fmt(a), _cell(old, a), _cell(c, a)]
+            cells += [fmt(a), _versus(old, a), _versus(c, a)]
         rows.append([LABELS[name], *cells])
     header = ["mechanism"]
     for eps in EPSILONS:
@@ -332,7 +333,7 @@ def classic_certify_table(adult) -> str:
         certified = errors(name, adult, EPSILONS, calibration="classic",
                            covariances="certify")
         rows.append([LABELS[name]] + [
-            f"{fmt(a)} -> {_cell(c, a)}"
+            f"{fmt(a)} -> {_versus(c, a)}"
             for a, c in zip(assumed, certified, strict=True)])
     header = ["mechanism"] + [f"eps = {eps:g}: assume-equal -> certify"
                               for eps in EPSILONS]

@@ -13,8 +13,10 @@ Both are timed in the same process, interleaved, best of ``--repeats``; every
 plan is computed afresh (the mechanisms' caches are cleared).
 
 The issue's budget is absolute (under 0.5 s for one pair and under 5 s for 20
-on a 2-core machine); the table prints the seconds beside the ratios, and
-``--target`` bounds the ratio to the baseline (exit code 1 when exceeded).
+on a 2-core machine). Against the baseline measured on such a machine (about
+0.02 s and 0.1 s) that is a ratio of 25 for one pair and 50 for 20, the
+targets here (``--target-one``, ``--target-many``; exit code 1 when a ratio
+exceeds its target). The seconds are printed beside the ratios.
 Needs the Adult files: ``--data-home`` or ``SKATTR_DATA``.
 """
 
@@ -32,7 +34,8 @@ from skattr.calibration import renyi_gaussian_delta
 from skattr.datasets import load_adult
 from skattr.mechanisms import MECHANISMS, _least_error
 
-TARGET = 40.0
+TARGET_ONE = 25.0
+TARGET_MANY = 50.0
 N = 100
 DELTA = 1e-3
 
@@ -100,20 +103,24 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-home", default=os.environ.get("SKATTR_DATA"))
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--target", type=float, default=TARGET)
+    parser.add_argument("--target-one", type=float, default=TARGET_ONE)
+    parser.add_argument("--target-many", type=float, default=TARGET_MANY)
     parser.add_argument("--epsilons", type=float, nargs="+",
                         default=[0.2, 1.0, 5.0])
     args = parser.parse_args(argv)
     if not args.data_home:
         parser.error("give --data-home or set SKATTR_DATA (the folder of adult/)")
     adult = load_adult(args.data_home)
-    rows = []
-    for count in (1, 20):
+    rows, passed = [], True
+    for count, target in ((1, args.target_one), (20, args.target_many)):
+        found = []
         for epsilon in args.epsilons:
-            rows += measure(adult, count, epsilon, args.repeats)
-    passed = print_table("Planning with the exact profile vs the Renyi path "
-                         "(same process)", rows, args.target)
-    print()
+            found += measure(adult, count, epsilon, args.repeats)
+        passed &= print_table(f"Planning with the exact profile vs the Renyi "
+                              f"path, {count} pair(s) (same process)", found,
+                              target)
+        print()
+        rows += found
     print(f"{'case':<28} {'seconds':>8} {'E||noise||':>11}")
     for row in rows:
         print(f"{row['case']:<28} {row['skattr']:>8.3f} {row['error']:>11.3f}")

@@ -128,8 +128,11 @@ def _release(args) -> int:
     # and a parameter it does not take is refused only when asked for.
     given = {"delta": args.delta, "calibration": args.calibration,
              "law": args.law, "group_size": args.group_size,
-             "bounds": _as_bounds(args.bounds)}
+             "bounds": _as_bounds(args.bounds), "covariances": args.covariances}
     kwargs.update({k: v for k, v in given.items() if v is not None})
+    if args.max_error_ratio is not None:
+        kwargs["max_error_ratio"] = (None if args.max_error_ratio == "none"
+                                     else args.max_error_ratio)
     if args.theta is not None:
         kwargs["theta"] = (skattr.theta.Resample() if args.theta == "resample"
                            else args.theta)
@@ -166,6 +169,7 @@ def _write(rel: Release, path: str) -> None:
 # line they are options (--law gaussian).
 _KEYWORD = re.compile(r"\b(law|theta|mechanism|privacy|calibration|covariances|"
                       r"delta|epsilon|reference)='([^']*)'")
+_RATIO = re.compile(r"\bmax_error_ratio=(None|[0-9.]+)")
 
 
 def _as_options(message: str) -> str:
@@ -176,7 +180,21 @@ def _as_options(message: str) -> str:
     >>> _as_options("pass law='gaussian', or mechanism='approx-wasserstein'")
     'pass --law gaussian, or --mechanism approx-wasserstein'
     """
+    message = _RATIO.sub(lambda m: "--max-error-ratio "
+                         + ("none" if m.group(1) == "None" else m.group(1)),
+                         message)
     return _KEYWORD.sub(lambda m: f"--{m.group(1)} {m.group(2)}", message)
+
+
+def _ratio(text: str):
+    """Parse --max-error-ratio: a number >= 1, or "none"."""
+    if text.lower() == "none":
+        return "none"
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number >= 1 or 'none', got {text!r}") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -259,6 +277,17 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the law of the statistic the noise is certified "
                           "against (default: auto, the exact law where it exists; "
                           "gaussian is an assumption the release records)")
+    rel.add_argument("--covariances", default=None,
+                     choices=["certify", "assume-equal"],
+                     help="certify the two secrets' unequal covariances "
+                          "(default) or take the papers' equal-covariance "
+                          "assumption, which the release records")
+    rel.add_argument("--max-error-ratio", default=None, type=_ratio,
+                     metavar="RATIO|none",
+                     help="refuse a Gaussian mechanism whose noise certifies "
+                          "unequal covariances only when scaled beyond RATIO "
+                          "times optimal's expected error (default 10); none "
+                          "releases it anyway")
     rel.add_argument("--random-state", "--seed", dest="random_state", type=int,
                      default=None,
                      help="seed the noise (experiments only: anyone who knows "

@@ -93,3 +93,47 @@ def test_errors_name_the_command_line_options(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "--law gaussian" in err and "--mechanism approx-wasserstein" in err
     assert "law='gaussian'" not in err
+
+
+def _spread_groups(n, rng):
+    """Two groups whose ages and lognormal incomes differ in spread."""
+    import numpy as np
+
+    g = rng.random(n) < 0.5
+    return pd.DataFrame({
+        "group": np.where(g, "a", "b"),
+        "age": np.where(g, rng.normal(45, 15, n), rng.normal(38, 9, n)),
+        "income": np.where(g, rng.lognormal(10.8, 0.9, n),
+                           rng.lognormal(10.5, 0.5, n))})
+
+
+def test_unequal_covariance_options(tmp_path, capsys):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    private, reference = tmp_path / "private.csv", tmp_path / "reference.csv"
+    _spread_groups(5000, rng).to_csv(reference, index=False)
+    _spread_groups(300, rng).to_csv(private, index=False)
+    base = ["release", str(private), "--columns", "age", "income",
+            "--secret-column", "group", "--secret-value", "a", "--pairs",
+            "0.4,0.6", "--reference", str(reference), "--law", "gaussian",
+            "--theta", "moments"]
+    # ExpM's isotropic noise is scaled by 1.04 to certify, 1.57 times
+    # optimal's error: refused under a limit of 1.2, with the option to say.
+    assert main(base + ["--mechanism", "expm-gaussian", "--plan",
+                        "--max-error-ratio", "1.2"]) == 2
+    err = capsys.readouterr().err
+    assert "--max-error-ratio none" in err and "--mechanism optimal" in err
+    assert main(base + ["--mechanism", "expm-gaussian", "--plan",
+                        "--max-error-ratio", "none"]) == 0
+    assert "x optimal's" in capsys.readouterr().out
+    # The classic calibration cannot set optimal's noise: refused, not ignored.
+    assert main(base + ["--mechanism", "optimal", "--calibration", "classic",
+                        "--plan"]) == 2
+    assert "--calibration analytic" in capsys.readouterr().err
+    assert main(base + ["--mechanism", "optimal", "--covariances",
+                        "assume-equal", "--plan"]) == 0
+    assert "ASSUMED: the laws under the two secrets" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(base + ["--max-error-ratio", "lots"])
+    assert "expected a number >= 1 or 'none'" in capsys.readouterr().err

@@ -58,7 +58,6 @@ def _estimates(laws: PairLaws, noise: np.ndarray, epsilon: float, *,
     j = noise.shape[0]
     if paired:
         cov_a, cov_b, diff = laws.cov_a + noise, laws.cov_b + noise, laws.mean_diff
-        j, m = 1, m
     else:
         cov_a = (laws.cov_a[None] + noise[:, None]).reshape(j * m, k, k)
         cov_b = (laws.cov_b[None] + noise[:, None]).reshape(j * m, k, k)
@@ -67,7 +66,7 @@ def _estimates(laws: PairLaws, noise: np.ndarray, epsilon: float, *,
     lam_b = np.linalg.eigvalsh(cov_b)
     valid = ((lam_a[:, 0] > 1e-12 * np.abs(lam_a[:, -1]))
              & (lam_b[:, 0] > 1e-12 * np.abs(lam_b[:, -1])))
-    out = np.ones(j * m)
+    out = np.ones(diff.shape[0])
     if valid.any():
         out[valid] = estimate_pairs_delta(diff[valid], cov_a[valid], cov_b[valid],
                                           epsilon)

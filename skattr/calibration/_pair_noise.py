@@ -291,15 +291,7 @@ def least_certified_scale(laws: PairLaws, noise_at, epsilon: float,
             "No Gaussian noise of this shape up to 1e12 times its first guess "
             "certifies every pair; the secret's two sides are too far apart, "
             "or the noise misses a direction the two sides' laws differ in.")
-    lo = 0.0
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        if estimated_ok(mid):
-            hi = mid
-        else:
-            lo = mid
-        if hi - lo <= 1e-9 * hi:
-            break
+    hi = _bisect(estimated_ok, 0.0, hi, rel_tol=1e-9)
     # The estimate is accurate to about 1e-9; the exact profile decides, and
     # t steps up (rarely more than once) until it holds.
     step = 1e-7
@@ -482,13 +474,20 @@ def certify_noise_covariance(laws: PairLaws, noise_cov: np.ndarray, epsilon: flo
         hi *= 2.0
         if hi > 1e12 or not np.any(noise_cov):
             raise _no_multiple()
-    lo = hi / 2.0
-    for _ in range(60):
+    return _bisect(ok, hi / 2.0, hi)
+
+
+def _bisect(ok, lo: float, hi: float, steps: int = 60,
+            rel_tol: float = 0.0) -> float:
+    """Bisect a monotone ``ok`` (False at lo, True at hi); return the True side."""
+    for _ in range(steps):
         mid = 0.5 * (lo + hi)
         if ok(mid):
             hi = mid
         else:
             lo = mid
+        if hi - lo <= rel_tol * hi:
+            break
     return hi
 
 
@@ -498,4 +497,4 @@ def _no_multiple() -> NotCertifiableError:
         "pair: the noise lies in directions that cannot cover the pairs' mean "
         "differences or the gap between the two sides' covariances, so it "
         "would drown the release. Use mechanism='optimal', whose noise is "
-        "shaped for unequal covariances, or 'apgm'.")
+        "shaped for unequal covariances, or mechanism='apgm'.")

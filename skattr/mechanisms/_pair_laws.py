@@ -311,7 +311,11 @@ class GaussianPairLawMechanism(BaseMechanism):
 
         The inherent leakage of F(X) under Theta: the least epsilon for which
         the laws of F given the two secrets of every pair are
-        (epsilon, delta)-indistinguishable. Only n = len(X) is used.
+        (epsilon, delta)-indistinguishable. Only n = len(X) is used. It is
+        exact, not a bound: the analytic formula for equal covariances, the
+        exact privacy profile of two Gaussians for unequal ones (inverted
+        numerically, its integration error rounded up, so within a relative
+        1e-9 above the true epsilon), or the exact laws' profile.
 
         Parameters
         ----------
@@ -350,10 +354,10 @@ class GaussianPairLawMechanism(BaseMechanism):
         Chen and Ohrimenko's Theorem 4.4: with equal covariances, every pair's
         Mahalanobis distance (mu_a - mu_b)^T Sigma^-1 (mu_a - mu_b) must be at most
         (epsilon / c)^2 (``calibration="classic"``) or the analytic bound. With
-        unequal covariances the exact 1-D profile or the Renyi bound decides;
-        with ``law="exact"``, the exact laws. The Gaussian law never certifies
-        fewer than ``MIN_NOISELESS_RECORDS`` records without noise. Only
-        n = len(X) is used.
+        unequal covariances, the theorem generalised: the exact privacy profile
+        of the two Gaussians decides; with ``law="exact"``, the exact laws.
+        The Gaussian law never certifies fewer than ``MIN_NOISELESS_RECORDS``
+        records without noise. Only n = len(X) is used.
         """
         check_is_fitted(self)
         if n is None:

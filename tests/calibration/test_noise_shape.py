@@ -182,3 +182,21 @@ def test_scaling_a_shape_that_cannot_cover_the_gap_is_refused():
         certify_noise_covariance(laws, along, 1.0, DELTA, "analytic")
     cov, _ = least_error_covariance(laws, 1.0, DELTA)
     assert cov[1, 1] > 0
+
+
+def test_per_pair_multiples_match_one_pair_at_a_time():
+    rng = np.random.default_rng(7)
+    pairs = [_random_pair(rng, 3, 0.3) for _ in range(5)]
+    laws = _laws([p[0] for p in pairs], [p[1] for p in pairs],
+                 [p[2] for p in pairs])
+    eye = np.eye(3)[None]
+    together = least_multiples(laws, np.zeros((1, 3, 3)), eye, 1.0, DELTA,
+                               np.ones(5), per_pair=True)
+    for i, (d, a, b) in enumerate(pairs):
+        (alone,) = least_multiples(_laws(d, a, b), np.zeros((1, 3, 3)), eye, 1.0,
+                                   DELTA, np.ones(1))
+        assert together[i] == pytest.approx(alone, rel=2e-4)
+    # Jointly, the largest of them covers every pair.
+    (joint,) = least_multiples(laws, np.zeros((1, 3, 3)), eye, 1.0, DELTA,
+                               np.ones(1))
+    assert joint == pytest.approx(together.max(), rel=2e-4)
