@@ -98,6 +98,7 @@ def daum_variance(alpha: np.ndarray, cov: np.ndarray, v: np.ndarray,
 
 
 def profile_name(laws: PairLaws) -> str:
+    """Name the certificate of unequal covariances for these pairs' dimension."""
     if laws.mean_diff.shape[1] == 1:
         return "exact privacy profile of two Gaussians"
     return EXACT_PROFILE
