@@ -28,6 +28,7 @@ import sys
 
 import numpy as np
 from _timing import best_times, print_table
+from adult_table2 import adult_query
 
 import skattr
 from skattr.calibration import renyi_gaussian_delta
@@ -38,14 +39,6 @@ TARGET_ONE = 25.0
 TARGET_MANY = 50.0
 N = 100
 DELTA = 1e-3
-
-
-def adult_query():
-    """The five statistics of Chen & Ohrimenko Sec. 5.1."""
-    return (skattr.Query.mean(["age", "education-num"])
-            + skattr.Query.count("marital-status", "Never-married")
-            + skattr.Query.count("sex", "Female")
-            + skattr.Query.mean("hours-per-week"))
 
 
 def pairs(count: int) -> list[tuple[float, float]]:

@@ -216,7 +216,7 @@ def least_error_noise(laws: PairLaws, epsilon: float, delta: float,
     with an active set: the pairs that bind the isotropic noise first, then
     any pair a candidate leaves uncertified, until every pair is covered.
     """
-    m, k = laws.mean_diff.shape
+    k = laws.mean_diff.shape[1]
     eye = np.eye(k)
     (iso,) = least_multiples(laws, np.zeros((1, k, k)), eye[None], epsilon,
                              delta, np.ones(1) * float(
@@ -234,7 +234,7 @@ def least_error_noise(laws: PairLaws, epsilon: float, delta: float,
         _, vecs = np.linalg.eigh(covs)
         along = (vecs.T @ u) ** 2
         starts = np.array([np.ones(k), along + 1e-3 * along.max(),
-                           (vecs.T @ laws.mean_diff.T).__pow__(2).max(axis=1)
+                           ((vecs.T @ laws.mean_diff.T) ** 2).max(axis=1)
                            + 1e-6])
         binding = _estimates(laws, iso * eye[None], epsilon)[0]
         first = np.argsort(-binding)[:3]
@@ -246,16 +246,15 @@ def least_error_noise(laws: PairLaws, epsilon: float, delta: float,
             found = _on_active_set(laws, first, search, epsilon, delta)
             if found is not None:
                 out.append(found)
-    for shape in extra:
-        if not np.any(shape):
-            continue
-        (t,) = least_multiples(laws, np.zeros((1, k, k)), shape[None], epsilon,
-                               delta, np.ones(1))
-        if np.isfinite(t):
-            out.append(t * shape)
-    # Just past the estimate's frontier, so the exact check usually holds at
-    # once.
-    return [0.5 * (c + c.T) * (1 + 1e-6) for c in out]
+    shapes = np.array([c for c in extra if np.any(c)]).reshape(-1, k, k)
+    if shapes.size:
+        t = least_multiples(laws, np.zeros_like(shapes), shapes, epsilon, delta,
+                            np.ones(len(shapes)))
+        out += [ti * c for ti, c in zip(t, shapes, strict=True)
+                if np.isfinite(ti)]
+    # On the estimate's certified side of the frontier; the caller's exact
+    # check decides.
+    return [0.5 * (c + c.T) for c in out]
 
 
 def _on_active_set(laws: PairLaws, first: np.ndarray, search, epsilon: float,

@@ -167,34 +167,15 @@ def required_noise_variance(laws: PairLaws, epsilon: float, delta: float,
     # the exact profile.
     variances = least_multiples(laws, np.zeros((1, k, k)), eye[None], epsilon,
                                 delta, start, per_pair=True)
+    if not np.isfinite(variances).all():
+        raise NotCertifiableError(
+            "No finite Gaussian noise certifies every pair; the secret's two "
+            "sides are too far apart for a Gaussian mechanism.")
     top = int(np.argmax(variances))
-    scale = least_certified_scale(laws, lambda t: t * eye, epsilon, delta,
-                                  start=float(variances[top]))
-    variances[top] = max(scale, float(variances[top]))
+    variances[top] = step_up_to_certified(laws, eye, float(variances[top]),
+                                          epsilon, delta,
+                                          floor=float(start[top]))
     return variances, EXACT_PROFILE
-
-
-def _positive_definite_pairs(laws: PairLaws, noise_covs) -> np.ndarray:
-    cov_a = laws.cov_a + noise_covs
-    cov_b = laws.cov_b + noise_covs
-    return _positive_definite(cov_a) & _positive_definite(cov_b)
-
-
-def estimated_delta(laws: PairLaws, noise_covs, epsilon: float) -> np.ndarray:
-    """Estimate each pair's delta with noise ``noise_covs`` ((k, k) or (m, k, k)).
-
-    The batched estimate of the exact profile: it steers searches and never
-    certifies. A pair whose covariances are not positive definite gets 1.
-    """
-    m, k = laws.mean_diff.shape
-    noise_covs = np.broadcast_to(noise_covs, (m, k, k))
-    out = np.ones(m)
-    valid = _positive_definite_pairs(laws, noise_covs)
-    if valid.any():
-        out[valid] = estimate_pairs_delta(
-            laws.mean_diff[valid], laws.cov_a[valid] + noise_covs[valid],
-            laws.cov_b[valid] + noise_covs[valid], epsilon)
-    return out
 
 
 def exact_pairs_certified(laws: PairLaws, noise_cov: np.ndarray, epsilon: float,
@@ -261,46 +242,48 @@ def exact_max_delta(laws: PairLaws, noise_cov: np.ndarray, epsilon: float
     return float(best)
 
 
-def least_certified_scale(laws: PairLaws, noise_at, epsilon: float,
+def least_certified_scale(laws: PairLaws, shape: np.ndarray, epsilon: float,
                           delta: float, *, start: float) -> float:
-    """Least t >= 0 with noise ``noise_at(t)`` certified for every pair (exact).
+    """Least t >= 0 with noise ``t * shape`` certified for every pair (exact).
 
-    ``noise_at`` maps t to a (k, k) covariance, growing with t (so each pair's
-    delta does not increase: the extra noise is post-processing). The
-    estimate's bisection finds t; the exact profile checks it, and t steps up
-    until every pair is certified, so the value is on the certified side.
+    Adding more of a noise is post-processing, so each pair's delta does not
+    increase with t. The estimate finds t (:func:`~skattr.calibration.
+    _noise_shape.least_multiples`, from the guess ``start``); the exact profile
+    then decides (:func:`step_up_to_certified`).
     """
-    def estimated_ok(t: float) -> bool:
-        return bool((estimated_delta(laws, noise_at(t), epsilon) <= delta).all())
-
-    def exact_ok(t: float) -> bool:
-        return bool(exact_pairs_certified(laws, noise_at(t), epsilon, delta,
-                                          stop_early=True).all())
-
-    if estimated_ok(0.0) and exact_ok(0.0):
-        return 0.0
-    hi = max(start, 1e-300)
-    # Up to 4^20 (about 1e12) times the guess: beyond, noise of this shape
-    # would drown the release, and rounding in the profile would decide.
-    for _ in range(20):
-        if estimated_ok(hi):
-            break
-        hi *= 4.0
-    else:
+    k = shape.shape[0]
+    (t,) = least_multiples(laws, np.zeros((1, k, k)), shape[None], epsilon,
+                           delta, np.array([start]))
+    if not np.isfinite(t):
         raise NotCertifiableError(
-            "No Gaussian noise of this shape up to 1e12 times its first guess "
+            "No Gaussian noise of this shape up to 1e14 times its first guess "
             "certifies every pair; the secret's two sides are too far apart, "
             "or the noise misses a direction the two sides' laws differ in.")
-    hi = _bisect(estimated_ok, 0.0, hi, rel_tol=1e-9)
-    # The estimate is accurate to about 1e-9; the exact profile decides, and
-    # t steps up (rarely more than once) until it holds.
+    return step_up_to_certified(laws, shape, float(t), epsilon, delta,
+                                floor=start)
+
+
+def step_up_to_certified(laws: PairLaws, shape: np.ndarray, t: float,
+                         epsilon: float, delta: float, *, floor: float) -> float:
+    """Return the least t' >= t found with ``t' * shape`` certified exactly.
+
+    ``t`` comes from the estimate, which is accurate to about 1e-9 relative:
+    it is checked by the exact profile and stepped up (rarely more than once)
+    until every pair holds, so the value is on the certified side. A t of 0
+    that the exact profile refuses restarts from a millionth of ``floor``.
+    """
+    def exact_ok(scale: float) -> bool:
+        return bool(exact_pairs_certified(laws, scale * shape, epsilon, delta,
+                                          stop_early=True).all())
+
+    if exact_ok(t):
+        return t
+    base = t if t > 0 else 1e-6 * max(floor, 1e-300)
     step = 1e-7
-    t = hi * (1 + step)
     for _ in range(60):
-        if exact_ok(t):
-            return t
+        if exact_ok(base * (1 + step)):
+            return base * (1 + step)
         step *= 4.0
-        t = hi * (1 + step)
     raise NotCertifiableError(
         "The exact privacy profile does not certify the noise the search "
         "found; no certified noise of this shape was found.")
@@ -458,8 +441,8 @@ def certify_noise_covariance(laws: PairLaws, noise_cov: np.ndarray, epsilon: flo
         if not np.any(noise_cov):
             raise _no_multiple()
         try:
-            return max(1.0, least_certified_scale(
-                laws, lambda t: t * noise_cov, epsilon, delta, start=2.0))
+            return max(1.0, least_certified_scale(laws, noise_cov, epsilon,
+                                                  delta, start=2.0))
         except NotCertifiableError:
             raise _no_multiple() from None
 
@@ -474,26 +457,19 @@ def certify_noise_covariance(laws: PairLaws, noise_cov: np.ndarray, epsilon: flo
         hi *= 2.0
         if hi > 1e12 or not np.any(noise_cov):
             raise _no_multiple()
-    return _bisect(ok, hi / 2.0, hi)
-
-
-def _bisect(ok, lo: float, hi: float, steps: int = 60,
-            rel_tol: float = 0.0) -> float:
-    """Bisect a monotone ``ok`` (False at lo, True at hi); return the True side."""
-    for _ in range(steps):
+    lo = hi / 2.0
+    for _ in range(60):
         mid = 0.5 * (lo + hi)
         if ok(mid):
             hi = mid
         else:
             lo = mid
-        if hi - lo <= rel_tol * hi:
-            break
     return hi
 
 
 def _no_multiple() -> NotCertifiableError:
     return NotCertifiableError(
-        "No multiple (up to 1e12) of this mechanism's noise certifies every "
+        "No multiple (up to about 1e14) of this mechanism's noise certifies every "
         "pair: the noise lies in directions that cannot cover the pairs' mean "
         "differences or the gap between the two sides' covariances, so it "
         "would drown the release. Use mechanism='optimal', whose noise is "

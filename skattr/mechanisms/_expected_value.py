@@ -51,7 +51,6 @@ __all__ = [
     "ExpectedValueLaplace",
     "OptimalGaussian",
     "daum_variance",
-    "least_error_covariance",
     "span_basis",
 ]
 
