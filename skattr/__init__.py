@@ -5,6 +5,7 @@ Importing skattr registers the ``DataFrame.attrpriv`` accessor.
 
 from skattr import (
     attacks,
+    bayes,
     calibration,
     datasets,
     dp,
@@ -33,6 +34,7 @@ __all__ = [
     "StackedQuery",
     "Statistic",
     "attacks",
+    "bayes",
     "calibration",
     "datasets",
     "dp",

@@ -66,6 +66,15 @@ def _instances():
             params["privacy"] = "distributional"
             # A handful of records per group: the plug-in, as above.
             params["theta"] = "moments"
+        if cls.mechanism_name == "markov-quilt":
+            # Theta is a network whose one node governs the secret's column;
+            # the checks' other columns are not in it, so they are noised as
+            # near the secret (sound whatever their dependence).
+            params["network"] = skattr.bayes.ParameterNetwork(
+                parents={}, grids={0: [0.4, 0.6]}, cpts={0: [0.5, 0.5]})
+        if cls.mechanism_name == "markov-quilt-swc":
+            # The rows are a two-state Markov chain, as long as each array.
+            params["transition"] = [[0.8, 0.2], [0.3, 0.7]]
         instances.append(cls(**params))
     return instances
 

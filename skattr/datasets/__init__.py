@@ -8,6 +8,7 @@ from skattr.datasets._experiments import (
     hospital_secret,
 )
 from skattr.datasets._hospital import HOSPITAL_PAPER, hospital_theta, make_hospital
+from skattr.datasets._schools import make_schools, schools_network
 from skattr.utils._public import public_dir
 
 __all__ = [
@@ -19,6 +20,8 @@ __all__ = [
     "hospital_theta",
     "load_adult",
     "make_hospital",
+    "make_schools",
+    "schools_network",
 ]
 
 __dir__ = public_dir(__all__)

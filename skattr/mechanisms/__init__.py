@@ -22,6 +22,10 @@ from skattr.mechanisms._expected_value import (
     ExpectedValueLaplace,
     OptimalGaussian,
 )
+from skattr.mechanisms._markov_quilt import (
+    AttributePrivateMarkovQuilt,
+    MarkovQuiltMechanism,
+)
 from skattr.mechanisms._wasserstein import (
     ApproximateWassersteinMechanism,
     WassersteinMechanism,
@@ -32,6 +36,7 @@ __all__ = [
     "MECHANISMS",
     "ApproximateWassersteinMechanism",
     "AttributePrivateGaussian",
+    "AttributePrivateMarkovQuilt",
     "BaseMechanism",
     "DPGaussian",
     "DPLaplace",
@@ -43,6 +48,7 @@ __all__ = [
     "ExpectedValueLaplace",
     "GroupDPGaussian",
     "GroupDPLaplace",
+    "MarkovQuiltMechanism",
     "OptimalGaussian",
     "WassersteinMechanism",
 ]

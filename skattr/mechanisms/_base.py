@@ -68,6 +68,9 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
     auto_candidate: bool = True
     #: It releases non-linear statistics (:class:`~skattr.Statistic`).
     accepts_statistics: bool = False
+    #: Parameters without which ``"auto"`` does not consider it (the Markov
+    #: quilt mechanism needs its ``network``).
+    auto_requires: tuple = ()
 
     @abstractmethod
     def _fit_theta(self, frame: pd.DataFrame, secrets) -> tuple:

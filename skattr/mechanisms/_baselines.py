@@ -189,6 +189,27 @@ def record_sensitivities(query, n: int, bounds=None) -> np.ndarray:
     return np.array(spans)
 
 
+def check_within_bounds(frame: pd.DataFrame, bounds: dict) -> None:
+    """Refuse private data with a value outside its column's declared bounds."""
+    if not bounds:
+        return
+    columns = list(bounds)
+    block = numeric_block(frame, columns, what="the private data")
+    low, high = np.array([bounds[c] for c in columns]).T
+    outside = (block.min(axis=0) < low) | (block.max(axis=0) > high)
+    if outside.any():
+        column = columns[int(np.argmax(outside))]
+        lo, hi = bounds[column]
+        # The message names no value: they are the private data.
+        raise DataValidationError(
+            f"Column {column!r} of the private data holds values outside "
+            f"its declared bounds ({lo:g}, {hi:g}). The bounds are part of "
+            "the privacy guarantee and must hold for every record: declare "
+            "bounds that do (from public knowledge, not from this data), or "
+            "clip or drop those records before releasing."
+        )
+
+
 class _DPBaseline(BaseMechanism):
     """Shared shape of the baselines: no Theta, declared bounds, optional secret.
 
@@ -258,24 +279,8 @@ class _DPBaseline(BaseMechanism):
         return self.fit(X, y, **fit_params).transform(X)
 
     def _check_bounds(self, frame: pd.DataFrame) -> None:
-        bounds = resolve_bounds(self.bounds, self.query_, known=frame.columns)
-        if not bounds:
-            return
-        columns = list(bounds)
-        block = numeric_block(frame, columns, what="the private data")
-        low, high = np.array([bounds[c] for c in columns]).T
-        outside = (block.min(axis=0) < low) | (block.max(axis=0) > high)
-        if outside.any():
-            column = columns[int(np.argmax(outside))]
-            lo, hi = bounds[column]
-            # The message names no value: they are the private data.
-            raise DataValidationError(
-                f"Column {column!r} of the private data holds values outside "
-                f"its declared bounds ({lo:g}, {hi:g}). The bounds are part of "
-                "the privacy guarantee and must hold for every record: declare "
-                "bounds that do (from public knowledge, not from this data), or "
-                "clip or drop those records before releasing."
-            )
+        check_within_bounds(
+            frame, resolve_bounds(self.bounds, self.query_, known=frame.columns))
 
     def release(self, X) -> Release:
         """Release the noisy statistics of the private data X.

@@ -28,7 +28,7 @@ __all__ = ["MECHANISMS", "Registry", "register"]
 
 #: Names of the design that this version does not implement yet: reported as
 #: not available rather than as unknown.
-PLANNED = ("markov-quilt",)
+PLANNED: tuple = ()
 
 #: Parameters every caller may pass, whatever the mechanism: the query and
 #: secret are built by the caller.
@@ -166,6 +166,11 @@ class Registry(Mapping):
             own = _parameters(cls)
             if mechanism == "auto" and "privacy" in params and "privacy" not in own:
                 # A candidate that cannot give the privacy asked for is none.
+                continue
+            if mechanism == "auto" and any(params.get(p) is None
+                                           for p in cls.auto_requires):
+                # Its Theta was not given (a Markov quilt mechanism without
+                # its network): not a candidate.
                 continue
             est = cls(query=query, secret=secret,
                       **{k: v for k, v in params.items() if k in own})

@@ -18,11 +18,13 @@ def all_estimators() -> list[tuple[str, type]]:
     --------
     >>> from skattr.utils import all_estimators
     >>> [name for name, _ in all_estimators()]  # doctest: +NORMALIZE_WHITESPACE
-    ['ApproximateWassersteinMechanism', 'AttributePrivateGaussian', 'DPGaussian',
-     'DPLaplace', 'DirectionalGaussian', 'DirectionalLaplace',
+    ['ApproximateWassersteinMechanism', 'AttributePrivateGaussian',
+     'AttributePrivateMarkovQuilt', 'DPGaussian', 'DPLaplace',
+     'DirectionalGaussian', 'DirectionalLaplace',
      'DirectionalUncertaintyGaussian', 'EigenvectorGaussian',
      'ExpectedValueGaussian', 'ExpectedValueLaplace', 'GroupDPGaussian',
-     'GroupDPLaplace', 'OptimalGaussian', 'WassersteinMechanism']
+     'GroupDPLaplace', 'MarkovQuiltMechanism', 'OptimalGaussian',
+     'WassersteinMechanism']
     """
     from skattr import mechanisms
 

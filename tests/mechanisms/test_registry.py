@@ -26,7 +26,7 @@ def frames():
 
 
 def test_every_registered_class_is_found_under_its_declared_name():
-    assert len(MECHANISMS) == 14
+    assert len(MECHANISMS) == 16
     for name, cls in MECHANISMS.items():
         assert cls.mechanism_name == name
         assert issubclass(cls, BaseMechanism)
@@ -41,9 +41,12 @@ def test_capabilities_are_declared_on_the_base_with_defaults():
     assert BaseMechanism.needs_reference is True
     assert BaseMechanism.auto_candidate is True
     assert BaseMechanism.accepts_statistics is False
-    baselines = {n for n, c in MECHANISMS.items() if not c.needs_reference}
-    assert baselines == {"dp-laplace", "dp-gaussian", "group-dp-laplace",
-                         "group-dp-gaussian"}
+    # The baselines fit no Theta; the Markov quilt mechanisms take theirs as
+    # network= (or transition=), so fit reads only the columns too.
+    no_reference = {n for n, c in MECHANISMS.items() if not c.needs_reference}
+    assert no_reference == {"dp-laplace", "dp-gaussian", "group-dp-laplace",
+                            "group-dp-gaussian", "markov-quilt",
+                            "markov-quilt-swc"}
     assert {n for n, c in MECHANISMS.items() if c.accepts_statistics} == {
         "wasserstein", "approx-wasserstein"}
 
@@ -69,7 +72,8 @@ def test_register_refuses_a_nameless_class_or_a_taken_name():
 
 @pytest.mark.parametrize("name, match", [
     ("apgn", "Unknown mechanism 'apgn'.*Did you mean 'apgm'"),
-    ("markov-quilt", "not available in this version"),
+    ("markov_quilt", "Unknown mechanism 'markov_quilt'.*Did you mean "
+                     "'markov-quilt'"),
     (3, "Unknown mechanism 3"),
 ])
 def test_unknown_mechanisms_are_named(frames, name, match):

@@ -39,6 +39,11 @@ def _valid(cls):
         # law="auto" refuses four continuous statistics; the Gaussian law of
         # their means is what test_common takes too.
         params["law"] = "gaussian"
+    if "network" in accepted and cls.mechanism_name == "markov-quilt":
+        params["network"] = skattr.bayes.ParameterNetwork(
+            parents={}, grids={"gender": [0.4, 0.6]}, cpts={"gender": [0.5, 0.5]})
+    if "transition" in accepted:
+        params["transition"] = [[0.8, 0.2], [0.3, 0.7]]
     return cls(**params)
 
 

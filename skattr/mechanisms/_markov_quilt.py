@@ -1,0 +1,618 @@
+"""The Markov quilt mechanisms: Zhang et al.'s APMQM and Song, Wang and Chaudhuri's."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from skattr._data import column_totals, secret_indicator
+from skattr._release import Certificate, Release
+from skattr._secret import as_secrets
+from skattr._validation import as_frame
+from skattr.bayes import MarkovQuilt, ParameterNetwork, QuiltChoice
+from skattr.exceptions import InvalidParameterError, NotCertifiableError
+from skattr.mechanisms._base import BaseMechanism
+from skattr.mechanisms._baselines import (
+    _DPBaseline,
+    _parts,
+    check_within_bounds,
+    record_sensitivities,
+    resolve_bounds,
+)
+from skattr.mechanisms._registry import register
+from skattr.noise import LaplaceNoise, NoiseLaw
+from skattr.utils._docstrings import fill_doc
+from skattr.utils._param_validation import Interval
+
+__all__ = ["AttributePrivateMarkovQuilt", "MarkovQuiltMechanism",
+           "chain_quilt_scales"]
+
+def _column_nodes(network: ParameterNetwork, columns, reads) -> list:
+    """Return the nodes each released column depends on (None: not modelled)."""
+    reads = {} if reads is None else reads
+    out = []
+    for c in columns:
+        if c in reads:
+            nodes = [reads[c]] if not isinstance(reads[c], (list, tuple, set)) \
+                else list(reads[c])
+            unknown = [v for v in nodes if v not in network.grids]
+            if unknown:
+                raise InvalidParameterError(
+                    f"reads[{c!r}] names {unknown}, which are not nodes of the "
+                    f"network; its nodes are {list(network.nodes)}.")
+            out.append(frozenset(nodes))
+        else:
+            node = network.node_of(c)
+            out.append(None if node is None else frozenset([node]))
+    return out
+
+
+@fill_doc()
+@register
+class AttributePrivateMarkovQuilt(BaseMechanism):
+    """Attribute-Private Markov Quilt Mechanism (Zhang et al., Algorithm 2).
+
+    Distributional attribute privacy: hides the parameter phi_i of a
+    sensitive attribute's distribution (the share of women a school's
+    students are drawn with), when the parameters of a dataset's attributes
+    follow a Bayesian network (a :class:`~skattr.bayes.ParameterNetwork`) and
+    the columns are independent given the parameters. Attributes far from
+    the sensitive one in the network need no noise.
+
+    For each sensitive node i the scale is the least of Delta_A F / epsilon
+    and, over the Markov quilts (Q, N, R) of i with max-influence
+    e = e_Theta(X_Q | X_i) < epsilon, Delta_{A and N} F / (epsilon - e); the
+    release adds Laplace noise of the largest such scale over the sensitive
+    nodes on each statistic. Delta_S F is the l1 change of F when the columns
+    of the nodes in S change arbitrarily, from declared column bounds: a
+    mean changes by high - low, a sum by n (high - low), a count by n and a
+    proportion by 1.
+
+    Parameters
+    ----------
+    query : Query or StackedQuery
+        The linear statistics to release (mean, sum, count, proportion).
+    secret : Secret or list of Secret
+        Names the sensitive attributes: each secret's column must be
+        governed by a node of the network (``network.columns``). The
+        guarantee covers any two values of that node's parameter on its grid
+        (Def. 7 takes the maximum over all of them), so it covers the
+        secret's pairs whenever they lie on the grid.
+    network : ParameterNetwork
+        Theta: the law of the attribute parameters (stated by an expert, or
+        fitted with :func:`skattr.bayes.fit_network`); a set of networks
+        certifies the worst case over them.
+    epsilon : float, default=1.0
+        The privacy parameter.
+    bounds : dict, sequence of (low, high), (low, high) or None, default=None
+        Declared range of each averaged or summed column (never read from
+        the data); counts and proportions need none. A record outside its
+        bounds makes ``release`` raise.
+    reads : dict column -> node or list of nodes, optional
+        For a released column derived from several attributes (say a 0/1
+        column "tall and SAT > 1300"), the nodes whose columns it is computed
+        from. A released column that no node governs and ``reads`` does not
+        name is counted as near every sensitive node (always noised), which
+        is sound whatever its dependence.
+    max_quilt_size : int or None, default=None
+        Search quilts of at most this many nodes (fewer candidates, possibly
+        more noise, never less privacy). None searches every quilt (exact;
+        the search prunes by the monotonicity of the max-influence).
+    random_state : None, int or numpy Generator, default=None
+        None draws noise from the operating system's entropy; a seed is for
+        reproducible experiments only.
+
+    Attributes
+    ----------
+    %(query_attributes)s
+    secrets_ : tuple of Secret
+        The secrets.
+    sensitive_nodes_ : tuple
+        The network nodes of the secrets.
+    column_nodes_ : list
+        For each released statistic, the nodes its column depends on (None
+        when no node governs it: counted as near).
+    theta_ : tuple
+        The network.
+    %(input_attributes)s
+
+    Notes
+    -----
+    Theorem 3 of Zhang et al.: the mechanism is (epsilon, 0)-distributional
+    attribute private; the proof conditions on the parameters and columns of
+    R and Q, so that F moves by at most Delta_{A and N} F (noise factor
+    exp(epsilon - e)) and the parameters of Q move the rest by exp(e).
+    Theorem 4 states the accuracy with log(1 / (2 beta)), the one-sided
+    Laplace tail; the release's ``alpha(beta)`` is the two-sided bound
+    b log(1 / beta) for one statistic (the l1 norm's Gamma tail for several),
+    which is what |noise| <= alpha needs.
+
+    References
+    ----------
+    .. [1]
+       %(zhang_ohrimenko_cummings)s
+       Section 5, Algorithm 2, Theorems 3-4, Example 1.
+
+    Examples
+    --------
+    >>> import skattr
+    >>> from skattr.datasets import make_schools, schools_network
+    >>> schools = make_schools(1, 200, random_state=0)
+    >>> net = schools_network()
+    >>> secret = skattr.Secret.mean("income", pairs=[(40_000, 80_000)])
+    >>> mech = skattr.mechanisms.AttributePrivateMarkovQuilt(
+    ...     query=skattr.Query.count("height", lambda h: h > 66), secret=secret,
+    ...     network=net, epsilon=1.0, random_state=0).fit(schools)
+    >>> mech.plan(schools).noise_scale      # a quilt leaves height remote
+    0.0
+    """
+
+    _parameter_constraints = {
+        **{k: v for k, v in BaseMechanism._parameter_constraints.items()
+           if k not in ("delta", "calibration")},
+        "network": [ParameterNetwork, None],
+        "bounds": [dict, list, tuple, np.ndarray, None],
+        "reads": [dict, None],
+        "max_quilt_size": [Interval("integral", 0, None, closed="left"), None],
+    }
+
+    mechanism_name = "markov-quilt"
+    #: The network is Theta; ``fit`` reads only the columns of its data.
+    needs_reference = False
+    #: ``"auto"`` considers it when a network is given.
+    auto_requires = ("network",)
+
+    def __init__(self, *, query=None, secret=None, network=None, epsilon=1.0,
+                 bounds=None, reads=None, max_quilt_size=None,
+                 random_state=None):
+        self.query = query
+        self.secret = secret
+        self.network = network
+        self.epsilon = epsilon
+        self.bounds = bounds
+        self.reads = reads
+        self.max_quilt_size = max_quilt_size
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        """Check the query, the secret and the network against the data's columns.
+
+        Theta is the network, so nothing is learned from the values of X
+        (which may be reference data or the private data).
+
+        Parameters
+        ----------
+        X : DataFrame
+            Data with the released columns.
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        self : object
+            The fitted mechanism.
+        """
+        self._validate_params()
+        frame = as_frame(X, what="the data passed to fit")
+        validate_data(self, X, skip_check_array=True)
+        secrets = as_secrets(self.secret)
+        self._resolve_query(frame, secrets)
+        # Nothing is learned from the values, but bad data is reported here,
+        # as by the other mechanisms.
+        column_totals(frame, self.query_, self.columns_,
+                      what="the data passed to fit")
+        for s in secrets:
+            secret_indicator(frame, s, what="the data passed to fit")
+        self.theta_ = self._fit_theta(frame, secrets)
+        self._start_releases()
+        return self
+
+    def _fit_theta(self, frame: pd.DataFrame, secrets) -> tuple:
+        network = self.network
+        if network is None:
+            raise InvalidParameterError(
+                "mechanism='markov-quilt' needs network=<a ParameterNetwork>: "
+                "the Bayesian network of the attribute parameters (Theta), "
+                "stated by an expert or fitted with skattr.bayes.fit_network.")
+        if not self.query_.is_linear:
+            raise InvalidParameterError(
+                "AttributePrivateMarkovQuilt releases linear statistics (mean, "
+                "sum, count, proportion); derive a 0/1 column for a predicate "
+                "over several attributes and name them in reads=.")
+        nodes = []
+        for s in secrets:
+            node = network.node_of(s.column)
+            if node is None:
+                raise InvalidParameterError(
+                    f"The secret's column {s.column!r} is governed by no node "
+                    "of the network; map it with ParameterNetwork(columns="
+                    "{node: column}).")
+            nodes.append(node)
+        self.sensitive_nodes_ = tuple(dict.fromkeys(nodes))
+        resolve_bounds(self.bounds, self.query_, known=frame.columns)
+        self.column_nodes_ = _column_nodes(
+            network, [c for p in _parts(self.query_) for c in p.columns],
+            self.reads)
+        return (network,)
+
+    def _theta_description(self) -> str:
+        net = self.theta_[0]
+        many = (f", worst case over {len(net.members)} networks"
+                if len(net.members) > 1 else "")
+        return (f"Bayesian network of the attribute parameters "
+                f"({len(net.nodes)} nodes{many})")
+
+    def column_sensitivities(self, n: int) -> np.ndarray:
+        """Delta of each statistic when its columns change in every record.
+
+        n times the change one record makes: a mean's high - low, a sum's
+        n (high - low), a count's n, a proportion's 1.
+        """
+        return n * record_sensitivities(self.query_, n, self.bounds)
+
+    def quilt_choices(self, n: int) -> dict:
+        """Return the quilt Algorithm 2 chooses for each sensitive node (n records).
+
+        Returns
+        -------
+        dict
+            Sensitive node -> :class:`~skattr.bayes.QuiltChoice`: the quilt,
+            its max-influence, the queried nodes it leaves near and the
+            Laplace scale it needs (the trivial quilt's Delta_A F / epsilon
+            when no quilt does better).
+        """
+        check_is_fitted(self)
+        network = self.theta_[0]
+        per_stat = self.column_sensitivities(n)
+        always = sum(d for d, nodes in zip(per_stat, self.column_nodes_, strict=True)
+                     if nodes is None)
+        targets = frozenset().union(*(v for v in self.column_nodes_ if v))
+
+        def delta_of(near) -> float:
+            # Delta_{A and N} F: the statistics reading a node left near.
+            return float(always + sum(
+                d for d, nodes in zip(per_stat, self.column_nodes_, strict=True)
+                if nodes is not None and nodes & near))
+
+        eps = float(self.epsilon)
+        choices = {}
+        for node in self.sensitive_nodes_:
+            covers = network.least_influence_covers(
+                node, targets, epsilon=eps, max_size=self.max_quilt_size)
+            # Algorithm 2 starts from Delta_A F / epsilon.
+            full = delta_of(targets | {node})
+            best = QuiltChoice(
+                MarkovQuilt(node, frozenset(), frozenset(network.nodes),
+                            frozenset()), 0.0, targets, full / eps)
+            for near, (e, quilt) in covers.items():
+                near = near | ({node} & targets)
+                scale = delta_of(near) / (eps - e)
+                if scale < best.scale:
+                    best = QuiltChoice(quilt, e, near, scale)
+            choices[node] = best
+        return choices
+
+    def _plan(self, n: int) -> tuple[NoiseLaw, Certificate]:
+        choices = self.quilt_choices(n)
+        per_stat = self.column_sensitivities(n)
+        eps = float(self.epsilon)
+        worst = max(choices.values(), key=lambda c: c.scale)
+        k = len(per_stat)
+        quilts = "; ".join(
+            f"{node}: Q = {{{', '.join(map(str, sorted(c.quilt.quilt, key=str)))}}}"
+            f", e = {c.influence:.4g}, near {sorted(map(str, c.near_targets))}"
+            for node, c in choices.items())
+        cert = Certificate(
+            epsilon=eps, delta=0.0,
+            sensitivity=float(worst.scale * (eps - worst.influence)),
+            method=(f"Markov quilt (Zhang et al. Alg. 2): Laplace scale "
+                    f"{worst.scale:.6g} = max over sensitive nodes of min over "
+                    f"quilts of Delta_(A and N) F / (epsilon - e); {quilts}"),
+            assumptions=(
+                "the attribute parameters follow the stated Bayesian network "
+                "(Theta); the columns are independent given the parameters",
+                "the secret is the sensitive node's parameter: any two values "
+                "of its grid are hidden (Def. 7)",
+                "declared bounds hold for every record"
+                if any(p.statistic in ("mean", "sum")
+                       for p in _parts(self.query_)) else
+                "counts and proportions: each record contributes 0 or 1"),
+            guarantee="distributional attribute privacy",
+            calibration="laplace",
+        )
+        return LaplaceNoise.on_each(worst.scale, k), cert
+
+    def release(self, X) -> Release:
+        """Release the noisy statistics of the private data X.
+
+        Every averaged or summed column must lie within its declared bounds;
+        otherwise a ``DataValidationError`` is raised and nothing is
+        released.
+        """
+        frame = self._private_frame(X)
+        check_within_bounds(
+            frame, resolve_bounds(self.bounds, self.query_, known=frame.columns))
+        return super().release(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+def chain_quilt_scales(network: ParameterNetwork, epsilon: float) -> np.ndarray:
+    """Song, Wang and Chaudhuri's b_i = min over quilts |N| / (eps - e) on a chain.
+
+    On a chain X_0 -> ... -> X_{T-1} the quilts worth trying are the nearest
+    quilt node on each side of X_i (farther ones only add influence), so
+    Q = {X_{i-a}, X_{i+b}} (either may be absent) leaves |N| = a + b - 1
+    entries near. Given X_i the past and the future are independent, so the
+    max-influence of the pair is max over (x, x') of the sum of the two sides'
+    log-ratio matrices; every pair (a, b) is scored at once with numpy.
+
+    Returns
+    -------
+    ndarray of shape (T,)
+        b_i for each entry (``inf`` when no quilt has influence below epsilon
+        and the trivial quilt does not apply, which it always does: |N| = T).
+    """
+    T = len(network.nodes)
+    order = network.nodes
+    worst = np.zeros(T)
+    for cpts in network.members:
+        kernels = [np.asarray(cpts[order[t]]) for t in range(1, T)]
+        marg = [np.asarray(cpts[order[0]], dtype=np.float64)]
+        for K in kernels:
+            marg.append(marg[-1] @ K)
+        b = np.empty(T)
+        for i in range(T):
+            # forward[b](x, y) = P(X_{i+b} = y | X_i = x), b = 1 .. T-1-i
+            fwd, P = [], np.eye(marg[i].size)
+            for t in range(i, T - 1):
+                P = P @ kernels[t]
+                fwd.append(_log_ratio(P))
+            # backward[a](x, y) = P(X_{i-a} = y | X_i = x) by Bayes.
+            bwd, P = [], np.eye(marg[i].size)
+            for t in range(i - 1, -1, -1):
+                P = kernels[t] @ P          # P(X_i | X_t), rows t's values
+                joint = marg[t][:, None] * P
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    cond = (joint / marg[i][None, :]).T
+                bwd.append(_log_ratio(cond[marg[i] > 0]))
+            scores = [T / epsilon]          # the trivial quilt: N = everything
+            F = np.array(fwd) if fwd else np.zeros((0, 1, 1))
+            B = np.array(bwd) if bwd else np.zeros((0, 1, 1))
+            if len(F):
+                eF = F.reshape(len(F), -1).max(axis=1)
+                sizes = i + np.arange(1, len(F) + 1)      # N = X_0 .. X_{i+b-1}
+                ok = eF < epsilon
+                scores += list(sizes[ok] / (epsilon - eF[ok]))
+            if len(B):
+                eB = B.reshape(len(B), -1).max(axis=1)
+                sizes = T - i + np.arange(0, len(B))        # X_{i-a+1} .. X_{T-1}
+                ok = eB < epsilon
+                scores += list(sizes[ok] / (epsilon - eB[ok]))
+            if len(F) and len(B) and F.shape[1:] == B.shape[1:]:
+                both = (B[:, None] + F[None, :]).reshape(len(B), len(F), -1)
+                e = both.max(axis=2)
+                sizes = (np.arange(1, len(B) + 1)[:, None]
+                         + np.arange(1, len(F) + 1)[None, :] - 1)
+                ok = e < epsilon
+                scores += list(sizes[ok] / (epsilon - e[ok]))
+            b[i] = min(scores)
+        worst = np.maximum(worst, b)
+    return worst
+
+
+def _log_ratio(conditional: np.ndarray) -> np.ndarray:
+    """Return max over y of log P(y | x) / P(y | x') for every pair (x, x').
+
+    ``inf`` where some y is possible under x and not under x'.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.log(conditional[:, None, :]) - np.log(conditional[None, :, :])
+    ratio = np.where(conditional[:, None, :] > 0, ratio, -np.inf)
+    return ratio.max(axis=2)
+
+
+@fill_doc()
+@register
+class MarkovQuiltMechanism(_DPBaseline):
+    """Song, Wang and Chaudhuri's Markov Quilt Mechanism (Algorithm 5).
+
+    Pufferfish privacy of each entry of a database whose entries form a
+    Bayesian network: the rows of the data are the network's nodes, in the
+    order of ``network.nodes`` (the successive states of a Markov chain, or
+    one record's attributes written one per row). Each entry's value is
+    hidden from an adversary who knows the network. For comparison with
+    :class:`AttributePrivateMarkovQuilt`, which hides a parameter of a
+    whole column's distribution instead.
+
+    With L the change of F when one entry changes (from the query and the
+    declared bounds), the noise is Laplace(L b_max) on each statistic, where
+    b_max = max over entries i of min over quilts (Q, N, R) of i with
+    variable-max-influence e = e_Theta(Y_Q | Y_i) < epsilon of
+    |N| / (epsilon - e) (Definition 10); the trivial quilt gives T / epsilon.
+
+    Parameters
+    ----------
+    query : Query or StackedQuery
+        Linear statistics of the entries (a mean, sum, count or proportion
+        over the rows).
+    network : ParameterNetwork or None, default=None
+        The law of the entries: one node per row (for a chain,
+        :meth:`ParameterNetwork.markov_chain`).
+    transition : array-like of shape (k, k) or None, default=None
+        Instead of ``network``: the entries are a Markov chain with this
+        transition matrix, as long as the data (the states are the row
+        values' positions 0 .. k-1; only the law matters here).
+    initial : array-like of shape (k,) or None, default=None
+        The law of the chain's first entry (default: uniform).
+    secret : Secret, list of Secret or None, default=None
+        Not needed (every entry is a secret); recorded when given.
+    epsilon : float, default=1.0
+        The privacy parameter.
+    bounds : dict, sequence of (low, high), (low, high) or None, default=None
+        Declared range of each averaged or summed column.
+    max_quilt_size : int or None, default=None
+        Search quilts of at most this many nodes (a chain needs two, and
+        uses its own exact search whatever this says).
+    random_state : None, int or numpy Generator, default=None
+        None draws noise from the operating system's entropy.
+
+    Attributes
+    ----------
+    %(query_attributes)s
+    secrets_ : tuple of Secret
+        The recorded secrets (empty when none is given).
+    %(input_attributes)s
+
+    Notes
+    -----
+    F is L-Lipschitz in the Hamming distance between databases, so changing
+    the |N| entries near Y_i moves it by at most L |N|.
+
+    References
+    ----------
+    .. [1] S. Song, Y. Wang and K. Chaudhuri. "Pufferfish Privacy Mechanisms
+       for Correlated Data." SIGMOD 2017. Algorithm 5 and Definition 10 as
+       given in the appendix of Zhang et al. (long version).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, skattr
+    >>> from skattr.bayes import ParameterNetwork
+    >>> chain = ParameterNetwork.markov_chain([0.5, 0.5],
+    ...                                       [[0.9, 0.1], [0.1, 0.9]], 50)
+    >>> states = pd.DataFrame({"active": np.tile([0, 1], 25)})
+    >>> mech = skattr.mechanisms.MarkovQuiltMechanism(
+    ...     query=skattr.Query.proportion("active"), network=chain,
+    ...     epsilon=1.0, random_state=0).fit(states)
+    >>> round(mech.plan(states).noise_scale, 4)
+    0.6348
+    """
+
+    _parameter_constraints = {
+        **_DPBaseline._parameter_constraints,
+        "network": [ParameterNetwork, None],
+        "transition": [list, tuple, np.ndarray, None],
+        "initial": [list, tuple, np.ndarray, None],
+        "max_quilt_size": [Interval("integral", 0, None, closed="left"), None],
+    }
+
+    mechanism_name = "markov-quilt-swc"
+
+    def __init__(self, *, query=None, network=None, transition=None,
+                 initial=None, secret=None, epsilon=1.0, bounds=None,
+                 max_quilt_size=None, random_state=None):
+        self.query = query
+        self.network = network
+        self.transition = transition
+        self.initial = initial
+        self.secret = secret
+        self.epsilon = epsilon
+        self.bounds = bounds
+        self.max_quilt_size = max_quilt_size
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        """Check the query and the network against X's columns (nothing is learned).
+
+        Parameters
+        ----------
+        X : DataFrame
+            Data with the released columns.
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        self : object
+            The fitted mechanism.
+        """
+        self._validate_params()
+        if (self.network is None) == (self.transition is None):
+            raise InvalidParameterError(
+                "MarkovQuiltMechanism needs the law of the entries: either "
+                "network=<a ParameterNetwork> with one node per entry (row), "
+                "or transition=<a k x k matrix> for a Markov chain as long as "
+                "the data (not both).")
+        if self.transition is not None:
+            transition = np.asarray(self.transition, dtype=np.float64)
+            k = transition.shape[0] if transition.ndim == 2 else 0
+            initial = (np.full(k, 1.0 / max(k, 1)) if self.initial is None
+                       else self.initial)
+            # Validates the matrix and the initial law now, not at release.
+            ParameterNetwork.markov_chain(initial, transition, 2)
+        fitted = super().fit(X, y)
+        # b_max per (length, epsilon, max_quilt_size), filled by plans.
+        self._entry_scales = {}
+        return fitted
+
+    def _network_for(self, n: int) -> ParameterNetwork:
+        if self.network is not None:
+            return self.network
+        transition = np.asarray(self.transition, dtype=np.float64)
+        k = transition.shape[0]
+        initial = np.full(k, 1.0 / k) if self.initial is None else self.initial
+        return ParameterNetwork.markov_chain(initial, transition, n)
+
+    def _entry_scale(self, network: ParameterNetwork) -> float:
+        """b_max of Algorithm 5 for a network and the epsilon (cached)."""
+        eps = float(self.epsilon)
+        cache = self._entry_scales
+        key = (id(self.network), len(network.nodes), eps, self.max_quilt_size)
+        if key in cache:
+            return cache[key]
+        T = len(network.nodes)
+        chain = (network.is_tree and all(
+            network.graph.out_degree(v) <= 1 for v in network.nodes)
+            and network.graph.number_of_edges() == T - 1)
+        if chain:
+            scale = float(chain_quilt_scales(network, eps).max())
+        else:
+            scale = 0.0
+            for node in network.nodes:
+                least, influence = T / eps, {}
+                for quilt in network.markov_quilts(
+                        node, max_size=self.max_quilt_size):
+                    e = influence.get(quilt.quilt)
+                    if e is None:
+                        e = influence[quilt.quilt] = network.max_influence(
+                            quilt.quilt, node)
+                    if e < eps:
+                        least = min(least, len(quilt.nearby) / (eps - e))
+                scale = max(scale, least)
+        cache[key] = scale
+        return scale
+
+    def _plan(self, n: int) -> tuple[NoiseLaw, Certificate]:
+        network = self._network_for(n)
+        T = len(network.nodes)
+        if n != T:
+            raise NotCertifiableError(
+                f"The network has {T} entries (nodes) and the data {n} rows; "
+                "MarkovQuiltMechanism protects each entry of a database whose "
+                "entries are the network's nodes, one per row, in order.")
+        lipschitz = float(np.sum(record_sensitivities(self.query_, n,
+                                                      self.bounds)))
+        b_max = self._entry_scale(network)
+        scale = lipschitz * b_max
+        k = len(self.query_.names(self.columns_))
+        if not math.isfinite(scale):
+            raise NotCertifiableError("No quilt certifies this epsilon.")
+        return LaplaceNoise.on_each(scale, k), Certificate(
+            epsilon=float(self.epsilon), delta=0.0,
+            sensitivity=lipschitz,
+            method=(f"Markov Quilt Mechanism (Song, Wang and Chaudhuri, "
+                    f"Alg. 5): Laplace(L b_max), L = {lipschitz:.6g}, b_max = "
+                    f"{b_max:.6g}"),
+            assumptions=("the entries follow the stated Bayesian network",
+                         "declared bounds hold for every record"),
+            guarantee="Pufferfish privacy of each entry",
+            calibration="laplace",
+        )
+
