@@ -267,6 +267,9 @@ class _DPBaseline(BaseMechanism):
                       what="the data passed to fit")
         for s in secrets:
             secret_indicator(frame, s, what="the data passed to fit")
+        # A Theta given as a parameter (the Markov quilt network) is checked
+        # against the columns here; the DP baselines have none.
+        self.theta_ = self._fit_theta(frame, secrets)
         self._start_releases()
         return self
 

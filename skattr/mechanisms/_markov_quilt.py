@@ -6,19 +6,14 @@ import math
 
 import numpy as np
 import pandas as pd
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from skattr._data import column_totals, secret_indicator
-from skattr._release import Certificate, Release
-from skattr._secret import as_secrets
-from skattr._validation import as_frame
+from skattr._release import Certificate
 from skattr.bayes import MarkovQuilt, ParameterNetwork, QuiltChoice
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
-from skattr.mechanisms._base import BaseMechanism
 from skattr.mechanisms._baselines import (
     _DPBaseline,
     _parts,
-    check_within_bounds,
     record_sensitivities,
     resolve_bounds,
 )
@@ -52,7 +47,7 @@ def _column_nodes(network: ParameterNetwork, columns, reads) -> list:
 
 @fill_doc()
 @register
-class AttributePrivateMarkovQuilt(BaseMechanism):
+class AttributePrivateMarkovQuilt(_DPBaseline):
     """Attribute-Private Markov Quilt Mechanism (Zhang et al., Algorithm 2).
 
     Distributional attribute privacy: hides the parameter phi_i of a
@@ -150,19 +145,21 @@ class AttributePrivateMarkovQuilt(BaseMechanism):
     0.0
     """
 
+    # Laplace noise and declared bounds, as the DP baselines; the secret is
+    # required (it names the sensitive node).
     _parameter_constraints = {
-        **{k: v for k, v in BaseMechanism._parameter_constraints.items()
-           if k not in ("delta", "calibration")},
+        **_DPBaseline._parameter_constraints,
+        "secret": ["secret"],
         "network": [ParameterNetwork, None],
-        "bounds": [dict, list, tuple, np.ndarray, None],
         "reads": [dict, None],
         "max_quilt_size": [Interval("integral", 0, None, closed="left"), None],
     }
 
     mechanism_name = "markov-quilt"
-    #: The network is Theta; ``fit`` reads only the columns of its data.
-    needs_reference = False
-    #: ``"auto"`` considers it when a network is given.
+    #: Distributional attribute privacy: ``"auto"`` considers it, when a
+    #: network is given. The network is Theta, so ``fit`` (the baselines')
+    #: reads only the columns of its data and releases check the bounds.
+    auto_candidate = True
     auto_requires = ("network",)
 
     def __init__(self, *, query=None, secret=None, network=None, epsilon=1.0,
@@ -177,46 +174,18 @@ class AttributePrivateMarkovQuilt(BaseMechanism):
         self.max_quilt_size = max_quilt_size
         self.random_state = random_state
 
-    def fit(self, X, y=None):
-        """Check the query, the secret and the network against the data's columns.
-
-        Theta is the network, so nothing is learned from the values of X
-        (which may be reference data or the private data).
-
-        Parameters
-        ----------
-        X : DataFrame
-            Data with the released columns.
-        y : None
-            Ignored; present for scikit-learn's API.
-
-        Returns
-        -------
-        self : object
-            The fitted mechanism.
-        """
-        self._validate_params()
-        frame = as_frame(X, what="the data passed to fit")
-        validate_data(self, X, skip_check_array=True)
-        secrets = as_secrets(self.secret)
-        self._resolve_query(frame, secrets)
-        # Nothing is learned from the values, but bad data is reported here,
-        # as by the other mechanisms.
-        column_totals(frame, self.query_, self.columns_,
-                      what="the data passed to fit")
-        for s in secrets:
-            secret_indicator(frame, s, what="the data passed to fit")
-        self.theta_ = self._fit_theta(frame, secrets)
-        self._start_releases()
-        return self
-
-    def _fit_theta(self, frame: pd.DataFrame, secrets) -> tuple:
-        network = self.network
-        if network is None:
+    def _validate_params(self):
+        super()._validate_params()
+        # Checked with the parameters, before the bounds: nothing certifies
+        # without Theta.
+        if self.network is None:
             raise InvalidParameterError(
                 "mechanism='markov-quilt' needs network=<a ParameterNetwork>: "
                 "the Bayesian network of the attribute parameters (Theta), "
                 "stated by an expert or fitted with skattr.bayes.fit_network.")
+
+    def _fit_theta(self, frame: pd.DataFrame, secrets) -> tuple:
+        network = self.network
         if not self.query_.is_linear:
             raise InvalidParameterError(
                 "AttributePrivateMarkovQuilt releases linear statistics (mean, "
@@ -324,23 +293,6 @@ class AttributePrivateMarkovQuilt(BaseMechanism):
             calibration="laplace",
         )
         return LaplaceNoise.on_each(worst.scale, k), cert
-
-    def release(self, X) -> Release:
-        """Release the noisy statistics of the private data X.
-
-        Every averaged or summed column must lie within its declared bounds;
-        otherwise a ``DataValidationError`` is raised and nothing is
-        released.
-        """
-        frame = self._private_frame(X)
-        check_within_bounds(
-            frame, resolve_bounds(self.bounds, self.query_, known=frame.columns))
-        return super().release(X)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
-        return tags
 
 
 def chain_quilt_scales(network: ParameterNetwork, epsilon: float) -> np.ndarray:
