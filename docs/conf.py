@@ -17,7 +17,8 @@ if importlib.util.find_spec("sphinx_gallery"):
     sphinx_gallery_conf = {
         "examples_dirs": "../examples",
         "gallery_dirs": "auto_examples",
-        "filename_pattern": r"/(hospital|attack_gridsearch|group_dp_comparison)\.py",
+        "filename_pattern":
+            r"/(hospital|attack_gridsearch|group_dp_comparison|schools)\.py",
     }
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 numpydoc_show_class_members = False

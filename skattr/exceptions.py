@@ -10,6 +10,7 @@ __all__ = [
     "InvalidParameterError",
     "DataValidationError",
     "NotCertifiableError",
+    "MissingDependencyError",
     "PrivacyLeakWarning",
     "ClassicCalibrationWarning",
     "NotFittedError",
@@ -32,6 +33,10 @@ class DataValidationError(SkattrError):
 
 class NotCertifiableError(SkattrError):
     """The privacy guarantee cannot be certified, so nothing is released."""
+
+
+class MissingDependencyError(SkattrError, ImportError):
+    """An optional extra (plotting, ...) is needed and not installed."""
 
 
 class PrivacyLeakWarning(UserWarning):

@@ -421,6 +421,67 @@ class ParameterNetwork:
         return [v for v in self.nodes if v in keep]
 
     @classmethod
+    def fit(cls, data, *, group, parameters, **kwargs) -> ParameterNetwork:
+        """Learn a network from grouped reference data (one dataset per group).
+
+        The same as :func:`skattr.bayes.fit_network`, whose keywords
+        (``grids``, ``bins``, ``structure``, ``root``, ``alpha``) it takes.
+
+        Examples
+        --------
+        >>> from skattr.bayes import ParameterNetwork
+        >>> from skattr.datasets import make_schools
+        >>> schools = make_schools(100, 30, random_state=0)
+        >>> net = ParameterNetwork.fit(
+        ...     schools, group="school",
+        ...     parameters={"income": "income", "height": "height",
+        ...                 "gender": ("gender", "female")})
+        >>> sorted(net.nodes)
+        ['gender', 'height', 'income']
+        """
+        from skattr.bayes._fit import fit_network
+
+        return fit_network(data, group=group, parameters=parameters, **kwargs)
+
+    def plot(self, *, quilt: MarkovQuilt | None = None, targets=(), ax=None,
+             title: str | None = None):
+        """Draw the network, parents above children, with a quilt's parts coloured.
+
+        Needs matplotlib (``pip install 'skattr[plot]'``).
+
+        Parameters
+        ----------
+        quilt : MarkovQuilt, optional
+            Colours its sensitive node, quilt Q, nearby N and remote R.
+        targets : iterable of nodes, default=()
+            The queried nodes, drawn with a thick outline.
+        ax : matplotlib Axes, optional
+            Where to draw; a new figure otherwise.
+        title : str, optional
+            The axes' title.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+
+        Raises
+        ------
+        MissingDependencyError
+            matplotlib is not installed.
+        """
+        from skattr.bayes._plot import plot_network
+
+        if quilt is not None and not isinstance(quilt, MarkovQuilt):
+            raise InvalidParameterError(
+                "quilt must be a MarkovQuilt (from markov_quilts or a "
+                f"mechanism's quilt_choices); got {type(quilt).__name__}.")
+        targets = list(targets)
+        for v in targets + ([] if quilt is None else [quilt.node]):
+            self._check_node(v)
+        return plot_network(self, quilt=quilt, targets=targets, ax=ax,
+                            title=title)
+
+    @classmethod
     def markov_chain(cls, initial, transition, length: int, *,
                      states=None) -> ParameterNetwork:
         """Build a Markov chain X_0 -> X_1 -> ... of ``length`` nodes 0, 1, ...

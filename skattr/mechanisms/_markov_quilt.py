@@ -264,6 +264,39 @@ class AttributePrivateMarkovQuilt(_DPBaseline):
             choices[node] = best
         return choices
 
+    def plot_quilt(self, n, *, node=None, ax=None):
+        """Draw the network with the quilt chosen for a sensitive node.
+
+        Needs matplotlib (``pip install 'skattr[plot]'``).
+
+        Parameters
+        ----------
+        n : int or DataFrame
+            The number of records released on (or the data itself).
+        node : network node, optional
+            The sensitive node; the first secret's by default.
+        ax : matplotlib Axes, optional
+            Where to draw.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        check_is_fitted(self)
+        n = len(n) if isinstance(n, pd.DataFrame) else n
+        node = self.sensitive_nodes_[0] if node is None else node
+        if node not in self.sensitive_nodes_:
+            raise InvalidParameterError(
+                f"{node!r} is not a sensitive node of this mechanism; its "
+                f"sensitive nodes are {list(self.sensitive_nodes_)}.")
+        choice = self.quilt_choices(n)[node]
+        targets = frozenset().union(*(v for v in self.column_nodes_ if v))
+        q = ", ".join(map(str, sorted(choice.quilt.quilt, key=str)))
+        return self.theta_[0].plot(
+            quilt=choice.quilt, targets=targets, ax=ax,
+            title=(f"Q = {{{q}}}, e = {choice.influence:.3g} nats, "
+                   f"Laplace scale {choice.scale:.3g}"))
+
     def _plan(self, n: int) -> tuple[NoiseLaw, Certificate]:
         choices = self.quilt_choices(n)
         per_stat = self.column_sensitivities(n)

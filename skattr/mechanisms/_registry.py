@@ -158,9 +158,12 @@ class Registry(Mapping):
         """
         classes = self.classes_for(mechanism, query)
         self.check_params(mechanism, classes, params)
+        # A Theta stated whole (a NetworkTheta) reads nothing from reference
+        # data: fit then reads only the data's columns.
+        stated = getattr(params.get("theta"), "needs_reference", True) is False
         reference = _resolve_reference(
             reference, data, mechanism,
-            any(cls.needs_reference for cls in classes.values()))
+            not stated and any(cls.needs_reference for cls in classes.values()))
         candidates, errors = [], []
         for name, cls in classes.items():
             own = _parameters(cls)

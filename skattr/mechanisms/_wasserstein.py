@@ -10,6 +10,7 @@ from skattr._data import Reference
 from skattr._query import Query, StackedQuery
 from skattr._release import Certificate
 from skattr._statistic import Statistic
+from skattr.bayes import NetworkTheta
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.mechanisms._base import BaseMechanism
 from skattr.mechanisms._registry import register
@@ -63,7 +64,7 @@ _CALIBRATION = """
 
 _THETA = """
     theta : "auto", "moments", array-like of shape (m, 2), ProbabilityBox, \
-SumLaws or Resample, default="auto"
+SumLaws, Resample or NetworkTheta, default="auto"
         Where the laws of F given a secret come from.
 
         - ``"moments"``: exact count laws (Zhang et al. Sec. 6), records
@@ -79,6 +80,9 @@ SumLaws or Resample, default="auto"
           (``"moments"`` fits it from the reference data).
         - :class:`~skattr.theta.Resample`: any statistic; datasets of n
           reference records with the secret's exact property value.
+        - :class:`~skattr.bayes.NetworkTheta`: distributional attribute
+          privacy under a parameter network (the Markov quilt mechanism's
+          Theta), one count or proportion, ``privacy="distributional"``.
         - ``"auto"``: for one count or proportion, the fit of ``"moments"``
           and 50 stratified bootstrap replicates of it, worst case (the same
           Theta as every mechanism's ``"auto"``); otherwise
@@ -145,7 +149,7 @@ class _WassersteinFamily(BaseMechanism):
         **BaseMechanism._parameter_constraints,
         "query": [Query, StackedQuery, Statistic, None],
         "theta": [Options(frozenset({"auto", "moments"})), list, tuple, np.ndarray,
-                  ProbabilityBox, SumLaws, Resample],
+                  ProbabilityBox, SumLaws, Resample, NetworkTheta],
         "privacy": [Options(frozenset({"dataset", "distributional"}))],
     }
 
@@ -183,6 +187,8 @@ class _WassersteinFamily(BaseMechanism):
         if isinstance(spec, Resample):
             return tuple(spec.fit(frame, self.query_, self.columns_, s)
                          for s in secrets)
+        if isinstance(spec, NetworkTheta):
+            return self._fit_network_theta(spec, secrets)
         for s in secrets:
             if s.property != "proportion":
                 raise InvalidParameterError(
@@ -215,6 +221,39 @@ class _WassersteinFamily(BaseMechanism):
                 f"ProbabilityBox or a Resample; got {self.theta!r}.")
         return tuple(thetas for _ in secrets)
 
+    def _fit_network_theta(self, spec: NetworkTheta, secrets) -> tuple:
+        """Map each secret to its node; the laws come from the network alone."""
+        if not _count_query(self.query_):
+            raise InvalidParameterError(
+                "theta=NetworkTheta(...) gives the law of one count or "
+                "proportion; release one such statistic.")
+        if self.privacy != "distributional":
+            raise InvalidParameterError(
+                "theta=NetworkTheta(...) states the law of the attribute "
+                "parameters, so the secret is a parameter: use "
+                "privacy='distributional'.")
+        nodes = []
+        for s in secrets:
+            node = spec.network.node_of(s.column)
+            if node is None:
+                raise InvalidParameterError(
+                    f"The secret's column {s.column!r} is governed by no node "
+                    "of the network; map it with ParameterNetwork(columns="
+                    "{node: column}).")
+            nodes.append(node)
+        self.secret_nodes_ = tuple(nodes)
+        return tuple(spec for _ in secrets)
+
+    def _network_laws(self, n: int):
+        """Yield (support, law | a, law | b) for every pair and network."""
+        for s, spec, node in zip(self.secrets_, self.theta_, self.secret_nodes_,
+                                 strict=True):
+            for a, b in self._pairs(s, n):
+                support, given_a = spec.count_laws(node, a, n)
+                _, given_b = spec.count_laws(node, b, n)
+                for pa, pb in zip(given_a, given_b, strict=True):
+                    yield support, pa, pb
+
     @staticmethod
     def _check_groups(reference, secrets, statistic: str) -> None:
         """Refuse a secret with fewer than two reference records on a side."""
@@ -233,6 +272,13 @@ class _WassersteinFamily(BaseMechanism):
 
     def _theta_description(self) -> str:
         first = self.theta_[0]
+        if isinstance(first, NetworkTheta):
+            net = first.network
+            many = (f", worst case over {len(net.members)} networks"
+                    if len(net.members) > 1 else "")
+            return (f"Bayesian network of the attribute parameters "
+                    f"({len(net.nodes)} nodes{many}), records counted given "
+                    f"{list(first.reads)}")
         if isinstance(first, ResampledLaws):
             return first.description
         if isinstance(first, SumLaws):
@@ -289,12 +335,17 @@ class _WassersteinFamily(BaseMechanism):
         return LaplaceNoise.on_each(scale, k), Certificate(
             epsilon=self.epsilon, delta=self._certified_delta(),
             calibration="laplace", sensitivity=w, method=method,
-            assumptions=assumptions)
+            assumptions=assumptions,
+            guarantee=("distributional attribute privacy"
+                       if self.privacy == "distributional" else
+                       "attribute privacy"))
 
     def _count_assumption(self) -> tuple:
         how = ("take the column's values with the stated probabilities"
                if isinstance(self.theta_[0], SumLaws)
                else "are counted with the stated probabilities")
+        if isinstance(self.theta_[0], NetworkTheta):
+            return self.theta_[0].assumptions
         return (f"records are independent given the sensitive attribute and "
                 f"{how} ({self.privacy} attribute privacy)",)
 
@@ -382,6 +433,14 @@ class WassersteinMechanism(_WassersteinFamily):
                     "distance between the exact laws of every dataset of the "
                     "resampling model (Chen Thm 3.1)",
                     (self._resample_assumption(),))
+        if isinstance(self.theta_spec_, NetworkTheta):
+            worst = max(w_infinity(x, x, pa, pb)
+                        for x, pa, pb in self._network_laws(n))
+            return (worst * self.query_.weight(n),
+                    "Laplace(W / epsilon), W the largest infinity-Wasserstein "
+                    "distance between the exact laws of the count given the "
+                    "secret node's parameter, mixtures of binomials over the "
+                    "network (Zhang Alg. 4)", self._count_assumption())
         for s, theta in zip(self.secrets_, self.theta_, strict=True):
             pairs = self._pairs(s, n)
             if isinstance(theta, SumLaws):
@@ -499,6 +558,14 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
     def _sensitivity(self, n: int) -> tuple[float, str, tuple]:
         if isinstance(self.theta_spec_, Resample):
             return self._resampled_sensitivity(n)
+        if isinstance(self.theta_spec_, NetworkTheta):
+            worst = max(wd_closeness(x, x, self.delta, pa, pb)
+                        for x, pa, pb in self._network_laws(n))
+            return (worst * self.query_.weight(n),
+                    "Laplace(W / epsilon), W the least (W, delta)-closeness of "
+                    "the exact laws of the count given the secret node's "
+                    "parameter, mixtures of binomials over the network (Chen "
+                    "Def 3.2, Thm 3.2)", self._count_assumption())
         worst = 0.0
         boxed = False
         for s, theta in zip(self.secrets_, self.theta_, strict=True):
