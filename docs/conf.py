@@ -18,7 +18,8 @@ if importlib.util.find_spec("sphinx_gallery"):
         "examples_dirs": "../examples",
         "gallery_dirs": "auto_examples",
         "filename_pattern":
-            r"/(hospital|attack_gridsearch|group_dp_comparison|schools)\.py",
+            r"/(hospital|attack_gridsearch|group_dp_comparison|schools|many_releases)"
+            r"\.py",
     }
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 numpydoc_show_class_members = False

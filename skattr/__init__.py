@@ -17,6 +17,7 @@ from skattr import (
     wasserstein,
 )
 from skattr._accessor import AttributePrivacyAccessor
+from skattr._ledger import Ledger, LedgerEntry
 from skattr._query import Query, StackedQuery
 from skattr._release import Plan, Release
 from skattr._secret import Secret
@@ -27,6 +28,8 @@ __version__ = "0.2.0"
 
 __all__ = [
     "AttributePrivacyAccessor",
+    "Ledger",
+    "LedgerEntry",
     "Plan",
     "Query",
     "Release",

@@ -163,6 +163,25 @@ class AttributePrivacyAccessor:
         query = _as_query(func, columns)
         return self._release(query, secret=secret, reference=reference, **params)
 
+    def ledger(self, *, secret=None, reference=None, budget=None,
+               theta="auto", law=None, random_state=None):
+        """Open a :class:`~skattr.Ledger` on this frame: joint releases under a budget.
+
+        Every release through it is certified jointly with those before it,
+        and refused (:class:`~skattr.exceptions.BudgetExceededError`, before
+        any noise is drawn) when the joint guarantee would exceed
+        ``budget=(epsilon, delta)``.
+        """
+        from skattr._ledger import Ledger
+
+        if budget is None:
+            raise InvalidParameterError(
+                "A ledger needs budget=(epsilon, delta): the joint guarantee "
+                "its releases may never exceed together.")
+        return Ledger(self._obj, secret=secret, reference=reference,
+                      budget=budget, theta=theta, law=law,
+                      random_state=random_state)
+
     def plan(self, columns=None, *, statistic="mean", value=None,
              secret=None, reference=None, mechanism="auto", **params) -> Plan:
         """Return the noise law and expected error, without releasing anything.

@@ -83,9 +83,32 @@ def _demo(args) -> int:
                                   set_reading="pointwise").fit(data).plan(data)
         print(f"  mean {column:15s} sensitivity {plan.sensitivity:.4g}; noise sd "
               f"{float(plan.noise_std[0]):.4g}")
+    _demo_ledger(data, args.random_state)
     print("\nA fixed seed reproduces this demo's noise; real releases draw it from "
           "the operating system's entropy.")
     return 0
+
+
+def _demo_ledger(data, random_state) -> None:
+    """Release two means through one ledger and print their joint guarantee."""
+    from skattr import Secret
+    from skattr.datasets import make_hospital
+
+    print("\nEach guarantee above covers its own release only: releases of the "
+          "same patients can\nreveal together what none reveals alone. A "
+          "ledger certifies them jointly (Theta fit\non 2,000 reference "
+          "patients; the share of women hidden between 40% and 60%):")
+    secret = Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    ledger = data.attrpriv.ledger(
+        secret=secret, reference=make_hospital(2000, random_state=0),
+        budget=(2.0, 1e-3), law="gaussian", random_state=random_state)
+    for column in ("weight", "blood_pressure"):
+        rel = ledger.mean([column], epsilon=1.0)
+        spent, delta = ledger.spent
+        print(f"  mean {column:15s} = {rel.values.iloc[0]:8.3f}  own (1, 0.001); "
+              f"all releases so far together: ({spent:.3g}, {delta:g})")
+    print(f"  budget {ledger.budget}: {ledger.remaining:.3g} epsilon left; a "
+          "release past it is refused before any noise is drawn.")
 
 
 def _print_release(rel: Release, short: bool = False) -> None:

@@ -11,6 +11,7 @@ __all__ = [
     "DataValidationError",
     "NotCertifiableError",
     "MissingDependencyError",
+    "BudgetExceededError",
     "PrivacyLeakWarning",
     "ClassicCalibrationWarning",
     "NotFittedError",
@@ -33,6 +34,13 @@ class DataValidationError(SkattrError):
 
 class NotCertifiableError(SkattrError):
     """The privacy guarantee cannot be certified, so nothing is released."""
+
+
+class BudgetExceededError(NotCertifiableError):
+    """A ledger's release would take the joint guarantee over its budget.
+
+    Raised before any noise is drawn; the message says what remains.
+    """
 
 
 class MissingDependencyError(SkattrError, ImportError):

@@ -7,7 +7,7 @@ summed (the query's weight w(n) is applied by the caller).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats
@@ -146,6 +146,14 @@ class GroupMoments:
         for v in (self.mean_in, self.mean_out, self.cov_in, self.cov_out):
             v.setflags(write=False)
 
+    def marginal(self, columns) -> GroupMoments:
+        """Return the model of a subset of its statistics (exact marginals)."""
+        idx = [self.columns.index(c) for c in columns]
+        return replace(self, mean_in=self.mean_in[idx], mean_out=self.mean_out[idx],
+                       cov_in=self.cov_in[np.ix_(idx, idx)],
+                       cov_out=self.cov_out[np.ix_(idx, idx)],
+                       columns=tuple(columns))
+
     @property
     def sampling(self) -> str:
         """'without-replacement' when population sizes are known, else 'with-'."""
@@ -268,6 +276,12 @@ class JointGaussian:
             object.__setattr__(self, "columns", tuple(range(mean.size - 1)))
         mean.setflags(write=False)
         cov.setflags(write=False)
+
+    def marginal(self, columns) -> JointGaussian:
+        """Return the model of a subset of its statistics (exact marginals)."""
+        idx = [0] + [1 + self.columns.index(c) for c in columns]
+        return replace(self, mean=self.mean[idx], cov=self.cov[np.ix_(idx, idx)],
+                       columns=tuple(columns))
 
     @property
     def sampling(self) -> str:

@@ -83,12 +83,30 @@ class PairLaws:
         )
 
 
+def _for_columns(model, columns):
+    """Return the model of the released columns: itself, or its exact marginal.
+
+    A marginal is taken for a strict subset of the model's statistics in the
+    model's own order; anything else must match exactly (a reordering is
+    refused, as it may be a mislabelled model).
+    """
+    known = list(model.columns)
+    if hasattr(model, "marginal") and len(columns) < len(known) \
+            and set(columns) <= set(known) \
+            and len(set(columns)) == len(columns):
+        idx = [known.index(c) for c in columns]
+        if idx == sorted(idx):
+            return model.marginal(columns)
+    _check_columns(model, columns)
+    return model
+
+
 def _check_columns(model, columns) -> None:
     if tuple(model.columns) != tuple(columns):
         raise InvalidParameterError(
             f"The Theta model describes the statistics {list(model.columns)} but the "
             f"query releases {list(columns)}; state the models for the released "
-            "columns, in the same order."
+            "columns (a model of more columns gives its marginal)."
         )
 
 
@@ -109,8 +127,8 @@ def pair_laws(models: list, secret: Secret, weight: float, n: int,
     columns : tuple
         The released statistics, to check the models against.
     """
+    models = [_for_columns(model, columns) for model in models]
     for model in models:
-        _check_columns(model, columns)
         if secret.property == "mean" and not model.conditions_on_mean:
             raise InvalidParameterError(
                 f"The secret {secret.label} protects a mean, which per-group moments "

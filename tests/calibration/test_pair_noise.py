@@ -257,3 +257,31 @@ def test_max_covariance_gap_is_relative_to_the_largest_entry():
 
 def test_max_covariance_gap_of_equal_laws_is_zero():
     assert max_covariance_gap(laws([1.0, 3.0], [0.2, 0.7])) == 0.0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_renyi_epsilon_closed_form_is_the_least_certified_epsilon(seed):
+    # Independent: bisect on the public Renyi delta bound. The closed form
+    # must be certified (its bound <= delta) and within 1e-9 of the bisection.
+    from skattr.calibration import renyi_gaussian_delta
+    from skattr.calibration._pair_noise import _renyi_epsilon
+
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(1, 6))
+    root_a, root_b = rng.normal(size=(2, k, k))
+    cov_a = root_a @ root_a.T + 0.5 * np.eye(k)
+    cov_b = root_b @ root_b.T + 0.5 * np.eye(k)
+    diff = rng.normal(size=k)
+    delta = 10.0 ** -rng.uniform(2, 6)
+    eps = _renyi_epsilon(diff, cov_a, cov_b, delta)
+    assert renyi_gaussian_delta(diff, cov_a, cov_b, eps) <= delta
+    lo, hi = 0.0, 1.0
+    while renyi_gaussian_delta(diff, cov_a, cov_b, hi) > delta:
+        hi *= 2.0
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        if renyi_gaussian_delta(diff, cov_a, cov_b, mid) <= delta:
+            hi = mid
+        else:
+            lo = mid
+    assert eps == pytest.approx(hi, rel=1e-9, abs=1e-12)

@@ -275,3 +275,33 @@ def test_no_pairs_fail_closed(monkeypatch):
                         lambda self, n: (np.array([]), np.array([])))
     with pytest.raises(NotCertifiableError, match="no pair of values to hide"):
         pair_laws([_groups()], secret, 0.1, 10, ("weight", "bp"))
+
+
+def test_a_model_of_more_columns_gives_its_exact_marginal():
+    from skattr.theta import GroupMoments, JointGaussian
+
+    secret = Secret.proportion("sex", "F", pairs=[(0.4, 0.6)])
+    cov_in = np.array([[4.0, 1.0, 0.5], [1.0, 9.0, -2.0], [0.5, -2.0, 1.0]])
+    cov_out = np.array([[3.0, 0.2, 0.1], [0.2, 8.0, 1.0], [0.1, 1.0, 2.0]])
+    big = GroupMoments(mean_in=[1.0, 2.0, 3.0], mean_out=[0.0, 1.0, 5.0],
+                       cov_in=cov_in, cov_out=cov_out, columns=("a", "b", "c"))
+    small = GroupMoments(mean_in=[1.0, 3.0], mean_out=[0.0, 5.0],
+                         cov_in=cov_in[np.ix_([0, 2], [0, 2])],
+                         cov_out=cov_out[np.ix_([0, 2], [0, 2])],
+                         columns=("a", "c"))
+    got = pair_laws([big], secret, 0.1, 10, ("a", "c"))
+    want = pair_laws([small], secret, 0.1, 10, ("a", "c"))
+    np.testing.assert_array_equal(got.mean_diff, want.mean_diff)
+    np.testing.assert_array_equal(got.cov_a, want.cov_a)
+    np.testing.assert_array_equal(got.cov_b, want.cov_b)
+    # Out of the model's order, or a column it lacks: refused.
+    for columns in (("c", "a"), ("a", "d")):
+        with pytest.raises(InvalidParameterError, match="describes the statistics"):
+            pair_laws([big], secret, 0.1, 10, columns)
+    joint = JointGaussian(mean=[0.5, 1.0, 2.0],
+                          cov=[[0.25, 0.3, 0.1], [0.3, 4.0, 1.0], [0.1, 1.0, 9.0]],
+                          columns=("x", "y"))
+    part = joint.marginal(("y",))
+    np.testing.assert_array_equal(part.mean, [0.5, 2.0])
+    np.testing.assert_array_equal(part.cov, [[0.25, 0.1], [0.1, 9.0]])
+    assert part.columns == ("y",)

@@ -1,0 +1,712 @@
+"""A privacy ledger: the joint guarantee of every release made on one dataset.
+
+Pufferfish privacy does not compose: two statistics each certified alone can
+reveal the secret together. The ledger certifies the *joint* release of
+everything it has released, from the joint law of the stacked statistics
+under the secret's pairs, and refuses a release that would take the joint
+guarantee over its budget before any noise is drawn.
+
+The joint law (Gaussian-noise releases). Let F be the d distinct statistics
+released so far (a statistic released twice counts once), Y = A F + N the
+K released values, A the K x d selection of each value's statistic and N the
+independent noises, block-diagonal covariance Sigma_N. Under each side of a
+pair, F has the joint Theta's mean and covariance (cross-covariances
+included, from the same reference). When Sigma_N is invertible, the
+likelihood ratio of Y depends on Y only through A^T Sigma_N^-1 Y, so the
+joint release is exactly as private as F + N(0, M^-1), M = A^T Sigma_N^-1 A
+(a d-dimensional release: "work in its span"). Otherwise (some value released
+without noise) Y's law is taken in K dimensions and restricted to the span of
+its covariances: a mean difference outside it reveals the secret (epsilon
+infinite). The epsilon at the budget's delta is the exact profile of the two
+Gaussians, worst case over pairs and Theta.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from skattr._query import Query, StackedQuery
+from skattr._release import Plan, Release
+from skattr.calibration._pair_noise import raw_leakage_epsilon
+from skattr.exceptions import (
+    BudgetExceededError,
+    DataValidationError,
+    InvalidParameterError,
+    NotCertifiableError,
+)
+from skattr.theta._pairs import PairLaws
+
+__all__ = ["SCHEMA_VERSION", "Ledger", "LedgerEntry"]
+
+#: Version of the JSON a ledger is saved as (``Ledger.to_json``).
+SCHEMA_VERSION = 1
+
+# Relative tolerance of the budget check: epsilons are computed to ~1e-9.
+_BUDGET_RTOL = 1e-9
+# Eigenvalues below this fraction of the largest are outside the span.
+_SPAN_RTOL = 1e-10
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One release made through a ledger.
+
+    Attributes
+    ----------
+    release : Release or None
+        The release, with its own certificate (of it alone); None in a
+        ledger loaded from JSON, which keeps ``record`` instead.
+    statistics : tuple of (Query, float)
+        Per released value, its base statistic (the sum of a column or the
+        count of a value) and the weight w(n) it is released with.
+    noise_cov : ndarray of shape (k, k)
+        The covariance of the noise added to the values.
+    joint_epsilon : float
+        The joint epsilon (at the budget's delta) of every release up to and
+        including this one.
+    record : dict or None
+        ``Release.to_dict()`` of the release, for a loaded ledger.
+    """
+
+    release: Release | None
+    statistics: tuple
+    noise_cov: np.ndarray
+    joint_epsilon: float
+    record: dict | None = None
+
+    def as_record(self) -> dict:
+        """Return the release as plain data (``Release.to_dict()``)."""
+        return self.record if self.release is None else self.release.to_dict()
+
+
+def _single_statistics(query, n: int) -> tuple:
+    """Split a linear query into (base statistic, weight) per released value.
+
+    A released value is w(n) times the sum over records of a contribution h:
+    a mean and a sum of one column share h (the column), as do a count and a
+    proportion of one value; the base statistic is that sum, so a mean and a
+    sum of the same column are one statistic of the joint law.
+    """
+    parts = query.parts if isinstance(query, StackedQuery) else (query,)
+    out = []
+    for part in parts:
+        weight = float(part.weight(n))
+        for column in part.columns:
+            base = (Query("sum", [column]) if part.statistic in ("mean", "sum")
+                    else Query("count", [column], part.value))
+            out.append((base, weight))
+    return tuple(out)
+
+
+def _fingerprint(frame: pd.DataFrame, columns) -> dict:
+    """Row count and a SHA-256 of each named column's values (index ignored)."""
+    hashes = {}
+    for c in columns:
+        match = [col for col in frame.columns if str(col) == c]
+        if len(match) != 1:
+            hashes[c] = None
+            continue
+        values = pd.util.hash_pandas_object(frame[match[0]], index=False)
+        hashes[c] = hashlib.sha256(values.to_numpy().tobytes()).hexdigest()
+    return {"rows": int(len(frame)), "columns": hashes}
+
+
+def _check_fingerprint(frame, saved: dict, what: str) -> None:
+    if not isinstance(frame, pd.DataFrame):
+        raise InvalidParameterError(f"The {what} must be a pandas DataFrame.")
+    now = _fingerprint(frame, sorted(saved["columns"]))
+    if now["rows"] != saved["rows"]:
+        raise DataValidationError(
+            f"The {what} has {now['rows']} rows; the ledger was opened on "
+            f"{saved['rows']}. A ledger covers one dataset: open a new one for "
+            "other data.")
+    changed = [c for c, h in saved["columns"].items() if now["columns"][c] != h]
+    if changed:
+        raise DataValidationError(
+            f"The {what}'s column(s) {changed} differ from those the ledger "
+            "was opened on (their hashes changed). A ledger covers one "
+            "dataset: open a new one for other data.")
+
+
+def _plain(value):
+    """Return a JSON-ready value, or raise for one that cannot be stored."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    raise InvalidParameterError(
+        f"The ledger cannot store {value!r} ({type(value).__name__}): state "
+        "secrets and counted values by plain values (numbers, strings), not "
+        "predicates, to save a ledger.")
+
+
+def _secret_to_json(secret) -> dict:
+    fields = ("column", "property", "value", "pairs", "window", "support",
+              "sets", "set_reading")
+    return {f: _plain(getattr(secret, f)) for f in fields}
+
+
+def _secret_from_json(record: dict):
+    from skattr._secret import Secret
+
+    record = dict(record)
+    for f in ("pairs", "sets"):
+        if record.get(f) is not None:
+            record[f] = [tuple(p) for p in record[f]]
+    if record.get("support") is not None:
+        record["support"] = tuple(record["support"])
+    return Secret(**record)
+
+
+def _theta_to_json(theta):
+    if isinstance(theta, str):
+        return theta
+    raise InvalidParameterError(
+        f"The ledger can store Theta given by name ('auto', 'moments', "
+        f"'gaussian'); {type(theta).__name__} objects are not stored yet.")
+
+
+def _query_to_json(query) -> list:
+    return [query.statistic, _plain(list(query.columns)), _plain(query.value)]
+
+
+def _query_from_json(record) -> Query:
+    statistic, columns, value = record
+    return Query(statistic, list(columns), value)
+
+
+def _in_span(mean_diff, cov_a, cov_b) -> tuple | None:
+    """Restrict two Gaussians to the span of their covariances.
+
+    Returns (mean_diff, cov_a, cov_b) in an orthonormal basis of the span, or
+    None when the mean difference leaves it (the laws are mutually singular:
+    the secret is revealed). Laws with different spans are singular too.
+    """
+    total = cov_a + cov_b
+    values, vectors = np.linalg.eigh((total + total.T) / 2)
+    keep = values > _SPAN_RTOL * max(values.max(initial=0.0), 0.0)
+    basis = vectors[:, keep]
+    outside = mean_diff - basis @ (basis.T @ mean_diff)
+    scale = max(np.abs(mean_diff).max(initial=0.0), 1e-300)
+    if np.abs(outside).max(initial=0.0) > 1e-9 * scale:
+        return None
+    ca, cb = basis.T @ cov_a @ basis, basis.T @ cov_b @ basis
+    for c in (ca, cb):
+        if c.size and np.linalg.eigvalsh(c)[0] <= _SPAN_RTOL * values.max():
+            # One side is degenerate where the other is not: singular laws.
+            return None
+    return basis.T @ mean_diff, ca, cb
+
+
+class Ledger:
+    """Every release made on one private dataset, certified jointly, with a budget.
+
+    Open one with ``df.attrpriv.ledger(secret=..., reference=...,
+    budget=(epsilon, delta))``. Its ``mean``, ``sum``, ``count`` and
+    ``proportion`` take the accessor's keywords (``epsilon``, ``delta``,
+    ``mechanism``, ``calibration``, ...); the secret, the reference data and
+    Theta are the ledger's. Each release is calibrated alone as usual, then
+    the joint guarantee of every release so far, this one included, is
+    certified from the joint law; if it exceeds the budget the release is
+    refused with :class:`~skattr.exceptions.BudgetExceededError` before any
+    noise is drawn.
+
+    Parameters
+    ----------
+    data : DataFrame
+        The private dataset (never modified).
+    secret : Secret
+        The one secret every release hides.
+    reference : DataFrame or None
+        Public reference data for Theta (None with an ``ExpertTheta``).
+    budget : (epsilon, delta)
+        The joint guarantee never to exceed. The joint epsilon is computed
+        at this delta.
+    theta : str or Theta object, default="auto"
+        Theta of every release and of the joint law.
+    law : {"auto", "exact", "gaussian"} or None, default=None ("auto")
+        The law of every release and of the joint release. ``"gaussian"``
+        takes the statistics' joint law as Gaussian with Theta's joint
+        moments (an assumption every release records); it is needed to
+        certify several distinct statistics together. Otherwise only
+        releases of one statistic (a count, or the mean or sum of one
+        integer column: its exact law) are certified jointly, exactly.
+    random_state : None, int or Generator, default=None
+        The noise of every release; None draws from the operating system.
+
+    Attributes
+    ----------
+    releases : list of LedgerEntry
+        The releases, in order.
+
+    Notes
+    -----
+    Only Gaussian-noise mechanisms (``"apgm"``, the Expected Value family,
+    ``"optimal"``) are certified jointly; a release through any other is
+    refused (fail closed), as is a statistic other than a mean, sum, count
+    or proportion. The joint certificate is never a sum of epsilons: see
+    the module notes of ``skattr/_ledger.py`` for the joint law.
+
+    Examples
+    --------
+    >>> import skattr
+    >>> from skattr.datasets import make_hospital
+    >>> private = make_hospital(300, random_state=1)
+    >>> reference = make_hospital(3000, random_state=0)
+    >>> secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    >>> ledger = private.attrpriv.ledger(secret=secret, reference=reference,
+    ...                                  budget=(2.0, 1e-3), law="gaussian",
+    ...                                  random_state=0)
+    >>> rel = ledger.mean(["weight"], epsilon=1.0)
+    >>> round(ledger.spent[0], 2) <= 1.0
+    True
+    """
+
+    #: Gaussian-noise mechanisms whose releases the ledger certifies jointly.
+    GAUSSIAN = ("apgm", "expm-gaussian", "dirm-gaussian", "eigm", "daum",
+                "optimal")
+
+    def __init__(self, data: pd.DataFrame, *, secret, reference=None, budget,
+                 theta="auto", law=None, random_state=None):
+        from skattr._secret import Secret
+
+        if not isinstance(data, pd.DataFrame):
+            raise InvalidParameterError(
+                f"A ledger is opened on a pandas DataFrame; got "
+                f"{type(data).__name__}.")
+        if not isinstance(secret, Secret):
+            raise InvalidParameterError(
+                "A ledger hides one secret: pass secret=skattr.Secret...(...).")
+        try:
+            eps, delta = budget
+            eps, delta = float(eps), float(delta)
+        except (TypeError, ValueError) as exc:
+            raise InvalidParameterError(
+                f"budget must be a pair (epsilon, delta); got {budget!r}.") from exc
+        if not (eps > 0 and 0 < delta < 1):
+            raise InvalidParameterError(
+                f"budget must have epsilon > 0 and delta in (0, 1); got "
+                f"{budget!r}.")
+        law = "auto" if law is None else law
+        if law not in ("auto", "exact", "gaussian"):
+            raise InvalidParameterError(
+                f"law must be 'auto', 'exact' or 'gaussian'; got {law!r}.")
+        self._data = data
+        self.secret = secret
+        self.reference = reference
+        self.budget = (eps, delta)
+        self.theta = theta
+        self.law = law
+        self.random_state = random_state
+        self.releases: list[LedgerEntry] = []
+        self._rng = None
+        self._laws_cache = None
+        self._columns: set = set()
+
+    def __repr__(self) -> str:
+        eps, delta = self.spent
+        return (f"Ledger({len(self.releases)} releases, spent ({eps:.4g}, "
+                f"{delta:g}) of ({self.budget[0]:g}, {self.budget[1]:g}))")
+
+    # ------------------------------------------------------------ accounting
+    @property
+    def spent(self) -> tuple[float, float]:
+        """The joint (epsilon, delta) of everything released (0 when nothing is)."""
+        if not self.releases:
+            return 0.0, 0.0
+        return self.releases[-1].joint_epsilon, self.budget[1]
+
+    @property
+    def remaining(self) -> float:
+        """Epsilon left before the budget (the joint epsilon can grow by less)."""
+        return max(self.budget[0] - self.spent[0], 0.0)
+
+    def summary(self) -> pd.DataFrame:
+        """Return a table of the releases: values, own guarantee, joint epsilon."""
+        rows = []
+        for i, entry in enumerate(self.releases):
+            r = entry.as_record()
+            rows.append({
+                "release": i + 1,
+                "statistics": ", ".join(map(str, r["values"])),
+                "values": ", ".join(f"{v:.6g}" for v in r["values"].values()),
+                "mechanism": r["mechanism"],
+                "own (epsilon, delta)": f"({r['epsilon']:g}, {r['delta']:g})",
+                "noise sd": ", ".join(
+                    f"{s:.4g}" for s in np.sqrt(np.diag(entry.noise_cov))),
+                "joint epsilon": entry.joint_epsilon,
+            })
+        return pd.DataFrame(rows, columns=[
+            "release", "statistics", "values", "mechanism",
+            "own (epsilon, delta)", "noise sd", "joint epsilon"])
+
+    # ------------------------------------------------------------- releases
+    def mean(self, columns=None, **params) -> Release:
+        """Release the mean of each of ``columns`` (joint budget checked first)."""
+        return self._release(Query.mean(columns), params)
+
+    def sum(self, columns=None, **params) -> Release:
+        """Release the sum of each of ``columns`` (joint budget checked first)."""
+        return self._release(Query.sum(columns), params)
+
+    def count(self, columns=None, value=None, **params) -> Release:
+        """Release the number of records whose column equals (or passes) ``value``."""
+        return self._release(Query.count(columns, value), params)
+
+    def proportion(self, columns=None, value=None, **params) -> Release:
+        """Release the fraction of records whose column equals (or passes) ``value``."""
+        return self._release(Query.proportion(columns, value), params)
+
+    def median(self, columns=None, **params) -> Release:
+        """Refuse for now: a median's joint law with the others is not modelled."""
+        return self._not_joint("median")
+
+    def quantile(self, columns=None, q=0.5, **params) -> Release:
+        """Refuse for now: a quantile's joint law with the others is not modelled."""
+        return self._not_joint("quantile")
+
+    def std(self, columns=None, ddof: int = 1, **params) -> Release:
+        """Refuse for now: a standard deviation's joint law is not modelled."""
+        return self._not_joint("std")
+
+    def agg(self, func, columns=None, **params) -> Release:
+        """Release a mean or sum by name; any other statistic is refused for now."""
+        if isinstance(func, str) and func in ("mean", "sum"):
+            return self._release(Query(func, columns), dict(params))
+        if isinstance(func, Query) and func.statistic in (
+                "mean", "sum", "count", "proportion"):
+            return self._release(func, dict(params))
+        return self._not_joint(getattr(func, "__name__", str(func)))
+
+    @staticmethod
+    def _not_joint(name: str):
+        raise NotCertifiableError(
+            f"The ledger does not yet certify a {name} jointly with other "
+            "releases: its noise is Laplace (the Wasserstein mechanisms) and "
+            "the joint law of a non-linear statistic with the others is not "
+            "modelled, and a sum of epsilons is not a Pufferfish guarantee. "
+            "Release means, sums, counts and proportions through the ledger; "
+            f"a {name} released outside it is certified for that release alone.")
+
+    def plan(self, columns=None, *, statistic="mean", value=None,
+             **params) -> tuple[Plan, float]:
+        """Return a release's plan and the joint epsilon it would bring; spends nothing.
+
+        Returns
+        -------
+        plan : Plan
+            The release's own noise and certificate.
+        joint_epsilon : float
+            The joint epsilon (at the budget's delta) of every release so far
+            and this one; above ``budget[0]`` the release would be refused.
+        """
+        if statistic not in ("mean", "sum", "count", "proportion"):
+            raise InvalidParameterError(
+                f"The ledger releases means, sums, counts and proportions; got "
+                f"statistic={statistic!r}.")
+        query = (Query(statistic, columns, value)
+                 if statistic in ("count", "proportion")
+                 else Query(statistic, columns))
+        est, plan, statistics, noise_cov = self._planned(query, params)
+        return plan, self._joint_epsilon(statistics, noise_cov)
+
+    def _planned(self, query, params):
+        for key in ("secret", "reference", "theta", "law"):
+            if key in params:
+                raise InvalidParameterError(
+                    f"{key}= is the ledger's own; open another ledger for "
+                    f"another {key}.")
+        mechanism = params.pop("mechanism", "apgm")
+        if mechanism not in self.GAUSSIAN:
+            raise NotCertifiableError(
+                f"The ledger certifies releases of Gaussian-noise mechanisms "
+                f"jointly ({', '.join(self.GAUSSIAN)}); mechanism={mechanism!r} "
+                "has no joint certificate here, so it is refused rather than "
+                "counted by a sum of epsilons.")
+        if "random_state" in params:
+            raise InvalidParameterError(
+                "random_state= is the ledger's own (one noise source for every "
+                "release); pass it when opening the ledger.")
+        from skattr._accessor import build_mechanism
+
+        est = build_mechanism(query, secret=self.secret, reference=self.reference,
+                              data=self._data, mechanism=mechanism,
+                              theta=self.theta, law=self.law,
+                              random_state=self._noise_source(), **params)
+        plan = est.plan(n=len(self._data))
+        if plan.noise_law.kind != "gaussian" and not plan.noise_law.is_zero:
+            raise NotCertifiableError(
+                f"mechanism={mechanism!r} planned {plan.noise_law.kind} noise, "
+                "which the ledger does not certify jointly.")
+        statistics = _single_statistics(est.query_, len(self._data))
+        return est, plan, statistics, np.asarray(plan.noise_law.covariance,
+                                                 dtype=float)
+
+    def _noise_source(self):
+        from skattr._random import check_random_state
+
+        if self.random_state is None:
+            return None                 # each release: the operating system's
+        if self._rng is None:
+            self._rng = check_random_state(self.random_state, owner="Ledger")
+        return self._rng
+
+    def _release(self, query, params) -> Release:
+        params = dict(params)
+        est, plan, statistics, noise_cov = self._planned(query, params)
+        joint = self._joint_epsilon(statistics, noise_cov)
+        if joint > self.budget[0] * (1 + _BUDGET_RTOL):
+            spent = self.spent[0]
+            raise BudgetExceededError(
+                f"Refused before any noise was drawn: with this release the "
+                f"joint guarantee of the {len(self.releases) + 1} releases "
+                f"would be epsilon = {joint:.4g} at delta = {self.budget[1]:g}, "
+                f"over the budget epsilon = {self.budget[0]:g}. Spent so far: "
+                f"epsilon = {spent:.4g} (remaining {self.remaining:.4g}). "
+                "Release it with a smaller epsilon (more noise), or release "
+                "fewer statistics.")
+        release = est.release(self._data)
+        self.releases.append(LedgerEntry(release, statistics, noise_cov, joint))
+        self._columns.update(str(base.columns[0]) for base, _ in statistics)
+        return release
+
+    # ---------------------------------------------------------- persistence
+    def _payload(self) -> dict:
+        return {
+            "schema": SCHEMA_VERSION,
+            "budget": list(self.budget),
+            "secret": _secret_to_json(self.secret),
+            "theta": _theta_to_json(self.theta),
+            "law": self.law,
+            "data": _fingerprint(self._data, sorted(self._columns)),
+            "reference": (None if self.reference is None else
+                          _fingerprint(self.reference,
+                                       sorted(map(str, self.reference.columns)))),
+            "releases": [{
+                "statistics": [[_query_to_json(b), w] for b, w in e.statistics],
+                "noise_cov": np.asarray(e.noise_cov).tolist(),
+                "joint_epsilon": e.joint_epsilon,
+                # Values as [label, value] pairs: their order survives the
+                # sorted keys of the file.
+                "record": {**e.as_record(),
+                           "values": [[k, v] for k, v in
+                                      e.as_record()["values"].items()]},
+            } for e in self.releases],
+        }
+
+    def to_json(self) -> str:
+        """Serialise the ledger (no data, no pickle) to keep it between sessions.
+
+        The file holds the budget, the secret, Theta's name, every release's
+        statistics, noise and joint epsilon, fingerprints of the private
+        data (its row count and a hash of each released column) and of the
+        reference data, a schema version and a content hash.
+        """
+        payload = self._payload()
+        body = json.dumps(payload, sort_keys=True, allow_nan=True)
+        return json.dumps({"skattr_ledger": payload,
+                           "sha256": hashlib.sha256(body.encode()).hexdigest()},
+                          sort_keys=True, indent=1)
+
+    @classmethod
+    def from_json(cls, text: str, data: pd.DataFrame, *, reference=None,
+                  random_state=None) -> Ledger:
+        """Load a ledger saved by :meth:`to_json`, on the same private data.
+
+        Raises
+        ------
+        DataValidationError
+            The file is malformed or tampered with (its content hash does not
+            match), of another schema version, or ``data`` (or ``reference``)
+            is not the dataset the ledger was opened on: its row count or a
+            released column's hash differs.
+        """
+        try:
+            outer = json.loads(text)
+            payload = outer["skattr_ledger"]
+            digest = outer["sha256"]
+        except (TypeError, ValueError, KeyError) as exc:
+            raise DataValidationError(
+                "This is not a skattr ledger file (to_json's output).") from exc
+        body = json.dumps(payload, sort_keys=True, allow_nan=True)
+        if hashlib.sha256(body.encode()).hexdigest() != digest:
+            raise DataValidationError(
+                "The ledger file's content hash does not match: it was altered "
+                "after it was saved. Use the file to_json wrote.")
+        if payload.get("schema") != SCHEMA_VERSION:
+            raise DataValidationError(
+                f"The ledger file has schema {payload.get('schema')!r}; this "
+                f"skattr reads schema {SCHEMA_VERSION}.")
+        if not isinstance(data, pd.DataFrame):
+            raise InvalidParameterError(
+                "from_json needs the private DataFrame the ledger was opened on.")
+        saved = payload["data"]
+        _check_fingerprint(data, saved, "private data")
+        if payload["reference"] is not None:
+            if reference is None:
+                raise InvalidParameterError(
+                    "The ledger was opened with reference data; pass the same "
+                    "reference= to from_json.")
+            _check_fingerprint(reference, payload["reference"], "reference data")
+        ledger = cls(data, secret=_secret_from_json(payload["secret"]),
+                     reference=reference, budget=tuple(payload["budget"]),
+                     theta=payload["theta"], law=payload["law"],
+                     random_state=random_state)
+        for e in payload["releases"]:
+            statistics = tuple((_query_from_json(q), float(w))
+                               for q, w in e["statistics"])
+            record = {**e["record"], "values": dict(
+                (k, v) for k, v in e["record"]["values"])}
+            ledger.releases.append(LedgerEntry(
+                None, statistics, np.asarray(e["noise_cov"], dtype=float),
+                float(e["joint_epsilon"]), record))
+            ledger._columns.update(str(b.columns[0]) for b, _ in statistics)
+        return ledger
+
+    # ----------------------------------------------------------- the joint
+    def _joint_epsilon(self, new_statistics, new_noise_cov) -> float:
+        """Return the joint epsilon at the budget's delta, the new release included."""
+        entries = [(e.statistics, e.noise_cov) for e in self.releases]
+        entries.append((new_statistics, new_noise_cov))
+        released = [s for stats, _ in entries for s in stats]
+        distinct = list(dict.fromkeys(base for base, _ in released))
+        index = {s: i for i, s in enumerate(distinct)}
+        k, d = len(released), len(distinct)
+        select = np.zeros((k, d))
+        select[np.arange(k), [index[b] for b, _ in released]] = [
+            w for _, w in released]
+        noise = np.zeros((k, k))
+        start = 0
+        for stats, cov in entries:
+            end = start + len(stats)
+            noise[start:end, start:end] = cov
+            start = end
+        if self.law != "gaussian":
+            return self._exact_epsilon(distinct, select, noise)
+        laws = self._joint_laws(distinct)
+        return self._epsilon(laws, select, noise)
+
+    def _exact_epsilon(self, distinct, select, noise) -> float:
+        """Return the joint epsilon of releases of one statistic, from its exact law.
+
+        k noisy copies F + N_j (weights w_j) are as private as F + N(0, v),
+        v = 1 / sum_j w_j^2 / var_j (the precision-weighted average is
+        sufficient); a copy without noise releases F itself (v = 0).
+        """
+        from skattr.calibration._exact_noise import _pair_delta
+        from skattr.calibration._exact_profile import discrete_epsilon
+        from skattr.mechanisms import MECHANISMS
+
+        if len(distinct) > 1:
+            raise NotCertifiableError(
+                "The joint law of several statistics is certified as Gaussian "
+                "with Theta's joint moments, which must be stated: open the "
+                "ledger with law='gaussian' (the releases record it). With "
+                f"law={self.law!r} a ledger certifies releases of one statistic.")
+        est = MECHANISMS["apgm"](query=distinct[0], secret=self.secret,
+                                 theta=self.theta, law=self.law)
+        est.fit(self._data if self.reference is None else self.reference)
+        if est.law_ != "exact":
+            raise NotCertifiableError(
+                "This statistic has no exact law here; open the ledger with "
+                "law='gaussian' to certify its releases jointly.")
+        weights = select[:, 0]
+        variances = np.diag(noise)
+        if np.any(variances <= 0):
+            variance = 0.0
+        else:
+            variance = 1.0 / float(np.sum(weights**2 / variances))
+        sigma, delta = math.sqrt(variance), self.budget[1]
+        pairs = est._exact_pairs(len(self._data))
+        # The pairs whose means lie furthest apart first: one inversion
+        # usually finds the worst, and the others are settled by one profile
+        # evaluation each at the epsilon found (a pair within delta there has
+        # its own epsilon below it).
+        order = np.argsort([-abs(float(xa @ pa - xb @ pb))
+                            for xa, pa, xb, pb in pairs])
+        worst = 0.0
+        for i in order:
+            xa, pa, xb, pb = pairs[i]
+            if _pair_delta(pairs[i], sigma, worst) <= delta:
+                continue
+            found = discrete_epsilon(xa, pa, xb, pb, noise="gaussian",
+                                     scale=sigma, delta=delta)
+            worst = max(worst, math.inf if math.isnan(found) else found)
+        return worst
+
+    def _joint_laws(self, distinct) -> PairLaws:
+        """Return the Gaussian laws of the d distinct statistics under every pair.
+
+        Kept for the last set of statistics: a release of statistics already
+        out reuses them (Theta is fitted once per new statistic).
+        """
+        key = tuple(distinct)
+        if self._laws_cache is not None and self._laws_cache[0] == key:
+            return self._laws_cache[1]
+        laws = self._fit_joint_laws(distinct)
+        self._laws_cache = (key, laws)
+        return laws
+
+    def _fit_joint_laws(self, distinct) -> PairLaws:
+        from skattr.mechanisms import MECHANISMS
+
+        query = distinct[0] if len(distinct) == 1 else StackedQuery.of(*distinct)
+        # The joint laws only: the estimator is fitted, never planned.
+        est = MECHANISMS["apgm"](query=query, secret=self.secret,
+                                 theta=self.theta, law=self.law)
+        est.fit(self._data if self.reference is None else self.reference)
+        if getattr(self.theta, "grid_shape", None) is not None:
+            raise NotCertifiableError(
+                "Theta stated as parameter ranges (ExpertTheta.from_ranges) is "
+                "certified on its grid only when each requirement peaks at a "
+                "grid line's end, which the ledger's joint epsilon does not "
+                "check; state Theta as a finite set of models.")
+        per_secret = [est._prepare(laws)[0] for laws in est._laws(len(self._data))]
+        laws = PairLaws.concatenate(per_secret)
+        # The mechanism orders its columns; map them back to `distinct`.
+        names = est.query_.names(est.columns_)
+        wanted = [q.names(q.columns)[0] for q in distinct]
+        if list(names) != wanted:
+            order = [list(names).index(w) for w in wanted]
+            laws = PairLaws(laws.mean_diff[:, order],
+                            laws.cov_a[:, order][:, :, order],
+                            laws.cov_b[:, order][:, :, order],
+                            laws.theta_index, laws.n_theta, laws.assumptions)
+        return laws
+
+    def _epsilon(self, laws: PairLaws, select: np.ndarray,
+                 noise: np.ndarray) -> float:
+        delta = self.budget[1]
+        values = np.linalg.eigvalsh(noise) if noise.size else np.zeros(0)
+        if values.size and values[0] > _SPAN_RTOL * max(values[-1], 1e-300):
+            # Sufficient statistic: F + N(0, M^-1), M = A^T Sigma_N^-1 A.
+            precision = select.T @ np.linalg.solve(noise, select)
+            extra = np.linalg.inv(precision)
+            extra = (extra + extra.T) / 2
+            reduced = PairLaws(laws.mean_diff, laws.cov_a + extra,
+                               laws.cov_b + extra, laws.theta_index,
+                               laws.n_theta, laws.assumptions)
+            return float(raw_leakage_epsilon(reduced, delta).max(initial=0.0))
+        # Some value released without noise: Y's law in K dimensions, in
+        # the span of its covariances.
+        worst = 0.0
+        for diff, ca, cb in zip(laws.mean_diff, laws.cov_a, laws.cov_b,
+                                strict=True):
+            spanned = _in_span(select @ diff, select @ ca @ select.T + noise,
+                               select @ cb @ select.T + noise)
+            if spanned is None:
+                return math.inf
+            d, a, b = spanned
+            if d.size == 0:
+                continue
+            one = PairLaws(d[None], a[None], b[None], np.zeros(1, dtype=int), 1)
+            worst = max(worst, float(raw_leakage_epsilon(one, delta).max()))
+        return worst

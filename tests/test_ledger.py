@@ -1,0 +1,537 @@
+"""The privacy ledger: joint certificates from the joint law, a budget that refuses."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import skattr
+from skattr.calibration import epsilon_for_mahalanobis
+from skattr.exceptions import (
+    BudgetExceededError,
+    InvalidParameterError,
+    NotCertifiableError,
+)
+from skattr.theta import ExpertTheta, GroupMoments
+
+N = 100
+DELTA = 1e-3
+SECRET = skattr.Secret.proportion("s", True, pairs=[(0.4, 0.6)])
+
+
+def frame(columns, n=N, seed=0):
+    rng = np.random.default_rng(seed)
+    data = {"s": rng.random(n) < 0.5}
+    data.update({c: rng.normal(size=n) for c in columns})
+    return pd.DataFrame(data)
+
+
+def clopper_pearson(k, m, alpha=0.05):
+    """Two-sided (1 - alpha) interval of a binomial proportion."""
+    lo = stats.beta.ppf(alpha / 2, k, m - k + 1) if k > 0 else 0.0
+    hi = stats.beta.ppf(1 - alpha / 2, k + 1, m - k) if k < m else 1.0
+    return lo, hi
+
+
+def epsilon_lower_bound(out_a, out_b, delta, alpha=0.05):
+    """Largest certified-at-95% epsilon over threshold events {T > t}, both ways.
+
+    Each event gives epsilon >= log((P_a(E) - delta) / P_b(E)); P_a is bounded
+    below and P_b above by Clopper-Pearson (Bonferroni over the events).
+    """
+    thresholds = np.quantile(np.concatenate([out_a, out_b]),
+                             np.linspace(0.005, 0.995, 60))
+    m = len(out_a)
+    level = alpha / (2 * 2 * len(thresholds))
+    best = 0.0
+    for first, second in ((out_a, out_b), (out_b, out_a)):
+        for t in thresholds:
+            for sign in (1, -1):
+                ka = int(np.sum(sign * first > sign * t))
+                kb = int(np.sum(sign * second > sign * t))
+                pa = clopper_pearson(ka, m, 2 * level)[0]
+                pb = clopper_pearson(kb, m, 2 * level)[1]
+                if pa - delta > 0 and pb > 0:
+                    best = max(best, math.log((pa - delta) / pb))
+    return best
+
+
+# --- 1. Two statistics each at epsilon 0 reveal the secret together --------
+
+
+def correlated_theta(rho=0.9):
+    return ExpertTheta([GroupMoments(
+        mean_in=[0.0, 0.0], mean_out=[0.0, 0.0],
+        cov_in=[[1.0, rho], [rho, 1.0]], cov_out=[[1.0, -rho], [-rho, 1.0]],
+        columns=("x1", "x2"))])
+
+
+def test_correlation_counterexample_each_zero_jointly_large():
+    data = frame(["x1", "x2"])
+    secret = skattr.Secret.proportion("s", True, pairs=[(0.0, 1.0)])
+    theta = correlated_theta()
+    # Alone, each mean has the same law under both secrets: released raw.
+    for column in ("x1", "x2"):
+        mech = skattr.mechanisms.AttributePrivateGaussian(
+            query=skattr.Query.mean(column), secret=secret, theta=theta,
+            law="gaussian").fit(data)
+        assert mech.leakage(n=N, delta=DELTA) == 0.0
+        assert mech.plan(n=N).noise_law.is_zero
+    ledger = data.attrpriv.ledger(secret=secret, reference=data, theta=theta,
+                                  budget=(200.0, DELTA), law="gaussian",
+                                  random_state=0)
+    ledger.mean(["x1"])
+    assert ledger.spent == (0.0, DELTA)
+    ledger.mean(["x2"])
+    joint = ledger.spent[0]
+    # A sum of epsilons would say 0 + 0; the joint law says otherwise.
+    assert joint > 50
+    # Independent value: along (1, 1) the variances are 1.9 and 0.1 per
+    # record, along (1, -1) 0.1 and 1.9; the privacy loss under side a is
+    # 0.5 log(0.1 * 1.9 / (1.9 * 0.1)) + (u^2 - w^2) ... bounded below by
+    # the one-direction loss: log-ratio of N(0, 1.9) and N(0, 0.1) densities
+    # exceeds epsilon on a set of probability delta under N(0, 1.9) when
+    # x^2 >= 1.9 chi2_1(1 - delta).
+    one_dim = (0.5 * math.log(0.1 / 1.9)
+               + stats.chi2.isf(DELTA, 1) * 1.9 / 2 * (1 / 0.1 - 1 / 1.9))
+    assert joint >= 0.9 * one_dim
+    # And with a tight budget the second release is refused.
+    tight = data.attrpriv.ledger(secret=secret, reference=data, theta=theta,
+                                 budget=(1.0, DELTA), law="gaussian",
+                                 random_state=0)
+    tight.mean(["x1"])
+    with pytest.raises(BudgetExceededError, match="over the budget"):
+        tight.mean(["x2"])
+    assert len(tight.releases) == 1
+
+
+def test_correlation_counterexample_empirically():
+    # The joint outputs of datasets drawn on each side: threshold tests on the
+    # product y1 * y2 (positive under +0.9, negative under -0.9) prove an
+    # epsilon far above 0 + 0, and below the ledger's certificate.
+    rng = np.random.default_rng(1)
+    m = 20_000
+    outs = []
+    for rho in (0.9, -0.9):
+        cov = np.array([[1.0, rho], [rho, 1.0]])
+        means = rng.multivariate_normal([0, 0], cov, size=(m, N)).mean(axis=1)
+        outs.append(means[:, 0] * means[:, 1])
+    lower = epsilon_lower_bound(*outs, DELTA)
+    data = frame(["x1", "x2"])
+    secret = skattr.Secret.proportion("s", True, pairs=[(0.0, 1.0)])
+    ledger = data.attrpriv.ledger(secret=secret, reference=data,
+                                  theta=correlated_theta(),
+                                  budget=(200.0, DELTA), law="gaussian")
+    ledger.mean(["x1"])
+    ledger.mean(["x2"])
+    assert 3.0 < lower <= ledger.spent[0]
+
+
+# --- 2. x1 = u + v, x2 = u - v: each noiseless, together mean(u) ------------
+
+
+def uv_theta():
+    # u = 1 in the group, 0 outside, plus N(0, 0.1^2); v ~ N(0, 25).
+    cov = np.array([[25.01, -24.99], [-24.99, 25.01]])
+    return ExpertTheta([GroupMoments(mean_in=[1.0, 1.0], mean_out=[0.0, 0.0],
+                                     cov_in=cov, cov_out=cov,
+                                     columns=("x1", "x2"))])
+
+
+def test_sum_and_difference_each_private_alone_not_together():
+    data = frame(["x1", "x2"])
+    theta = uv_theta()
+    for column in ("x1", "x2"):
+        alone = data.attrpriv.mean([column], secret=SECRET, reference=data,
+                                   theta=theta, law="gaussian", mechanism="apgm",
+                                   epsilon=2.0, random_state=0)
+        assert alone.noise_law.is_zero       # the data's own variance hides it
+    ledger = data.attrpriv.ledger(secret=SECRET, reference=data, theta=theta,
+                                  budget=(4.0, DELTA), law="gaussian",
+                                  random_state=0)
+    ledger.mean(["x1"], epsilon=2.0)
+    with pytest.raises(BudgetExceededError, match=r"remaining"):
+        ledger.mean(["x2"], epsilon=2.0)
+    # Their average is mean(u): diff 0.2, sd 0.1 / sqrt(n); post-processing
+    # bounds the joint epsilon below by that of mean(u) alone.
+    plan, joint = ledger.plan(["x2"], statistic="mean", epsilon=2.0)
+    assert joint >= epsilon_for_mahalanobis(0.2 / (0.1 / math.sqrt(N)), DELTA)
+    assert joint > 2.0 + 2.0
+
+
+# --- 3. Repeated releases of one mean -------------------------------------
+
+
+def one_column_theta():
+    return ExpertTheta([GroupMoments(mean_in=[1.0], mean_out=[0.0], cov_in=1.0,
+                                     cov_out=1.0, columns=("x",))])
+
+
+def test_repeated_releases_follow_the_exact_profile_and_stop_on_time():
+    data = frame(["x"])
+    budget = 2.0
+    ledger = data.attrpriv.ledger(secret=SECRET, reference=data,
+                                  theta=one_column_theta(), budget=(budget, DELTA),
+                                  law="gaussian", random_state=0)
+    first = ledger.mean(["x"], epsilon=1.0)
+    noise_var = float(first.noise_law.covariance[0, 0])
+    # Given a share a, the mean is N(a, 1 / n) (equal covariances): after k
+    # releases the sufficient statistic is the mean plus N(0, noise_var / k).
+    def predicted(k):
+        return epsilon_for_mahalanobis(0.2 / math.sqrt(1 / N + noise_var / k),
+                                       DELTA)
+    assert ledger.spent[0] == pytest.approx(predicted(1), rel=1e-6)
+    assert predicted(1) == pytest.approx(1.0, rel=1e-6)
+    k_max = max(k for k in range(1, 50) if predicted(k) <= budget)
+    for k in range(2, k_max + 1):
+        ledger.mean(["x"], epsilon=1.0)
+        assert ledger.spent[0] == pytest.approx(predicted(k), rel=1e-6)
+    with pytest.raises(BudgetExceededError):
+        ledger.mean(["x"], epsilon=1.0)
+    assert len(ledger.releases) == k_max
+    assert [e.joint_epsilon for e in ledger.releases] == sorted(
+        e.joint_epsilon for e in ledger.releases)
+
+
+def test_repeated_releases_empirically_within_the_certificate():
+    # Datasets drawn on each side (records N(1, 1) in the group, N(0, 1)
+    # outside); the attacker averages the k releases. The lower bound stays
+    # under the joint certificate and above one release's own epsilon.
+    data = frame(["x"])
+    ledger = data.attrpriv.ledger(secret=SECRET, reference=data,
+                                  theta=one_column_theta(), budget=(10.0, DELTA),
+                                  law="gaussian", random_state=0)
+    k = 8
+    for _ in range(k):
+        ledger.mean(["x"], epsilon=1.0)
+    sd = math.sqrt(ledger.releases[0].noise_cov[0, 0])
+    rng = np.random.default_rng(2)
+    m = 40_000
+    outs = []
+    for a in (0.4, 0.6):
+        inside = int(round(a * N))
+        records = np.concatenate([rng.normal(1.0, 1.0, (m, inside)),
+                                  rng.normal(0.0, 1.0, (m, N - inside))], axis=1)
+        releases = records.mean(axis=1)[:, None] + rng.normal(0, sd, (m, k))
+        outs.append(releases.mean(axis=1))
+    lower = epsilon_lower_bound(*outs, DELTA)
+    assert 1.0 < lower <= ledger.spent[0]
+
+
+# --- 4. Refusals, plans and bookkeeping ---------------------------------------
+
+
+def exhausted_ledger():
+    data = frame(["x"])
+    ledger = data.attrpriv.ledger(secret=SECRET, reference=data,
+                                  theta=one_column_theta(), budget=(1.2, DELTA),
+                                  law="gaussian", random_state=0)
+    ledger.mean(["x"], epsilon=1.0)
+    return ledger
+
+
+def test_refusal_draws_no_noise(monkeypatch):
+    ledger = exhausted_ledger()
+    calls = []
+
+    def sample(self, random_state=None):
+        calls.append(self)
+        raise AssertionError("noise drawn")
+
+    monkeypatch.setattr(skattr.noise.GaussianNoise, "sample", sample)
+    with pytest.raises(BudgetExceededError):
+        ledger.mean(["x"], epsilon=1.0)
+    assert calls == []
+    assert len(ledger.releases) == 1
+
+
+def test_plan_spends_nothing():
+    ledger = exhausted_ledger()
+    before = ledger.spent
+    plan, joint = ledger.plan(["x"], statistic="mean", epsilon=1.0)
+    assert joint > ledger.budget[0] >= before[0]
+    assert ledger.spent == before and len(ledger.releases) == 1
+    assert plan.epsilon == 1.0
+
+
+def test_a_mean_and_a_sum_of_one_column_are_one_statistic():
+    data = frame(["x"])
+    ledger = data.attrpriv.ledger(secret=SECRET, reference=data,
+                                  theta=one_column_theta(), budget=(50.0, DELTA),
+                                  law="gaussian", random_state=0)
+    m = ledger.mean(["x"], epsilon=1.0)
+    s = ledger.sum(["x"], epsilon=1.0)
+    # The sum's noise, over n, is a second noisy copy of the mean.
+    var_mean = float(m.noise_law.covariance[0, 0])
+    var_sum = float(s.noise_law.covariance[0, 0]) / N ** 2
+    combined = 1 / (1 / var_mean + 1 / var_sum)
+    expected = epsilon_for_mahalanobis(0.2 / math.sqrt(1 / N + combined), DELTA)
+    assert ledger.spent[0] == pytest.approx(expected, rel=1e-6)
+
+
+def test_summary_and_repr():
+    ledger = exhausted_ledger()
+    table = ledger.summary()
+    assert list(table.columns) == ["release", "statistics", "values", "mechanism",
+                                   "own (epsilon, delta)", "noise sd",
+                                   "joint epsilon"]
+    assert table["joint epsilon"].iloc[0] == pytest.approx(1.0, rel=1e-6)
+    assert "1 releases" in repr(ledger)
+    assert ledger.remaining == pytest.approx(0.2, rel=1e-5)
+
+
+def test_caller_data_is_not_mutated():
+    data = frame(["x"])
+    before = data.copy()
+    ledger = data.attrpriv.ledger(secret=SECRET, reference=data,
+                                  theta=one_column_theta(), budget=(5.0, DELTA),
+                                  law="gaussian", random_state=0)
+    ledger.mean(["x"])
+    ledger.sum(["x"])
+    pd.testing.assert_frame_equal(data, before)
+
+
+def test_seeded_ledgers_reproduce():
+    def run():
+        data = frame(["x"])
+        ledger = data.attrpriv.ledger(secret=SECRET, reference=data,
+                                      theta=one_column_theta(),
+                                      budget=(5.0, DELTA), law="gaussian",
+                                      random_state=3)
+        return [ledger.mean(["x"]).values.iloc[0] for _ in range(2)]
+    first, second = run(), run()
+    assert first == second and first[0] != first[1]
+
+
+@pytest.mark.parametrize(("kw", "match"), [
+    (dict(budget=None), "budget="),
+    (dict(budget=(1.0,)), "pair"),
+    (dict(budget=(0.0, 1e-3)), "epsilon > 0"),
+    (dict(budget=(1.0, 1.0)), "delta in"),
+    (dict(law="normal"), "law must be"),
+    (dict(secret="s"), "one secret"),
+])
+def test_bad_ledgers(kw, match):
+    data = frame(["x"])
+    params = dict(secret=SECRET, reference=data, theta=one_column_theta(),
+                  budget=(1.0, DELTA), law="gaussian")
+    params.update(kw)
+    with pytest.raises(InvalidParameterError, match=match):
+        data.attrpriv.ledger(**params)
+
+
+@pytest.mark.parametrize(("kw", "error", "match"), [
+    (dict(mechanism="wasserstein"), NotCertifiableError, "Gaussian-noise"),
+    (dict(secret=SECRET), InvalidParameterError, "ledger's own"),
+    (dict(random_state=0), InvalidParameterError, "opening the ledger"),
+    (dict(epsilon=-1.0), InvalidParameterError, "epsilon"),
+])
+def test_bad_releases(kw, error, match):
+    data = frame(["x"])
+    ledger = data.attrpriv.ledger(secret=SECRET, reference=data,
+                                  theta=one_column_theta(), budget=(1.0, DELTA),
+                                  law="gaussian")
+    with pytest.raises(error, match=match):
+        ledger.mean(["x"], **kw)
+    assert ledger.releases == []
+
+
+def test_ledger_needs_reference_for_a_fitted_theta():
+    data = frame(["x"])
+    ledger = data.attrpriv.ledger(secret=SECRET, budget=(1.0, DELTA),
+                                  law="gaussian")
+    with pytest.raises(InvalidParameterError, match="reference="):
+        ledger.mean(["x"])
+
+
+def test_budget_error_is_a_value_error():
+    assert issubclass(BudgetExceededError, ValueError)
+    assert issubclass(BudgetExceededError, NotCertifiableError)
+
+
+# --- 5. Persistence -----------------------------------------------------------
+
+
+def hospital_ledger(budget=(3.0, DELTA)):
+    from skattr.datasets import make_hospital
+    private = make_hospital(200, random_state=1)
+    reference = make_hospital(2000, random_state=0)
+    secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    ledger = private.attrpriv.ledger(secret=secret, reference=reference,
+                                     budget=budget, law="gaussian",
+                                     random_state=0)
+    return private, reference, ledger
+
+
+def test_json_round_trip_keeps_the_joint_accounting():
+    private, reference, ledger = hospital_ledger()
+    ledger.mean(["weight"], epsilon=1.0)
+    ledger.mean(["weight", "height"], epsilon=1.0)
+    text = ledger.to_json()
+    loaded = skattr.Ledger.from_json(text, private, reference=reference,
+                                     random_state=1)
+    assert loaded.spent == ledger.spent
+    assert loaded.budget == ledger.budget and loaded.secret == ledger.secret
+    pd.testing.assert_frame_equal(loaded.summary(), ledger.summary())
+    assert loaded.to_json() == text
+    # The next release is accounted jointly with the loaded ones.
+    plan_a, joint_a = ledger.plan(["weight"], statistic="mean", epsilon=1.0)
+    plan_b, joint_b = loaded.plan(["weight"], statistic="mean", epsilon=1.0)
+    assert joint_a == pytest.approx(joint_b, rel=1e-12)
+    assert joint_b > loaded.spent[0]
+
+
+def test_a_loaded_ledger_refuses_other_data():
+    private, reference, ledger = hospital_ledger()
+    ledger.mean(["weight"], epsilon=1.0)
+    text = ledger.to_json()
+    with pytest.raises(skattr.exceptions.DataValidationError, match="rows"):
+        skattr.Ledger.from_json(text, private.iloc[1:], reference=reference)
+    changed = private.copy()
+    changed.loc[changed.index[0], "weight"] += 1.0
+    with pytest.raises(skattr.exceptions.DataValidationError, match="weight"):
+        skattr.Ledger.from_json(text, changed, reference=reference)
+    # A column never released may change (it is not part of the fingerprint),
+    # but the reference data must be the same.
+    other = private.assign(temperature=0.0)
+    skattr.Ledger.from_json(text, other, reference=reference)
+    with pytest.raises(skattr.exceptions.DataValidationError,
+                       match="reference data"):
+        skattr.Ledger.from_json(text, private, reference=reference.iloc[1:])
+    with pytest.raises(InvalidParameterError, match="reference="):
+        skattr.Ledger.from_json(text, private)
+
+
+@pytest.mark.parametrize("tamper", ["budget", "hash", "schema", "garbage"])
+def test_tampered_files_are_rejected(tamper):
+    import json
+    private, reference, ledger = hospital_ledger()
+    ledger.mean(["weight"], epsilon=1.0)
+    outer = json.loads(ledger.to_json())
+    if tamper == "budget":
+        outer["skattr_ledger"]["budget"][0] = 100.0
+        text, match = json.dumps(outer), "altered"
+    elif tamper == "hash":
+        outer["sha256"] = "0" * 64
+        text, match = json.dumps(outer), "altered"
+    elif tamper == "schema":
+        import hashlib
+        outer["skattr_ledger"]["schema"] = 99
+        body = json.dumps(outer["skattr_ledger"], sort_keys=True)
+        outer["sha256"] = hashlib.sha256(body.encode()).hexdigest()
+        text, match = json.dumps(outer), "schema"
+    else:
+        text, match = "{not json", "not a skattr ledger"
+    with pytest.raises(skattr.exceptions.DataValidationError, match=match):
+        skattr.Ledger.from_json(text, private, reference=reference)
+
+
+def test_predicates_and_theta_objects_cannot_be_saved():
+    data = frame(["x"])
+    ledger = data.attrpriv.ledger(secret=SECRET, reference=data,
+                                  theta=one_column_theta(), budget=(5.0, DELTA),
+                                  law="gaussian")
+    with pytest.raises(InvalidParameterError, match="not stored"):
+        ledger.to_json()
+    secret = skattr.Secret.proportion("x", lambda v: v > 0, pairs=[(0.4, 0.6)])
+    ledger = data.attrpriv.ledger(secret=secret, reference=data,
+                                  budget=(5.0, DELTA), law="gaussian")
+    with pytest.raises(InvalidParameterError, match="predicates"):
+        ledger.to_json()
+
+
+# --- 6. GridSearch spends nothing -------------------------------------------
+
+
+def test_grid_search_then_one_release_costs_only_that_release(monkeypatch):
+    from sklearn.model_selection import GridSearchCV
+
+    private, reference, ledger = hospital_ledger()
+    drawn = []
+    original = skattr.noise.GaussianNoise.sample
+
+    def sample(self, random_state=None):
+        drawn.append(self)
+        return original(self, random_state)
+
+    monkeypatch.setattr(skattr.noise.GaussianNoise, "sample", sample)
+    mech = skattr.mechanisms.AttributePrivateGaussian(
+        query=skattr.Query.mean("weight"), secret=ledger.secret, law="gaussian")
+    search = GridSearchCV(mech, {"epsilon": [0.5, 1.0, 2.0]}, cv=3).fit(reference)
+    assert drawn == []                       # scoring drew no noise at all
+    best = search.best_params_["epsilon"]
+    release = ledger.mean(["weight"], epsilon=best)
+    assert len(drawn) == 1
+    assert ledger.spent[0] == pytest.approx(release.epsilon, rel=1e-6)
+
+
+@pytest.mark.slow
+def test_many_releases_example(capsys):
+    import pathlib
+    import runpy
+    path = pathlib.Path(__file__).parents[1] / "examples" / "many_releases.py"
+    found = runpy.run_path(str(path))["main"]()
+    out = capsys.readouterr().out
+    loop = found["loop"]
+    # The attack: 400 releases at "epsilon = 1" average to the true mean far
+    # closer than one release's noise.
+    assert abs(loop["average"] - loop["true mean"]) < loop["noise sd"] / 10
+    ledger = found["ledger"]
+    assert ledger.spent[0] <= 2.0 and len(ledger.releases) == 3
+    assert "release 4 refused" in out
+    growth = found["growth"]["joint epsilon"].to_numpy()
+    assert np.all(np.diff(growth) > 0)
+
+
+# --- 7. Exact laws: one statistic released again and again -----------------
+
+
+def count_data(n, seed):
+    rng = np.random.default_rng(seed)
+    s = rng.random(n) < 0.5
+    return pd.DataFrame({"s": s, "k": rng.random(n) < np.where(s, 0.7, 0.3)})
+
+
+@pytest.mark.slow
+def test_exact_law_ledger_combines_copies_of_one_count():
+    from skattr.calibration._exact_profile import discrete_epsilon
+
+    private, reference = count_data(60, 1), count_data(4000, 0)
+    ledger = private.attrpriv.ledger(secret=SECRET, reference=reference,
+                                     budget=(3.0, DELTA), random_state=0)
+    first = ledger.count(["k"], True, epsilon=1.0)
+    assert 0.99 < ledger.spent[0] <= 1.0          # exact law, calibrated at 1
+    second = ledger.proportion(["k"], True, epsilon=1.0)   # the same count / n
+    var = 1 / (1 / first.noise_law.covariance[0, 0]
+               + 1 / (second.noise_law.covariance[0, 0] * len(private) ** 2))
+    mech = skattr.mechanisms.AttributePrivateGaussian(
+        query=skattr.Query.count("k", True), secret=SECRET).fit(reference)
+    assert mech.law_ == "exact"
+    expected = max(discrete_epsilon(xa, pa, xb, pb, noise="gaussian",
+                                    scale=math.sqrt(var), delta=DELTA)
+                   for xa, pa, xb, pb in mech._exact_pairs(len(private)))
+    assert ledger.spent[0] == pytest.approx(expected, rel=1e-6)
+    assert ledger.spent[0] > 1.0
+    # A second statistic needs the joint Gaussian law, stated.
+    with pytest.raises(NotCertifiableError, match="law='gaussian'"):
+        ledger.count(["s"], True, epsilon=1.0)
+    assert len(ledger.releases) == 2
+
+
+def test_statistics_without_a_joint_law_are_refused_not_summed():
+    data = frame(["x"])
+    ledger = data.attrpriv.ledger(secret=SECRET, reference=data,
+                                  theta=one_column_theta(), budget=(5.0, DELTA),
+                                  law="gaussian", random_state=0)
+    for call in (lambda: ledger.median(["x"]), lambda: ledger.quantile(["x"], 0.9),
+                 lambda: ledger.std(["x"]), lambda: ledger.agg(np.max, ["x"]),
+                 lambda: ledger.agg("median", ["x"])):
+        with pytest.raises(NotCertifiableError, match="does not yet certify"):
+            call()
+    assert ledger.releases == []
+    rel = ledger.agg("mean", ["x"])
+    assert len(ledger.releases) == 1 and rel.mechanism == "apgm"
+    ledger.agg(skattr.Query.sum("x"))
+    assert len(ledger.releases) == 2
