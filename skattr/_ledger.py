@@ -249,8 +249,9 @@ class Ledger:
 
     Notes
     -----
-    Only Gaussian-noise mechanisms (``"apgm"``, the Expected Value family,
-    ``"optimal"``) are certified jointly; a release through any other is
+    Only Gaussian-noise mechanisms (``"apgm"``, the default, the Expected
+    Value family, ``"optimal"``; ``mechanism="auto"`` picks the one of least
+    expected error) are certified jointly; a release through any other is
     refused (fail closed), as is a statistic other than a mean, sum, count
     or proportion. The joint certificate is never a sum of epsilons: see
     the module notes of ``skattr/_ledger.py`` for the joint law.
@@ -425,7 +426,17 @@ class Ledger:
                     f"{key}= is the ledger's own; open another ledger for "
                     f"another {key}.")
         mechanism = params.pop("mechanism", "apgm")
-        if mechanism not in self.GAUSSIAN:
+        from skattr.mechanisms import MECHANISMS
+
+        if mechanism not in MECHANISMS and mechanism != "auto":
+            import difflib
+
+            close = difflib.get_close_matches(str(mechanism), self.GAUSSIAN, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise InvalidParameterError(
+                f"Unknown mechanism {mechanism!r}.{hint} The ledger releases "
+                f"through {', '.join(self.GAUSSIAN)}.")
+        if mechanism not in self.GAUSSIAN and mechanism != "auto":
             raise NotCertifiableError(
                 f"The ledger certifies releases of Gaussian-noise mechanisms "
                 f"jointly ({', '.join(self.GAUSSIAN)}); mechanism={mechanism!r} "
@@ -435,13 +446,19 @@ class Ledger:
             raise InvalidParameterError(
                 "random_state= is the ledger's own (one noise source for every "
                 "release); pass it when opening the ledger.")
-        from skattr._accessor import build_mechanism
-
-        est = build_mechanism(query, secret=self.secret, reference=self.reference,
-                              data=self._data, mechanism=mechanism,
-                              theta=self.theta, law=self.law,
-                              random_state=self._noise_source(), **params)
-        plan = est.plan(n=len(self._data))
+        if mechanism == "auto":
+            # The Gaussian-noise mechanism with the least expected error.
+            found, errors = [], []
+            for name in self.GAUSSIAN:
+                try:
+                    found.append(self._build(query, name, params))
+                except (NotCertifiableError, InvalidParameterError) as exc:
+                    errors.append(exc)
+            if not found:
+                raise errors[0]
+            est, plan = min(found, key=lambda f: f[1].expected_error)
+        else:
+            est, plan = self._build(query, mechanism, params)
         if plan.noise_law.kind != "gaussian" and not plan.noise_law.is_zero:
             raise NotCertifiableError(
                 f"mechanism={mechanism!r} planned {plan.noise_law.kind} noise, "
@@ -449,6 +466,15 @@ class Ledger:
         statistics = _single_statistics(est.query_, len(self._data))
         return est, plan, statistics, np.asarray(plan.noise_law.covariance,
                                                  dtype=float)
+
+    def _build(self, query, mechanism: str, params: dict):
+        from skattr._accessor import build_mechanism
+
+        est = build_mechanism(query, secret=self.secret, reference=self.reference,
+                              data=self._data, mechanism=mechanism,
+                              theta=self.theta, law=self.law,
+                              random_state=self._noise_source(), **params)
+        return est, est.plan(n=len(self._data))
 
     def _noise_source(self):
         from skattr._random import check_random_state

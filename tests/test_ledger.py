@@ -324,6 +324,7 @@ def test_bad_ledgers(kw, match):
 
 @pytest.mark.parametrize(("kw", "error", "match"), [
     (dict(mechanism="wasserstein"), NotCertifiableError, "Gaussian-noise"),
+    (dict(mechanism="apgn"), InvalidParameterError, "Did you mean 'apgm'"),
     (dict(secret=SECRET), InvalidParameterError, "ledger's own"),
     (dict(random_state=0), InvalidParameterError, "opening the ledger"),
     (dict(epsilon=-1.0), InvalidParameterError, "epsilon"),
@@ -535,3 +536,18 @@ def test_statistics_without_a_joint_law_are_refused_not_summed():
     assert len(ledger.releases) == 1 and rel.mechanism == "apgm"
     ledger.agg(skattr.Query.sum("x"))
     assert len(ledger.releases) == 2
+
+
+def test_auto_picks_the_least_error_gaussian_mechanism():
+    private, reference, ledger = hospital_ledger()
+    rel = ledger.mean(["weight", "height"], mechanism="auto", epsilon=1.0)
+    errors = {}
+    for name in skattr.Ledger.GAUSSIAN:
+        try:
+            errors[name] = private.attrpriv.plan(
+                ["weight", "height"], secret=ledger.secret, reference=reference,
+                mechanism=name, law="gaussian", epsilon=1.0).expected_error
+        except skattr.exceptions.SkattrError:
+            pass
+    assert rel.mechanism == min(errors, key=errors.get)
+    assert rel.expected_error == pytest.approx(min(errors.values()))
