@@ -599,7 +599,17 @@ class Ledger:
 
     # ----------------------------------------------------------- the joint
     def _joint_epsilon(self, new_statistics, new_noise_cov) -> float:
-        """Return the joint epsilon at the budget's delta, the new release included."""
+        """Return the joint epsilon at the budget's delta, the new release included.
+
+        Never below what was spent: the releases so far are a function of
+        the releases with this one, so their epsilon bounds nothing lower
+        (a refit Theta's worst case can move by rounding), and the larger of
+        two valid bounds is valid.
+        """
+        return max(self._computed_joint(new_statistics, new_noise_cov),
+                   self.spent[0])
+
+    def _computed_joint(self, new_statistics, new_noise_cov) -> float:
         entries = [(e.statistics, e.noise_cov) for e in self.releases]
         entries.append((new_statistics, new_noise_cov))
         released = [s for stats, _ in entries for s in stats]

@@ -333,7 +333,10 @@ def raw_leakage_epsilon(laws: PairLaws, delta: float) -> np.ndarray:
         if best > 0 and multivariate_gaussian_pair_delta(*law, best) <= delta:
             out[i] = best
             continue
-        out[i] = multivariate_gaussian_pair_epsilon(*law, delta)
+        # Its epsilon lies above best (just checked) and at most its Renyi
+        # epsilon (an upper bound): search between them.
+        out[i] = multivariate_gaussian_pair_epsilon(*law, delta,
+                                                    bracket=(best, out[i]))
         best = max(best, out[i])
     return out
 

@@ -145,14 +145,18 @@ class LossLaw:
         if len(terms) > _SCALAR_TERMS:
             # Many terms (a joint law of many statistics): one numpy pass per
             # point costs less than a Python loop over the terms.
-            w_arr, bsq_arr = self.weights, self.linear**2
+            slope = -2j * self.weights
+            done, rest = np.flatnonzero(complete), np.flatnonzero(~complete)
+            shift_done, beta_sq_rest = shifts[done], (self.linear**2)[rest]
 
             def envelope(u):  # noqa: F811 - the vectorised form of the above
                 if last[0] != u:
-                    z = 1.0 - 2j * w_arr * u
-                    parts = -0.5 * np.log(z) + np.where(
-                        complete, 1j * shifts * u / z, -bsq_arr * u * u / (2 * z))
-                    total = complex(parts.sum()) - half_var * u * u
+                    z = 1.0 + slope * u
+                    inverse = 1.0 / z
+                    total = (-0.5 * complex(np.log(z).sum())
+                             + 1j * u * complex(shift_done @ inverse[done])
+                             - 0.5 * u * u * complex(beta_sq_rest @ inverse[rest])
+                             - half_var * u * u)
                     last[0], last[1] = u, cmath.exp(total)
                 return last[1]
 
@@ -293,13 +297,16 @@ def multivariate_gaussian_pair_delta(mean_a, cov_a, mean_b, cov_b,
 
 
 def multivariate_gaussian_pair_epsilon(mean_a, cov_a, mean_b, cov_b,
-                                       delta: float) -> float:
+                                       delta: float, *,
+                                       bracket: tuple | None = None) -> float:
     """Return the least epsilon whose certified delta is at most ``delta``.
 
     The inverse of :func:`multivariate_gaussian_pair_delta` (decreasing in
     epsilon), found by Brent's method on a bracket and returned from the certified
     side: the value's own delta is checked to be at most ``delta``. 0 when
-    the two laws are already (0, delta)-close.
+    the two laws are already (0, delta)-close. ``bracket=(lo, hi)``, when
+    the delta at ``lo`` exceeds ``delta`` and at ``hi`` does not (checked),
+    starts the search there.
 
     Examples
     --------
@@ -317,14 +324,19 @@ def multivariate_gaussian_pair_epsilon(mean_a, cov_a, mean_b, cov_b,
         return multivariate_gaussian_pair_delta(mean_a, cov_a, mean_b, cov_b,
                                                 eps) - delta
 
-    if excess(0.0) <= 0:
-        return 0.0
-    hi = 1.0
-    while excess(hi) > 0:
-        hi *= 2.0
-        if hi > 1e6:
-            return math.inf
-    root = optimize.brentq(excess, 0.0, hi, xtol=1e-12, rtol=1e-10)
+    lo, hi = 0.0, 1.0
+    if bracket is not None and excess(bracket[0]) > 0 >= excess(bracket[1]):
+        # A caller's bracket (say, an epsilon known to fail and an upper
+        # bound known to hold), checked here: fewer steps than from 0.
+        lo, hi = float(bracket[0]), float(bracket[1])
+    else:
+        if excess(0.0) <= 0:
+            return 0.0
+        while excess(hi) > 0:
+            hi *= 2.0
+            if hi > 1e6:
+                return math.inf
+    root = optimize.brentq(excess, lo, hi, xtol=1e-12, rtol=1e-10)
     # From the certified side: step up until the value's own delta holds.
     step = max(abs(root), 1e-12) * 1e-9
     while excess(root) > 0:

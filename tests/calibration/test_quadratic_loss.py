@@ -207,3 +207,23 @@ def test_many_terms_vectorised_envelope_matches_the_scalar_one(monkeypatch):
     scalar = ql.multivariate_gaussian_pair_delta(*args)
     assert 0 < vectorised < 1
     assert vectorised == pytest.approx(scalar, rel=1e-9, abs=1e-12)
+
+
+def test_bracketed_inversion_matches_the_unbracketed_one():
+    from skattr.calibration import (
+        multivariate_gaussian_pair_delta,
+        multivariate_gaussian_pair_epsilon,
+    )
+
+    rng = np.random.default_rng(3)
+    k = 4
+    root_a, root_b = rng.normal(size=(2, k, k))
+    cov_a, cov_b = root_a @ root_a.T + np.eye(k), root_b @ root_b.T + np.eye(k)
+    args = (np.zeros(k), cov_a, rng.normal(size=k), cov_b)
+    plain = multivariate_gaussian_pair_epsilon(*args, 1e-3)
+    # A valid bracket (fails below, holds above), and invalid ones (ignored).
+    for bracket in ((0.5 * plain, 2 * plain), (2 * plain, 3 * plain),
+                    (0.1 * plain, 0.5 * plain)):
+        got = multivariate_gaussian_pair_epsilon(*args, 1e-3, bracket=bracket)
+        assert got == pytest.approx(plain, rel=1e-8)
+        assert multivariate_gaussian_pair_delta(*args, got) <= 1e-3
