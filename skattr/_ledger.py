@@ -33,6 +33,7 @@ import pandas as pd
 
 from skattr._query import Query, StackedQuery
 from skattr._release import Plan, Release
+from skattr._statistic import Statistic
 from skattr.calibration._pair_noise import raw_leakage_epsilon
 from skattr.exceptions import (
     BudgetExceededError,
@@ -72,6 +73,9 @@ class LedgerEntry:
         including this one.
     record : dict or None
         ``Release.to_dict()`` of the release, for a loaded ledger.
+    laplace : dict or None
+        For a Laplace-noise release (the Wasserstein mechanisms): which
+        statistic it is (``key``) and its own ``epsilon`` and ``delta``.
     """
 
     release: Release | None
@@ -79,6 +83,7 @@ class LedgerEntry:
     noise_cov: np.ndarray
     joint_epsilon: float
     record: dict | None = None
+    laplace: dict | None = None
 
     def as_record(self) -> dict:
         """Return the release as plain data (``Release.to_dict()``)."""
@@ -249,12 +254,17 @@ class Ledger:
 
     Notes
     -----
-    Only Gaussian-noise mechanisms (``"apgm"``, the default, the Expected
-    Value family, ``"optimal"``; ``mechanism="auto"`` picks the one of least
-    expected error) are certified jointly; a release through any other is
-    refused (fail closed), as is a statistic other than a mean, sum, count
-    or proportion. The joint certificate is never a sum of epsilons: see
-    the module notes of ``skattr/_ledger.py`` for the joint law.
+    Gaussian-noise releases (``"apgm"``, the default for linear statistics,
+    the Expected Value family, ``"optimal"``; ``mechanism="auto"`` picks the
+    one of least expected error) are certified from their joint law.
+    Laplace-noise releases of the Wasserstein mechanisms (the default for
+    medians, quantiles, standard deviations and functions) are certified
+    jointly when they release one statistic again and again: one coupling of
+    its two laws serves every copy, so their epsilons add
+    (:meth:`_laplace_epsilon`). Different statistics with Laplace noise, a
+    mix of Laplace and Gaussian noise, and any other mechanism are refused
+    (fail closed). The joint certificate of different statistics is never a
+    sum of epsilons: see the module notes of ``skattr/_ledger.py``.
 
     Examples
     --------
@@ -274,6 +284,8 @@ class Ledger:
     #: Gaussian-noise mechanisms whose releases the ledger certifies jointly.
     GAUSSIAN = ("apgm", "expm-gaussian", "dirm-gaussian", "eigm", "daum",
                 "optimal")
+    #: Laplace-noise mechanisms: repeated releases of one statistic.
+    LAPLACE = ("wasserstein", "approx-wasserstein")
 
     def __init__(self, data: pd.DataFrame, *, secret, reference=None, budget,
                  theta="auto", law=None, random_state=None):
@@ -367,35 +379,22 @@ class Ledger:
         return self._release(Query.proportion(columns, value), params)
 
     def median(self, columns=None, **params) -> Release:
-        """Refuse for now: a median's joint law with the others is not modelled."""
-        return self._not_joint("median")
+        """Release the median of each of ``columns`` (a Wasserstein mechanism)."""
+        return self._release(Statistic.median(columns), params)
 
     def quantile(self, columns=None, q=0.5, **params) -> Release:
-        """Refuse for now: a quantile's joint law with the others is not modelled."""
-        return self._not_joint("quantile")
+        """Release the ``q`` quantile(s) of each of ``columns``."""
+        return self._release(Statistic.quantile(columns, q), params)
 
     def std(self, columns=None, ddof: int = 1, **params) -> Release:
-        """Refuse for now: a standard deviation's joint law is not modelled."""
-        return self._not_joint("std")
+        """Release the standard deviation of each of ``columns``."""
+        return self._release(Statistic.std(columns, ddof), params)
 
     def agg(self, func, columns=None, **params) -> Release:
-        """Release a mean or sum by name; any other statistic is refused for now."""
-        if isinstance(func, str) and func in ("mean", "sum"):
-            return self._release(Query(func, columns), dict(params))
-        if isinstance(func, Query) and func.statistic in (
-                "mean", "sum", "count", "proportion"):
-            return self._release(func, dict(params))
-        return self._not_joint(getattr(func, "__name__", str(func)))
+        """Release any statistic: a name, a callable, a Query or a Statistic."""
+        from skattr._accessor import _as_query
 
-    @staticmethod
-    def _not_joint(name: str):
-        raise NotCertifiableError(
-            f"The ledger does not yet certify a {name} jointly with other "
-            "releases: its noise is Laplace (the Wasserstein mechanisms) and "
-            "the joint law of a non-linear statistic with the others is not "
-            "modelled, and a sum of epsilons is not a Pufferfish guarantee. "
-            "Release means, sums, counts and proportions through the ledger; "
-            f"a {name} released outside it is certified for that release alone.")
+        return self._release(_as_query(func, columns), params)
 
     def plan(self, columns=None, *, statistic="mean", value=None,
              **params) -> tuple[Plan, float]:
@@ -409,15 +408,14 @@ class Ledger:
             The joint epsilon (at the budget's delta) of every release so far
             and this one; above ``budget[0]`` the release would be refused.
         """
-        if statistic not in ("mean", "sum", "count", "proportion"):
-            raise InvalidParameterError(
-                f"The ledger releases means, sums, counts and proportions; got "
-                f"statistic={statistic!r}.")
+        from skattr._accessor import _as_query
+
         query = (Query(statistic, columns, value)
                  if statistic in ("count", "proportion")
-                 else Query(statistic, columns))
-        est, plan, statistics, noise_cov = self._planned(query, params)
-        return plan, self._joint_epsilon(statistics, noise_cov)
+                 else _as_query(statistic, columns))
+        est, plan, statistics, noise_cov, laplace = self._planned(query,
+                                                                  dict(params))
+        return plan, self._joint_epsilon(statistics, noise_cov, laplace)
 
     def _planned(self, query, params):
         for key in ("secret", "reference", "theta", "law"):
@@ -425,7 +423,12 @@ class Ledger:
                 raise InvalidParameterError(
                     f"{key}= is the ledger's own; open another ledger for "
                     f"another {key}.")
-        mechanism = params.pop("mechanism", "apgm")
+        linear = getattr(query, "is_linear", False)
+        mechanism = params.pop("mechanism",
+                               "apgm" if linear else "approx-wasserstein")
+        if mechanism == "auto" and not linear:
+            # No Gaussian law of a non-linear statistic here.
+            mechanism = "approx-wasserstein"
         from skattr.mechanisms import MECHANISMS
 
         if mechanism not in MECHANISMS and mechanism != "auto":
@@ -435,7 +438,9 @@ class Ledger:
             hint = f" Did you mean {close[0]!r}?" if close else ""
             raise InvalidParameterError(
                 f"Unknown mechanism {mechanism!r}.{hint} The ledger releases "
-                f"through {', '.join(self.GAUSSIAN)}.")
+                f"through {', '.join(self.GAUSSIAN + self.LAPLACE)}.")
+        if mechanism in self.LAPLACE:
+            return self._planned_laplace(query, mechanism, params)
         if mechanism not in self.GAUSSIAN and mechanism != "auto":
             raise NotCertifiableError(
                 f"The ledger certifies releases of Gaussian-noise mechanisms "
@@ -465,7 +470,43 @@ class Ledger:
                 "which the ledger does not certify jointly.")
         statistics = _single_statistics(est.query_, len(self._data))
         return est, plan, statistics, np.asarray(plan.noise_law.covariance,
-                                                 dtype=float)
+                                                 dtype=float), None
+
+    def _planned_laplace(self, query, mechanism: str, params: dict):
+        """Plan a Wasserstein-mechanism release (Laplace noise on each value)."""
+        if "random_state" in params:
+            raise InvalidParameterError(
+                "random_state= is the ledger's own (one noise source for every "
+                "release); pass it when opening the ledger.")
+        from skattr._accessor import build_mechanism
+
+        est = build_mechanism(query, secret=self.secret, reference=self.reference,
+                              data=self._data, mechanism=mechanism,
+                              theta=self.theta,
+                              random_state=self._noise_source(), **params)
+        plan = est.plan(n=len(self._data))
+        law = plan.noise_law
+        if not (law.is_zero or (law.kind == "laplace"
+                                and np.allclose(law.basis, np.eye(law.k)))):
+            raise NotCertifiableError(
+                f"mechanism={mechanism!r} planned {law.kind} noise that is not "
+                "independent Laplace noise on each value; the ledger does not "
+                "certify it jointly.")
+        # The same statistic under the same Theta: the mechanism, the query
+        # and every parameter but the privacy ones.
+        others = {k: v for k, v in sorted(params.items())
+                  if k not in ("epsilon", "delta")}
+        key = f"{mechanism} | {est.query_!r} | {others!r}"
+        # The part of delta that is the chance drawn laws misjudge a tail:
+        # independent between releases (each fit draws anew), so it adds up.
+        from skattr.theta._resample import Resample
+
+        spec = getattr(est, "theta_spec_", None)
+        beta = (float(spec.failure_share) * float(plan.delta)
+                if isinstance(spec, Resample) else 0.0)
+        laplace = {"key": key, "epsilon": float(plan.epsilon),
+                   "delta": float(plan.delta), "beta": beta}
+        return est, plan, (), np.zeros((0, 0)), laplace
 
     def _build(self, query, mechanism: str, params: dict):
         from skattr._accessor import build_mechanism
@@ -487,8 +528,8 @@ class Ledger:
 
     def _release(self, query, params) -> Release:
         params = dict(params)
-        est, plan, statistics, noise_cov = self._planned(query, params)
-        joint = self._joint_epsilon(statistics, noise_cov)
+        est, plan, statistics, noise_cov, laplace = self._planned(query, params)
+        joint = self._joint_epsilon(statistics, noise_cov, laplace)
         if joint > self.budget[0] * (1 + _BUDGET_RTOL):
             spent = self.spent[0]
             raise BudgetExceededError(
@@ -497,11 +538,14 @@ class Ledger:
                 f"would be epsilon = {joint:.4g} at delta = {self.budget[1]:g}, "
                 f"over the budget epsilon = {self.budget[0]:g}. Spent so far: "
                 f"epsilon = {spent:.4g} (remaining {self.remaining:.4g}). "
-                "Release it with a smaller epsilon (more noise), or release "
-                "fewer statistics.")
+                "Release it with a smaller epsilon (more noise)"
+                + (" or a smaller delta (the releases' deltas add up past the "
+                   "budget's)" if math.isinf(joint) and self._laplace_only()
+                   else "") + ", or release fewer statistics.")
         release = est.release(self._data)
-        self.releases.append(LedgerEntry(release, statistics, noise_cov, joint))
-        self._columns.update(str(base.columns[0]) for base, _ in statistics)
+        self.releases.append(LedgerEntry(release, statistics, noise_cov, joint,
+                                         laplace=laplace))
+        self._columns.update(map(str, est.columns_))
         return release
 
     # ---------------------------------------------------------- persistence
@@ -520,6 +564,7 @@ class Ledger:
                 "statistics": [[_query_to_json(b), w] for b, w in e.statistics],
                 "noise_cov": np.asarray(e.noise_cov).tolist(),
                 "joint_epsilon": e.joint_epsilon,
+                "laplace": e.laplace,
                 # Values as [label, value] pairs: their order survives the
                 # sorted keys of the file.
                 "record": {**e.as_record(),
@@ -593,12 +638,13 @@ class Ledger:
                 (k, v) for k, v in e["record"]["values"])}
             ledger.releases.append(LedgerEntry(
                 None, statistics, np.asarray(e["noise_cov"], dtype=float),
-                float(e["joint_epsilon"]), record))
-            ledger._columns.update(str(b.columns[0]) for b, _ in statistics)
+                float(e["joint_epsilon"]), record, e["laplace"]))
+        ledger._columns.update(saved["columns"])
         return ledger
 
     # ----------------------------------------------------------- the joint
-    def _joint_epsilon(self, new_statistics, new_noise_cov) -> float:
+    def _joint_epsilon(self, new_statistics, new_noise_cov,
+                       new_laplace=None) -> float:
         """Return the joint epsilon at the budget's delta, the new release included.
 
         Never below what was spent: the releases so far are a function of
@@ -606,8 +652,58 @@ class Ledger:
         (a refit Theta's worst case can move by rounding), and the larger of
         two valid bounds is valid.
         """
-        return max(self._computed_joint(new_statistics, new_noise_cov),
-                   self.spent[0])
+        laplace = [e.laplace for e in self.releases if e.laplace]
+        if new_laplace is not None:
+            laplace.append(new_laplace)
+        if laplace:
+            if len(laplace) != len(self.releases) + 1:
+                raise NotCertifiableError(
+                    "The ledger does not certify Gaussian-noise and "
+                    "Laplace-noise releases jointly: their joint law is not "
+                    "modelled, and a sum of epsilons is not a Pufferfish "
+                    "guarantee. Keep one kind of noise per dataset.")
+            computed = self._laplace_epsilon(laplace)
+        else:
+            computed = self._computed_joint(new_statistics, new_noise_cov)
+        return max(computed, self.spent[0])
+
+    def _laplace_only(self) -> bool:
+        return all(e.laplace for e in self.releases)
+
+    def _laplace_epsilon(self, entries: list) -> float:
+        """Return the joint epsilon of Laplace releases of one statistic.
+
+        k releases of the same statistic F under the same Theta, release j
+        with Laplace noise of scale b_j = W_j / epsilon_j, W_j its
+        (W, delta_j)-closeness. Take delta* = max delta_j and a coupling of
+        the two laws of F moving all but delta* of the mass by at most
+        W(delta*) <= W_j for every j (the least W is non-increasing in
+        delta). Coupling the k copies along it moves the stacked statistic by
+        at most sum_j W_j / b_j = sum_j epsilon_j in the noises' metric
+        sum_j |x_j - y_j| / b_j, so the joint release is (sum_j epsilon_j,
+        delta*)-private (Chen and Ohrimenko, Thm 3.1-3.2). A W_j bounded
+        from drawn laws holds except with a chance beta_j (part of delta_j),
+        independent between fits: delta* is then max_j (delta_j - beta_j)
+        plus sum_j beta_j. Above the budget's delta the joint is refused
+        (epsilon infinite). Different statistics have no joint law here and
+        are refused.
+        """
+        if len({e["key"] for e in entries}) > 1:
+            raise NotCertifiableError(
+                "The ledger certifies Laplace-noise releases jointly only when "
+                "they release the same statistic through the same mechanism "
+                "and Theta (their epsilons then add, from one coupling); the "
+                "joint law of different statistics with Laplace noise is not "
+                "modelled, and a sum of epsilons is not a Pufferfish guarantee "
+                "for them. Release one statistic per ledger, or linear "
+                "statistics with Gaussian noise.")
+        # Each drawn bound fails with its own chance beta_j, independently:
+        # delta = max_j (delta_j - beta_j) + sum_j beta_j.
+        delta = (max(e["delta"] - e["beta"] for e in entries)
+                 + sum(e["beta"] for e in entries))
+        if delta > self.budget[1] * (1 + _BUDGET_RTOL):
+            return math.inf
+        return float(sum(e["epsilon"] for e in entries))
 
     def _computed_joint(self, new_statistics, new_noise_cov) -> float:
         entries = [(e.statistics, e.noise_cov) for e in self.releases]

@@ -323,7 +323,7 @@ def test_bad_ledgers(kw, match):
 
 
 @pytest.mark.parametrize(("kw", "error", "match"), [
-    (dict(mechanism="wasserstein"), NotCertifiableError, "Gaussian-noise"),
+    (dict(mechanism="dp-laplace"), NotCertifiableError, "Gaussian-noise"),
     (dict(mechanism="apgn"), InvalidParameterError, "Did you mean 'apgm'"),
     (dict(secret=SECRET), InvalidParameterError, "ledger's own"),
     (dict(random_state=0), InvalidParameterError, "opening the ledger"),
@@ -521,21 +521,82 @@ def test_exact_law_ledger_combines_copies_of_one_count():
     assert len(ledger.releases) == 2
 
 
-def test_statistics_without_a_joint_law_are_refused_not_summed():
-    data = frame(["x"])
-    ledger = data.attrpriv.ledger(secret=SECRET, reference=data,
-                                  theta=one_column_theta(), budget=(5.0, DELTA),
-                                  law="gaussian", random_state=0)
-    for call in (lambda: ledger.median(["x"]), lambda: ledger.quantile(["x"], 0.9),
-                 lambda: ledger.std(["x"]), lambda: ledger.agg(np.max, ["x"]),
-                 lambda: ledger.agg("median", ["x"])):
-        with pytest.raises(NotCertifiableError, match="does not yet certify"):
-            call()
-    assert ledger.releases == []
-    rel = ledger.agg("mean", ["x"])
-    assert len(ledger.releases) == 1 and rel.mechanism == "apgm"
-    ledger.agg(skattr.Query.sum("x"))
-    assert len(ledger.releases) == 2
+def test_different_statistics_with_laplace_noise_are_refused_not_summed():
+    data, reference = count_data(60, 1), count_data(2000, 0)
+    ledger = data.attrpriv.ledger(secret=SECRET, reference=reference,
+                                  budget=(5.0, 1e-2), random_state=0)
+    ledger.count(["k"], True, mechanism="wasserstein", epsilon=1.0)
+    with pytest.raises(NotCertifiableError, match="same statistic"):
+        ledger.count(["s"], True, mechanism="wasserstein", epsilon=1.0)
+    with pytest.raises(NotCertifiableError, match="Gaussian-noise and"):
+        ledger.count(["k"], True, epsilon=1.0)          # apgm: Gaussian noise
+    with pytest.raises(NotCertifiableError, match="same statistic"):
+        ledger.count(["k"], True, mechanism="approx-wasserstein", epsilon=1.0)
+    assert len(ledger.releases) == 1
+    # And the other way round: Gaussian first, then Laplace.
+    gaussian = data.attrpriv.ledger(secret=SECRET, reference=reference,
+                                    budget=(5.0, 1e-2), random_state=0)
+    gaussian.count(["k"], True, epsilon=1.0)
+    with pytest.raises(NotCertifiableError, match="Gaussian-noise and"):
+        gaussian.count(["k"], True, mechanism="wasserstein", epsilon=1.0)
+
+
+def test_repeated_laplace_releases_of_one_count_add_up_and_hold_empirically():
+    # The Wasserstein Mechanism on one count (exact laws, delta = 0): k
+    # releases share one coupling, so the joint epsilon is the sum. Drawn
+    # datasets on each side (the model's exact count law) plus the k Laplace
+    # noises, averaged by the attacker: the empirical lower bound stays under
+    # the sum and above one release's epsilon.
+    data, reference = count_data(60, 1), count_data(4000, 0)
+    ledger = data.attrpriv.ledger(secret=SECRET, reference=reference,
+                                  theta="moments", budget=(3.0, DELTA),
+                                  random_state=0)
+    releases = [ledger.count(["k"], True, mechanism="wasserstein", epsilon=0.75)
+                for _ in range(4)]
+    assert ledger.spent == (pytest.approx(3.0), DELTA)
+    with pytest.raises(BudgetExceededError):
+        ledger.count(["k"], True, mechanism="wasserstein", epsilon=0.75)
+    scale = releases[0].noise_law.scale
+    inside = reference["s"]
+    p_in = reference.loc[inside, "k"].mean()
+    p_out = reference.loc[~inside, "k"].mean()
+    rng = np.random.default_rng(5)
+    m = 200_000
+    outs = []
+    for a in (0.4, 0.6):
+        n_in = int(round(a * len(data)))
+        count = (rng.binomial(n_in, p_in, m)
+                 + rng.binomial(len(data) - n_in, p_out, m))
+        outs.append(count + rng.laplace(0, scale, (4, m)).mean(axis=0))
+    lower = epsilon_lower_bound(*outs, 0.0)
+    assert 0.75 < lower <= ledger.spent[0]
+
+
+def test_repeated_medians_add_epsilons_and_their_drawn_deltas():
+    from skattr.datasets import make_hospital
+    private = make_hospital(60, random_state=1)
+    reference = make_hospital(1000, random_state=0)
+    secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    ledger = private.attrpriv.ledger(secret=secret, reference=reference,
+                                     budget=(2.5, 1e-2), random_state=0)
+    first = ledger.median(["weight"], epsilon=1.0, delta=2e-3)
+    assert first.mechanism == "approx-wasserstein"
+    ledger.median(["weight"], epsilon=1.0, delta=2e-3)
+    assert ledger.spent == (pytest.approx(2.0), 1e-2)
+    with pytest.raises(BudgetExceededError, match="epsilon = 3"):
+        ledger.median(["weight"], epsilon=1.0, delta=2e-3)
+    # Drawn laws: each release's chance of a wrong tail bound (a tenth of
+    # its delta) adds up; at the budget's whole delta a second is refused.
+    tight = private.attrpriv.ledger(secret=secret, reference=reference,
+                                    budget=(5.0, 1e-2), random_state=0)
+    tight.median(["weight"], epsilon=1.0, delta=1e-2)
+    with pytest.raises(BudgetExceededError, match="smaller delta"):
+        tight.median(["weight"], epsilon=1.0, delta=1e-2)
+    # The loaded ledger keeps counting them.
+    loaded = skattr.Ledger.from_json(ledger.to_json(), private,
+                                     reference=reference)
+    assert loaded.plan(["weight"], statistic="median", epsilon=0.5,
+                       delta=2e-3)[1] == pytest.approx(2.5)
 
 
 def test_auto_picks_the_least_error_gaussian_mechanism():
