@@ -75,7 +75,11 @@ class LedgerEntry:
         ``Release.to_dict()`` of the release, for a loaded ledger.
     laplace : dict or None
         For a Laplace-noise release (the Wasserstein mechanisms): which
-        statistic it is (``key``) and its own ``epsilon`` and ``delta``.
+        statistic it is (``key``), its own ``epsilon`` and ``delta``, and
+        ``beta``, the part of delta a drawn law may misjudge.
+    joint_delta : float or None
+        The joint delta when it is below the budget's (Laplace releases);
+        None means the budget's delta.
     """
 
     release: Release | None
@@ -84,6 +88,7 @@ class LedgerEntry:
     joint_epsilon: float
     record: dict | None = None
     laplace: dict | None = None
+    joint_delta: float | None = None
 
     def as_record(self) -> dict:
         """Return the release as plain data (``Release.to_dict()``)."""
@@ -335,7 +340,9 @@ class Ledger:
         """The joint (epsilon, delta) of everything released (0 when nothing is)."""
         if not self.releases:
             return 0.0, 0.0
-        return self.releases[-1].joint_epsilon, self.budget[1]
+        last = self.releases[-1]
+        return (last.joint_epsilon,
+                self.budget[1] if last.joint_delta is None else last.joint_delta)
 
     @property
     def remaining(self) -> float:
@@ -543,8 +550,10 @@ class Ledger:
                    "budget's)" if math.isinf(joint) and self._laplace_only()
                    else "") + ", or release fewer statistics.")
         release = est.release(self._data)
-        self.releases.append(LedgerEntry(release, statistics, noise_cov, joint,
-                                         laplace=laplace))
+        self.releases.append(LedgerEntry(
+            release, statistics, noise_cov, joint, laplace=laplace,
+            joint_delta=(None if laplace is None else self._laplace_delta(
+                [e.laplace for e in self.releases] + [laplace]))))
         self._columns.update(map(str, est.columns_))
         return release
 
@@ -565,6 +574,7 @@ class Ledger:
                 "noise_cov": np.asarray(e.noise_cov).tolist(),
                 "joint_epsilon": e.joint_epsilon,
                 "laplace": e.laplace,
+                "joint_delta": e.joint_delta,
                 # Values as [label, value] pairs: their order survives the
                 # sorted keys of the file.
                 "record": {**e.as_record(),
@@ -638,7 +648,8 @@ class Ledger:
                 (k, v) for k, v in e["record"]["values"])}
             ledger.releases.append(LedgerEntry(
                 None, statistics, np.asarray(e["noise_cov"], dtype=float),
-                float(e["joint_epsilon"]), record, e["laplace"]))
+                float(e["joint_epsilon"]), record, e["laplace"],
+                e["joint_delta"]))
         ledger._columns.update(saved["columns"])
         return ledger
 
@@ -666,6 +677,12 @@ class Ledger:
         else:
             computed = self._computed_joint(new_statistics, new_noise_cov)
         return max(computed, self.spent[0])
+
+    @staticmethod
+    def _laplace_delta(entries: list) -> float:
+        """Return max_j (delta_j - beta_j) + sum_j beta_j (drawn failures add)."""
+        return float(max(e["delta"] - e["beta"] for e in entries)
+                     + sum(e["beta"] for e in entries))
 
     def _laplace_only(self) -> bool:
         return all(e.laplace for e in self.releases)
@@ -697,11 +714,7 @@ class Ledger:
                 "modelled, and a sum of epsilons is not a Pufferfish guarantee "
                 "for them. Release one statistic per ledger, or linear "
                 "statistics with Gaussian noise.")
-        # Each drawn bound fails with its own chance beta_j, independently:
-        # delta = max_j (delta_j - beta_j) + sum_j beta_j.
-        delta = (max(e["delta"] - e["beta"] for e in entries)
-                 + sum(e["beta"] for e in entries))
-        if delta > self.budget[1] * (1 + _BUDGET_RTOL):
+        if self._laplace_delta(entries) > self.budget[1] * (1 + _BUDGET_RTOL):
             return math.inf
         return float(sum(e["epsilon"] for e in entries))
 
