@@ -74,6 +74,11 @@ class LossLaw:
     normal_sd: float
     constant: float
 
+    def negated(self) -> LossLaw:
+        """Return the law of -X (every coefficient negated; exact)."""
+        return LossLaw(weights=-self.weights, linear=-self.linear,
+                       normal_sd=self.normal_sd, constant=-self.constant)
+
     def mean(self) -> float:
         """Return E[X] = sum a_j + c."""
         return float(np.sum(self.weights) + self.constant)
@@ -262,9 +267,18 @@ def loss_laws(mean_a, cov_a, mean_b, cov_b) -> tuple[LossLaw, LossLaw]:
     return under_a, under_b
 
 
-def _one_order(mean_a, cov_a, mean_b, cov_b, epsilon: float,
-               tolerance: float | None) -> float:
+def _both_orders(mean_a, cov_a, mean_b, cov_b) -> tuple:
+    """Return the loss laws of both orders of a pair, from one decomposition.
+
+    The order (b, a) has the loss -L: its law under P_b is that of -L under
+    P_b, and under P_a that of -L under P_a (the same laws, negated).
+    """
     under_a, under_b = loss_laws(mean_a, cov_a, mean_b, cov_b)
+    return (under_a, under_b), (under_b.negated(), under_a.negated())
+
+
+def _one_order(laws: tuple, epsilon: float, tolerance: float | None) -> float:
+    under_a, under_b = laws
     pa, err_a = under_a.sf(epsilon, tolerance)
     pb, err_b = under_b.sf(epsilon, tolerance)
     # Rounded to the certified side: the first tail up, the second down.
@@ -292,8 +306,9 @@ def multivariate_gaussian_pair_delta(mean_a, cov_a, mean_b, cov_b,
     >>> bool(abs(d - gaussian_delta(1.0, 1.0)) < 1e-9)
     True
     """
-    return max(_one_order(mean_a, cov_a, mean_b, cov_b, epsilon, tolerance),
-               _one_order(mean_b, cov_b, mean_a, cov_a, epsilon, tolerance))
+    forward, backward = _both_orders(mean_a, cov_a, mean_b, cov_b)
+    return max(_one_order(forward, epsilon, tolerance),
+               _one_order(backward, epsilon, tolerance))
 
 
 def multivariate_gaussian_pair_epsilon(mean_a, cov_a, mean_b, cov_b,
@@ -320,9 +335,12 @@ def multivariate_gaussian_pair_epsilon(mean_a, cov_a, mean_b, cov_b,
     if not 0 < delta < 1:
         raise NotCertifiableError(f"delta must lie in (0, 1); got {delta!r}.")
 
+    # One decomposition for every epsilon tried.
+    forward, backward = _both_orders(mean_a, cov_a, mean_b, cov_b)
+
     def excess(eps):
-        return multivariate_gaussian_pair_delta(mean_a, cov_a, mean_b, cov_b,
-                                                eps) - delta
+        return max(_one_order(forward, eps, None),
+                   _one_order(backward, eps, None)) - delta
 
     lo, hi = 0.0, 1.0
     if bracket is not None and excess(bracket[0]) > 0 >= excess(bracket[1]):

@@ -227,3 +227,23 @@ def test_bracketed_inversion_matches_the_unbracketed_one():
         got = multivariate_gaussian_pair_epsilon(*args, 1e-3, bracket=bracket)
         assert got == pytest.approx(plain, rel=1e-8)
         assert multivariate_gaussian_pair_delta(*args, got) <= 1e-3
+
+
+def test_the_reverse_order_is_the_forward_laws_negated():
+    from skattr.calibration._quadratic_loss import _both_orders
+
+    rng = np.random.default_rng(7)
+    k = 3
+    root_a, root_b = rng.normal(size=(2, k, k))
+    sa, sb = root_a @ root_a.T + np.eye(k), root_b @ root_b.T + np.eye(k)
+    ma, mb = rng.normal(size=(2, k))
+    _, backward = _both_orders(ma, sa, mb, sb)
+    direct = loss_laws(mb, sb, ma, sa)
+    for got, want in zip(backward, direct, strict=True):
+        np.testing.assert_allclose(got.weights, want.weights, rtol=1e-12)
+        np.testing.assert_allclose(np.abs(got.linear), np.abs(want.linear),
+                                   rtol=1e-9, atol=1e-12)
+        assert got.constant == pytest.approx(want.constant, rel=1e-12)
+        assert got.normal_sd == pytest.approx(want.normal_sd, abs=1e-12)
+        # The tails, which are what the profile uses, agree.
+        assert got.sf(0.3)[0] == pytest.approx(want.sf(0.3)[0], abs=1e-10)
