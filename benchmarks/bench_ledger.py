@@ -49,7 +49,7 @@ def main():
 
         def certificate(ledger=ledger, statistics=statistics,
                         noise_cov=noise_cov):
-            ledger._laws_cache = None            # refit the joint Theta too
+            ledger._joint_cache = None           # refit the joint Theta too
             return ledger._joint_epsilon(statistics, noise_cov)
 
         def alone(private=private, reference=reference, last=last):

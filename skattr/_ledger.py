@@ -317,6 +317,12 @@ class Ledger:
         if law not in ("auto", "exact", "gaussian"):
             raise InvalidParameterError(
                 f"law must be 'auto', 'exact' or 'gaussian'; got {law!r}.")
+        if getattr(theta, "grid_shape", None) is not None:
+            raise NotCertifiableError(
+                "Theta stated as parameter ranges (ExpertTheta.from_ranges) is "
+                "certified on its grid only when each requirement peaks at a "
+                "grid line's end, which the ledger's joint epsilon does not "
+                "check; state Theta as a finite set of models.")
         self._data = data
         self.secret = secret
         self.reference = reference
@@ -326,7 +332,7 @@ class Ledger:
         self.random_state = random_state
         self.releases: list[LedgerEntry] = []
         self._rng = None
-        self._laws_cache = None
+        self._joint_cache = None
         self._columns: set = set()
 
     def __repr__(self) -> str:
@@ -430,6 +436,10 @@ class Ledger:
                 raise InvalidParameterError(
                     f"{key}= is the ledger's own; open another ledger for "
                     f"another {key}.")
+        if "random_state" in params:
+            raise InvalidParameterError(
+                "random_state= is the ledger's own (one noise source for every "
+                "release); pass it when opening the ledger.")
         linear = getattr(query, "is_linear", False)
         mechanism = params.pop("mechanism",
                                "apgm" if linear else "approx-wasserstein")
@@ -454,10 +464,6 @@ class Ledger:
                 f"jointly ({', '.join(self.GAUSSIAN)}); mechanism={mechanism!r} "
                 "has no joint certificate here, so it is refused rather than "
                 "counted by a sum of epsilons.")
-        if "random_state" in params:
-            raise InvalidParameterError(
-                "random_state= is the ledger's own (one noise source for every "
-                "release); pass it when opening the ledger.")
         if mechanism == "auto":
             # The Gaussian-noise mechanism with the least expected error.
             found, errors = [], []
@@ -481,17 +487,7 @@ class Ledger:
 
     def _planned_laplace(self, query, mechanism: str, params: dict):
         """Plan a Wasserstein-mechanism release (Laplace noise on each value)."""
-        if "random_state" in params:
-            raise InvalidParameterError(
-                "random_state= is the ledger's own (one noise source for every "
-                "release); pass it when opening the ledger.")
-        from skattr._accessor import build_mechanism
-
-        est = build_mechanism(query, secret=self.secret, reference=self.reference,
-                              data=self._data, mechanism=mechanism,
-                              theta=self.theta,
-                              random_state=self._noise_source(), **params)
-        plan = est.plan(n=len(self._data))
+        est, plan = self._build(query, mechanism, params)
         law = plan.noise_law
         if not (law.is_zero or (law.kind == "laplace"
                                 and np.allclose(law.basis, np.eye(law.k)))):
@@ -516,12 +512,16 @@ class Ledger:
         return est, plan, (), np.zeros((0, 0)), laplace
 
     def _build(self, query, mechanism: str, params: dict):
+        """Fit the release's estimator with the ledger's secret, Theta and noise."""
         from skattr._accessor import build_mechanism
 
+        # The Wasserstein mechanisms take no law= (they use the exact or
+        # resampled laws themselves).
+        law = {} if mechanism in self.LAPLACE else {"law": self.law}
         est = build_mechanism(query, secret=self.secret, reference=self.reference,
                               data=self._data, mechanism=mechanism,
-                              theta=self.theta, law=self.law,
-                              random_state=self._noise_source(), **params)
+                              theta=self.theta,
+                              random_state=self._noise_source(), **law, **params)
         return est, est.plan(n=len(self._data))
 
     def _noise_source(self):
@@ -746,9 +746,7 @@ class Ledger:
         v = 1 / sum_j w_j^2 / var_j (the precision-weighted average is
         sufficient); a copy without noise releases F itself (v = 0).
         """
-        from skattr.calibration._exact_noise import _pair_delta
-        from skattr.calibration._exact_profile import discrete_epsilon
-        from skattr.mechanisms import MECHANISMS
+        from skattr.calibration._exact_noise import exact_leakage
 
         if len(distinct) > 1:
             raise NotCertifiableError(
@@ -756,64 +754,38 @@ class Ledger:
                 "with Theta's joint moments, which must be stated: open the "
                 "ledger with law='gaussian' (the releases record it). With "
                 f"law={self.law!r} a ledger certifies releases of one statistic.")
-        est = MECHANISMS["apgm"](query=distinct[0], secret=self.secret,
-                                 theta=self.theta, law=self.law)
-        est.fit(self._data if self.reference is None else self.reference)
+        est = self._joint_estimator(distinct)
         if est.law_ != "exact":
             raise NotCertifiableError(
                 "This statistic has no exact law here; open the ledger with "
                 "law='gaussian' to certify its releases jointly.")
-        weights = select[:, 0]
         variances = np.diag(noise)
-        if np.any(variances <= 0):
-            variance = 0.0
-        else:
-            variance = 1.0 / float(np.sum(weights**2 / variances))
-        sigma, delta = math.sqrt(variance), self.budget[1]
-        pairs = est._exact_pairs(len(self._data))
-        # The pairs whose means lie furthest apart first: one inversion
-        # usually finds the worst, and the others are settled by one profile
-        # evaluation each at the epsilon found (a pair within delta there has
-        # its own epsilon below it).
-        order = np.argsort([-abs(float(xa @ pa - xb @ pb))
-                            for xa, pa, xb, pb in pairs])
-        worst = 0.0
-        for i in order:
-            xa, pa, xb, pb = pairs[i]
-            if _pair_delta(pairs[i], sigma, worst) <= delta:
-                continue
-            found = discrete_epsilon(xa, pa, xb, pb, noise="gaussian",
-                                     scale=sigma, delta=delta)
-            worst = max(worst, math.inf if math.isnan(found) else found)
-        return worst
+        variance = (0.0 if np.any(variances <= 0) else
+                    1.0 / float(np.sum(select[:, 0] ** 2 / variances)))
+        return exact_leakage(est._exact_pairs(len(self._data)), self.budget[1],
+                             variance)
 
-    def _joint_laws(self, distinct) -> PairLaws:
-        """Return the Gaussian laws of the d distinct statistics under every pair.
+    def _joint_estimator(self, distinct):
+        """Return the APGM fitted on the d distinct statistics (Theta, laws).
 
         Kept for the last set of statistics: a release of statistics already
-        out reuses them (Theta is fitted once per new statistic).
+        out reuses it (Theta is fitted once per new statistic). It is fitted,
+        never planned.
         """
-        key = tuple(distinct)
-        if self._laws_cache is not None and self._laws_cache[0] == key:
-            return self._laws_cache[1]
-        laws = self._fit_joint_laws(distinct)
-        self._laws_cache = (key, laws)
-        return laws
-
-    def _fit_joint_laws(self, distinct) -> PairLaws:
         from skattr.mechanisms import MECHANISMS
 
-        query = distinct[0] if len(distinct) == 1 else StackedQuery.of(*distinct)
-        # The joint laws only: the estimator is fitted, never planned.
-        est = MECHANISMS["apgm"](query=query, secret=self.secret,
-                                 theta=self.theta, law=self.law)
-        est.fit(self._data if self.reference is None else self.reference)
-        if getattr(self.theta, "grid_shape", None) is not None:
-            raise NotCertifiableError(
-                "Theta stated as parameter ranges (ExpertTheta.from_ranges) is "
-                "certified on its grid only when each requirement peaks at a "
-                "grid line's end, which the ledger's joint epsilon does not "
-                "check; state Theta as a finite set of models.")
+        key = tuple(distinct)
+        if self._joint_cache is None or self._joint_cache[0] != key:
+            query = distinct[0] if len(distinct) == 1 else StackedQuery.of(*distinct)
+            est = MECHANISMS["apgm"](query=query, secret=self.secret,
+                                     theta=self.theta, law=self.law)
+            est.fit(self._data if self.reference is None else self.reference)
+            self._joint_cache = (key, est)
+        return self._joint_cache[1]
+
+    def _joint_laws(self, distinct) -> PairLaws:
+        """Return the Gaussian laws of the d distinct statistics under every pair."""
+        est = self._joint_estimator(distinct)
         per_secret = [est._prepare(laws)[0] for laws in est._laws(len(self._data))]
         laws = PairLaws.concatenate(per_secret)
         # The mechanism orders its columns; map them back to `distinct`.

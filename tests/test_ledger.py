@@ -613,3 +613,12 @@ def test_auto_picks_the_least_error_gaussian_mechanism():
             pass
     assert rel.mechanism == min(errors, key=errors.get)
     assert rel.expected_error == pytest.approx(min(errors.values()))
+
+
+def test_theta_as_parameter_ranges_is_refused_when_opening():
+    from skattr.datasets import hospital_theta, make_hospital
+    data = make_hospital(50, random_state=1)
+    secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    with pytest.raises(NotCertifiableError, match="parameter ranges"):
+        data.attrpriv.ledger(secret=secret, theta=hospital_theta("weight"),
+                             budget=(1.0, DELTA), law="gaussian")

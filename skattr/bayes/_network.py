@@ -216,6 +216,21 @@ class ParameterNetwork:
                 return v
         return None
 
+    def secret_node(self, column) -> object:
+        """Return the node governing a secret's ``column``, or raise.
+
+        Raises
+        ------
+        InvalidParameterError
+            No node governs the column.
+        """
+        node = self.node_of(column)
+        if node is None:
+            raise InvalidParameterError(
+                f"The secret's column {column!r} is governed by no node of the "
+                "network; map it with ParameterNetwork(columns={node: column}).")
+        return node
+
     def _check_node(self, node) -> None:
         if node not in self.grids:
             raise InvalidParameterError(

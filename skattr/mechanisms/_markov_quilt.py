@@ -191,16 +191,8 @@ class AttributePrivateMarkovQuilt(_DPBaseline):
                 "AttributePrivateMarkovQuilt releases linear statistics (mean, "
                 "sum, count, proportion); derive a 0/1 column for a predicate "
                 "over several attributes and name them in reads=.")
-        nodes = []
-        for s in secrets:
-            node = network.node_of(s.column)
-            if node is None:
-                raise InvalidParameterError(
-                    f"The secret's column {s.column!r} is governed by no node "
-                    "of the network; map it with ParameterNetwork(columns="
-                    "{node: column}).")
-            nodes.append(node)
-        self.sensitive_nodes_ = tuple(dict.fromkeys(nodes))
+        self.sensitive_nodes_ = tuple(dict.fromkeys(
+            network.secret_node(s.column) for s in secrets))
         resolve_bounds(self.bounds, self.query_, known=frame.columns)
         self.column_nodes_ = _column_nodes(
             network, [c for p in _parts(self.query_) for c in p.columns],
@@ -525,13 +517,8 @@ class MarkovQuiltMechanism(_DPBaseline):
                 "network=<a ParameterNetwork> with one node per entry (row), "
                 "or transition=<a k x k matrix> for a Markov chain as long as "
                 "the data (not both).")
-        if self.transition is not None:
-            transition = np.asarray(self.transition, dtype=np.float64)
-            k = transition.shape[0] if transition.ndim == 2 else 0
-            initial = (np.full(k, 1.0 / max(k, 1)) if self.initial is None
-                       else self.initial)
-            # Validates the matrix and the initial law now, not at release.
-            ParameterNetwork.markov_chain(initial, transition, 2)
+        # Validates the chain's matrix and initial law now, not at release.
+        self._network_for(2)
         fitted = super().fit(X, y)
         # b_max per (length, epsilon, max_quilt_size), filled by plans.
         self._entry_scales = {}
@@ -541,8 +528,10 @@ class MarkovQuiltMechanism(_DPBaseline):
         if self.network is not None:
             return self.network
         transition = np.asarray(self.transition, dtype=np.float64)
-        k = transition.shape[0]
-        initial = np.full(k, 1.0 / k) if self.initial is None else self.initial
+        # A matrix that is not square is refused by markov_chain.
+        k = transition.shape[0] if transition.ndim == 2 else 0
+        initial = (np.full(k, 1.0 / max(k, 1)) if self.initial is None
+                   else self.initial)
         return ParameterNetwork.markov_chain(initial, transition, n)
 
     def _entry_scale(self, network: ParameterNetwork) -> float:

@@ -232,16 +232,8 @@ class _WassersteinFamily(BaseMechanism):
                 "theta=NetworkTheta(...) states the law of the attribute "
                 "parameters, so the secret is a parameter: use "
                 "privacy='distributional'.")
-        nodes = []
-        for s in secrets:
-            node = spec.network.node_of(s.column)
-            if node is None:
-                raise InvalidParameterError(
-                    f"The secret's column {s.column!r} is governed by no node "
-                    "of the network; map it with ParameterNetwork(columns="
-                    "{node: column}).")
-            nodes.append(node)
-        self.secret_nodes_ = tuple(nodes)
+        self.secret_nodes_ = tuple(spec.network.secret_node(s.column)
+                                   for s in secrets)
         return tuple(spec for _ in secrets)
 
     def _network_laws(self, n: int):

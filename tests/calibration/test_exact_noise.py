@@ -89,3 +89,22 @@ def test_leakage_is_the_epsilon_of_the_raw_laws():
 def test_delta_zero_is_refused():
     with pytest.raises(NotCertifiableError, match="cannot certify delta = 0"):
         exact_required_noise_variance(PAIRS, 1.0, 0.0)
+
+
+def test_exact_leakage_with_noise_is_the_max_of_every_pairs_epsilon():
+    # The screening (one inversion, the other pairs checked at its epsilon)
+    # must give the maximum of the per-pair inversions, with noise or none.
+    from skattr.calibration._exact_noise import exact_leakage
+    from skattr.calibration._exact_profile import discrete_epsilon
+    from skattr.theta import count_pmf
+
+    pairs = []
+    for p in ([0.3, 0.5], [0.25, 0.55], [0.35, 0.45]):
+        (xa, pa), (xb, pb) = (count_pmf(a, 40, p) for a in (0.4, 0.6))
+        pairs.append((xa, pa, xb, pb))
+    for variance in (0.0, 4.0):
+        want = max(discrete_epsilon(*pair, noise="gaussian",
+                                    scale=variance ** 0.5, delta=1e-3)
+                   for pair in pairs)
+        assert exact_leakage(pairs, 1e-3, variance) == pytest.approx(want,
+                                                                     rel=1e-9)
