@@ -19,6 +19,20 @@ without noise) Y's law is taken in K dimensions and restricted to the span of
 its covariances: a mean difference outside it reveals the secret (epsilon
 infinite). The epsilon at the budget's delta is the exact profile of the two
 Gaussians, worst case over pairs and Theta.
+
+Laplace-noise releases (the Wasserstein mechanisms). Copies of one statistic
+share one coupling of its two laws, so their epsilons add
+(``Ledger._laplace_epsilon``). Different statistics are certified from their
+joint law under the resampling Theta: the density of the released values
+moves by at most exp(Z) between two datasets, Z the statistics' move in the
+noises' metric, so a coupling of the datasets under the two values of a pair
+with Z <= W on all but delta of its mass certifies (W, delta); W is the
+exact (W, delta)-closeness of the stacked laws when the datasets can be
+enumerated, else an order-statistic bound on one drawn coupling
+(``Ledger._laplace_joint_epsilon``). Gaussian and Laplace noise on one
+dataset are refused: the two certificates rest on different models (the
+Gaussian joint law, a coupling of datasets), and no joint law of both is
+modelled here.
 """
 
 from __future__ import annotations
@@ -176,12 +190,59 @@ def _secret_from_json(record: dict):
     return Secret(**record)
 
 
+_RESAMPLE_FIELDS = ("n_draws", "failure_share", "max_exact", "random_state")
+
+
 def _theta_to_json(theta):
+    from skattr.theta._resample import Resample
+
     if isinstance(theta, str):
         return theta
+    if isinstance(theta, Resample):
+        return {"resample": {f: _plain(getattr(theta, f))
+                             for f in _RESAMPLE_FIELDS}}
     raise InvalidParameterError(
         f"The ledger can store Theta given by name ('auto', 'moments', "
-        f"'gaussian'); {type(theta).__name__} objects are not stored yet.")
+        f"'gaussian') or a Resample; {type(theta).__name__} objects are not "
+        "stored yet.")
+
+
+def _theta_from_json(record):
+    from skattr.theta._resample import Resample
+
+    if isinstance(record, dict):
+        return Resample(**record["resample"])
+    return record
+
+
+_STATISTIC_FIELDS = ("statistic", "columns", "q", "ddof", "proportiontocut",
+                     "add_constant", "labels")
+
+
+def _statistic_to_json(query, columns) -> dict | None:
+    """Return a released statistic as plain data, or None for a function."""
+    try:
+        if isinstance(query, Statistic):
+            if query.func is not None:
+                return None
+            fields = {f: _plain(getattr(query, f)) for f in _STATISTIC_FIELDS}
+            return {"kind": "statistic", "fields": fields,
+                    "columns": _plain(list(columns))}
+        return {"kind": "query", "query": _query_to_json(query),
+                "columns": _plain(list(columns))}
+    except InvalidParameterError:
+        return None                 # a predicate: not stored
+
+
+def _statistic_from_json(record) -> tuple:
+    """Return (query, columns) from :func:`_statistic_to_json`'s output."""
+    if record["kind"] == "statistic":
+        fields = dict(record["fields"])
+        for f in ("columns", "q", "labels"):
+            if fields[f] is not None:
+                fields[f] = tuple(fields[f])
+        return Statistic(**fields), tuple(record["columns"])
+    return _query_from_json(record["query"]), tuple(record["columns"])
 
 
 def _query_to_json(query) -> list:
@@ -241,7 +302,10 @@ class Ledger:
         The joint guarantee never to exceed. The joint epsilon is computed
         at this delta.
     theta : str or Theta object, default="auto"
-        Theta of every release and of the joint law.
+        Theta of every release and of the joint law. A
+        :class:`~skattr.theta.Resample` also seeds the draws of the joint law
+        of different Laplace-noise statistics (its ``random_state``; None
+        draws one seed when the ledger first needs it, kept in the file).
     law : {"auto", "exact", "gaussian"} or None, default=None ("auto")
         The law of every release and of the joint release. ``"gaussian"``
         takes the statistics' joint law as Gaussian with Theta's joint
@@ -264,12 +328,15 @@ class Ledger:
     one of least expected error) are certified from their joint law.
     Laplace-noise releases of the Wasserstein mechanisms (the default for
     medians, quantiles, standard deviations and functions) are certified
-    jointly when they release one statistic again and again: one coupling of
-    its two laws serves every copy, so their epsilons add
-    (:meth:`_laplace_epsilon`). Different statistics with Laplace noise, a
-    mix of Laplace and Gaussian noise, and any other mechanism are refused
-    (fail closed). The joint certificate of different statistics is never a
-    sum of epsilons: see the module notes of ``skattr/_ledger.py``.
+    jointly: one statistic released again and again by one coupling of its
+    two laws, which serves every copy, so their epsilons add; different
+    statistics from their joint law under the resampling Theta (open the
+    ledger with ``theta=skattr.theta.Resample(random_state=...)`` to fix its
+    draws), exactly when the datasets can be enumerated and otherwise from
+    one drawn coupling. A mix of Laplace and Gaussian noise, and any other
+    mechanism, are refused (fail closed). The joint certificate of different
+    statistics is never a sum of epsilons: see the module notes of
+    ``skattr/_ledger.py``.
 
     Examples
     --------
@@ -289,7 +356,7 @@ class Ledger:
     #: Gaussian-noise mechanisms whose releases the ledger certifies jointly.
     GAUSSIAN = ("apgm", "expm-gaussian", "dirm-gaussian", "eigm", "daum",
                 "optimal")
-    #: Laplace-noise mechanisms: repeated releases of one statistic.
+    #: Laplace-noise mechanisms, certified jointly among themselves.
     LAPLACE = ("wasserstein", "approx-wasserstein")
 
     def __init__(self, data: pd.DataFrame, *, secret, reference=None, budget,
@@ -334,6 +401,11 @@ class Ledger:
         self._rng = None
         self._joint_cache = None
         self._columns: set = set()
+        # Laplace releases: each statistic's query and its resampling Theta
+        # with the ledger's one seed (every statistic on the same datasets).
+        self._laplace_queries: dict = {}
+        self._laplace_laws: dict = {}
+        self._theta_seed: int | None = None
 
     def __repr__(self) -> str:
         eps, delta = self.spent
@@ -508,7 +580,14 @@ class Ledger:
         beta = (float(spec.failure_share) * float(plan.delta)
                 if isinstance(spec, Resample) else 0.0)
         laplace = {"key": key, "epsilon": float(plan.epsilon),
-                   "delta": float(plan.delta), "beta": beta}
+                   "delta": float(plan.delta), "beta": beta,
+                   # The noise's scale on each value, what the joint of
+                   # different statistics weighs their moves by.
+                   "scale": 0.0 if law.is_zero else float(law.scale),
+                   "resample": isinstance(spec, Resample),
+                   "privacy": est.privacy,
+                   "statistic": _statistic_to_json(est.query_, est.columns_)}
+        self._laplace_queries.setdefault(key, (est.query_, est.columns_))
         return est, plan, (), np.zeros((0, 0)), laplace
 
     def _build(self, query, mechanism: str, params: dict):
@@ -552,7 +631,7 @@ class Ledger:
         release = est.release(self._data)
         self.releases.append(LedgerEntry(
             release, statistics, noise_cov, joint, laplace=laplace,
-            joint_delta=(None if laplace is None else self._laplace_delta(
+            joint_delta=(None if laplace is None else self._laplace_joint_delta(
                 [e.laplace for e in self.releases] + [laplace]))))
         self._columns.update(map(str, est.columns_))
         return release
@@ -564,6 +643,7 @@ class Ledger:
             "budget": list(self.budget),
             "secret": _secret_to_json(self.secret),
             "theta": _theta_to_json(self.theta),
+            "theta_seed": self._theta_seed,
             "law": self.law,
             "data": _fingerprint(self._data, sorted(self._columns)),
             "reference": (None if self.reference is None else
@@ -639,8 +719,9 @@ class Ledger:
             _check_fingerprint(reference, payload["reference"], "reference data")
         ledger = cls(data, secret=_secret_from_json(payload["secret"]),
                      reference=reference, budget=tuple(payload["budget"]),
-                     theta=payload["theta"], law=payload["law"],
-                     random_state=random_state)
+                     theta=_theta_from_json(payload["theta"]),
+                     law=payload["law"], random_state=random_state)
+        ledger._theta_seed = payload.get("theta_seed")
         for e in payload["releases"]:
             statistics = tuple((_query_from_json(q), float(w))
                                for q, w in e["statistics"])
@@ -650,6 +731,10 @@ class Ledger:
                 None, statistics, np.asarray(e["noise_cov"], dtype=float),
                 float(e["joint_epsilon"]), record, e["laplace"],
                 e["joint_delta"]))
+            stored = (e["laplace"] or {}).get("statistic")
+            if stored is not None:
+                ledger._laplace_queries.setdefault(
+                    e["laplace"]["key"], _statistic_from_json(stored))
         ledger._columns.update(saved["columns"])
         return ledger
 
@@ -684,39 +769,174 @@ class Ledger:
         return float(max(e["delta"] - e["beta"] for e in entries)
                      + sum(e["beta"] for e in entries))
 
+    def _laplace_joint_delta(self, entries: list) -> float | None:
+        """Return the joint delta of Laplace releases; None means the budget's."""
+        if len({e["key"] for e in entries}) > 1:
+            return None
+        return self._laplace_delta(entries)
+
     def _laplace_only(self) -> bool:
         return all(e.laplace for e in self.releases)
 
     def _laplace_epsilon(self, entries: list) -> float:
-        """Return the joint epsilon of Laplace releases of one statistic.
+        """Return the joint epsilon of Laplace-noise releases.
 
-        k releases of the same statistic F under the same Theta, release j
-        with Laplace noise of scale b_j = W_j / epsilon_j, W_j its
-        (W, delta_j)-closeness. Take delta* = max delta_j and a coupling of
-        the two laws of F moving all but delta* of the mass by at most
-        W(delta*) <= W_j for every j (the least W is non-increasing in
-        delta). Coupling the k copies along it moves the stacked statistic by
-        at most sum_j W_j / b_j = sum_j epsilon_j in the noises' metric
-        sum_j |x_j - y_j| / b_j, so the joint release is (sum_j epsilon_j,
-        delta*)-private (Chen and Ohrimenko, Thm 3.1-3.2). A W_j bounded
-        from drawn laws holds except with a chance beta_j (part of delta_j),
-        independent between fits: delta* is then max_j (delta_j - beta_j)
-        plus sum_j beta_j. Above the budget's delta the joint is refused
-        (epsilon infinite). Different statistics have no joint law here and
-        are refused.
+        One statistic released again and again: k releases of the same
+        statistic F under the same Theta, release j with Laplace noise of
+        scale b_j = W_j / epsilon_j, W_j its (W, delta_j)-closeness. Take
+        delta* = max delta_j and a coupling of the two laws of F moving all
+        but delta* of the mass by at most W(delta*) <= W_j for every j (the
+        least W is non-increasing in delta). Coupling the k copies along it
+        moves the stacked statistic by at most sum_j W_j / b_j = sum_j
+        epsilon_j in the noises' metric sum_j |x_j - y_j| / b_j, so the
+        joint release is (sum_j epsilon_j, delta*)-private (Chen and
+        Ohrimenko, Thm 3.1-3.2). A W_j bounded from drawn laws holds except
+        with a chance beta_j (part of delta_j), independent between fits:
+        delta* is then max_j (delta_j - beta_j) plus sum_j beta_j. Above the
+        budget's delta the joint is refused (epsilon infinite).
+
+        Different statistics: :meth:`_laplace_joint_epsilon`, from their
+        joint law.
         """
         if len({e["key"] for e in entries}) > 1:
-            raise NotCertifiableError(
-                "The ledger certifies Laplace-noise releases jointly only when "
-                "they release the same statistic through the same mechanism "
-                "and Theta (their epsilons then add, from one coupling); the "
-                "joint law of different statistics with Laplace noise is not "
-                "modelled, and a sum of epsilons is not a Pufferfish guarantee "
-                "for them. Release one statistic per ledger, or linear "
-                "statistics with Gaussian noise.")
+            return self._laplace_joint_epsilon(entries)
         if self._laplace_delta(entries) > self.budget[1] * (1 + _BUDGET_RTOL):
             return math.inf
         return float(sum(e["epsilon"] for e in entries))
+
+    def _laplace_joint_epsilon(self, entries: list) -> float:
+        """Return the joint epsilon of Laplace releases of different statistics.
+
+        The releases are Y_j = F_c(j)(D) + L_j, F_c the distinct statistics
+        (values in R^d_c), L_j independent Laplace noise of scale b_j on each
+        value. For datasets D and D', the density of Y changes by at most a
+        factor exp(Z), Z = sum_c w_c ||F_c(D) - F_c(D')||_1 with w_c = sum
+        of 1 / b_j over the releases of F_c. If a coupling of the datasets
+        given the two values of a pair puts mass at least 1 - delta on
+        Z <= W, then P(Y in S | a) <= e^W P(Y in S | b) + delta for every
+        S (integrate the density bound over the coupling, as in Chen and
+        Ohrimenko Thm 3.2): the joint release is (W, delta)-private, W the
+        (W, delta)-closeness of the stacked statistic's joint laws in the
+        noises' metric. This is computed at the budget's delta, under the
+        resampling Theta of the reference data (every release's own):
+
+        - exactly, when the model's datasets are few enough to enumerate:
+          the joint laws of the stacked statistic on every dataset, and
+          :func:`~skattr.wasserstein.wd_closeness` in R^d;
+        - otherwise from one explicit coupling: a pair of datasets that
+          share all but their difference in group records
+          (:func:`~skattr.theta._resample.coupled_subsets`), every statistic
+          evaluated on the same pairs; an order statistic of m draws of Z
+          bounds its (1 - delta')-quantile except with chance beta per pair
+          (delta = delta' + beta, beta the Resample's failure_share of it).
+
+        Never a sum of epsilons: the laws of each statistic alone can be the
+        same under both values while their joint law reveals the secret.
+        """
+        from skattr.theta._resample import quantile_bounds
+
+        if not all(e.get("resample") for e in entries):
+            raise NotCertifiableError(
+                "The ledger certifies Laplace-noise releases of different "
+                "statistics from their joint law under the resampling Theta; "
+                "a release here used another Theta (the exact count laws), "
+                "whose joint law with other statistics is not modelled. Open "
+                "the ledger with theta=skattr.theta.Resample() to release "
+                "different statistics with Laplace noise.")
+        privacy = {e["privacy"] for e in entries}
+        if len(privacy) > 1:
+            raise NotCertifiableError(
+                "Laplace-noise releases with dataset and distributional privacy "
+                "have no joint certificate; keep one privacy= per ledger.")
+        privacy = privacy.pop()
+        weights: dict = {}
+        for e in entries:
+            w = math.inf if e["scale"] == 0 else 1.0 / e["scale"]
+            weights[e["key"]] = weights.get(e["key"], 0.0) + w
+        laws = [self._resampled(key) for key in weights]
+        w = list(weights.values())
+        n = len(self._data)
+        pairs = (self.secret.grid_pairs(
+            n, alternative="use privacy='distributional'")
+                 if privacy == "dataset" else
+                 list(zip(*(v.tolist() for v in self.secret.pair_values(n)),
+                          strict=True)))
+        delta = self.budget[1]
+        exact = self._laplace_exact(laws, w, pairs, privacy, n)
+        if exact is not None:
+            return exact
+        share = laws[0].failure_share
+        disregarded, beta = (1 - share) * delta, share * delta
+        failure = beta / len(pairs)
+        m = max(law.draws_needed(disregarded, failure) for law in laws)
+        worst = 0.0
+        for a, b in pairs:
+            z = np.zeros(m)
+            for law, weight in zip(laws, w, strict=True):
+                va, vb = law.coupled_values(a, b, n, privacy, m)
+                moved = np.abs(va - vb).sum(axis=1)
+                # A value released without noise (weight inf) may not move.
+                z += np.multiply(moved, weight, out=np.zeros(m),
+                                 where=moved > 0)
+            _, upper = quantile_bounds(z[:, None], [1 - disregarded], failure)
+            worst = max(worst, float(upper[0, 0]))
+        return worst
+
+    def _laplace_exact(self, laws, weights, pairs, privacy, n) -> float | None:
+        """Return the exact joint (W, delta)-closeness, or None if not enumerable."""
+        from skattr.mechanisms._wasserstein import _MAX_EXACT_POINTS
+        from skattr.theta._resample import law_of
+        from skattr.wasserstein import wd_closeness
+
+        if any(math.isinf(w) for w in weights):
+            return None                 # a value without noise: draw
+        worst = 0.0
+        for pair in pairs:
+            sides = []
+            for value in pair:
+                found = [law.exact_values(value, n, privacy) for law in laws]
+                if any(f is None for f in found):
+                    return None
+                # Scaled so that the L1 distance is the noises' metric.
+                stacked = np.hstack([v * w for (v, _), w in
+                                     zip(found, weights, strict=True)])
+                support, mass = law_of(stacked, found[0][1], privacy)
+                if support.shape[0] > _MAX_EXACT_POINTS:
+                    return None
+                sides.append((support, mass))
+            (xa, pa), (xb, pb) = sides
+            worst = max(worst, wd_closeness(xa, xb, self.budget[1], pa, pb))
+        # The values were scaled in floating point: a relative rounding.
+        return worst * (1 + 1e-12)
+
+    def _resampled(self, key):
+        """Return a released statistic's resampling Theta, seeded by the ledger."""
+        from dataclasses import replace
+
+        from skattr._random import seed_of
+        from skattr.theta._resample import Resample
+
+        if key not in self._laplace_laws:
+            if key not in self._laplace_queries:
+                raise NotCertifiableError(
+                    "A release loaded from a ledger file is a statistic the file "
+                    "cannot restate (a function); its joint law with a different "
+                    "statistic cannot be certified. Release it again, or open a "
+                    "new ledger.")
+            if self.reference is None:
+                raise NotCertifiableError(
+                    "The joint law of different Laplace-noise statistics is "
+                    "drawn from reference data; open the ledger with "
+                    "reference=.")
+            if self._theta_seed is None:
+                given = getattr(self.theta, "random_state", None)
+                self._theta_seed = seed_of(given, owner="Resample")
+            spec = self.theta if isinstance(self.theta, Resample) else Resample()
+            spec = replace(spec, random_state=self._theta_seed)
+            query, columns = self._laplace_queries[key]
+            self._laplace_laws[key] = spec.fit(self.reference, query, columns,
+                                               self.secret)
+        return self._laplace_laws[key]
 
     def _computed_joint(self, new_statistics, new_noise_cov) -> float:
         entries = [(e.statistics, e.noise_cov) for e in self.releases]

@@ -23,8 +23,8 @@ from skattr._data import record_contributions, secret_indicator
 from skattr._random import check_random_state, draw_k_subsets, seed_of
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 
-__all__ = ["Resample", "ResampledLaws", "draw_subsets", "quantile_bounds",
-           "tail_bounds"]
+__all__ = ["Resample", "ResampledLaws", "coupled_subsets", "draw_subsets",
+           "law_of", "quantile_bounds", "tail_bounds"]
 
 # Row positions gathered at once when a statistic is evaluated on many subsets.
 _EVAL_BLOCK = 1 << 21
@@ -91,6 +91,97 @@ def draw_subsets(inside: np.ndarray, outside: np.ndarray, counts, n: int,
         out[rows, k:] = outside[draw_k_subsets(outside.size, n - k, rows.size,
                                                rng)]
     return out
+
+
+def coupled_subsets(inside: np.ndarray, outside: np.ndarray, k_a, k_b,
+                    n: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Draw pairs of datasets, ``k_a[i]`` and ``k_b[i]`` group records, coupled.
+
+    Row i of both results is a dataset of n distinct records; they share
+    all but ``|k_a[i] - k_b[i]|`` records, which the one with more group
+    records holds from the group and the other from outside it. Marginally,
+    each row is uniform over the datasets with its number of group records,
+    as :func:`draw_subsets` draws them, and in a uniformly random order.
+
+    Parameters
+    ----------
+    inside, outside : ndarray of int
+        Row positions of the reference records in, and out of, the group.
+    k_a, k_b : array-like of int, shape (m,)
+        Group records of each dataset of a pair.
+    n : int
+        Records per dataset.
+    rng : numpy.random.Generator or OSEntropy
+
+    Returns
+    -------
+    rows_a, rows_b : ndarray of shape (m, n)
+
+    Notes
+    -----
+    With G a uniform k_hi-subset of the group in random order and O a
+    uniform (n - k_lo)-subset of the rest in random order, the first k of G
+    is a uniform k-subset for every k <= k_hi, and likewise for O; the
+    dataset with more group records takes G[:k_hi] and O[:n - k_hi], the
+    other G[:k_lo] and O[:n - k_lo]. One random permutation per row orders
+    both datasets of the pair alike.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skattr.theta._resample import coupled_subsets
+    >>> a, b = coupled_subsets(np.arange(10), np.arange(10, 40), [6, 6], [2, 2],
+    ...                        8, np.random.default_rng(0))
+    >>> (a < 10).sum(axis=1).tolist(), (b < 10).sum(axis=1).tolist()
+    ([6, 6], [2, 2])
+    >>> [len(set(x) & set(y)) for x, y in zip(a, b)]
+    [4, 4]
+    """
+    k_a = np.asarray(k_a, dtype=np.int64)
+    k_b = np.asarray(k_b, dtype=np.int64)
+    m = k_a.size
+    hi, lo = np.maximum(k_a, k_b), np.minimum(k_a, k_b)
+    top, bottom = int(hi.max(initial=0)), int(lo.min(initial=n))
+    _check_group_sizes(inside.size, outside.size, top, n)
+    _check_group_sizes(inside.size, outside.size, bottom, n)
+    group = rng.permuted(inside[draw_k_subsets(inside.size, top, m, rng)],
+                         axis=1)
+    rest = rng.permuted(outside[draw_k_subsets(outside.size, n - bottom, m,
+                                               rng)], axis=1)
+    # A placeholder column where a side is empty (never taken).
+    if top == 0:
+        group = np.zeros((m, 1), dtype=np.intp)
+    if n - bottom == 0:
+        rest = np.zeros((m, 1), dtype=np.intp)
+    column = np.arange(n)
+    from_group = np.take_along_axis(
+        group, np.broadcast_to(np.minimum(column, group.shape[1] - 1), (m, n)),
+        axis=1)
+
+    def dataset(k):
+        k = k[:, None]
+        from_rest = np.take_along_axis(
+            rest, np.clip(column - k, 0, rest.shape[1] - 1), axis=1)
+        return np.where(column < k, from_group, from_rest)
+
+    order = rng.permuted(np.broadcast_to(column, (m, n)), axis=1)
+    rows_a = np.take_along_axis(dataset(k_a), order, axis=1)
+    rows_b = np.take_along_axis(dataset(k_b), order, axis=1)
+    return rows_a, rows_b
+
+
+def law_of(values: np.ndarray, mass: np.ndarray, privacy: str
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Return (support, mass) of the law F takes on datasets of given masses.
+
+    With dataset privacy every dataset is equally likely: the masses are
+    whole-number counts of datasets, an exact rational law.
+    """
+    support, where = np.unique(values, axis=0, return_inverse=True)
+    if privacy == "dataset":
+        return support, np.bincount(where.ravel()).astype(float)
+    law = np.bincount(where.ravel(), weights=mass)
+    return support, law / law.sum()
 
 
 def _ranks(m: int, levels: np.ndarray, failure: float
@@ -308,18 +399,18 @@ class ResampledLaws:
                 "a statistic defined on every subset, or a larger n.")
         return values
 
-    def exact_law(self, a: float, n: int, privacy: str
-                  ) -> tuple[np.ndarray, np.ndarray] | None:
-        """Return the exact law of F given a (support, mass), or None if too large.
+    def exact_values(self, a: float, n: int, privacy: str
+                     ) -> tuple[np.ndarray, np.ndarray] | None:
+        """F on every dataset of the model given a, in a fixed order, or None.
 
-        With dataset privacy every dataset is equally likely and the masses are
-        whole-number counts of datasets: an exact rational law, which the
-        distance functions read exactly. With distributional privacy they are
-        probabilities.
+        Returns ``(values, mass)``: ``values[i]`` is F on the i-th dataset and
+        ``mass[i]`` its probability. The datasets are enumerated in the same
+        order for every statistic of the same reference and secret, so the
+        values of several statistics stack into their joint law.
         """
         if self.ordered or self.n_subsets(a, n, privacy) > self.max_exact:
             return None
-        key = ("exact", a, n, privacy)
+        key = ("values", a, n, privacy)
         if key not in self._cache:
             values, weights = [], []
             for k, pk in zip(*self._counts_law(a, n, privacy), strict=True):
@@ -332,14 +423,65 @@ class ResampledLaws:
                 ], dtype=np.intp).reshape(-1, n)
                 values.append(self._evaluate(rows))
                 weights.append(np.full(rows.shape[0], pk / rows.shape[0]))
-            support, where = np.unique(np.concatenate(values), axis=0,
-                                       return_inverse=True)
-            if privacy == "dataset":
-                mass = np.bincount(where.ravel()).astype(float)
+            self._cache[key] = (np.concatenate(values), np.concatenate(weights))
+        return self._cache[key]
+
+    def exact_law(self, a: float, n: int, privacy: str
+                  ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Return the exact law of F given a (support, mass), or None if too large.
+
+        With dataset privacy every dataset is equally likely and the masses are
+        whole-number counts of datasets: an exact rational law, which the
+        distance functions read exactly. With distributional privacy they are
+        probabilities.
+        """
+        found = self.exact_values(a, n, privacy)
+        if found is None:
+            return None
+        key = ("exact", a, n, privacy)
+        if key not in self._cache:
+            self._cache[key] = law_of(*found, privacy)
+        return self._cache[key]
+
+    def coupled_values(self, a: float, b: float, n: int, privacy: str, m: int
+                       ) -> tuple[np.ndarray, np.ndarray]:
+        """``m`` i.i.d. draws of (F given a, F given b) under one coupling.
+
+        Each draw is a pair of datasets of the model, one given a and one
+        given b, that share all but their difference in group records
+        (:func:`coupled_subsets`). The draws depend on the seed, the sizes
+        and the pair only, never on the statistic: every statistic of the
+        same reference and secret is evaluated on the same pairs of
+        datasets, so their values stack into draws of the joint coupling.
+
+        Returns
+        -------
+        values_a, values_b : ndarray of shape (m, d)
+        """
+        key = ("coupled", a, b, n, privacy, m)
+        if key not in self._cache:
+            rng = check_random_state(
+                self.seed, stream=(n, m, round(a * 2**40), round(b * 2**40),
+                                   privacy == "dataset", 1))
+            if privacy == "distributional":
+                # Binomial group sizes, coupled through one uniform.
+                u = rng.random(m)
+                k_a = stats.binom.ppf(u, n, a).astype(np.int64)
+                k_b = stats.binom.ppf(u, n, b).astype(np.int64)
             else:
-                mass = np.bincount(where.ravel(), weights=np.concatenate(weights))
-                mass /= mass.sum()
-            self._cache[key] = (support, mass)
+                for value in (a, b):
+                    self._counts_law(value, n, privacy)   # on the grid
+                k_a = np.full(m, round(a * n))
+                k_b = np.full(m, round(b * n))
+            block = max(1, _EVAL_BLOCK // max(1, n))
+            parts_a, parts_b = [], []
+            for start in range(0, m, block):
+                rows_a, rows_b = coupled_subsets(
+                    self.inside, self.outside, k_a[start:start + block],
+                    k_b[start:start + block], n, rng)
+                parts_a.append(self._evaluate(rows_a))
+                parts_b.append(self._evaluate(rows_b))
+            self._cache[key] = (np.concatenate(parts_a), np.concatenate(parts_b))
         return self._cache[key]
 
     def drawn_law(self, a: float, n: int, privacy: str, m: int) -> np.ndarray:

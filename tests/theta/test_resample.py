@@ -13,6 +13,7 @@ from skattr._random import draw_k_subsets
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.theta import Resample
 from skattr.theta._resample import (
+    coupled_subsets,
     draw_subsets,
     minimum_draws,
     quantile_bounds,
@@ -187,3 +188,47 @@ def test_ten_thousand_subsets_of_a_hundred():
                                         secret)
     values = laws.drawn_law(0.3, 100, "dataset", 10_000)
     assert values.shape == (10_000, 1)
+
+
+@pytest.mark.parametrize("k_a, k_b", [(3, 1), (1, 3), (0, 4), (2, 2)])
+def test_coupled_datasets_have_the_model_marginals(k_a, k_b):
+    # Each side of the coupling is a uniform dataset with its number of
+    # group records, in a uniformly random order; the two share the rest.
+    inside, outside = np.arange(5), np.arange(5, 11)
+    n, m = 4, 40_000
+    rows_a, rows_b = coupled_subsets(inside, outside, np.full(m, k_a),
+                                     np.full(m, k_b), n,
+                                     np.random.default_rng(1))
+    for rows, k in ((rows_a, k_a), (rows_b, k_b)):
+        assert np.all((rows < 5).sum(axis=1) == k)
+        ordered = np.sort(rows, axis=1)
+        assert np.all(ordered[:, 1:] > ordered[:, :-1])     # distinct records
+        sets = [tuple(sorted((*i, *o))) for i, o in itertools.product(
+            itertools.combinations(inside, k),
+            itertools.combinations(outside, n - k))]
+        index = {x: i for i, x in enumerate(sets)}
+        freq = np.bincount([index[tuple(r)] for r in ordered],
+                           minlength=len(sets))
+        assert stats.chisquare(freq).pvalue > 1e-4
+        # The first record is any of the dataset's with equal chance.
+        first = (rows[:, 0] == ordered[:, 0]).mean()
+        assert first == pytest.approx(1 / n, abs=0.01)
+    shared = [len(set(a) & set(b)) for a, b in zip(rows_a, rows_b, strict=True)]
+    assert set(shared) == {n - abs(k_a - k_b)}
+
+
+def test_coupled_datasets_with_binomial_group_sizes():
+    frame = _tiny()
+    secret = skattr.Secret.proportion("g", 1, pairs=[(1 / 3, 2 / 3)])
+    laws = Resample(random_state=3).fit(frame, skattr.Query.mean("x"), ("x",),
+                                        secret)
+    va, vb = laws.coupled_values(0.3, 0.6, 3, "distributional", 60_000)
+    for values, a in ((va, 0.3), (vb, 0.6)):
+        support, mass = laws.exact_law(a, 3, "distributional")
+        assert values.mean() == pytest.approx(float(support[:, 0] @ mass),
+                                              abs=0.03)
+    # Statistics of one reference and secret see the same pairs of datasets.
+    other = Resample(random_state=3).fit(frame, skattr.Query.sum("x"), ("x",),
+                                         secret)
+    sa, sb = other.coupled_values(0.3, 0.6, 3, "distributional", 60_000)
+    assert np.allclose(sa, 3 * va) and np.allclose(sb, 3 * vb)
