@@ -126,16 +126,18 @@ class LossLaw:
         complete = np.abs(offsets) <= _COMPLETE_UP_TO
         omega = self.constant - x - float(np.sum(shifts[complete]))
         # QUADPACK calls the integrands one point at a time: a scalar
-        # evaluation in cmath, with the last point remembered (the sine and
-        # cosine parts are evaluated at the same nodes), avoids numpy's
-        # per-call overhead on arrays of a few terms.
+        # evaluation in cmath avoids numpy's per-call overhead on arrays of a
+        # few terms. Every point is remembered: the cosine part's nodes are
+        # among the sine part's (QAWF subdivides both tails alike), which
+        # saves about a third of the evaluations.
         terms = list(zip(self.weights.tolist(), (self.linear**2).tolist(),
                          shifts.tolist(), complete.tolist(), strict=True))
         half_var = 0.5 * self.normal_sd**2
-        last = [None, 0j]
+        seen: dict = {}
 
         def envelope(u):
-            if last[0] != u:
+            value = seen.get(u)
+            if value is None:
                 total = -half_var * u * u
                 for w, beta_sq, shift, completed in terms:
                     z = 1.0 - 2j * w * u
@@ -144,8 +146,8 @@ class LossLaw:
                         total += 1j * shift * u / z
                     else:
                         total += -beta_sq * u * u / (2 * z)
-                last[0], last[1] = u, cmath.exp(total)
-            return last[1]
+                value = seen[u] = cmath.exp(total)
+            return value
 
         if len(terms) > _SCALAR_TERMS:
             # Many terms (a joint law of many statistics): one numpy pass per
@@ -155,15 +157,16 @@ class LossLaw:
             shift_done, beta_sq_rest = shifts[done], (self.linear**2)[rest]
 
             def envelope(u):  # noqa: F811 - the vectorised form of the above
-                if last[0] != u:
+                value = seen.get(u)
+                if value is None:
                     z = 1.0 + slope * u
                     inverse = 1.0 / z
                     total = (-0.5 * complex(np.log(z).sum())
                              + 1j * u * complex(shift_done @ inverse[done])
                              - 0.5 * u * u * complex(beta_sq_rest @ inverse[rest])
                              - half_var * u * u)
-                    last[0], last[1] = u, cmath.exp(total)
-                return last[1]
+                    value = seen[u] = cmath.exp(total)
+                return value
 
         def full(u):
             if u == 0.0:
