@@ -64,6 +64,10 @@ SCHEMA_VERSION = 1
 
 # Relative tolerance of the budget check: epsilons are computed to ~1e-9.
 _BUDGET_RTOL = 1e-9
+# epsilon="remaining": the own epsilon found to this relative precision, and
+# the largest tried (beyond it the release needs no noise in practice).
+_FIT_RTOL = 1e-3
+_MAX_FITTED_EPSILON = 1e4
 # Eigenvalues below this fraction of the largest are outside the span.
 _SPAN_RTOL = 1e-10
 
@@ -498,9 +502,8 @@ class Ledger:
         query = (Query(statistic, columns, value)
                  if statistic in ("count", "proportion")
                  else _as_query(statistic, columns))
-        est, plan, statistics, noise_cov, laplace = self._planned(query,
-                                                                  dict(params))
-        return plan, self._joint_epsilon(statistics, noise_cov, laplace)
+        found = self._planned_joint(query, params)
+        return found[1], found[-1]
 
     def _planned(self, query, params):
         for key in ("secret", "reference", "theta", "law"):
@@ -612,10 +615,75 @@ class Ledger:
             self._rng = check_random_state(self.random_state, owner="Ledger")
         return self._rng
 
-    def _release(self, query, params) -> Release:
+    def _planned_joint(self, query, params) -> tuple:
+        """Plan a release and its joint epsilon; ``epsilon="remaining"`` fits it.
+
+        Returns (est, plan, statistics, noise_cov, laplace, joint).
+        """
         params = dict(params)
-        est, plan, statistics, noise_cov, laplace = self._planned(query, params)
-        joint = self._joint_epsilon(statistics, noise_cov, laplace)
+        if isinstance(params.get("epsilon"), str):
+            if params["epsilon"] != "remaining":
+                raise InvalidParameterError(
+                    f"epsilon must be a positive number, or 'remaining' for the "
+                    f"largest the budget allows; got {params['epsilon']!r}.")
+            return self._fitted_to_budget(query, params)
+        found = self._planned(query, params)
+        return (*found, self._joint_epsilon(*found[2:]))
+
+    def _fitted_to_budget(self, query, params) -> tuple:
+        """Plan the release with the largest own epsilon the budget allows.
+
+        The joint epsilon grows with the release's own epsilon (less
+        noise), so the largest own epsilon whose joint epsilon is within
+        the budget is found by bracketing and bisection in log scale, to a
+        relative 1e-3, from below: the plan returned is one whose joint
+        epsilon was computed and is within the budget.
+        """
+        limit = self.budget[0] * (1 + _BUDGET_RTOL)
+
+        def attempt(epsilon):
+            found = self._planned(query, dict(params, epsilon=epsilon))
+            return (*found, self._joint_epsilon(*found[2:]))
+
+        start = max(self.remaining, 1e-3 * self.budget[0])
+        best = attempt(start)
+        if best[-1] <= limit:
+            low, high = start, None
+            while high is None and low < _MAX_FITTED_EPSILON:
+                trial = attempt(2 * low)
+                if trial[-1] <= limit:
+                    low, best = 2 * low, trial
+                else:
+                    high = 2 * low
+            if high is None:
+                return best             # no noise needed up to that epsilon
+        else:
+            low, high = None, start
+            while low is None:
+                trial_epsilon = high / 2
+                if trial_epsilon < 1e-9 * self.budget[0]:
+                    raise BudgetExceededError(
+                        f"Refused before any noise was drawn: no epsilon fits "
+                        f"this release within the budget (spent epsilon = "
+                        f"{self.spent[0]:.4g} of {self.budget[0]:g}); the "
+                        "releases so far leave nothing for it.")
+                trial = attempt(trial_epsilon)
+                if trial[-1] <= limit:
+                    low, best = trial_epsilon, trial
+                else:
+                    high = trial_epsilon
+        while high / low > 1 + _FIT_RTOL:
+            middle = math.sqrt(low * high)
+            trial = attempt(middle)
+            if trial[-1] <= limit:
+                low, best = middle, trial
+            else:
+                high = middle
+        return best
+
+    def _release(self, query, params) -> Release:
+        est, plan, statistics, noise_cov, laplace, joint = self._planned_joint(
+            query, params)
         if joint > self.budget[0] * (1 + _BUDGET_RTOL):
             spent = self.spent[0]
             raise BudgetExceededError(
@@ -833,7 +901,7 @@ class Ledger:
         Never a sum of epsilons: the laws of each statistic alone can be the
         same under both values while their joint law reveals the secret.
         """
-        from skattr.theta._resample import quantile_bounds
+        from skattr.theta._resample import coupled_values, quantile_bounds
 
         if not all(e.get("resample") for e in entries):
             raise NotCertifiableError(
@@ -872,8 +940,8 @@ class Ledger:
         worst = 0.0
         for a, b in pairs:
             z = np.zeros(m)
-            for law, weight in zip(laws, w, strict=True):
-                va, vb = law.coupled_values(a, b, n, privacy, m)
+            drawn = coupled_values(laws, a, b, n, privacy, m)
+            for (va, vb), weight in zip(drawn, w, strict=True):
                 moved = np.abs(va - vb).sum(axis=1)
                 # A value released without noise (weight inf) may not move.
                 z += np.multiply(moved, weight, out=np.zeros(m),

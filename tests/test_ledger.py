@@ -787,3 +787,50 @@ def test_median_and_std_with_laplace_noise_are_certified_jointly():
                     delta=2e-3)[1], rel=1e-9)
     with pytest.raises(BudgetExceededError):
         ledger.quantile(["height"], q=0.9, epsilon=5.0, delta=2e-3)
+
+
+# --- epsilon="remaining": the release fitted to what the budget leaves -------
+
+
+def test_remaining_fits_the_release_to_the_budget():
+    data = frame(["x"])
+    ledger = data.attrpriv.ledger(secret=SECRET, reference=data,
+                                  theta=one_column_theta(), budget=(2.0, DELTA),
+                                  law="gaussian", random_state=0)
+    ledger.mean(["x"], epsilon=1.0)
+    plan, joint = ledger.plan(["x"], epsilon="remaining")
+    assert len(ledger.releases) == 1                    # planning spends nothing
+    assert 1.99 < joint <= 2.0
+    # The largest own epsilon that fits: a little more would not.
+    assert ledger.plan(["x"], epsilon=plan.epsilon * 1.01)[1] > 2.0
+    rel = ledger.mean(["x"], epsilon="remaining")
+    assert rel.epsilon == plan.epsilon
+    assert ledger.spent[0] == pytest.approx(joint)
+
+
+def test_remaining_adds_up_for_laplace_copies():
+    # Copies of one count with Laplace noise: epsilons add, so what remains
+    # is the budget less what was spent.
+    data, reference = count_data(60, 1), count_data(2000, 0)
+    ledger = data.attrpriv.ledger(secret=SECRET, reference=reference,
+                                  theta="moments", budget=(2.5, DELTA),
+                                  random_state=0)
+    ledger.count(["k"], True, mechanism="wasserstein", epsilon=1.0)
+    rel = ledger.count(["k"], True, mechanism="wasserstein", epsilon="remaining")
+    assert rel.epsilon == pytest.approx(1.5, rel=2e-3) and rel.epsilon <= 1.5
+    assert ledger.spent[0] <= 2.5
+
+
+def test_remaining_refuses_when_nothing_fits(monkeypatch):
+    # Two mirrored means: the second leaks the secret at any noise (its
+    # partner was released without noise), so no epsilon fits.
+    ledger = mirrored_ledger(0.0, (3.0, DELTA))
+    ledger.mean(["x1"], mechanism="wasserstein", epsilon=1.0)
+    drawn = []
+    monkeypatch.setattr(skattr.noise.LaplaceNoise, "sample",
+                        lambda self, random_state=None: drawn.append(self))
+    with pytest.raises(BudgetExceededError, match="no epsilon fits"):
+        ledger.mean(["x2"], mechanism="wasserstein", epsilon="remaining")
+    assert not drawn and len(ledger.releases) == 1
+    with pytest.raises(InvalidParameterError, match="'remaining'"):
+        ledger.mean(["x2"], mechanism="wasserstein", epsilon="rest")

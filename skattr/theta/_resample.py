@@ -23,8 +23,8 @@ from skattr._data import record_contributions, secret_indicator
 from skattr._random import check_random_state, draw_k_subsets, seed_of
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 
-__all__ = ["Resample", "ResampledLaws", "coupled_subsets", "draw_subsets",
-           "law_of", "quantile_bounds", "tail_bounds"]
+__all__ = ["Resample", "ResampledLaws", "coupled_subsets", "coupled_values",
+           "draw_subsets", "law_of", "quantile_bounds", "tail_bounds"]
 
 # Row positions gathered at once when a statistic is evaluated on many subsets.
 _EVAL_BLOCK = 1 << 21
@@ -94,7 +94,8 @@ def draw_subsets(inside: np.ndarray, outside: np.ndarray, counts, n: int,
 
 
 def coupled_subsets(inside: np.ndarray, outside: np.ndarray, k_a, k_b,
-                    n: int, rng) -> tuple[np.ndarray, np.ndarray]:
+                    n: int, rng, order_rng=None, *, shuffle: bool = True
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """Draw pairs of datasets, ``k_a[i]`` and ``k_b[i]`` group records, coupled.
 
     Row i of both results is a dataset of n distinct records; they share
@@ -112,6 +113,12 @@ def coupled_subsets(inside: np.ndarray, outside: np.ndarray, k_a, k_b,
     n : int
         Records per dataset.
     rng : numpy.random.Generator or OSEntropy
+        Source of the records drawn.
+    order_rng : numpy.random.Generator or OSEntropy, default=None
+        Source of the records' order (``rng`` when None).
+    shuffle : bool, default=True
+        Put each pair's records in one uniformly random order; False leaves
+        the group's records first (for statistics that ignore the order).
 
     Returns
     -------
@@ -164,7 +171,10 @@ def coupled_subsets(inside: np.ndarray, outside: np.ndarray, k_a, k_b,
             rest, np.clip(column - k, 0, rest.shape[1] - 1), axis=1)
         return np.where(column < k, from_group, from_rest)
 
-    order = rng.permuted(np.broadcast_to(column, (m, n)), axis=1)
+    if not shuffle:
+        return dataset(k_a), dataset(k_b)
+    order = (rng if order_rng is None else order_rng).permuted(
+        np.broadcast_to(column, (m, n)), axis=1)
     rows_a = np.take_along_axis(dataset(k_a), order, axis=1)
     rows_b = np.take_along_axis(dataset(k_b), order, axis=1)
     return rows_a, rows_b
@@ -447,42 +457,14 @@ class ResampledLaws:
                        ) -> tuple[np.ndarray, np.ndarray]:
         """``m`` i.i.d. draws of (F given a, F given b) under one coupling.
 
-        Each draw is a pair of datasets of the model, one given a and one
-        given b, that share all but their difference in group records
-        (:func:`coupled_subsets`). The draws depend on the seed, the sizes
-        and the pair only, never on the statistic: every statistic of the
-        same reference and secret is evaluated on the same pairs of
-        datasets, so their values stack into draws of the joint coupling.
+        See :func:`coupled_values`, which evaluates several statistics of
+        the same reference and secret on the same draws.
 
         Returns
         -------
         values_a, values_b : ndarray of shape (m, d)
         """
-        key = ("coupled", a, b, n, privacy, m)
-        if key not in self._cache:
-            rng = check_random_state(
-                self.seed, stream=(n, m, round(a * 2**40), round(b * 2**40),
-                                   privacy == "dataset", 1))
-            if privacy == "distributional":
-                # Binomial group sizes, coupled through one uniform.
-                u = rng.random(m)
-                k_a = stats.binom.ppf(u, n, a).astype(np.int64)
-                k_b = stats.binom.ppf(u, n, b).astype(np.int64)
-            else:
-                for value in (a, b):
-                    self._counts_law(value, n, privacy)   # on the grid
-                k_a = np.full(m, round(a * n))
-                k_b = np.full(m, round(b * n))
-            block = max(1, _EVAL_BLOCK // max(1, n))
-            parts_a, parts_b = [], []
-            for start in range(0, m, block):
-                rows_a, rows_b = coupled_subsets(
-                    self.inside, self.outside, k_a[start:start + block],
-                    k_b[start:start + block], n, rng)
-                parts_a.append(self._evaluate(rows_a))
-                parts_b.append(self._evaluate(rows_b))
-            self._cache[key] = (np.concatenate(parts_a), np.concatenate(parts_b))
-        return self._cache[key]
+        return coupled_values([self], a, b, n, privacy, m)[0]
 
     def drawn_law(self, a: float, n: int, privacy: str, m: int) -> np.ndarray:
         """``m`` i.i.d. draws of F given a, as an (m, d) array."""
@@ -501,6 +483,74 @@ class ResampledLaws:
                 rows = rng.permuted(rows, axis=1)
             self._cache[key] = self._evaluate(rows)
         return self._cache[key]
+
+
+def coupled_values(laws: list, a: float, b: float, n: int, privacy: str,
+                   m: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``m`` i.i.d. draws of (F given a, F given b) for each of several laws.
+
+    Each draw is a pair of datasets of the model, one given a and one given
+    b, that share all but their difference in group records
+    (:func:`coupled_subsets`; with distributional privacy the two binomial
+    group sizes are coupled through one uniform). The datasets depend on the
+    seed, the sizes and the pair only, never on the statistic: the laws of
+    one reference and secret under one seed see the same pairs of datasets,
+    drawn once for all the statistics not yet evaluated (each law keeps its
+    values), so their values stack into draws of the joint coupling. The
+    records' order comes from a stream of its own, drawn only when a
+    statistic reads it.
+
+    Parameters
+    ----------
+    laws : list of ResampledLaws
+        Fitted on the same reference and secret, with the same seed.
+    a, b : float
+        The pair of property values.
+    n : int
+        Records per dataset.
+    privacy : {"dataset", "distributional"}
+    m : int
+        Pairs of datasets.
+
+    Returns
+    -------
+    list of (values_a, values_b), each of shape (m, d_law)
+    """
+    first = laws[0]
+    for law in laws[1:]:
+        if law.seed != first.seed or not (
+                np.array_equal(law.inside, first.inside)
+                and np.array_equal(law.outside, first.outside)):
+            raise InvalidParameterError(
+                "Coupled draws need laws of one reference, secret and seed.")
+    key = ("coupled", a, b, n, privacy, m)
+    missing = [law for law in laws if key not in law._cache]
+    if missing:
+        stream = (n, m, round(a * 2**40), round(b * 2**40), privacy == "dataset")
+        rng = check_random_state(first.seed, stream=(*stream, 1))
+        order_rng = check_random_state(first.seed, stream=(*stream, 2))
+        if privacy == "distributional":
+            u = rng.random(m)
+            k_a = stats.binom.ppf(u, n, a).astype(np.int64)
+            k_b = stats.binom.ppf(u, n, b).astype(np.int64)
+        else:
+            for value in (a, b):
+                first._counts_law(value, n, privacy)   # on the grid
+            k_a, k_b = np.full(m, round(a * n)), np.full(m, round(b * n))
+        ordered = any(law.ordered for law in missing)
+        block = max(1, _EVAL_BLOCK // max(1, n))
+        parts = [([], []) for _ in missing]
+        for start in range(0, m, block):
+            rows = coupled_subsets(first.inside, first.outside,
+                                   k_a[start:start + block],
+                                   k_b[start:start + block], n, rng,
+                                   order_rng, shuffle=ordered)
+            for law, (into_a, into_b) in zip(missing, parts, strict=True):
+                into_a.append(law._evaluate(rows[0]))
+                into_b.append(law._evaluate(rows[1]))
+        for law, (into_a, into_b) in zip(missing, parts, strict=True):
+            law._cache[key] = (np.concatenate(into_a), np.concatenate(into_b))
+    return [law._cache[key] for law in laws]
 
 
 @dataclass(frozen=True)
