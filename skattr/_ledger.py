@@ -288,11 +288,13 @@ class Ledger:
     budget=(epsilon, delta))``. Its ``mean``, ``sum``, ``count`` and
     ``proportion`` take the accessor's keywords (``epsilon``, ``delta``,
     ``mechanism``, ``calibration``, ...); the secret, the reference data and
-    Theta are the ledger's. Each release is calibrated alone as usual, then
-    the joint guarantee of every release so far, this one included, is
-    certified from the joint law; if it exceeds the budget the release is
-    refused with :class:`~skattr.exceptions.BudgetExceededError` before any
-    noise is drawn.
+    Theta are the ledger's. ``epsilon="remaining"`` gives a release the
+    largest own epsilon whose joint epsilon stays within the budget. Each
+    release is calibrated alone as usual, then the joint guarantee of every
+    release so far, this one included, is certified from the joint law; if
+    it exceeds the budget the release is refused with
+    :class:`~skattr.exceptions.BudgetExceededError` before any noise is
+    drawn.
 
     Parameters
     ----------
@@ -443,7 +445,10 @@ class Ledger:
                 "mechanism": r["mechanism"],
                 "own (epsilon, delta)": f"({r['epsilon']:g}, {r['delta']:g})",
                 "noise sd": ", ".join(
-                    f"{s:.4g}" for s in np.sqrt(np.diag(entry.noise_cov))),
+                    f"{s:.4g}" for s in (
+                        np.sqrt(np.diag(entry.noise_cov)) if not entry.laplace
+                        else [math.sqrt(2) * entry.laplace.get("scale", math.nan)]
+                        * len(r["values"]))),
                 "joint epsilon": entry.joint_epsilon,
             })
         return pd.DataFrame(rows, columns=[
@@ -989,8 +994,9 @@ class Ledger:
                 raise NotCertifiableError(
                     "A release loaded from a ledger file is a statistic the file "
                     "cannot restate (a function); its joint law with a different "
-                    "statistic cannot be certified. Release it again, or open a "
-                    "new ledger.")
+                    "statistic cannot be certified after loading. Release only "
+                    "that statistic again through this ledger, or keep the "
+                    "ledger in one process (and in memory) to release others.")
             if self.reference is None:
                 raise NotCertifiableError(
                     "The joint law of different Laplace-noise statistics is "

@@ -223,11 +223,12 @@ def test_repeated_releases_empirically_within_the_certificate():
 # --- 4. Refusals, plans and bookkeeping ---------------------------------------
 
 
-def exhausted_ledger():
+def exhausted_ledger(budget=1.2):
     data = frame(["x"])
     ledger = data.attrpriv.ledger(secret=SECRET, reference=data,
-                                  theta=one_column_theta(), budget=(1.2, DELTA),
-                                  law="gaussian", random_state=0)
+                                  theta=one_column_theta(),
+                                  budget=(budget, DELTA), law="gaussian",
+                                  random_state=0)
     ledger.mean(["x"], epsilon=1.0)
     return ledger
 
@@ -793,11 +794,7 @@ def test_median_and_std_with_laplace_noise_are_certified_jointly():
 
 
 def test_remaining_fits_the_release_to_the_budget():
-    data = frame(["x"])
-    ledger = data.attrpriv.ledger(secret=SECRET, reference=data,
-                                  theta=one_column_theta(), budget=(2.0, DELTA),
-                                  law="gaussian", random_state=0)
-    ledger.mean(["x"], epsilon=1.0)
+    ledger = exhausted_ledger(budget=2.0)         # one release at epsilon 1
     plan, joint = ledger.plan(["x"], epsilon="remaining")
     assert len(ledger.releases) == 1                    # planning spends nothing
     assert 1.99 < joint <= 2.0
