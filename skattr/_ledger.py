@@ -197,7 +197,28 @@ def _secret_from_json(record: dict):
 _RESAMPLE_FIELDS = ("n_draws", "failure_share", "max_exact", "random_state")
 
 
+def _model_to_json(model) -> dict:
+    """Return a GroupMoments or JointGaussian as plain data (arrays as lists)."""
+    from dataclasses import fields
+
+    return {"type": type(model).__name__,
+            "fields": {f.name: _plain(np.asarray(v).tolist()
+                                      if isinstance(v, np.ndarray) else v)
+                       for f in fields(model)
+                       for v in [getattr(model, f.name)]}}
+
+
+def _model_from_json(record):
+    from skattr.theta import GroupMoments, JointGaussian
+
+    kind = {"GroupMoments": GroupMoments, "JointGaussian": JointGaussian}
+    values = dict(record["fields"])
+    values["columns"] = tuple(values["columns"])
+    return kind[record["type"]](**values)
+
+
 def _theta_to_json(theta):
+    from skattr.theta import ExpertTheta
     from skattr.theta._resample import Resample
 
     if isinstance(theta, str):
@@ -205,18 +226,34 @@ def _theta_to_json(theta):
     if isinstance(theta, Resample):
         return {"resample": {f: _plain(getattr(theta, f))
                              for f in _RESAMPLE_FIELDS}}
+    if isinstance(theta, ExpertTheta) and theta.parameters is None:
+        models = theta.models
+        return {"expert": {
+            "description": theta.description,
+            "models": (
+                [[_plain(k), [_model_to_json(m) for m in v]]
+                 for k, v in models.items()] if isinstance(models, dict)
+                else [_model_to_json(m) for m in models]),
+            "by_column": isinstance(models, dict)}}
     raise InvalidParameterError(
         f"The ledger can store Theta given by name ('auto', 'moments', "
-        f"'gaussian') or a Resample; {type(theta).__name__} objects are not "
-        "stored yet.")
+        f"'gaussian'), a Resample or an ExpertTheta of stated models; "
+        f"{type(theta).__name__} objects are not stored yet.")
 
 
 def _theta_from_json(record):
+    from skattr.theta import ExpertTheta
     from skattr.theta._resample import Resample
 
-    if isinstance(record, dict):
+    if not isinstance(record, dict):
+        return record
+    if "resample" in record:
         return Resample(**record["resample"])
-    return record
+    expert = record["expert"]
+    models = ({k: [_model_from_json(m) for m in v] for k, v in expert["models"]}
+              if expert["by_column"] else
+              [_model_from_json(m) for m in expert["models"]])
+    return ExpertTheta(models, description=expert["description"])
 
 
 _STATISTIC_FIELDS = ("statistic", "columns", "q", "ddof", "proportiontocut",
@@ -739,10 +776,12 @@ class Ledger:
     def to_json(self) -> str:
         """Serialise the ledger (no data, no pickle) to keep it between sessions.
 
-        The file holds the budget, the secret, Theta's name, every release's
-        statistics, noise and joint epsilon, fingerprints of the private
-        data (its row count and a hash of each released column) and of the
-        reference data, a schema version and a content hash.
+        The file holds the budget, the secret, Theta (its name, a
+        ``Resample``'s parameters and the seed of the joint draws, or an
+        ``ExpertTheta``'s models), every release's statistics, noise and
+        joint epsilon, fingerprints of the private data (its row count and a
+        hash of each released column) and of the reference data, a schema
+        version and a content hash.
         """
         payload = self._payload()
         body = json.dumps(payload, sort_keys=True, allow_nan=True)

@@ -430,11 +430,31 @@ def test_tampered_files_are_rejected(tamper):
         skattr.Ledger.from_json(text, private, reference=reference)
 
 
+@pytest.mark.parametrize("by_column", [False, True])
+def test_expert_theta_is_saved_with_the_ledger(by_column):
+    data = frame(["x"])
+    theta = one_column_theta()
+    if by_column:
+        theta = ExpertTheta({"s": theta.models}, description="two experts")
+    ledger = data.attrpriv.ledger(secret=SECRET, reference=data, theta=theta,
+                                  budget=(5.0, DELTA), law="gaussian",
+                                  random_state=0)
+    ledger.mean(["x"], epsilon=1.0)
+    loaded = skattr.Ledger.from_json(ledger.to_json(), data, reference=data)
+    assert loaded.theta.description == theta.description
+    model, again = theta.models_for("s")[0], loaded.theta.models_for("s")[0]
+    assert type(again) is type(model) and again.columns == model.columns
+    assert np.array_equal(again.cov_in, model.cov_in)
+    assert loaded.plan(["x"], epsilon=1.0)[1] == pytest.approx(
+        ledger.plan(["x"], epsilon=1.0)[1], rel=1e-12)
+
+
 def test_predicates_and_theta_objects_cannot_be_saved():
+    from skattr.theta import ProbabilityBox
     data = frame(["x"])
     ledger = data.attrpriv.ledger(secret=SECRET, reference=data,
-                                  theta=one_column_theta(), budget=(5.0, DELTA),
-                                  law="gaussian")
+                                  theta=ProbabilityBox([0.2, 0.6], [0.4, 0.8]),
+                                  budget=(5.0, DELTA))
     with pytest.raises(InvalidParameterError, match="not stored"):
         ledger.to_json()
     secret = skattr.Secret.proportion("x", lambda v: v > 0, pairs=[(0.4, 0.6)])
