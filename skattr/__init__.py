@@ -1,6 +1,8 @@
 """skattr: release statistics while hiding global properties of the data.
 
-Importing skattr registers the ``DataFrame.attrpriv`` accessor.
+Importing skattr registers the ``DataFrame.attrpriv`` accessor, on pandas
+DataFrames and (when Dask is installed, as soon as ``dask.dataframe`` is
+imported) on Dask DataFrames.
 """
 
 from skattr import (
@@ -17,12 +19,15 @@ from skattr import (
     wasserstein,
 )
 from skattr._accessor import AttributePrivacyAccessor
+from skattr._dask import install_accessor as _install_dask_accessor
 from skattr._ledger import Ledger, LedgerEntry
 from skattr._query import Query, StackedQuery
 from skattr._release import Plan, Release
 from skattr._secret import Secret
 from skattr._statistic import Statistic
 from skattr.utils._public import public_dir
+
+_install_dask_accessor()
 
 __version__ = "0.2.0"
 

@@ -87,8 +87,21 @@ class AttributePrivacyAccessor:
                 "columns first.")
         self._obj = pandas_obj
 
+    def _n_rows(self) -> int:
+        """Return the number of rows (public); a Dask frame's is counted once."""
+        from skattr._dask import is_dask_frame, row_count
+
+        if not is_dask_frame(self._obj):
+            return len(self._obj)
+        if getattr(self, "_rows", None) is None:
+            self._rows = row_count(self._obj)
+        return self._rows
+
     def _release(self, query: Query, *, secret, reference, mechanism="auto",
                  **params) -> Release:
+        from skattr._dask import check_releasable
+
+        check_releasable(self._obj, query)      # before any Theta is fitted
         est = build_mechanism(query, secret=secret, reference=reference,
                               data=self._obj, mechanism=mechanism, **params)
         return est.release(self._obj)
@@ -195,7 +208,7 @@ class AttributePrivacyAccessor:
                  else _as_query(statistic, columns))
         est = build_mechanism(query, secret=secret, reference=reference,
                               data=self._obj, mechanism=mechanism, **params)
-        return est.plan(n=len(self._obj))
+        return est.plan(n=self._n_rows())
 
     def leakage(self, columns=None, *, statistic: str = "mean", value=None,
                 secret=None, reference=None, delta: float = 1e-3,
@@ -226,4 +239,4 @@ class AttributePrivacyAccessor:
         est = build_mechanism(query, secret=secret, reference=reference,
                               data=self._obj, mechanism=name, delta=delta,
                               **params)
-        return est.leakage(n=len(self._obj), delta=delta)
+        return est.leakage(n=self._n_rows(), delta=delta)

@@ -22,6 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from skattr import _dask as dask_backend
+from skattr._dask import is_dask_frame
+
 __all__ = [
     "GroupStatistics",
     "Reference",
@@ -117,6 +120,8 @@ def column_totals(frame: pd.DataFrame, query, columns, *,
 
     The release path: per-column sums, never an (n, k) copy of the data.
     """
+    if is_dask_frame(frame):
+        return dask_backend.release_totals(frame, query, columns, what=what)[1]
     return query.totals(frame, columns, what=what)
 
 
@@ -160,6 +165,9 @@ def group_statistics(frame: pd.DataFrame, query, columns, secrets, *,
     >>> stats.count.tolist(), stats.mean[:, 0].tolist(), stats.m2[:, 0, 0].tolist()
     ([2.0, 2.0], [2.0, 3.0], [2.0, 2.0])
     """
+    if is_dask_frame(frame):
+        return dask_backend.group_statistics(frame, query, columns, secrets,
+                                             what=what)[1]
     h = record_contributions(frame, query, columns, what=what)
     return [statistics_of(h, secret_indicator(frame, s, what=what))
             for s in secrets]
@@ -181,29 +189,56 @@ class Reference:
         The query's resolved columns.
     """
 
-    def __init__(self, frame: pd.DataFrame, query, columns):
+    def __init__(self, frame: pd.DataFrame, query, columns, secrets=()):
         self.frame = frame
         self.query = query
         self.columns = tuple(columns)
         self._contributions = None
+        # A Dask frame is read through the Dask seam: its sufficient
+        # statistics in one pass, or the used columns (the query's and the
+        # secrets') collected once when Theta reads the records.
+        self._source = frame if is_dask_frame(frame) else None
+        self._wanted = tuple(s.column for s in secrets)
+        self._rows = None
 
     def __len__(self) -> int:
-        return len(self.frame)
+        if self._rows is None:
+            self._rows = (dask_backend.row_count(self._source)
+                          if self._is_lazy() else len(self.frame))
+        return self._rows
+
+    def _is_lazy(self) -> bool:
+        return is_dask_frame(self.frame)
+
+    def _local(self, also=()) -> pd.DataFrame:
+        """Return the frame in memory: a Dask frame's used columns, collected."""
+        if self._source is not None:
+            wanted = [c for c in dict.fromkeys((*self.columns, *self._wanted,
+                                                *also))
+                      if c in self._source.columns]
+            if self._is_lazy() or not set(wanted) <= set(self.frame.columns):
+                self.frame = dask_backend.collect(self._source, wanted)
+                self._rows = len(self.frame)
+        return self.frame
 
     def records(self) -> np.ndarray:
         """Return the (n, k) contributions of the records (computed once)."""
         if self._contributions is None:
-            self._contributions = record_contributions(self.frame, self.query,
+            self._contributions = record_contributions(self._local(), self.query,
                                                        self.columns)
         return self._contributions
 
     def groups(self, secret) -> np.ndarray:
         """Return the secret's attribute of each record (0/1: its group)."""
-        return secret_indicator(self.frame, secret)
+        return secret_indicator(self._local(also=(secret.column,)), secret)
 
     def group_statistics(self, secrets) -> list[GroupStatistics]:
-        """Return each secret's per-group sufficient statistics."""
+        """Return each secret's per-group sufficient statistics (one pass)."""
         if self._contributions is None:
+            if self._is_lazy():
+                self._rows, stats = dask_backend.group_statistics(
+                    self.frame, self.query, self.columns, secrets)
+                return stats
             return group_statistics(self.frame, self.query, self.columns, secrets)
         return [statistics_of(self._contributions, self.groups(s))
                 for s in secrets]

@@ -404,8 +404,16 @@ class Ledger:
 
     def __init__(self, data: pd.DataFrame, *, secret, reference=None, budget,
                  theta="auto", law=None, random_state=None):
+        from skattr._dask import is_dask_frame
         from skattr._secret import Secret
 
+        if is_dask_frame(data):
+            raise InvalidParameterError(
+                "A ledger is opened on a pandas DataFrame; a Dask DataFrame's "
+                "ledger (fingerprints and joint certificates in one pass each) "
+                "is not built yet. Release from the Dask frame with "
+                "ddf.attrpriv.mean(...), or open the ledger on "
+                "ddf[columns].compute().")
         if not isinstance(data, pd.DataFrame):
             raise InvalidParameterError(
                 f"A ledger is opened on a pandas DataFrame; got "

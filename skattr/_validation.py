@@ -14,7 +14,10 @@ def as_frame(X, *, what: str = "X") -> pd.DataFrame:
     Arrays become frames with integer column labels 0..m-1, which is how a secret
     or query names a column of a NumPy array (and of scikit-learn's checks).
     """
-    if isinstance(X, pd.DataFrame):
+    from skattr._dask import is_dask_frame
+
+    if isinstance(X, pd.DataFrame) or is_dask_frame(X):
+        # A Dask DataFrame stays lazy: the data seam reads it in one pass.
         frame = X
     elif isinstance(X, pd.Series):
         frame = X.to_frame()
@@ -41,12 +44,14 @@ def as_frame(X, *, what: str = "X") -> pd.DataFrame:
                 "real-valued data."
             )
         frame = pd.DataFrame(array)
-    if frame.shape[0] == 0:
+    # A Dask frame's row count is not known without a pass; an empty one is
+    # refused by the pass that reads it.
+    if not is_dask_frame(frame) and frame.shape[0] == 0:
         raise DataValidationError(
             f"Found array with 0 sample(s) (shape={frame.shape}) while a minimum of "
             f"1 is required: {what} has 0 rows. Pass a non-empty frame."
         )
-    if frame.shape[1] == 0:
+    if len(frame.columns) == 0:
         raise DataValidationError(
             f"Found array with 0 feature(s) (shape={frame.shape}) while a minimum of "
             f"1 is required: {what} has no columns to release."

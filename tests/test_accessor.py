@@ -83,7 +83,8 @@ def test_reference_self_warns(frames):
                           sampling="with-replacement", law="gaussian")
     with pytest.raises(InvalidParameterError, match="fits Theta on reference data"):
         private.attrpriv.mean(["weight"], secret=SECRET)
-    with pytest.raises(InvalidParameterError, match="reference must be a DataFrame"):
+    with pytest.raises(InvalidParameterError,
+                       match=r"reference must be a \(pandas or Dask\) DataFrame"):
         private.attrpriv.mean(["weight"], secret=SECRET, reference=np.zeros((3, 3)))
 
 

@@ -11,6 +11,8 @@ from sklearn import get_config
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from skattr import _dask as dask_backend
+from skattr._dask import is_dask_frame
 from skattr._data import column_totals, statistic_values
 from skattr._query import Query, StackedQuery, check_present
 from skattr._random import check_random_state
@@ -71,6 +73,9 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
     #: Parameters without which ``"auto"`` does not consider it (the Markov
     #: quilt mechanism needs its ``network``).
     auto_requires: tuple = ()
+    #: ``fit`` reads a Dask reference through the data seam (its sufficient
+    #: statistics in one pass); otherwise the used columns are collected.
+    _reads_dask_reference: bool = False
 
     @abstractmethod
     def _fit_theta(self, frame: pd.DataFrame, secrets) -> tuple:
@@ -138,14 +143,26 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         """
         self._validate_params()
         frame = as_frame(X, what="the reference data")
-        validate_data(self, X, skip_check_array=True)
-        if len(frame) < 4:
+        validate_data(self, dask_backend.schema(X), skip_check_array=True)
+        lazy = is_dask_frame(frame)
+        if not lazy and len(frame) < 4:
             raise DataValidationError(
                 f"The reference data has n_samples = {len(frame)}; Theta needs at "
                 "least two records in each secret group. Pass more reference data."
             )
         secrets = as_secrets(self.secret)
         self._resolve_query(frame, secrets)
+        if lazy and not self._reads_dask_reference:
+            # This Theta reads the records themselves: the used columns (the
+            # query's and the secrets') are collected in one pass.
+            frame = dask_backend.collect(frame, [
+                c for c in (*self.columns_, *(s.column for s in secrets))
+                if c in frame.columns])
+            if len(frame) < 4:
+                raise DataValidationError(
+                    f"The reference data has n_samples = {len(frame)}; Theta "
+                    "needs at least two records in each secret group. Pass more "
+                    "reference data.")
         self.theta_ = self._fit_theta(frame, secrets)
         self._start_releases()
         return self
@@ -183,7 +200,11 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         check_is_fitted(self)
         frame = as_frame(X, what="the private data")
         self._check_same_columns(frame)
-        validate_data(self, X, reset=False, skip_check_array=True)
+        validate_data(self, dask_backend.schema(X), reset=False,
+                      skip_check_array=True)
+        if is_dask_frame(frame):
+            # Checked partition by partition in the release's one pass.
+            return frame
         for secret in self.secrets_:
             # A release does not read the secret's column; a numeric one is still
             # checked (one cheap pass), while checking a categorical one would
@@ -232,7 +253,9 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         if n is None:
             if X is None:
                 raise InvalidParameterError("plan needs the private data X or n=.")
-            n = len(self._private_frame(X))
+            frame = self._private_frame(X)
+            n = (dask_backend.row_count(frame) if is_dask_frame(frame)
+                 else len(frame))
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise InvalidParameterError(f"n must be a positive int; got {n!r}.")
         return self._cached_plan(int(n))
@@ -247,13 +270,29 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
             never returned or stored.
         """
         frame = self._private_frame(X)
-        n = len(frame)
-        exact = self._statistic_of(frame)
+        if is_dask_frame(frame):
+            n, exact = self._dask_statistic(frame)
+        else:
+            n = len(frame)
+            exact = self._statistic_of(frame)
         plan = self._cached_plan(n)
         noisy = exact + self._noise(plan)
         values = pd.Series(noisy, index=self.query_.names(self.columns_),
                            name=self.query_.statistic)
         return Release.of(plan, values)
+
+    def _dask_statistic(self, frame) -> tuple[int, np.ndarray]:
+        """Return (n, F(X)) of a Dask frame in one pass (linear statistics)."""
+        dask_backend.check_releasable(frame, self.query_)
+        n, totals = dask_backend.release_totals(
+            frame, self.query_, self.columns_, self.secrets_,
+            check=self._partition_check)
+        if n < 1:
+            raise DataValidationError("The private data has no rows.")
+        return n, totals * self.query_.weight(n)
+
+    def _partition_check(self, part: pd.DataFrame) -> None:
+        """Check one partition of a Dask frame as a release checks pandas data."""
 
     def _statistic_of(self, frame: pd.DataFrame) -> np.ndarray:
         """Return the exact statistic F(X) (added to noise, never kept)."""

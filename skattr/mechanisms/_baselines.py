@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import validate_data
 
+from skattr import _dask as dask_backend
+from skattr._dask import is_dask_frame
 from skattr._data import column_totals, secret_indicator
 from skattr._release import Certificate, Release
 from skattr._secret import as_secrets
@@ -257,16 +259,23 @@ class _DPBaseline(BaseMechanism):
         """
         self._validate_params()
         frame = as_frame(X, what="the data passed to fit")
-        validate_data(self, X, skip_check_array=True)
+        validate_data(self, dask_backend.schema(X), skip_check_array=True)
         secrets = () if self.secret is None else as_secrets(self.secret)
         self._resolve_query(frame, secrets)
         resolve_bounds(self.bounds, self.query_, known=frame.columns)
         # Nothing is learned, but bad data or a secret that does not apply to it
         # is reported here, as by the other mechanisms.
-        column_totals(frame, self.query_, self.columns_,
-                      what="the data passed to fit")
-        for s in secrets:
-            secret_indicator(frame, s, what="the data passed to fit")
+        what = "the data passed to fit"
+        if is_dask_frame(frame):
+            # The same checks, partition by partition, in one pass.
+            dask_backend.release_totals(
+                frame, self.query_, self.columns_, what=what,
+                check=lambda part: [secret_indicator(part, s, what=what)
+                                    for s in secrets])
+        else:
+            column_totals(frame, self.query_, self.columns_, what=what)
+            for s in secrets:
+                secret_indicator(frame, s, what=what)
         # A Theta given as a parameter (the Markov quilt network) is checked
         # against the columns here; the DP baselines have none.
         self.theta_ = self._fit_theta(frame, secrets)
@@ -296,8 +305,15 @@ class _DPBaseline(BaseMechanism):
         Release
             The noisy values with their certificate.
         """
-        self._check_bounds(self._private_frame(X))
+        frame = self._private_frame(X)
+        if not is_dask_frame(frame):
+            # A Dask frame is checked partition by partition in the release's
+            # one pass (_partition_check).
+            self._check_bounds(frame)
         return super().release(X)
+
+    def _partition_check(self, part: pd.DataFrame) -> None:
+        self._check_bounds(part)
 
     def _group_size(self, n: int) -> int:
         if not self._group:

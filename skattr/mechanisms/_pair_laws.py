@@ -68,6 +68,8 @@ class GaussianPairLawMechanism(BaseMechanism):
     Gaussian Mechanism and Chen and Ohrimenko's Expected Value family.
     """
 
+    _reads_dask_reference = True
+
     _parameter_constraints = {
         **BaseMechanism._parameter_constraints,
         "theta": [Options(frozenset({"auto", "moments", "gaussian"})), ExpertTheta,
@@ -133,8 +135,11 @@ class GaussianPairLawMechanism(BaseMechanism):
         # The name given to theta= becomes its spec object once, here; the
         # spec answers every question about Theta (skattr.theta._spec).
         self.theta_spec_ = resolve_theta(self.theta)
-        reference = Reference(frame, self.query_, self.columns_)
-        exact, why = self._fit_exact_laws(reference, secrets)
+        reference = Reference(frame, self.query_, self.columns_, secrets)
+        # law="gaussian" takes no exact law, so none is looked for (it would
+        # read the records' values).
+        exact, why = ((None, "") if self.law == "gaussian"
+                      else self._fit_exact_laws(reference, secrets))
         if self.law == "gaussian":
             self.law_, self.exact_laws_ = "gaussian", None
         elif exact is not None:

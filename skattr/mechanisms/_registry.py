@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 
 import pandas as pd
 
+from skattr import _dask as dask_backend
 from skattr.exceptions import (
     InvalidParameterError,
     NotCertifiableError,
@@ -165,6 +166,9 @@ class Registry(Mapping):
             reference, data, mechanism,
             not stated and any(cls.needs_reference for cls in classes.values()))
         candidates, errors = [], []
+        # n is public; a Dask frame's is counted once, not per candidate.
+        n = (dask_backend.row_count(data) if dask_backend.is_dask_frame(data)
+             else len(data))
         for name, cls in classes.items():
             own = _parameters(cls)
             if mechanism == "auto" and "privacy" in params and "privacy" not in own:
@@ -179,7 +183,7 @@ class Registry(Mapping):
                       **{k: v for k, v in params.items() if k in own})
             try:
                 est.fit(reference)
-                plan = est.plan(n=len(data))
+                plan = est.plan(n=n)
             except (NotCertifiableError, InvalidParameterError) as exc:
                 # "auto" skips a candidate that cannot certify, or whose
                 # parameters do not fit it (delta = 0 for the Approximate
@@ -263,10 +267,11 @@ def _resolve_reference(reference, data, mechanism, needs_reference):
                 "no longer holds exactly. Pass public reference data instead.",
                 PrivacyLeakWarning, stacklevel=_caller_stacklevel())
         return data
-    if not isinstance(reference, pd.DataFrame):
+    if not (isinstance(reference, pd.DataFrame)
+            or dask_backend.is_dask_frame(reference)):
         raise InvalidParameterError(
-            "reference must be a DataFrame of public data from the same "
-            "population (or 'self' to fit on the private data, with a "
+            "reference must be a (pandas or Dask) DataFrame of public data from "
+            "the same population (or 'self' to fit on the private data, with a "
             f"warning); got {type(reference).__name__}.")
     return reference
 

@@ -207,7 +207,7 @@ class _WassersteinFamily(BaseMechanism):
         if getattr(spec, "fixes_law", False):
             # The reference's fit (theta="moments"), and for "auto" its
             # bootstrap replicates: the same Theta as every mechanism's.
-            reference = Reference(frame, self.query_, self.columns_)
+            reference = Reference(frame, self.query_, self.columns_, secrets)
             statistic = "count" if counting else "sum"
             self._check_groups(reference, secrets, statistic)
             return tuple(spec.exact_law(reference, s, statistic)

@@ -1,0 +1,229 @@
+"""Dask DataFrames through the data seam: one pass, the numbers pandas gives."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import skattr
+from skattr.exceptions import (
+    DataValidationError,
+    InvalidParameterError,
+    NotCertifiableError,
+)
+
+dd = pytest.importorskip("dask.dataframe")
+dask = pytest.importorskip("dask")
+
+PARTITIONS = [1, 3, 16, 20]
+SECRET = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+
+
+@pytest.fixture(autouse=True)
+def synchronous():
+    with dask.config.set(scheduler="sync"):
+        yield
+
+
+@pytest.fixture(scope="module")
+def frames():
+    from skattr.datasets import make_hospital
+    return make_hospital(600, random_state=1), make_hospital(3000, random_state=0)
+
+
+def close(a, b):
+    np.testing.assert_allclose(np.asarray(a, dtype=float),
+                               np.asarray(b, dtype=float), rtol=1e-12, atol=0)
+
+
+def same_release(left, right):
+    close(left.values, right.values)
+    assert list(left.values.index) == list(right.values.index)
+    close(left.noise_law.covariance, right.noise_law.covariance)
+    assert (left.mechanism, left.epsilon, left.delta) == (
+        right.mechanism, right.epsilon, right.delta)
+
+
+def with_empty_partitions(frame, npartitions):
+    """A Dask frame of ``frame``'s rows with two empty partitions among them."""
+    bounds = np.linspace(0, len(frame), npartitions + 1).astype(int)
+    parts = [frame.iloc[a:b] for a, b in zip(bounds[:-1], bounds[1:],
+                                             strict=True)]
+    parts = [frame.iloc[:0], *parts[:1], frame.iloc[:0], *parts[1:]]
+    return dd.from_map(lambda i: parts[i], range(len(parts)),
+                       meta=frame.iloc[:0], enforce_metadata=False)
+
+
+@pytest.mark.parametrize("npartitions", PARTITIONS)
+def test_linear_releases_equal_pandas(frames, npartitions):
+    private, reference = frames
+    ddf = dd.from_pandas(private, npartitions=npartitions)
+    kw = dict(secret=SECRET, reference=reference, law="gaussian",
+              mechanism="apgm", random_state=3)
+    for call in (lambda f: f.attrpriv.mean(["weight", "height"], **kw),
+                 lambda f: f.attrpriv.sum(["blood_pressure"], **kw),
+                 lambda f: f.attrpriv.count(["weight"], lambda w: w > 150,
+                                            **kw),
+                 lambda f: f.attrpriv.proportion(["weight"],
+                                                 lambda w: w > 150, **kw)):
+        same_release(call(private), call(ddf))
+
+
+@pytest.mark.parametrize("npartitions", PARTITIONS)
+@pytest.mark.parametrize("theta", ["moments", "auto"])
+def test_a_dask_reference_fits_the_same_theta(frames, npartitions, theta):
+    private, reference = frames
+    dref = dd.from_pandas(reference, npartitions=npartitions)
+    kw = dict(secret=SECRET, law="gaussian", theta=theta, random_state=0)
+    for mechanism in ("apgm", "optimal"):
+        same_release(
+            private.attrpriv.mean(["weight", "height"], reference=reference,
+                                  mechanism=mechanism, **kw),
+            private.attrpriv.mean(["weight", "height"], reference=dref,
+                                  mechanism=mechanism, **kw))
+
+
+def test_moments_theta_reads_a_dask_reference_in_one_pass(frames, monkeypatch):
+    # theta="moments" needs only the per-group sufficient statistics: one
+    # reduction, no column collected to the driver.
+    from skattr import _dask
+    private, reference = frames
+    calls = []
+    monkeypatch.setattr(_dask, "collect",
+                        lambda *a: calls.append("collect") or pytest.fail())
+    real = _dask._reduce
+    monkeypatch.setattr(_dask, "_reduce",
+                        lambda *a: calls.append("pass") or real(*a))
+    est = skattr.mechanisms.AttributePrivateGaussian(
+        query=skattr.Query.mean(["weight"]), secret=SECRET, theta="moments",
+        law="gaussian")
+    est.fit(dd.from_pandas(reference, npartitions=8))
+    assert calls == ["pass"]
+    calls.clear()
+    est.release(dd.from_pandas(private, npartitions=8))
+    assert calls == ["pass"]        # n and the totals together
+
+
+def test_wasserstein_count_with_a_dask_reference(frames):
+    private, reference = frames
+    secret = skattr.Secret.proportion("weight", lambda w: w > 150,
+                                      pairs=[(0.4, 0.6)])
+    kw = dict(secret=secret, random_state=0)
+    same_release(
+        private.attrpriv.count(["gender"], "female", reference=reference, **kw),
+        dd.from_pandas(private, npartitions=5).attrpriv.count(
+            ["gender"], "female", reference=dd.from_pandas(reference, 7), **kw))
+
+
+@pytest.mark.parametrize("npartitions", [3, 16])
+def test_empty_partitions_and_a_partition_without_a_group(frames, npartitions):
+    private, reference = frames
+    # Sorted by the secret: the first partitions hold one group only.
+    ordered = reference.sort_values("gender", kind="stable")
+    kw = dict(secret=SECRET, law="gaussian", mechanism="apgm",
+              theta="moments", random_state=0)
+    expected = private.attrpriv.mean(["weight"], reference=ordered, **kw)
+    got = with_empty_partitions(private, npartitions).attrpriv.mean(
+        ["weight"], reference=with_empty_partitions(ordered, npartitions), **kw)
+    same_release(expected, got)
+
+
+def test_nan_in_a_used_column_raises_as_pandas_does(frames):
+    private, reference = frames
+    broken = private.copy()
+    broken.loc[broken.index[400], "weight"] = np.nan
+    kw = dict(secret=SECRET, reference=reference, law="gaussian",
+              mechanism="apgm")
+    with pytest.raises(DataValidationError) as pandas_error:
+        broken.attrpriv.mean(["weight"], **kw)
+    with pytest.raises(DataValidationError) as dask_error:
+        dd.from_pandas(broken, npartitions=6).attrpriv.mean(["weight"], **kw)
+    assert str(dask_error.value) == str(pandas_error.value)
+
+
+def test_string_and_categorical_columns(frames):
+    private, reference = frames
+    private = private.assign(gender=private["gender"].astype("category"),
+                             band=np.where(private["weight"] > 150, "high",
+                                           "low"))
+    reference = reference.assign(
+        gender=reference["gender"].astype("category"),
+        band=np.where(reference["weight"] > 150, "high", "low"))
+    kw = dict(secret=SECRET, law="gaussian", mechanism="apgm", random_state=1)
+    same_release(
+        private.attrpriv.proportion(["band"], "high", reference=reference, **kw),
+        dd.from_pandas(private, npartitions=4).attrpriv.proportion(
+            ["band"], "high", reference=dd.from_pandas(reference, 9), **kw))
+
+
+def test_estimators_fit_and_release_dask_frames(frames):
+    private, reference = frames
+    make = lambda: skattr.mechanisms.AttributePrivateGaussian(  # noqa: E731
+        query=skattr.Query.mean(["weight"]), secret=SECRET, law="gaussian",
+        random_state=5)
+    expected = make().fit(reference).release(private)
+    got = make().fit(dd.from_pandas(reference, 4)).release(
+        dd.from_pandas(private, 4))
+    same_release(expected, got)
+    plan = make().fit(reference).plan(dd.from_pandas(private, 4))
+    close(plan.noise_law.covariance, expected.noise_law.covariance)
+
+
+def test_plan_and_leakage_count_rows_once(frames):
+    private, reference = frames
+    ddf = dd.from_pandas(private, npartitions=5)
+    kw = dict(secret=SECRET, reference=reference, law="gaussian",
+              mechanism="apgm")
+    close(ddf.attrpriv.plan(["weight"], **kw).noise_law.covariance,
+          private.attrpriv.plan(["weight"], **kw).noise_law.covariance)
+    assert ddf.attrpriv.leakage(["weight"], **kw) == pytest.approx(
+        private.attrpriv.leakage(["weight"], **kw), rel=1e-12)
+
+
+def test_dp_baseline_checks_bounds_in_each_partition(frames):
+    private, _ = frames
+    kw = dict(mechanism="dp-laplace", bounds={"weight": (0, 400)},
+              random_state=0)
+    same_release(private.attrpriv.mean(["weight"], **kw),
+                 dd.from_pandas(private, 6).attrpriv.mean(["weight"], **kw))
+    outlier = private.copy()
+    outlier.loc[outlier.index[-1], "weight"] = 1e6
+    with pytest.raises(DataValidationError, match="bounds"):
+        dd.from_pandas(outlier, 6).attrpriv.mean(["weight"], **kw)
+
+
+def test_what_dask_frames_cannot_do_is_refused(frames):
+    private, reference = frames
+    ddf = dd.from_pandas(private, npartitions=3)
+    with pytest.raises(NotCertifiableError, match="partitioning"):
+        ddf.attrpriv.median(["weight"], secret=SECRET, reference=reference,
+                            random_state=0)
+    with pytest.raises(InvalidParameterError, match="Dask DataFrame"):
+        ddf.attrpriv.ledger(secret=SECRET, reference=reference,
+                            budget=(1.0, 1e-3))
+
+
+def test_importing_skattr_does_not_import_dask():
+    code = ("import sys, skattr; assert 'dask' not in sys.modules; "
+            "import dask.dataframe as dd, pandas as pd; "
+            "f = dd.from_pandas(pd.DataFrame({'a': [1.0]}), npartitions=1); "
+            "print(type(f.attrpriv).__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.strip() == "AttributePrivacyAccessor"
+
+
+@pytest.mark.slow
+def test_end_to_end_on_a_local_cluster(frames):
+    distributed = pytest.importorskip("distributed")
+    private, reference = frames
+    kw = dict(secret=SECRET, law="gaussian", mechanism="apgm", random_state=2)
+    expected = private.attrpriv.mean(["weight", "height"], reference=reference,
+                                     **kw)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1,
+                                  processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster), dask.config.set(scheduler=None):
+        got = dd.from_pandas(private, npartitions=8).attrpriv.mean(
+            ["weight", "height"], reference=dd.from_pandas(reference, 6), **kw)
+    same_release(expected, got)
