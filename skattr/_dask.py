@@ -31,10 +31,15 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from skattr.exceptions import MissingDependencyError, NotCertifiableError
+from skattr.exceptions import (
+    DataValidationError,
+    MissingDependencyError,
+    NotCertifiableError,
+)
 
-__all__ = ["check_releasable", "collect", "group_statistics", "install_accessor",
-           "is_dask_frame", "release_totals", "row_count", "schema"]
+__all__ = ["EXACT_STATISTICS", "check_releasable", "collect", "exact_statistic",
+           "group_statistics", "install_accessor", "is_dask_frame",
+           "release_totals", "row_count", "schema"]
 
 
 def is_dask_frame(obj) -> bool:
@@ -78,19 +83,32 @@ def _reduce(frame, chunk: Callable[[pd.DataFrame], np.ndarray],
     return np.asarray(result.compute(), dtype=float)
 
 
-def check_releasable(frame, query) -> None:
-    """Refuse a statistic of a Dask frame that one pass cannot give exactly.
+#: Non-linear statistics computed exactly on a Dask frame (besides the sums).
+EXACT_STATISTICS = ("median", "quantile", "std")
 
-    Sums, means, counts and proportions are sums over the records, exact and
-    independent of the partitioning; other statistics are refused before
-    anything is fitted.
+# Bins of each histogram pass of the exact quantiles, and the most values of
+# one bin collected to the driver (a larger bin is split by another pass).
+_BINS = 4096
+_MAX_COLLECTED = 2_000_000
+
+
+def check_releasable(frame, query) -> None:
+    """Refuse a statistic of a Dask frame that cannot be computed exactly.
+
+    Sums, means, counts and proportions (one pass), the standard deviation
+    (one pass of Chan merges) and medians and quantiles (histogram passes,
+    :func:`exact_statistic`) are exact and independent of the partitioning;
+    other statistics are refused before anything is fitted.
     """
-    if is_dask_frame(frame) and not getattr(query, "is_linear", False):
+    if not is_dask_frame(frame) or getattr(query, "is_linear", False):
+        return
+    if getattr(query, "statistic", None) not in EXACT_STATISTICS:
         raise NotCertifiableError(
             f"The {query.statistic} of a Dask DataFrame is not computed here: "
-            "only sums, means, counts and proportions are exact and independent "
-            "of the partitioning in one pass. Release it from pandas data "
-            "(ddf[columns].compute()).")
+            "sums, means, counts, proportions, standard deviations, medians and "
+            "quantiles are computed exactly and independently of the "
+            "partitioning; a trimmed mean, a regression or a function is not. "
+            "Release it from pandas data (ddf[columns].compute()).")
 
 
 def row_count(frame) -> int:
@@ -170,6 +188,197 @@ def group_statistics(frame, query, columns, secrets, *,
     out = _reduce(frame, chunk, merge)
     return int(out[0]), [_unflatten(out[1 + i * width:1 + (i + 1) * width], k)
                          for i in range(len(secrets))]
+
+
+def _column_moments(frame, columns, what):
+    """Return (n, per-column min, max, mean, centred sum of squares), one pass."""
+    from skattr._data import numeric_values
+
+    k = len(columns)
+
+    def chunk(part):
+        if len(part) == 0:
+            return np.concatenate([[0.0], np.full(k, np.inf), np.full(k, -np.inf),
+                                   np.zeros(2 * k)])
+        block = numeric_values(part, columns, what=what)
+        mean = block.mean(axis=0)
+        return np.concatenate([[len(block)], block.min(axis=0),
+                               block.max(axis=0), mean,
+                               ((block - mean) ** 2).sum(axis=0)])
+
+    def merge(left, right):
+        n_l, n_r = left[0], right[0]
+        n = n_l + n_r
+        mean_l, mean_r = left[1 + 2 * k:1 + 3 * k], right[1 + 2 * k:1 + 3 * k]
+        delta = mean_r - mean_l
+        mean = mean_l + delta * (n_r / n if n else 0.0)
+        m2 = (left[1 + 3 * k:] + right[1 + 3 * k:]
+              + delta**2 * (n_l * n_r / n if n else 0.0))
+        return np.concatenate([[n], np.minimum(left[1:1 + k], right[1:1 + k]),
+                               np.maximum(left[1 + k:1 + 2 * k],
+                                          right[1 + k:1 + 2 * k]), mean, m2])
+
+    out = _reduce(frame, chunk, merge)
+    return (int(out[0]), out[1:1 + k], out[1 + k:1 + 2 * k],
+            out[1 + 2 * k:1 + 3 * k], out[1 + 3 * k:])
+
+
+def _bins(values: np.ndarray, low: float, high: float) -> np.ndarray:
+    """Bin of each value among _BINS equal bins of [low, high] (monotone)."""
+    if high <= low:
+        return np.zeros(values.shape, dtype=np.int64)
+    width = (high - low) / _BINS
+    return np.clip(np.floor((values - low) / width), 0, _BINS - 1).astype(np.int64)
+
+
+def _order_statistics(frame, columns, ranks, low, high, what) -> dict:
+    """Return {(column, rank): value}: the exact order statistics wanted.
+
+    ``ranks[j]`` are 0-based ranks of column j, ``low[j]``/``high[j]`` its
+    range. A histogram pass counts the values in equal bins (and keeps each
+    bin's least and largest value); the bin holding a rank is then either one
+    value (its least equals its largest) or narrow enough to collect, sorted
+    on the driver; a bin too full to collect is split by another pass over
+    its own range. Binning is monotone in the value, so a rank's bin and its
+    place in the bin give the value exactly.
+    """
+    from skattr._data import numeric_values
+
+    # (column, rank) -> (range low, range high, values below the range)
+    todo = {(j, int(r)): (float(low[j]), float(high[j]), 0)
+            for j, rs in enumerate(ranks) for r in rs}
+    found = {}
+    while todo:
+        ranges = sorted({(j, lo, hi) for (j, _), (lo, hi, _) in todo.items()})
+
+        def chunk(part, ranges=ranges):
+            out = []
+            block = (numeric_values(part, columns, what=what) if len(part)
+                     else np.zeros((0, len(columns))))
+            for j, lo, hi in ranges:
+                x = block[:, j]
+                x = np.sort(x[(x >= lo) & (x <= hi)])
+                b = _bins(x, lo, hi)
+                counts = np.bincount(b, minlength=_BINS).astype(float)
+                ends = np.cumsum(counts).astype(np.int64)
+                starts = ends - counts.astype(np.int64)
+                has = counts > 0
+                least = np.full(_BINS, np.inf)
+                most = np.full(_BINS, -np.inf)
+                least[has] = x[starts[has]]
+                most[has] = x[ends[has] - 1]
+                out.append(np.concatenate([counts, least, most]))
+            return np.concatenate(out)
+
+        def merge(left, right, ranges=ranges):
+            out = []
+            for i in range(len(ranges)):
+                a = left[i * 3 * _BINS:(i + 1) * 3 * _BINS]
+                b = right[i * 3 * _BINS:(i + 1) * 3 * _BINS]
+                out.append(np.concatenate([
+                    a[:_BINS] + b[:_BINS],
+                    np.minimum(a[_BINS:2 * _BINS], b[_BINS:2 * _BINS]),
+                    np.maximum(a[2 * _BINS:], b[2 * _BINS:])]))
+            return np.concatenate(out)
+
+        histogram = _reduce(frame, chunk, merge)
+        wanted = {}                      # (j, lo, hi, bin) -> ranks in it
+        next_todo = {}
+        for i, (j, lo, hi) in enumerate(ranges):
+            part = histogram[i * 3 * _BINS:(i + 1) * 3 * _BINS]
+            counts, least, most = (part[:_BINS], part[_BINS:2 * _BINS],
+                                   part[2 * _BINS:])
+            ends = np.cumsum(counts)
+            for (jj, r), (lo2, hi2, below) in todo.items():
+                if (jj, lo2, hi2) != (j, lo, hi):
+                    continue
+                b = int(np.searchsorted(ends, r - below, side="right"))
+                before = below + (int(ends[b - 1]) if b else 0)
+                if least[b] == most[b]:
+                    found[(j, r)] = float(least[b])
+                elif counts[b] > _MAX_COLLECTED:
+                    next_todo[(j, r)] = (float(least[b]), float(most[b]), before)
+                else:
+                    wanted.setdefault((j, lo, hi, b), []).append((r, before))
+        if wanted:
+            keys = sorted(wanted)
+
+            def pick(part, keys=keys):
+                if not len(part):
+                    return pd.DataFrame({"key": np.zeros(0, dtype=np.int64),
+                                         "value": np.zeros(0)})
+                block = numeric_values(part, columns, what=what)
+                keep_key, keep_value = [], []
+                for i, (j, lo, hi, b) in enumerate(keys):
+                    x = block[:, j]
+                    inside = (x >= lo) & (x <= hi)
+                    x = x[inside]
+                    x = x[_bins(x, lo, hi) == b]
+                    keep_key.append(np.full(x.size, i, dtype=np.int64))
+                    keep_value.append(x)
+                return pd.DataFrame({"key": np.concatenate(keep_key),
+                                     "value": np.concatenate(keep_value)})
+
+            meta = pd.DataFrame({"key": np.zeros(0, dtype=np.int64),
+                                 "value": np.zeros(0)})
+            picked = frame.map_partitions(pick, meta=meta).compute()
+            for i, key in enumerate(keys):
+                values = np.sort(picked["value"].to_numpy()[
+                    picked["key"].to_numpy() == i])
+                for r, before in wanted[key]:
+                    found[(key[0], r)] = float(values[r - before])
+        todo = next_todo
+    return found
+
+
+def _lerp(a: float, b: float, t: float) -> float:
+    """NumPy's linear interpolation (numpy.quantile's, to the last bit)."""
+    a, b, t = np.float64(a), np.float64(b), np.float64(t)
+    diff = b - a
+    return float(b - diff * (1 - t) if t >= 0.5 else a + diff * t)
+
+
+def exact_statistic(frame, query, columns, *, what: str = "the private data"
+                    ) -> tuple[int, np.ndarray]:
+    """Return (n, the exact median, quantiles or std) of a Dask frame's columns.
+
+    The values equal NumPy's on the whole column: the standard deviation from
+    one pass of per-partition moments merged by Chan's update (to rounding);
+    medians and quantiles exactly, from their order statistics
+    (:func:`_order_statistics`: one pass for the range, one histogram pass,
+    one pass collecting the bins that hold the ranks), combined as
+    ``numpy.median`` and ``numpy.quantile`` (linear) combine them.
+    """
+    columns = list(columns)
+    n, low, high, _, m2 = _column_moments(frame, columns, what)
+    need = query.ddof + 1 if query.statistic == "std" else 1
+    if n < need:
+        raise DataValidationError(
+            f"{what} has {n} row(s); the {query.statistic} of {columns} needs at "
+            f"least {need}. Pass more rows.")
+    if query.statistic == "std":
+        with np.errstate(over="ignore", invalid="ignore"):
+            return n, np.sqrt(m2 / (n - query.ddof))
+    if query.statistic == "median":
+        middle = [(n - 1) // 2, n // 2]
+        ranks = [middle] * len(columns)
+        found = _order_statistics(frame, columns, ranks, low, high, what)
+        return n, np.array([
+            np.mean(np.array([found[(j, middle[0])], found[(j, middle[1])]]))
+            if n % 2 == 0 else found[(j, middle[0])]
+            for j in range(len(columns))])
+    # numpy.quantile, method "linear": virtual index (n - 1) q.
+    plan = []
+    for level in query.q:
+        virtual = np.float64(n - 1) * np.float64(level)
+        before = int(np.floor(virtual))
+        below = min(max(before, 0), n - 1)
+        above = min(below + 1, n - 1)
+        plan.append((below, above, float(virtual - before)))
+    ranks = [sorted({r for b, a, _ in plan for r in (b, a)})] * len(columns)
+    found = _order_statistics(frame, columns, ranks, low, high, what)
+    return n, np.array([_lerp(found[(j, b)], found[(j, a)], t)
+                        for j in range(len(columns)) for b, a, t in plan])
 
 
 def collect(frame, columns) -> pd.DataFrame:

@@ -30,6 +30,7 @@ __all__ = [
     "Reference",
     "column_totals",
     "group_statistics",
+    "numeric_values",
     "record_contributions",
     "secret_indicator",
     "statistics_of",
@@ -129,6 +130,18 @@ def statistic_values(frame: pd.DataFrame, query, columns, *,
                      what: str = "the private data") -> np.ndarray:
     """Return the exact value of a non-linear statistic on the frame."""
     return query.values(frame, columns, what=what)
+
+
+def numeric_values(frame: pd.DataFrame, columns, *,
+                   what: str = "the private data") -> np.ndarray:
+    """Return the columns as a checked float64 (n, k) block (numeric, finite).
+
+    What a non-linear statistic's exact value reads; the Dask backend reads a
+    partition's rows through it.
+    """
+    from skattr._validation import numeric_block
+
+    return numeric_block(frame, columns, what=what)
 
 
 def secret_indicator(frame: pd.DataFrame, secret, *,

@@ -4,9 +4,11 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import skattr
+from skattr import Statistic
 from skattr.exceptions import (
     DataValidationError,
     InvalidParameterError,
@@ -197,8 +199,11 @@ def test_what_dask_frames_cannot_do_is_refused(frames):
     private, reference = frames
     ddf = dd.from_pandas(private, npartitions=3)
     with pytest.raises(NotCertifiableError, match="partitioning"):
-        ddf.attrpriv.median(["weight"], secret=SECRET, reference=reference,
-                            random_state=0)
+        ddf.attrpriv.agg(skattr.Statistic.trimmed_mean(["weight"]),
+                         secret=SECRET, reference=reference, random_state=0)
+    with pytest.raises(NotCertifiableError, match="partitioning"):
+        ddf.attrpriv.agg(lambda d: d["weight"].max(), ["weight"], secret=SECRET,
+                         reference=reference, random_state=0)
     with pytest.raises(InvalidParameterError, match="Dask DataFrame"):
         ddf.attrpriv.ledger(secret=SECRET, reference=reference,
                             budget=(1.0, 1e-3))
@@ -227,3 +232,123 @@ def test_end_to_end_on_a_local_cluster(frames):
         got = dd.from_pandas(private, npartitions=8).attrpriv.mean(
             ["weight", "height"], reference=dd.from_pandas(reference, 6), **kw)
     same_release(expected, got)
+
+
+# --- Exact medians, quantiles and standard deviations -----------------------
+
+
+def awkward_columns(n, seed):
+    """Columns with ties, a heavy tail, a constant and integers."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "normal": rng.normal(size=n),
+        "ties": rng.integers(0, 4, n).astype(float),
+        "heavy": np.exp(5 * rng.normal(size=n)),
+        "constant": np.full(n, 0.1),
+        "count": rng.integers(0, 100, n),
+    })
+
+
+@pytest.mark.parametrize("npartitions", PARTITIONS)
+@pytest.mark.parametrize("n", [1, 2, 7, 1000])
+def test_quantiles_and_medians_equal_numpy_to_the_bit(n, npartitions):
+    from skattr import _dask
+    frame = awkward_columns(n, seed=n)
+    ddf = dd.from_pandas(frame, npartitions=min(npartitions, n))
+    columns = list(frame.columns)
+    for stat in (Statistic.median(columns),
+                 Statistic.quantile(columns, q=[0.0, 0.01, 0.25, 0.5, 0.9, 1.0])):
+        got_n, got = _dask.exact_statistic(ddf, stat, columns)
+        assert got_n == n
+        assert np.array_equal(got, stat.values(frame, columns))
+
+
+@pytest.mark.parametrize("npartitions", PARTITIONS)
+def test_std_equals_numpy(npartitions):
+    from skattr import _dask
+    frame = awkward_columns(1000, seed=3)
+    columns = list(frame.columns)
+    for ddof in (0, 1):
+        stat = Statistic.std(columns, ddof=ddof)
+        _, got = _dask.exact_statistic(
+            dd.from_pandas(frame, npartitions=npartitions), stat, columns)
+        # Relative 1e-12; the constant column's std is rounding either way.
+        np.testing.assert_allclose(got, stat.values(frame, columns), rtol=1e-12,
+                                   atol=1e-15)
+
+
+def test_a_median_takes_three_passes(monkeypatch):
+    from skattr import _dask
+    frame = awkward_columns(5000, seed=1)
+    ddf = dd.from_pandas(frame, npartitions=16)
+    passes = []
+    real_reduce = _dask._reduce
+    monkeypatch.setattr(_dask, "_reduce",
+                        lambda *a: passes.append("reduce") or real_reduce(*a))
+    real_map = type(ddf).map_partitions
+
+    def counted(self, *a, **k):
+        passes.append("collect")
+        return real_map(self, *a, **k)
+
+    monkeypatch.setattr(type(ddf), "map_partitions", counted)
+    _dask.exact_statistic(ddf, Statistic.median(["normal", "heavy"]),
+                          ["normal", "heavy"])
+    # The range, one histogram, the bins holding the two middle ranks.
+    assert passes == ["reduce", "reduce", "collect"]
+
+
+def test_a_crowded_bin_is_split_by_another_pass(monkeypatch):
+    from skattr import _dask
+    monkeypatch.setattr(_dask, "_MAX_COLLECTED", 10)
+    rng = np.random.default_rng(2)
+    # Most values in a sliver of the range: their bin is split again.
+    frame = pd.DataFrame({"x": np.concatenate([rng.random(3000) * 1e-6,
+                                               [1.0, 1e6]])})
+    stat = Statistic.quantile(["x"], q=[0.3, 0.5, 0.77])
+    _, got = _dask.exact_statistic(dd.from_pandas(frame, npartitions=5), stat,
+                                   ["x"])
+    assert np.array_equal(got, stat.values(frame, ["x"]))
+
+
+def test_median_quantile_and_std_releases_equal_pandas(frames):
+    # One fit per statistic; two copies of the fitted estimator draw the same
+    # noise, one releasing the pandas frame, one the Dask frame.
+    import copy
+
+    from skattr.theta import Resample
+    private, reference = frames
+    ddf = with_empty_partitions(private, 16)
+    for query in (Statistic.median(["weight"]),
+                  Statistic.quantile(["height"], q=[0.25, 0.75]),
+                  Statistic.std(["height"])):
+        est = skattr.mechanisms.ApproximateWassersteinMechanism(
+            query=query, secret=SECRET, delta=0.05, random_state=4,
+            theta=Resample(random_state=0, n_draws=5_000)).fit(reference)
+        twin = copy.deepcopy(est)
+        same_release(est.release(private), twin.release(ddf))
+
+
+def test_the_accessor_releases_a_dask_median(frames):
+    from skattr.theta import Resample
+    private, reference = frames
+    kw = dict(secret=SECRET, reference=reference, delta=0.05, random_state=4,
+              mechanism="approx-wasserstein",
+              theta=Resample(random_state=0, n_draws=5_000))
+    same_release(private.attrpriv.median(["weight"], **kw),
+                 dd.from_pandas(private, npartitions=7).attrpriv.median(
+                     ["weight"], **kw))
+
+
+def test_nan_in_a_median_column_raises_as_pandas_does(frames):
+    from skattr import _dask
+    private, _ = frames
+    broken = private.copy()
+    broken.loc[broken.index[10], "weight"] = np.nan
+    stat = Statistic.median(["weight"])
+    with pytest.raises(DataValidationError) as pandas_error:
+        stat.values(broken, ["weight"], what="the private data")
+    with pytest.raises(DataValidationError) as dask_error:
+        _dask.exact_statistic(dd.from_pandas(broken, npartitions=4), stat,
+                              ["weight"])
+    assert str(dask_error.value) == str(pandas_error.value)

@@ -282,8 +282,12 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         return Release.of(plan, values)
 
     def _dask_statistic(self, frame) -> tuple[int, np.ndarray]:
-        """Return (n, F(X)) of a Dask frame in one pass (linear statistics)."""
+        """Return (n, F(X)) of a Dask frame: one pass for sums, a few for quantiles."""
         dask_backend.check_releasable(frame, self.query_)
+        if not self.query_.is_linear:
+            n, values = dask_backend.exact_statistic(frame, self.query_,
+                                                     self.columns_)
+            return n, values
         n, totals = dask_backend.release_totals(
             frame, self.query_, self.columns_, self.secrets_,
             check=self._partition_check)
