@@ -68,19 +68,25 @@ def _reduce(frame, chunk: Callable[[pd.DataFrame], np.ndarray],
     scheduler.
     """
 
+    # Each partial result travels as one object (the vector), not as a row
+    # of a wide frame: histograms hold thousands of numbers.
     def on_partition(part: pd.DataFrame) -> pd.Series:
-        return pd.Series(np.asarray(chunk(part), dtype=float))
+        holder = np.empty(1, dtype=object)
+        holder[0] = np.asarray(chunk(part), dtype=float)
+        return pd.Series(holder)
 
     def merged(rows: pd.DataFrame) -> pd.Series:
-        vectors = rows.to_numpy(dtype=float)
+        vectors = rows.iloc[:, 0].to_list()
         out = vectors[0]
         for vector in vectors[1:]:
             out = merge(out, vector)
-        return pd.Series(out)
+        holder = np.empty(1, dtype=object)
+        holder[0] = out
+        return pd.Series(holder)
 
     result = frame.reduction(on_partition, aggregate=merged, combine=merged,
-                             meta=(None, "f8"))
-    return np.asarray(result.compute(), dtype=float)
+                             meta=(None, "object"))
+    return np.asarray(result.compute().iloc[0], dtype=float)
 
 
 #: Non-linear statistics computed exactly on a Dask frame (besides the sums).
