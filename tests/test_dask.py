@@ -352,3 +352,30 @@ def test_nan_in_a_median_column_raises_as_pandas_does(frames):
         _dask.exact_statistic(dd.from_pandas(broken, npartitions=4), stat,
                               ["weight"])
     assert str(dask_error.value) == str(pandas_error.value)
+
+
+@pytest.mark.slow
+def test_census_example_small(tmp_path):
+    # The example's whole path at a small size: Parquet written partition by
+    # partition, Theta fitted on a Dask reference, releases on a LocalCluster.
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).parents[1] / "examples" / "dask_census.py"
+    spec = importlib.util.spec_from_file_location("dask_census", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    example.write_parquet(tmp_path / "census", 60_000, 0, 10_000)
+    example.write_parquet(tmp_path / "reference", 40_000, 1, 10_000)
+    with dask.config.set(scheduler=None):
+        out = example.main(path=str(tmp_path))
+    assert list(out["means"].values.index) == ["age", "education", "commute"]
+    assert out["means"].n == 60_000 and out["count"].n == 60_000
+    # The same release from pandas, with the same seed.
+    census = pd.read_parquet(tmp_path / "census")
+    reference = pd.read_parquet(tmp_path / "reference")
+    expected = skattr.mechanisms.AttributePrivateGaussian(
+        query=skattr.Query.mean(["age", "education", "commute"]),
+        secret=example.SECRET, theta="moments", law="gaussian",
+        sampling="with-replacement", epsilon=1.0, delta=1e-6,
+        random_state=0).fit(reference).release(census)
+    same_release(expected, out["means"])
