@@ -94,7 +94,7 @@ class AttributePrivacyAccessor:
         if not is_dask_frame(self._obj):
             return len(self._obj)
         if getattr(self, "_rows", None) is None:
-            self._rows = row_count(self._obj)
+            self._rows = row_count(self._obj, what="the private data")
         return self._rows
 
     def _release(self, query: Query, *, secret, reference, mechanism="auto",

@@ -46,7 +46,8 @@ def is_dask_frame(obj) -> bool:
     """Whether ``obj`` is a Dask DataFrame (without importing Dask)."""
     module = type(obj).__module__ or ""
     return (module.split(".")[0] in ("dask", "dask_expr")
-            and hasattr(obj, "npartitions") and hasattr(obj, "columns"))
+            and hasattr(obj, "npartitions")
+            and isinstance(getattr(obj, "dtypes", None), pd.Series))
 
 
 def schema(X):
@@ -117,9 +118,17 @@ def check_releasable(frame, query) -> None:
             "Release it from pandas data (ddf[columns].compute()).")
 
 
-def row_count(frame) -> int:
-    """Return the number of rows (one pass that reads no column's values)."""
-    return int(_reduce(frame, lambda part: [len(part)], np.add)[0])
+def row_count(frame, *, what: str | None = None) -> int:
+    """Return the number of rows (one pass that reads no column's values).
+
+    With ``what``, an empty frame is refused as pandas data would be.
+    """
+    n = int(_reduce(frame, lambda part: [len(part)], np.add)[0])
+    if what is not None and n == 0:
+        raise DataValidationError(
+            f"Found array with 0 sample(s) while a minimum of 1 is required: "
+            f"{what} has 0 rows. Pass a non-empty frame.")
+    return n
 
 
 def release_totals(frame, query, columns, secrets=(), *,

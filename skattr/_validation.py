@@ -19,6 +19,8 @@ def as_frame(X, *, what: str = "X") -> pd.DataFrame:
     if isinstance(X, pd.DataFrame) or is_dask_frame(X):
         # A Dask DataFrame stays lazy: the data seam reads it in one pass.
         frame = X
+    elif is_dask_frame(getattr(X, "to_frame", lambda: None)()):
+        frame = X.to_frame()            # a Dask Series, still lazy
     elif isinstance(X, pd.Series):
         frame = X.to_frame()
     else:

@@ -379,3 +379,19 @@ def test_census_example_small(tmp_path):
         sampling="with-replacement", epsilon=1.0, delta=1e-6,
         random_state=0).fit(reference).release(census)
     same_release(expected, out["means"])
+
+
+def test_a_dask_series_and_an_empty_frame(frames):
+    private, reference = frames
+    est = skattr.mechanisms.AttributePrivateGaussian(
+        query=skattr.Query.mean(["weight"]), secret=SECRET, law="gaussian",
+        random_state=0).fit(reference[["gender", "weight"]])
+    twin = skattr.mechanisms.AttributePrivateGaussian(
+        query=skattr.Query.mean(["weight"]), secret=SECRET, law="gaussian",
+        random_state=0).fit(reference[["gender", "weight"]])
+    ddf = dd.from_pandas(private[["gender", "weight"]], npartitions=3)
+    same_release(est.release(private[["gender", "weight"]]), twin.release(ddf))
+    with pytest.raises(DataValidationError, match="0 rows"):
+        ddf[ddf.weight > 1e9].attrpriv.mean(["weight"], secret=SECRET,
+                                            reference=reference,
+                                            law="gaussian", mechanism="apgm")

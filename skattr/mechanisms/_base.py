@@ -254,8 +254,8 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
             if X is None:
                 raise InvalidParameterError("plan needs the private data X or n=.")
             frame = self._private_frame(X)
-            n = (dask_backend.row_count(frame) if is_dask_frame(frame)
-                 else len(frame))
+            n = (dask_backend.row_count(frame, what="the private data")
+                 if is_dask_frame(frame) else len(frame))
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise InvalidParameterError(f"n must be a positive int; got {n!r}.")
         return self._cached_plan(int(n))
@@ -292,7 +292,9 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
             frame, self.query_, self.columns_, self.secrets_,
             check=self._partition_check)
         if n < 1:
-            raise DataValidationError("The private data has no rows.")
+            raise DataValidationError(
+                "Found array with 0 sample(s) while a minimum of 1 is required: "
+                "the private data has 0 rows. Pass a non-empty frame.")
         return n, totals * self.query_.weight(n)
 
     def _partition_check(self, part: pd.DataFrame) -> None:

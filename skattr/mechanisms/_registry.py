@@ -167,8 +167,8 @@ class Registry(Mapping):
             not stated and any(cls.needs_reference for cls in classes.values()))
         candidates, errors = [], []
         # n is public; a Dask frame's is counted once, not per candidate.
-        n = (dask_backend.row_count(data) if dask_backend.is_dask_frame(data)
-             else len(data))
+        n = (dask_backend.row_count(data, what="the private data")
+             if dask_backend.is_dask_frame(data) else len(data))
         for name, cls in classes.items():
             own = _parameters(cls)
             if mechanism == "auto" and "privacy" in params and "privacy" not in own:
