@@ -407,6 +407,11 @@ class Ledger:
         from skattr._dask import is_dask_frame
         from skattr._secret import Secret
 
+        if is_dask_frame(reference):
+            raise InvalidParameterError(
+                "A ledger reads its reference data as a pandas DataFrame (its "
+                "fingerprint and the joint laws); pass reference.compute(), or "
+                "a sample of it, or release without a ledger.")
         if is_dask_frame(data):
             raise InvalidParameterError(
                 "A ledger is opened on a pandas DataFrame; a Dask DataFrame's "

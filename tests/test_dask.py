@@ -207,6 +207,9 @@ def test_what_dask_frames_cannot_do_is_refused(frames):
     with pytest.raises(InvalidParameterError, match="Dask DataFrame"):
         ddf.attrpriv.ledger(secret=SECRET, reference=reference,
                             budget=(1.0, 1e-3))
+    with pytest.raises(InvalidParameterError, match="reference.compute"):
+        private.attrpriv.ledger(secret=SECRET, budget=(1.0, 1e-3),
+                                reference=dd.from_pandas(reference, 2))
 
 
 def test_importing_skattr_does_not_import_dask():

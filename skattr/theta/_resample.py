@@ -530,9 +530,10 @@ def coupled_values(laws: list, a: float, b: float, n: int, privacy: str,
         rng = check_random_state(first.seed, stream=(*stream, 1))
         order_rng = check_random_state(first.seed, stream=(*stream, 2))
         if privacy == "distributional":
-            u = rng.random(m)
-            k_a = stats.binom.ppf(u, n, a).astype(np.int64)
-            k_b = stats.binom.ppf(u, n, b).astype(np.int64)
+            # One uniform per pair, in (0, 1): ppf(0) would be -1.
+            u = 1.0 - rng.random(m)
+            k_a = np.clip(stats.binom.ppf(u, n, a), 0, n).astype(np.int64)
+            k_b = np.clip(stats.binom.ppf(u, n, b), 0, n).astype(np.int64)
         else:
             for value in (a, b):
                 first._counts_law(value, n, privacy)   # on the grid
