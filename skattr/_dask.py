@@ -38,7 +38,7 @@ from skattr.exceptions import (
 )
 
 __all__ = ["EXACT_STATISTICS", "check_releasable", "collect", "exact_statistic",
-           "group_statistics", "install_accessor", "is_dask_frame",
+           "group_statistics", "hash_sums", "install_accessor", "is_dask_frame",
            "release_totals", "row_count", "schema"]
 
 
@@ -394,6 +394,54 @@ def exact_statistic(frame, query, columns, *, what: str = "the private data"
     found = _order_statistics(frame, columns, ranks, low, high, what)
     return n, np.array([_lerp(found[(j, b)], found[(j, a)], t)
                         for j in range(len(columns)) for b, a, t in plan])
+
+
+_MIX = np.uint64(0xBF58476D1CE4E5B9)
+
+
+def _partition_hash_sums(part: pd.DataFrame, columns) -> list[int]:
+    """Return sums mod 2^64 of each column's value hashes (two each) and rows'."""
+    sums = []
+    with np.errstate(over="ignore"):
+        for hashes in ([pd.util.hash_pandas_object(part[c], index=False)
+                        for c in columns]
+                       + [pd.util.hash_pandas_object(part[list(columns)],
+                                                     index=False)]):
+            h = hashes.to_numpy(dtype=np.uint64)
+            mixed = (h ^ (h >> np.uint64(31))) * _MIX
+            sums += [int(h.sum(dtype=np.uint64)), int(mixed.sum(dtype=np.uint64))]
+    return sums
+
+
+def hash_sums(frame, columns) -> tuple[int, list[str]]:
+    """Return (rows, a 128-bit hex digest per column and one of the rows).
+
+    Each digest is two sums modulo 2^64 over the rows: of
+    ``pandas.util.hash_pandas_object``'s 64-bit hash of each value, and of a
+    mix of it. Sums add across partitions, so the digests do not depend on
+    the partitioning (nor on the order of the rows), and a pandas frame and
+    a Dask frame of the same rows give the same ones. A Dask frame is read
+    in one pass; the partial sums travel as 16-bit limbs, which add up
+    exactly in floating point.
+    """
+    columns = list(columns)
+    if not is_dask_frame(frame):
+        sums = _partition_hash_sums(frame, columns)
+        rows = len(frame)
+    else:
+        def chunk(part):
+            limbs = [(value >> (16 * i)) & 0xFFFF
+                     for value in _partition_hash_sums(part, columns)
+                     for i in range(4)]
+            return [len(part), *limbs]
+
+        out = _reduce(frame, chunk, np.add)
+        rows = int(out[0])
+        limbs = [int(v) for v in out[1:]]
+        sums = [sum(limbs[4 * j + i] << (16 * i) for i in range(4)) % 2**64
+                for j in range(len(limbs) // 4)]
+    return rows, [f"{sums[2 * j]:016x}{sums[2 * j + 1]:016x}"
+                  for j in range(len(sums) // 2)]
 
 
 def collect(frame, columns) -> pd.DataFrame:

@@ -60,7 +60,7 @@ from skattr.theta._pairs import PairLaws
 __all__ = ["SCHEMA_VERSION", "Ledger", "LedgerEntry"]
 
 #: Version of the JSON a ledger is saved as (``Ledger.to_json``).
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # Relative tolerance of the budget check: epsilons are computed to ~1e-9.
 _BUDGET_RTOL = 1e-9
@@ -132,8 +132,8 @@ def _single_statistics(query, n: int) -> tuple:
     return tuple(out)
 
 
-def _fingerprint(frame: pd.DataFrame, columns) -> dict:
-    """Row count and a SHA-256 of each named column's values (index ignored)."""
+def _fingerprint_v1(frame: pd.DataFrame, columns) -> dict:
+    """Return schema 1's row count and SHA-256 of each named column's values."""
     hashes = {}
     for c in columns:
         match = [col for col in frame.columns if str(col) == c]
@@ -145,16 +145,51 @@ def _fingerprint(frame: pd.DataFrame, columns) -> dict:
     return {"rows": int(len(frame)), "columns": hashes}
 
 
-def _check_fingerprint(frame, saved: dict, what: str) -> None:
-    if not isinstance(frame, pd.DataFrame):
-        raise InvalidParameterError(f"The {what} must be a pandas DataFrame.")
-    now = _fingerprint(frame, sorted(saved["columns"]))
+def _fingerprint(frame, columns) -> dict:
+    """Row count and 128-bit hashes of the named columns' values, pandas or Dask.
+
+    Each column's hash, and one of its rows across all the named columns,
+    is a pair of sums modulo 2^64 over the rows of a 64-bit hash of each
+    value (:func:`skattr._dask.hash_sums`): partial sums add up across
+    partitions, so a Dask frame and the pandas frame of the same rows have
+    the same fingerprint, however they are partitioned. It identifies the
+    rows and each column's values, not the order of the rows.
+    """
+    from skattr._dask import hash_sums
+
+    names = {}
+    for c in columns:
+        match = [col for col in frame.columns if str(col) == c]
+        if len(match) == 1:
+            names[c] = match[0]
+    rows, sums = hash_sums(frame, list(names.values()))
+    hashes = {c: None for c in columns}
+    hashes.update({c: sums[i] for i, c in enumerate(names)})
+    return {"rows": rows, "columns": hashes, "records": sums[-1]}
+
+
+def _check_fingerprint(frame, saved: dict, what: str, schema: int) -> None:
+    from skattr._dask import is_dask_frame
+
+    if schema == 1:
+        if not isinstance(frame, pd.DataFrame):
+            raise InvalidParameterError(
+                f"A ledger file of schema 1 checks the {what} as a pandas "
+                "DataFrame; pass it as one (ddf.compute()).")
+        now = _fingerprint_v1(frame, sorted(saved["columns"]))
+    elif isinstance(frame, pd.DataFrame) or is_dask_frame(frame):
+        now = _fingerprint(frame, sorted(saved["columns"]))
+    else:
+        raise InvalidParameterError(
+            f"The {what} must be a pandas or Dask DataFrame.")
     if now["rows"] != saved["rows"]:
         raise DataValidationError(
             f"The {what} has {now['rows']} rows; the ledger was opened on "
             f"{saved['rows']}. A ledger covers one dataset: open a new one for "
             "other data.")
     changed = [c for c, h in saved["columns"].items() if now["columns"][c] != h]
+    if not changed and now.get("records") != saved.get("records"):
+        changed = ["(their rows together)"]
     if changed:
         raise DataValidationError(
             f"The {what}'s column(s) {changed} differ from those the ledger "
@@ -404,7 +439,7 @@ class Ledger:
 
     def __init__(self, data: pd.DataFrame, *, secret, reference=None, budget,
                  theta="auto", law=None, random_state=None):
-        from skattr._dask import is_dask_frame
+        from skattr._dask import is_dask_frame, row_count
         from skattr._secret import Secret
 
         if is_dask_frame(reference):
@@ -412,16 +447,9 @@ class Ledger:
                 "A ledger reads its reference data as a pandas DataFrame (its "
                 "fingerprint and the joint laws); pass reference.compute(), or "
                 "a sample of it, or release without a ledger.")
-        if is_dask_frame(data):
+        if not (isinstance(data, pd.DataFrame) or is_dask_frame(data)):
             raise InvalidParameterError(
-                "A ledger is opened on a pandas DataFrame; a Dask DataFrame's "
-                "ledger (fingerprints and joint certificates in one pass each) "
-                "is not built yet. Release from the Dask frame with "
-                "ddf.attrpriv.mean(...), or open the ledger on "
-                "ddf[columns].compute().")
-        if not isinstance(data, pd.DataFrame):
-            raise InvalidParameterError(
-                f"A ledger is opened on a pandas DataFrame; got "
+                f"A ledger is opened on a pandas or Dask DataFrame; got "
                 f"{type(data).__name__}.")
         if not isinstance(secret, Secret):
             raise InvalidParameterError(
@@ -447,6 +475,9 @@ class Ledger:
                 "grid line's end, which the ledger's joint epsilon does not "
                 "check; state Theta as a finite set of models.")
         self._data = data
+        # n is public: a Dask frame's rows are counted once, here.
+        self._n = (row_count(data, what="the private data")
+                   if is_dask_frame(data) else len(data))
         self.secret = secret
         self.reference = reference
         self.budget = (eps, delta)
@@ -561,6 +592,9 @@ class Ledger:
         return found[1], found[-1]
 
     def _planned(self, query, params):
+        from skattr._dask import check_releasable
+
+        check_releasable(self._data, query)     # a Dask frame: before any fit
         for key in ("secret", "reference", "theta", "law"):
             if key in params:
                 raise InvalidParameterError(
@@ -611,7 +645,7 @@ class Ledger:
             raise NotCertifiableError(
                 f"mechanism={mechanism!r} planned {plan.noise_law.kind} noise, "
                 "which the ledger does not certify jointly.")
-        statistics = _single_statistics(est.query_, len(self._data))
+        statistics = _single_statistics(est.query_, self._n)
         return est, plan, statistics, np.asarray(plan.noise_law.covariance,
                                                  dtype=float), None
 
@@ -659,7 +693,7 @@ class Ledger:
                               data=self._data, mechanism=mechanism,
                               theta=self.theta,
                               random_state=self._noise_source(), **law, **params)
-        return est, est.plan(n=len(self._data))
+        return est, est.plan(n=self._n)
 
     def _noise_source(self):
         from skattr._random import check_random_state
@@ -827,21 +861,26 @@ class Ledger:
             raise DataValidationError(
                 "The ledger file's content hash does not match: it was altered "
                 "after it was saved. Use the file to_json wrote.")
-        if payload.get("schema") != SCHEMA_VERSION:
+        schema = payload.get("schema")
+        if schema not in (1, SCHEMA_VERSION):
             raise DataValidationError(
-                f"The ledger file has schema {payload.get('schema')!r}; this "
-                f"skattr reads schema {SCHEMA_VERSION}.")
-        if not isinstance(data, pd.DataFrame):
+                f"The ledger file has schema {schema!r}; this skattr reads "
+                f"schemas 1 and {SCHEMA_VERSION}.")
+        from skattr._dask import is_dask_frame
+
+        if not (isinstance(data, pd.DataFrame) or is_dask_frame(data)):
             raise InvalidParameterError(
-                "from_json needs the private DataFrame the ledger was opened on.")
+                "from_json needs the private DataFrame the ledger was opened on "
+                "(pandas or Dask).")
         saved = payload["data"]
-        _check_fingerprint(data, saved, "private data")
+        _check_fingerprint(data, saved, "private data", schema)
         if payload["reference"] is not None:
             if reference is None:
                 raise InvalidParameterError(
                     "The ledger was opened with reference data; pass the same "
                     "reference= to from_json.")
-            _check_fingerprint(reference, payload["reference"], "reference data")
+            _check_fingerprint(reference, payload["reference"], "reference data",
+                               schema)
         ledger = cls(data, secret=_secret_from_json(payload["secret"]),
                      reference=reference, budget=tuple(payload["budget"]),
                      theta=_theta_from_json(payload["theta"]),
@@ -980,7 +1019,7 @@ class Ledger:
             weights[e["key"]] = weights.get(e["key"], 0.0) + w
         laws = [self._resampled(key) for key in weights]
         w = list(weights.values())
-        n = len(self._data)
+        n = self._n
         pairs = (self.secret.grid_pairs(
             n, alternative="use privacy='distributional'")
                  if privacy == "dataset" else
@@ -1108,7 +1147,7 @@ class Ledger:
         variances = np.diag(noise)
         variance = (0.0 if np.any(variances <= 0) else
                     1.0 / float(np.sum(select[:, 0] ** 2 / variances)))
-        return exact_leakage(est._exact_pairs(len(self._data)), self.budget[1],
+        return exact_leakage(est._exact_pairs(self._n), self.budget[1],
                              variance)
 
     def _joint_estimator(self, distinct):
@@ -1132,7 +1171,7 @@ class Ledger:
     def _joint_laws(self, distinct) -> PairLaws:
         """Return the Gaussian laws of the d distinct statistics under every pair."""
         est = self._joint_estimator(distinct)
-        per_secret = [est._prepare(laws)[0] for laws in est._laws(len(self._data))]
+        per_secret = [est._prepare(laws)[0] for laws in est._laws(self._n)]
         laws = PairLaws.concatenate(per_secret)
         # The mechanism orders its columns; map them back to `distinct`.
         names = est.query_.names(est.columns_)

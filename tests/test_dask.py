@@ -204,9 +204,6 @@ def test_what_dask_frames_cannot_do_is_refused(frames):
     with pytest.raises(NotCertifiableError, match="partitioning"):
         ddf.attrpriv.agg(lambda d: d["weight"].max(), ["weight"], secret=SECRET,
                          reference=reference, random_state=0)
-    with pytest.raises(InvalidParameterError, match="Dask DataFrame"):
-        ddf.attrpriv.ledger(secret=SECRET, reference=reference,
-                            budget=(1.0, 1e-3))
     with pytest.raises(InvalidParameterError, match="reference.compute"):
         private.attrpriv.ledger(secret=SECRET, budget=(1.0, 1e-3),
                                 reference=dd.from_pandas(reference, 2))
@@ -398,3 +395,90 @@ def test_a_dask_series_and_an_empty_frame(frames):
         ddf[ddf.weight > 1e9].attrpriv.mean(["weight"], secret=SECRET,
                                             reference=reference,
                                             law="gaussian", mechanism="apgm")
+
+
+# --- The ledger on a Dask DataFrame -------------------------------------------
+
+
+def test_a_ledger_on_dask_matches_the_pandas_one(frames):
+    from skattr.theta import Resample
+    private, reference = frames
+    frames_ = (private, dd.from_pandas(private, npartitions=6))
+    ledgers = [frame.attrpriv.ledger(secret=SECRET, reference=reference,
+                                     budget=(6.0, 1e-2), law="gaussian",
+                                     random_state=0) for frame in frames_]
+    for ledger in ledgers:
+        ledger.mean(["weight", "height"], mechanism="apgm", epsilon=1.0)
+        ledger.count(["weight"], lambda w: w > 150, mechanism="apgm",
+                     epsilon=1.0)
+    # Laplace noise: a median and a std, certified jointly.
+    laplace = [frame.attrpriv.ledger(
+        secret=SECRET, reference=reference, budget=(20.0, 0.1),
+        theta=Resample(random_state=0, n_draws=5000), random_state=0)
+        for frame in frames_]
+    for ledger in laplace:
+        ledger.median(["weight"], epsilon=1.0, delta=0.05)
+        ledger.std(["height"], epsilon=1.0, delta=0.05)
+    for a, b in (ledgers, laplace):
+        assert a.spent == pytest.approx(b.spent, rel=1e-12)
+        for x, y in zip(a.releases, b.releases, strict=True):
+            same_release(x.release, y.release)
+    with pytest.raises(NotCertifiableError, match="partitioning"):
+        ledgers[1].agg(Statistic.trimmed_mean(["weight"]), epsilon=1.0)
+
+
+def test_ledger_files_move_between_pandas_and_dask(frames):
+    import json
+    private, reference = frames
+    ledger = private.attrpriv.ledger(secret=SECRET, reference=reference,
+                                     budget=(6.0, 1e-3), law="gaussian",
+                                     random_state=0)
+    ledger.mean(["weight", "height"], mechanism="apgm", epsilon=1.0)
+    text = ledger.to_json()
+    assert json.loads(text)["skattr_ledger"]["schema"] == 2
+    # The same rows, partitioned any way or in another order, are the same
+    # dataset (every released statistic is a function of them).
+    for frame in (dd.from_pandas(private, npartitions=1),
+                  dd.from_pandas(private, npartitions=7),
+                  private.sample(frac=1.0, random_state=3)):
+        loaded = skattr.Ledger.from_json(text, frame, reference=reference)
+        assert loaded.spent == ledger.spent
+    back = skattr.Ledger.from_json(
+        skattr.Ledger.from_json(text, dd.from_pandas(private, 4),
+                                reference=reference).to_json(),
+        private, reference=reference)
+    assert back.spent == ledger.spent
+    # Another value, or one column's values moved between rows, is not.
+    changed = private.copy()
+    changed.loc[changed.index[5], "weight"] += 1.0
+    moved = private.assign(weight=private["weight"].to_numpy()[::-1])
+    for other, match in ((changed, r"\['weight'\]"),
+                         (moved, "rows together")):
+        with pytest.raises(DataValidationError, match=match):
+            skattr.Ledger.from_json(text, dd.from_pandas(other, npartitions=3),
+                                    reference=reference)
+
+
+def test_schema_1_ledger_files_still_load(frames):
+    import hashlib
+    import json
+
+    from skattr._ledger import _fingerprint_v1
+    private, reference = frames
+    ledger = private.attrpriv.ledger(secret=SECRET, reference=reference,
+                                     budget=(6.0, 1e-3), law="gaussian",
+                                     random_state=0)
+    ledger.mean(["weight"], mechanism="apgm", epsilon=1.0)
+    payload = json.loads(ledger.to_json())["skattr_ledger"]
+    payload["schema"] = 1
+    payload["data"] = _fingerprint_v1(private, ["weight"])
+    payload["reference"] = _fingerprint_v1(
+        reference, sorted(map(str, reference.columns)))
+    body = json.dumps(payload, sort_keys=True, allow_nan=True)
+    text = json.dumps({"skattr_ledger": payload,
+                       "sha256": hashlib.sha256(body.encode()).hexdigest()})
+    loaded = skattr.Ledger.from_json(text, private, reference=reference)
+    assert loaded.spent == ledger.spent
+    with pytest.raises(InvalidParameterError, match="schema 1"):
+        skattr.Ledger.from_json(text, dd.from_pandas(private, 2),
+                                reference=reference)
