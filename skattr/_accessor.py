@@ -20,7 +20,8 @@ _AGGREGATIONS = {"mean": Query.mean, "sum": Query.sum, "median": Statistic.media
 
 
 def build_mechanism(query, *, secret, reference, data: pd.DataFrame,
-                    mechanism: str = "auto", **params):
+                    mechanism: str = "auto", n_rows: int | None = None,
+                    **params):
     """Fit the ``mechanism=`` estimator (or, for "auto", the least-error one).
 
     See :meth:`skattr.mechanisms._registry.Registry.build`.
@@ -28,7 +29,8 @@ def build_mechanism(query, *, secret, reference, data: pd.DataFrame,
     from skattr.mechanisms import MECHANISMS
 
     return MECHANISMS.build(query, secret=secret, reference=reference,
-                            data=data, mechanism=mechanism, **params)
+                            data=data, mechanism=mechanism, n_rows=n_rows,
+                            **params)
 
 
 def _as_query(func, columns):
@@ -103,7 +105,8 @@ class AttributePrivacyAccessor:
 
         check_releasable(self._obj, query)      # before any Theta is fitted
         est = build_mechanism(query, secret=secret, reference=reference,
-                              data=self._obj, mechanism=mechanism, **params)
+                              data=self._obj, n_rows=self._n_rows(),
+                              mechanism=mechanism, **params)
         return est.release(self._obj)
 
     def mean(self, columns=None, *, secret=None, reference=None,
@@ -207,7 +210,8 @@ class AttributePrivacyAccessor:
                  if statistic in ("count", "proportion")
                  else _as_query(statistic, columns))
         est = build_mechanism(query, secret=secret, reference=reference,
-                              data=self._obj, mechanism=mechanism, **params)
+                              data=self._obj, n_rows=self._n_rows(),
+                              mechanism=mechanism, **params)
         return est.plan(n=self._n_rows())
 
     def leakage(self, columns=None, *, statistic: str = "mean", value=None,
@@ -237,6 +241,7 @@ class AttributePrivacyAccessor:
                 "raw statistic is computed from the Theta of "
                 f"{', '.join(able)} (or 'auto').")
         est = build_mechanism(query, secret=secret, reference=reference,
-                              data=self._obj, mechanism=name, delta=delta,
+                              data=self._obj, n_rows=self._n_rows(),
+                              mechanism=name, delta=delta,
                               **params)
         return est.leakage(n=self._n_rows(), delta=delta)

@@ -39,7 +39,7 @@ from skattr.exceptions import (
 
 __all__ = ["EXACT_STATISTICS", "check_releasable", "collect", "exact_statistic",
            "group_statistics", "hash_sums", "install_accessor", "is_dask_frame",
-           "release_totals", "row_count", "schema"]
+           "is_dask_series", "release_totals", "row_count", "schema"]
 
 
 def is_dask_frame(obj) -> bool:
@@ -48,6 +48,14 @@ def is_dask_frame(obj) -> bool:
     return (module.split(".")[0] in ("dask", "dask_expr")
             and hasattr(obj, "npartitions")
             and isinstance(getattr(obj, "dtypes", None), pd.Series))
+
+
+def is_dask_series(obj) -> bool:
+    """Whether ``obj`` is a Dask Series (without importing Dask)."""
+    module = type(obj).__module__ or ""
+    return (module.split(".")[0] in ("dask", "dask_expr")
+            and hasattr(obj, "npartitions") and hasattr(obj, "to_frame")
+            and not is_dask_frame(obj))
 
 
 def schema(X):

@@ -5,9 +5,10 @@ statistic (or a statistic's value); ``fit`` reads the reference data for the
 secret's indicator and per-group sufficient statistics (counts, means and
 centred sums of cross-products of the records' contributions), or, for the
 Theta models that resample records, the contributions themselves. Nothing else
-in skattr reads rows: a second backend (Dask, for data beyond one machine)
-implements these functions and leaves the mechanisms, Theta and noise laws
-untouched.
+in skattr reads rows. The functions here read pandas frames; their Dask
+counterparts (``skattr/_dask.py``) run them on each partition and merge, and
+:class:`Reference` and the mechanisms' ``release`` hand a Dask frame over to
+them, leaving the mechanisms' certificates, Theta and noise laws untouched.
 
 The per-group statistics are kept as (count, mean, centred cross-products), the
 form that merges exactly across chunks (Chan, Golub and LeVeque 1983), rather
@@ -121,8 +122,6 @@ def column_totals(frame: pd.DataFrame, query, columns, *,
 
     The release path: per-column sums, never an (n, k) copy of the data.
     """
-    if is_dask_frame(frame):
-        return dask_backend.release_totals(frame, query, columns, what=what)[1]
     return query.totals(frame, columns, what=what)
 
 
@@ -178,9 +177,6 @@ def group_statistics(frame: pd.DataFrame, query, columns, secrets, *,
     >>> stats.count.tolist(), stats.mean[:, 0].tolist(), stats.m2[:, 0, 0].tolist()
     ([2.0, 2.0], [2.0, 3.0], [2.0, 2.0])
     """
-    if is_dask_frame(frame):
-        return dask_backend.group_statistics(frame, query, columns, secrets,
-                                             what=what)[1]
     h = record_contributions(frame, query, columns, what=what)
     return [statistics_of(h, secret_indicator(frame, s, what=what))
             for s in secrets]

@@ -690,7 +690,8 @@ class Ledger:
         # resampled laws themselves).
         law = {} if mechanism in self.LAPLACE else {"law": self.law}
         est = build_mechanism(query, secret=self.secret, reference=self.reference,
-                              data=self._data, mechanism=mechanism,
+                              data=self._data, n_rows=self._n,
+                              mechanism=mechanism,
                               theta=self.theta,
                               random_state=self._noise_source(), **law, **params)
         return est, est.plan(n=self._n)

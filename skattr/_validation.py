@@ -14,13 +14,13 @@ def as_frame(X, *, what: str = "X") -> pd.DataFrame:
     Arrays become frames with integer column labels 0..m-1, which is how a secret
     or query names a column of a NumPy array (and of scikit-learn's checks).
     """
-    from skattr._dask import is_dask_frame
+    from skattr._dask import is_dask_frame, is_dask_series
 
     if isinstance(X, pd.DataFrame) or is_dask_frame(X):
         # A Dask DataFrame stays lazy: the data seam reads it in one pass.
         frame = X
-    elif is_dask_frame(getattr(X, "to_frame", lambda: None)()):
-        frame = X.to_frame()            # a Dask Series, still lazy
+    elif is_dask_series(X):
+        frame = X.to_frame()            # still lazy
     elif isinstance(X, pd.Series):
         frame = X.to_frame()
     else:

@@ -482,3 +482,18 @@ def test_schema_1_ledger_files_still_load(frames):
     with pytest.raises(InvalidParameterError, match="schema 1"):
         skattr.Ledger.from_json(text, dd.from_pandas(private, 2),
                                 reference=reference)
+
+
+def test_a_ledger_counts_a_dask_frames_rows_once(frames, monkeypatch):
+    from skattr import _dask
+    private, reference = frames
+    counted = []
+    real = _dask.row_count
+    monkeypatch.setattr(_dask, "row_count",
+                        lambda *a, **k: counted.append(1) or real(*a, **k))
+    ledger = dd.from_pandas(private, npartitions=4).attrpriv.ledger(
+        secret=SECRET, reference=reference, budget=(6.0, 1e-3), law="gaussian",
+        random_state=0)
+    ledger.mean(["weight"], mechanism="auto", epsilon=1.0)
+    ledger.mean(["height"], mechanism="apgm", epsilon=1.0)
+    assert counted == [1]

@@ -147,11 +147,13 @@ class Registry(Mapping):
             f"takes: {', '.join(valid)}.")
 
     def build(self, query, *, secret, reference, data: pd.DataFrame,
-              mechanism: str = "auto", **params):
+              mechanism: str = "auto", n_rows: int | None = None, **params):
         """Fit the ``mechanism=`` estimator (or, for "auto", the least-error one).
 
-        Returns the fitted estimator. ``reference="self"`` fits Theta on
-        ``data`` and warns, since Theta then depends on the private data.
+        Returns the fitted estimator. ``n_rows`` is ``data``'s row count when
+        the caller knows it (a Dask frame's is a pass to count).
+        ``reference="self"`` fits Theta on ``data`` and warns, since Theta
+        then depends on the private data.
         Mechanisms that fit no Theta (``needs_reference = False``: the
         differential-privacy baselines) need no reference: with
         ``reference=None`` they are fitted on ``data``, of which ``fit`` reads
@@ -167,8 +169,9 @@ class Registry(Mapping):
             not stated and any(cls.needs_reference for cls in classes.values()))
         candidates, errors = [], []
         # n is public; a Dask frame's is counted once, not per candidate.
-        n = (dask_backend.row_count(data, what="the private data")
-             if dask_backend.is_dask_frame(data) else len(data))
+        n = n_rows if n_rows is not None else (
+            dask_backend.row_count(data, what="the private data")
+            if dask_backend.is_dask_frame(data) else len(data))
         for name, cls in classes.items():
             own = _parameters(cls)
             if mechanism == "auto" and "privacy" in params and "privacy" not in own:
