@@ -735,33 +735,25 @@ class Ledger:
             found = self._planned(query, dict(params, epsilon=epsilon))
             return (*found, self._joint_epsilon(*found[2:]))
 
-        start = max(self.remaining, 1e-3 * self.budget[0])
-        best = attempt(start)
-        if best[-1] <= limit:
-            low, high = start, None
-            while high is None and low < _MAX_FITTED_EPSILON:
-                trial = attempt(2 * low)
-                if trial[-1] <= limit:
-                    low, best = 2 * low, trial
-                else:
-                    high = 2 * low
-            if high is None:
-                return best             # no noise needed up to that epsilon
-        else:
-            low, high = None, start
-            while low is None:
-                trial_epsilon = high / 2
-                if trial_epsilon < 1e-9 * self.budget[0]:
+        # Bracket: double while the release fits, halve while it does not.
+        low = high = best = None
+        epsilon = max(self.remaining, 1e-3 * self.budget[0])
+        while low is None or high is None:
+            trial = attempt(epsilon)
+            if trial[-1] <= limit:
+                low, best = epsilon, trial
+                if high is None and epsilon >= _MAX_FITTED_EPSILON:
+                    return best         # no noise needed up to that epsilon
+                epsilon *= 2
+            else:
+                high = epsilon
+                epsilon /= 2
+                if low is None and epsilon < 1e-9 * self.budget[0]:
                     raise BudgetExceededError(
                         f"Refused before any noise was drawn: no epsilon fits "
                         f"this release within the budget (spent epsilon = "
                         f"{self.spent[0]:.4g} of {self.budget[0]:g}); the "
                         "releases so far leave nothing for it.")
-                trial = attempt(trial_epsilon)
-                if trial[-1] <= limit:
-                    low, best = trial_epsilon, trial
-                else:
-                    high = trial_epsilon
         while high / low > 1 + _FIT_RTOL:
             middle = math.sqrt(low * high)
             trial = attempt(middle)
