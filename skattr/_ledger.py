@@ -229,7 +229,8 @@ def _secret_from_json(record: dict):
     return Secret(**record)
 
 
-_RESAMPLE_FIELDS = ("n_draws", "failure_share", "max_exact", "random_state")
+_RESAMPLE_FIELDS = ("n_draws", "failure_share", "max_exact", "random_state",
+                    "replace", "exact_quantiles")
 
 
 def _model_to_json(model) -> dict:
@@ -283,7 +284,8 @@ def _theta_from_json(record):
     if not isinstance(record, dict):
         return record
     if "resample" in record:
-        return Resample(**record["resample"])
+        # Files written before exact_quantiles existed drew quantile laws.
+        return Resample(**{"exact_quantiles": False, **record["resample"]})
     expert = record["expert"]
     models = ({k: [_model_from_json(m) for m in v] for k, v in expert["models"]}
               if expert["by_column"] else
@@ -374,8 +376,9 @@ class Ledger:
         The private dataset (never modified).
     secret : Secret
         The one secret every release hides.
-    reference : DataFrame or None
-        Public reference data for Theta (None with an ``ExpertTheta``).
+    reference : DataFrame, Dask DataFrame or None
+        Public reference data for Theta (None with an ``ExpertTheta``). A
+        Dask frame is collected to the driver once, every column.
     budget : (epsilon, delta)
         The joint guarantee never to exceed. The joint epsilon is computed
         at this delta.
@@ -439,14 +442,15 @@ class Ledger:
 
     def __init__(self, data: pd.DataFrame, *, secret, reference=None, budget,
                  theta="auto", law=None, random_state=None):
-        from skattr._dask import is_dask_frame, row_count
+        from skattr._dask import collect, is_dask_frame, row_count
         from skattr._secret import Secret
 
         if is_dask_frame(reference):
-            raise InvalidParameterError(
-                "A ledger reads its reference data as a pandas DataFrame (its "
-                "fingerprint and the joint laws); pass reference.compute(), or "
-                "a sample of it, or release without a ledger.")
+            # The joint laws read the reference's records, for statistics not
+            # yet named: it is collected to the driver once, every column (as
+            # each Theta that reads records collects its own columns). Pass
+            # only the columns to be released, or a sample, to keep it small.
+            reference = collect(reference, reference.columns)
         if not (isinstance(data, pd.DataFrame) or is_dask_frame(data)):
             raise InvalidParameterError(
                 f"A ledger is opened on a pandas or Dask DataFrame; got "

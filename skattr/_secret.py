@@ -21,6 +21,16 @@ _READINGS = ("pointwise", "paper", "conditional-mean")
 _GRID_TOL = 1e-9
 
 
+def grid_tolerance(n: int) -> float:
+    """How far a*n may be from a whole number and still count as one.
+
+    A share a stated in floating point is off by half a unit in the last place,
+    so a*n is off by about n * 2^-53 (3.7e-9 for 0.55 * 5e7): the tolerance
+    grows with n, above a floor for small n.
+    """
+    return _GRID_TOL + 8 * n * np.finfo(float).eps
+
+
 def _pair_tuple(pairs) -> tuple:
     try:
         pairs = list(pairs)
@@ -261,8 +271,8 @@ class Secret:
     def _grid(self, lo: float, hi: float, n: int) -> np.ndarray:
         """Return the values g can take inside [lo, hi] on n records."""
         if self.property == "proportion":
-            k = np.arange(math.ceil(lo * n - _GRID_TOL), math.floor(hi * n + _GRID_TOL)
-                          + 1)
+            tol = grid_tolerance(n)
+            k = np.arange(math.ceil(lo * n - tol), math.floor(hi * n + tol) + 1)
             return k / n
         # A mean moves continuously; under the constant-covariance models a mean
         # secret is used with, the extreme pairs decide, and a grid keeps any
@@ -278,7 +288,7 @@ class Secret:
         """
         a, b = self.pair_values(n)
         grid = np.concatenate([a, b]) * n
-        if np.any(np.abs(grid - np.rint(grid)) > 1e-9):
+        if np.any(np.abs(grid - np.rint(grid)) > grid_tolerance(n)):
             raise NotCertifiableError(
                 f"Dataset privacy conditions on exactly a*n records of the "
                 f"secret's group; the pairs of {self.label} are not multiples of "

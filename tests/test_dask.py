@@ -204,9 +204,6 @@ def test_what_dask_frames_cannot_do_is_refused(frames):
     with pytest.raises(NotCertifiableError, match="partitioning"):
         ddf.attrpriv.agg(lambda d: d["weight"].max(), ["weight"], secret=SECRET,
                          reference=reference, random_state=0)
-    with pytest.raises(InvalidParameterError, match="reference.compute"):
-        private.attrpriv.ledger(secret=SECRET, budget=(1.0, 1e-3),
-                                reference=dd.from_pandas(reference, 2))
 
 
 def test_importing_skattr_does_not_import_dask():
@@ -370,6 +367,7 @@ def test_census_example_small(tmp_path):
         out = example.main(path=str(tmp_path))
     assert list(out["means"].values.index) == ["age", "education", "commute"]
     assert out["means"].n == 60_000 and out["count"].n == 60_000
+    assert out["median"].n == 60_000 and "convolution" in out["median"].method
     # The same release from pandas, with the same seed.
     census = pd.read_parquet(tmp_path / "census")
     reference = pd.read_parquet(tmp_path / "reference")
@@ -379,6 +377,12 @@ def test_census_example_small(tmp_path):
         sampling="with-replacement", epsilon=1.0, delta=1e-6,
         random_state=0).fit(reference).release(census)
     same_release(expected, out["means"])
+    expected = census.attrpriv.median(
+        ["income"], secret=example.SECRET, reference=reference,
+        mechanism="approx-wasserstein",
+        theta=skattr.theta.Resample(replace=True), epsilon=1.0, delta=1e-6,
+        random_state=2)
+    same_release(expected, out["median"])
 
 
 def test_a_dask_series_and_an_empty_frame(frames):
@@ -419,7 +423,15 @@ def test_a_ledger_on_dask_matches_the_pandas_one(frames):
     for ledger in laplace:
         ledger.median(["weight"], epsilon=1.0, delta=0.05)
         ledger.std(["height"], epsilon=1.0, delta=0.05)
-    for a, b in (ledgers, laplace):
+    # A Dask reference too: collected once, the same certificates.
+    distant = frames_[1].attrpriv.ledger(
+        secret=SECRET, reference=dd.from_pandas(reference, npartitions=5),
+        budget=(20.0, 0.1), theta=Resample(random_state=0, n_draws=5000),
+        random_state=0)
+    distant.median(["weight"], epsilon=1.0, delta=0.05)
+    distant.std(["height"], epsilon=1.0, delta=0.05)
+    assert isinstance(distant.reference, pd.DataFrame)
+    for a, b in (ledgers, laplace, (laplace[0], distant)):
         assert a.spent == pytest.approx(b.spent, rel=1e-12)
         for x, y in zip(a.releases, b.releases, strict=True):
             same_release(x.release, y.release)

@@ -8,7 +8,11 @@ import pytest
 
 from skattr import Secret
 from skattr._secret import as_secrets
-from skattr.exceptions import DataValidationError, InvalidParameterError
+from skattr.exceptions import (
+    DataValidationError,
+    InvalidParameterError,
+    NotCertifiableError,
+)
 
 
 def _ks(values, n):
@@ -270,3 +274,12 @@ def test_labels():
         "proportion(income: high): [0, 0.5] vs [0.5, 1] (paper reading)")
     assert Secret.proportion("smoker", pairs=[(0.1, 0.2)]).label.startswith(
         "proportion(smoker): ")
+
+
+def test_grid_tolerance_grows_with_n():
+    # 0.55 * 5e7 is 27500000.000000004 in floating point: still on the grid.
+    secret = Secret.proportion("g", 1, pairs=[(0.45, 0.55)])
+    assert secret.grid_pairs(50_000_000, alternative="x") == [(0.45, 0.55)]
+    off = Secret.proportion("g", 1, pairs=[(0.45, 0.55000001)])
+    with pytest.raises(NotCertifiableError, match="multiples of 1/50000000"):
+        off.grid_pairs(50_000_000, alternative="x")

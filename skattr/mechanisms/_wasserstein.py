@@ -287,13 +287,43 @@ class _WassersteinFamily(BaseMechanism):
         return f"{len(first)} stated p pairs"
 
     # ------------------------------------------------------------ certificate
+    def _order_laws(self):
+        """Return the exact order-statistic laws of every secret, or None."""
+        found = [laws.order for laws in self.theta_]
+        if all(o is not None and o.supports(self.privacy) for o in found):
+            return found
+        return None
+
+    def _ordered_gap(self, n: int, low: float, high: float) -> float:
+        """Bound sup |Q_a - Q_b| over [low, high] of a quantile, every pair."""
+        return max(order.gap(0, a, b, n, self.privacy, low, high)
+                   for s, order in zip(self.secrets_, self._order_laws(),
+                                       strict=True)
+                   for a, b in self._pairs(s, n))
+
+    def _order_method(self) -> str:
+        order = self._order_laws()[0]
+        return ("the exact laws of the order statistics that make up each "
+                "quantile (or bracket it), by convolution of the groups' "
+                f"{'binomial' if order.replace else 'hypergeometric'} counts "
+                "below each reference value, rounding errors counted")
+
     def _resampled_w_infinity(self, n: int) -> tuple[float | None, str]:
-        """W_inf of the exact resampling laws, or None and why it is not computed."""
+        """W_inf of the exact resampling laws and how, or None and why not.
+
+        On success the text completes "W the infinity-Wasserstein distance
+        between ...".
+        """
         worst = 0.0
         for s, laws in zip(self.secrets_, self.theta_, strict=True):
             for pair in self._pairs(s, n):
                 exact = [laws.exact_law(a, n, self.privacy) for a in pair]
                 if any(law is None for law in exact):
+                    if (self._order_laws() is not None
+                            and len(self.query_.names(self.columns_)) == 1):
+                        # A bound: the laws' extremes below and above 1e-8.
+                        return self._ordered_gap(n, 0.0, 1.0), (
+                            f"{self._order_method()} (an upper bound)")
                     return None, (
                         "A function sees the records in a random order, so its "
                         "law spans every ordering" if laws.ordered else
@@ -307,7 +337,7 @@ class _WassersteinFamily(BaseMechanism):
                         "R^d (a flow over every pair of values)")
                 (xa, pa), (xb, pb) = exact
                 worst = max(worst, w_infinity(_points(xa), _points(xb), pa, pb))
-        return worst, ""
+        return worst, "the exact laws of every dataset of the resampling model"
 
     def _sensitivity(self, n: int) -> tuple[float, str, tuple]:
         """W (largest over pairs and Theta), how it was found, what it assumes."""
@@ -356,8 +386,10 @@ class WassersteinMechanism(_WassersteinFamily):
     the laws of the released statistic under the two secrets of a pair, worst
     case over Theta. It certifies (epsilon, 0) with no Gaussian or translation
     assumption, but needs the laws exactly: exact count laws (one count or
-    proportion with a binary sensitive attribute), or the resampling model when
-    its datasets are few enough to enumerate. Otherwise use
+    proportion with a binary sensitive attribute), the resampling model when
+    its datasets are few enough to enumerate, or the resampling model's exact
+    laws of one median or quantile (a certified upper bound on W, from the
+    laws of the order statistics and their extremes). Otherwise use
     :class:`ApproximateWassersteinMechanism`.
 
     Parameters
@@ -415,15 +447,14 @@ class WassersteinMechanism(_WassersteinFamily):
     def _sensitivity(self, n: int) -> tuple[float, str, tuple]:
         worst = 0.0
         if isinstance(self.theta_spec_, Resample):
-            worst, why = self._resampled_w_infinity(n)
+            worst, how = self._resampled_w_infinity(n)
             if worst is None:
                 raise NotCertifiableError(
-                    f"{why}; an infinity-Wasserstein distance cannot be certified "
+                    f"{how}; an infinity-Wasserstein distance cannot be certified "
                     "from draws (it depends on the rarest datasets). Use "
                     "mechanism='approx-wasserstein' with delta > 0.")
             return (worst, "Laplace(W / epsilon), W the infinity-Wasserstein "
-                    "distance between the exact laws of every dataset of the "
-                    "resampling model (Chen Thm 3.1)",
+                    f"distance between {how} (Chen Thm 3.1)",
                     (self._resample_assumption(),))
         if isinstance(self.theta_spec_, NetworkTheta):
             worst = max(w_infinity(x, x, pa, pb)
@@ -489,11 +520,16 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
 
     Notes
     -----
-    W is found in one of three ways, in this order of tightness:
+    W is found in one of four ways, in this order of tightness:
 
     - exact laws (count laws over a finite Theta, or every dataset of the
       resampling model): the least W of Def 3.2, exactly
       (:func:`~skattr.wasserstein.wd_closeness`);
+    - a median or quantiles under the resampling model: the exact laws of the
+      order statistics that make up each value, by convolution
+      (:mod:`skattr.theta._order_laws`), read through the quantile coupling
+      over the middle 1 - delta (one value) or boxes with exact tails of mass
+      delta / (4 d) (several); no draws, so all of delta is disregarded mass;
     - a :class:`~skattr.theta.ProbabilityBox`: the certified supremum of the
       infinity-Wasserstein distance over the box, which bounds W at any delta;
     - drawn laws: Chen and Ohrimenko's remark after Thm 3.2 (and Thm 3.3's
@@ -577,6 +613,36 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
                   "exact laws of the count or sum (Chen Def 3.2, Thm 3.2)")
         return worst * self.query_.weight(n), method, self._count_assumption()
 
+    def _ordered_sensitivity(self, n: int, d: int) -> tuple[float, str, tuple]:
+        """W from the exact laws of a median or quantiles: no draws, no beta.
+
+        One value: the quantile coupling over the levels [delta/2, 1 -
+        delta/2]. Several: a box per law holding all but delta/2 of it, each
+        face at an exact tail of mass delta / (4 d) (Chen's remark after Thm
+        3.2).
+        """
+        if d == 1:
+            low = self.delta / 2
+            worst = self._ordered_gap(n, low, 1 - low)
+            how = f"the quantile coupling over levels [{low:.3g}, 1 - {low:.3g}]"
+        else:
+            tail = self.delta / (4 * d)
+            worst = 0.0
+            for s, order in zip(self.secrets_, self._order_laws(), strict=True):
+                for a, b in self._pairs(s, n):
+                    gap = 0.0
+                    for j in range(d):
+                        la, ua = order.tail_bounds(j, a, n, self.privacy, tail)
+                        lb, ub = order.tail_bounds(j, b, n, self.privacy, tail)
+                        gap += max(ua - lb, ub - la)
+                    worst = max(worst, gap)
+            how = (f"boxes holding all but {2 * d * tail:.3g} of each law, "
+                   "faces at exact tails")
+        return worst, (
+            f"Laplace(W / epsilon), W from {how}, read from "
+            f"{self._order_method()} (Chen Def 3.2, Thm 3.2); delta = "
+            f"{self.delta:.3g} disregarded mass"), (self._resample_assumption(),)
+
     def _resampled_sensitivity(self, n: int) -> tuple[float, str, tuple]:
         values = []
         for s, laws in zip(self.secrets_, self.theta_, strict=True):
@@ -595,6 +661,8 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
                     "of the exact laws of every dataset of the resampling model "
                     "(Chen Def 3.2, Thm 3.2)", (self._resample_assumption(),))
         d = len(self.query_.names(self.columns_))
+        if self._order_laws() is not None:
+            return self._ordered_sensitivity(n, d)
         n_values = sum(len(points) for _, _, points in values)
         # Every secret's laws come from the same Resample: one budget.
         share = values[0][0].failure_share
@@ -639,13 +707,13 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
                   f"drawn datasets per property value (Chen Thm 3.2 and the "
                   f"remark after it); delta = {disregarded:.3g} disregarded mass "
                   f"+ {beta:.3g} chance the draws misjudge a quantile")
-        exact, _ = self._resampled_w_infinity(n)
+        exact, how = self._resampled_w_infinity(n)
         if exact is not None and exact < worst:
             # Exact laws too large for closeness still give W_inf, which
             # certifies any delta: the least of two valid bounds is valid
             # (the draws' failure can only matter when theirs is used).
             worst, method = exact, (
                 "Laplace(W / epsilon), W the infinity-Wasserstein distance "
-                "between the exact laws of every dataset of the resampling "
-                "model, which bounds (W, delta)-closeness (Chen Thm 3.1-3.2)")
+                f"between {how}, which bounds (W, delta)-closeness (Chen Thm "
+                "3.1-3.2)")
         return worst, method, (self._resample_assumption(),)

@@ -6,7 +6,10 @@ replacement, from the public reference data, exactly round(a n) of them from the
 secret's group (dataset privacy), or a Binomial(n, a) number of them
 (distributional privacy). Every subset is equally likely, so the law of any
 statistic F is exact in principle; it is enumerated when the subsets are few and
-drawn otherwise, with the draws' error bounded by order statistics.
+drawn otherwise, with the draws' error bounded by order statistics. Medians and
+quantiles have exact laws at any size (:mod:`skattr.theta._order_laws`). With
+replacement, each group's records are i.i.d. draws from its reference records,
+so n may exceed the reference data.
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ from scipy import stats
 
 from skattr._data import record_contributions, secret_indicator
 from skattr._random import check_random_state, draw_k_subsets, seed_of
+from skattr._secret import grid_tolerance
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
+from skattr.theta._order_laws import OrderLaws
 
 __all__ = ["Resample", "ResampledLaws", "coupled_subsets", "coupled_values",
            "draw_subsets", "law_of", "quantile_bounds", "tail_bounds"]
@@ -33,18 +38,30 @@ _EVAL_BLOCK = 1 << 21
 _MAX_DEFAULT_DRAWS = 2_000_000
 
 
-def _check_group_sizes(n_inside: int, n_outside: int, k: int, n: int) -> None:
+def _check_group_sizes(n_inside: int, n_outside: int, k: int, n: int,
+                       replace: bool = False) -> None:
     """Raise unless the reference can form a dataset of n with k in the group."""
+    if replace:
+        return   # fit ensures a record on each side
     if k > n_inside or n - k > n_outside:
         short, need = ((n_inside, k) if k > n_inside else (n_outside, n - k))
         raise NotCertifiableError(
             f"A dataset of {n} records with {k} in the secret's group needs "
             f"{need} records from a side of the reference data that holds "
-            f"{short}; pass more reference data or choose other pairs.")
+            f"{short}; pass more reference data, choose other pairs, or draw "
+            "with replacement (Resample(replace=True)).")
+
+
+def _draw(pool: int, k: int, size: int, rng, replace: bool) -> np.ndarray:
+    """Positions of ``size`` draws of k of ``range(pool)``, one a row."""
+    if replace:
+        return rng.integers(0, pool, size=(size, k))
+    return draw_k_subsets(pool, k, size, rng)
 
 
 def draw_subsets(inside: np.ndarray, outside: np.ndarray, counts, n: int,
-                 rng: np.random.Generator) -> np.ndarray:
+                 rng: np.random.Generator, *, replace: bool = False
+                 ) -> np.ndarray:
     """Draw datasets of n distinct records, ``counts[i]`` of them from ``inside``.
 
     Parameters
@@ -59,6 +76,8 @@ def draw_subsets(inside: np.ndarray, outside: np.ndarray, counts, n: int,
     rng : numpy.random.Generator or OSEntropy
         Source of the draws, as :func:`skattr._random.check_random_state` gives
         it.
+    replace : bool, default=False
+        Draw each side's records i.i.d. (with replacement) instead.
 
     Returns
     -------
@@ -85,17 +104,17 @@ def draw_subsets(inside: np.ndarray, outside: np.ndarray, counts, n: int,
     # One pass per distinct group size (at most n + 1), never one per dataset.
     for k in np.unique(counts):
         k = int(k)
-        _check_group_sizes(inside.size, outside.size, k, n)
+        _check_group_sizes(inside.size, outside.size, k, n, replace)
         rows = np.flatnonzero(counts == k)
-        out[rows, :k] = inside[draw_k_subsets(inside.size, k, rows.size, rng)]
-        out[rows, k:] = outside[draw_k_subsets(outside.size, n - k, rows.size,
-                                               rng)]
+        out[rows, :k] = inside[_draw(inside.size, k, rows.size, rng, replace)]
+        out[rows, k:] = outside[_draw(outside.size, n - k, rows.size, rng,
+                                      replace)]
     return out
 
 
 def coupled_subsets(inside: np.ndarray, outside: np.ndarray, k_a, k_b,
-                    n: int, rng, order_rng=None, *, shuffle: bool = True
-                    ) -> tuple[np.ndarray, np.ndarray]:
+                    n: int, rng, order_rng=None, *, shuffle: bool = True,
+                    replace: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Draw pairs of datasets, ``k_a[i]`` and ``k_b[i]`` group records, coupled.
 
     Row i of both results is a dataset of n distinct records; they share
@@ -119,6 +138,9 @@ def coupled_subsets(inside: np.ndarray, outside: np.ndarray, k_a, k_b,
     shuffle : bool, default=True
         Put each pair's records in one uniformly random order; False leaves
         the group's records first (for statistics that ignore the order).
+    replace : bool, default=False
+        Draw each side's records i.i.d. (with replacement) instead; the
+        coupling is the same, since a prefix of i.i.d. draws is i.i.d.
 
     Returns
     -------
@@ -149,12 +171,12 @@ def coupled_subsets(inside: np.ndarray, outside: np.ndarray, k_a, k_b,
     m = k_a.size
     hi, lo = np.maximum(k_a, k_b), np.minimum(k_a, k_b)
     top, bottom = int(hi.max(initial=0)), int(lo.min(initial=n))
-    _check_group_sizes(inside.size, outside.size, top, n)
-    _check_group_sizes(inside.size, outside.size, bottom, n)
-    group = rng.permuted(inside[draw_k_subsets(inside.size, top, m, rng)],
+    _check_group_sizes(inside.size, outside.size, top, n, replace)
+    _check_group_sizes(inside.size, outside.size, bottom, n, replace)
+    group = rng.permuted(inside[_draw(inside.size, top, m, rng, replace)],
                          axis=1)
-    rest = rng.permuted(outside[draw_k_subsets(outside.size, n - bottom, m,
-                                               rng)], axis=1)
+    rest = rng.permuted(outside[_draw(outside.size, n - bottom, m, rng,
+                                      replace)], axis=1)
     # A placeholder column where a side is empty (never taken).
     if top == 0:
         group = np.zeros((m, 1), dtype=np.intp)
@@ -340,6 +362,8 @@ class ResampledLaws:
     inside: np.ndarray = field(repr=False, compare=False)
     outside: np.ndarray = field(repr=False, compare=False)
     ordered: bool
+    replace: bool
+    order: OrderLaws | None
     n_draws: int | None
     default_draws: int
     failure_share: float
@@ -374,7 +398,7 @@ class ResampledLaws:
             keep = p > 0
             return k[keep], p[keep]
         k = round(a * n)
-        if abs(k - a * n) > 1e-9:
+        if abs(k - a * n) > grid_tolerance(n):
             raise NotCertifiableError(
                 f"Dataset privacy draws datasets with exactly a*n records of the "
                 f"secret's group; a = {a:g} on n = {n} records is not a whole "
@@ -382,7 +406,7 @@ class ResampledLaws:
                 "or use privacy='distributional'.")
         return np.array([k]), np.ones(1)
 
-    def n_subsets(self, a: float, n: int, privacy: str) -> int:
+    def n_subsets(self, a: float, n: int, privacy: str) -> int | float:
         """How many datasets the model's law of a is spread over.
 
         Raises NotCertifiableError if a dataset the law needs cannot be formed
@@ -390,7 +414,11 @@ class ResampledLaws:
         """
         ks, _ = self._counts_law(a, n, privacy)
         for k in ks:
-            _check_group_sizes(self.inside.size, self.outside.size, int(k), n)
+            _check_group_sizes(self.inside.size, self.outside.size, int(k), n,
+                               self.replace)
+        if self.replace:
+            # Sequences of i.i.d. records, not subsets: never enumerated.
+            return math.inf
         orders = math.factorial(n) if self.ordered else 1
         return orders * sum(math.comb(self.inside.size, int(k))
                             * math.comb(self.outside.size, n - int(k))
@@ -477,7 +505,8 @@ class ResampledLaws:
             ks, pk = self._counts_law(a, n, privacy)
             counts = rng.choice(ks, size=m, p=pk) if ks.size > 1 else np.full(
                 m, ks[0])
-            rows = draw_subsets(self.inside, self.outside, counts, n, rng)
+            rows = draw_subsets(self.inside, self.outside, counts, n, rng,
+                                replace=self.replace)
             if self.ordered:
                 # The model's records come in a random order.
                 rows = rng.permuted(rows, axis=1)
@@ -518,7 +547,7 @@ def coupled_values(laws: list, a: float, b: float, n: int, privacy: str,
     """
     first = laws[0]
     for law in laws[1:]:
-        if law.seed != first.seed or not (
+        if law.seed != first.seed or law.replace != first.replace or not (
                 np.array_equal(law.inside, first.inside)
                 and np.array_equal(law.outside, first.outside)):
             raise InvalidParameterError(
@@ -545,7 +574,8 @@ def coupled_values(laws: list, a: float, b: float, n: int, privacy: str,
             rows = coupled_subsets(first.inside, first.outside,
                                    k_a[start:start + block],
                                    k_b[start:start + block], n, rng,
-                                   order_rng, shuffle=ordered)
+                                   order_rng, shuffle=ordered,
+                                   replace=first.replace)
             for law, (into_a, into_b) in zip(missing, parts, strict=True):
                 into_a.append(law._evaluate(rows[0]))
                 into_b.append(law._evaluate(rows[1]))
@@ -564,8 +594,9 @@ class Resample:
     the reference data, exactly round(a n) of them from the secret's group
     (dataset privacy; a Binomial(n, a) number of them for distributional
     privacy). The certificate is exact for this model: its laws are enumerated
-    when at most ``max_exact`` datasets are possible, and otherwise bounded from
-    ``n_draws`` i.i.d. draws with a failure probability counted in delta.
+    when at most ``max_exact`` datasets are possible, computed by convolution
+    for medians and quantiles, and otherwise bounded from ``n_draws`` i.i.d.
+    draws with a failure probability counted in delta.
 
     Parameters
     ----------
@@ -583,6 +614,31 @@ class Resample:
         costs no privacy); None draws a fresh seed at fit. Choose it before
         looking at the certificate: trying seeds and keeping the least W would
         void the failure probability counted in delta.
+    replace : bool, default=False
+        Draw each group's records with replacement: i.i.d. from its reference
+        records, so a dataset may be larger than the reference data (a census
+        against a reference extract). Without replacement a dataset is a
+        subset of the reference records.
+    exact_quantiles : bool, default=True
+        Compute the laws of a median or quantiles exactly, by convolution of
+        the two groups' counts below each value (dataset privacy, or
+        distributional privacy with replacement): no dataset is drawn and no
+        failure probability is spent. False draws datasets as for any other
+        statistic.
+
+    Notes
+    -----
+    Given k records of the group, the number of a dataset's records at most v
+    is the sum of two independent counts, hypergeometric without replacement
+    and binomial with, so the r-th smallest record is at most v with a
+    probability computed by one convolution. NumPy's sample quantile that
+    interpolates between two adjacent order statistics has its law from
+    theirs jointly (exactly r + 1 records at most one value and none up to
+    the next), or, beyond 200,000 pairs of values, is bracketed by their
+    laws. The infinity-Wasserstein distance and the quantile
+    coupling of the Wasserstein mechanisms are bounded from these brackets,
+    with every rounding and truncation error counted
+    (:mod:`skattr.theta._order_laws`).
 
     Examples
     --------
@@ -605,6 +661,8 @@ class Resample:
     failure_share: float = 0.1
     max_exact: int = 10_000
     random_state: int | None = None
+    replace: bool = False
+    exact_quantiles: bool = True
 
     def __post_init__(self):
         for name, low in (("n_draws", 2), ("max_exact", 0)):
@@ -624,6 +682,11 @@ class Resample:
                 "The 'failure_share' parameter of Resample must be a float in "
                 f"(0, 1). Got {share!r} instead.")
         seed_of(self.random_state, owner="Resample")  # refuse a bad kind now
+        for name in ("replace", "exact_quantiles"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise InvalidParameterError(
+                    f"The '{name}' parameter of Resample must be a bool. Got "
+                    f"{getattr(self, name)!r} instead.")
 
     def fit(self, frame, query, columns, secret) -> ResampledLaws:
         """Return the resampling Theta of ``secret`` on the reference ``frame``."""
@@ -638,10 +701,13 @@ class Resample:
                 f"The reference data has no record on one side of the secret "
                 f"{secret.label}; datasets with either property cannot be drawn.")
         positions = np.arange(len(frame))
+        how = "with" if self.replace else "without"
         return ResampledLaws(
             evaluate=row_evaluator(query, frame, columns),
             # Only a callable can depend on the order of the records.
             ordered=getattr(query, "statistic", "") == "function",
+            replace=bool(self.replace),
+            order=self._order_laws(frame, query, columns, inside),
             inside=positions[inside], outside=positions[~inside],
             n_draws=self.n_draws,
             # A Python callable runs once per dataset; vectorised statistics
@@ -651,7 +717,23 @@ class Resample:
             failure_share=float(self.failure_share),
             max_exact=int(self.max_exact),
             seed=seed_of(self.random_state, owner="Resample"),
-            description=(f"resampling Theta: datasets of n records drawn without "
+            description=(f"resampling Theta: datasets of n records drawn {how} "
                          f"replacement from {len(frame)} reference records "
                          f"({int(inside.sum())} in the secret's group)"),
         )
+
+    def _order_laws(self, frame, query, columns, inside) -> OrderLaws | None:
+        """Return the exact laws of a median or quantiles, else None."""
+        statistic = getattr(query, "statistic", None)
+        if not self.exact_quantiles or statistic not in ("median", "quantile"):
+            return None
+        block = query.prepare(frame, columns, what="the reference data")
+        levels = (0.5,) if statistic == "median" else tuple(query.q)
+        # One law per released value, in the statistic's order: each column's
+        # levels side by side.
+        picks = [(j, q) for j in range(block.shape[1]) for q in levels]
+        return OrderLaws(
+            inside=tuple(np.sort(block[inside, j]) for j, _ in picks),
+            outside=tuple(np.sort(block[~inside, j]) for j, _ in picks),
+            levels=tuple(q for _, q in picks), replace=bool(self.replace),
+            statistic=statistic)
