@@ -12,7 +12,7 @@ certified by the Renyi-divergence bound (a vectorised bisection, as
 Both are timed in the same process, interleaved, best of ``--repeats``; every
 plan is computed afresh (the mechanisms' caches are cleared).
 
-The issue's budget is absolute (under 0.5 s for one pair and under 5 s for 20
+The budget is absolute (under 0.5 s for one pair and under 5 s for 20
 on a 2-core machine). Against the baseline measured on such a machine (about
 0.02 s and 0.1 s) that is a ratio of 25 for one pair and 50 for 20, the
 targets here (``--target-one``, ``--target-many``; exit code 1 when a ratio

@@ -1,6 +1,6 @@
 """The ledger's joint certificate: 20 Gaussian releases of 5 statistics each.
 
-Target (issue 12): the joint certificate of 20 releases of 5 statistics each
+Target: the joint certificate of 20 releases of 5 statistics each
 (100 released values) in under 2 s, reported as a ratio to certifying the
 last release alone (``plan``) in the same process. Two cases: the same 5
 means released 20 times (the joint law lives in the span of 5 statistics)

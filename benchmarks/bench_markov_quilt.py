@@ -1,6 +1,6 @@
 """Quilt search and max-influence: a 1,000-node tree and a 20-node general DAG.
 
-Targets (issue 11): under 2 s on the tree, under 10 s on the DAG, for the
+Targets: under 2 s on the tree, under 10 s on the DAG, for the
 search Algorithm 2 runs (``least_influence_covers``) plus a max-influence.
 The baseline, run in the same process, is one pass over every CPT of the
 network (a sum of each table): the least any exact inference must touch.

@@ -140,10 +140,21 @@ class AttributePrivacyAccessor:
                              reference=reference, **params)
 
     def quantile(self, columns=None, q=0.5, *, secret=None, reference=None,
-                 **params) -> Release:
-        """Release the ``q`` quantile(s) of each of ``columns``."""
-        return self._release(Statistic.quantile(columns, q), secret=secret,
-                             reference=reference, **params)
+                 monotone: bool = False, **params) -> Release:
+        """Release the ``q`` quantile(s) of each of ``columns``.
+
+        ``monotone=True`` sorts each column's released quantiles into the
+        order of their levels (:meth:`Release.monotone_quantiles`): free,
+        since post-processing spends no privacy, and never further from the
+        true quantiles.
+        """
+        from skattr._release import check_monotone
+
+        check_monotone(monotone)
+        statistic = Statistic.quantile(columns, q)
+        release = self._release(statistic, secret=secret, reference=reference,
+                                **params)
+        return release.monotone_quantiles(statistic.q) if monotone else release
 
     def std(self, columns=None, ddof: int = 1, *, secret=None, reference=None,
             **params) -> Release:

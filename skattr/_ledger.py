@@ -561,9 +561,20 @@ class Ledger:
         """Release the median of each of ``columns`` (a Wasserstein mechanism)."""
         return self._release(Statistic.median(columns), params)
 
-    def quantile(self, columns=None, q=0.5, **params) -> Release:
-        """Release the ``q`` quantile(s) of each of ``columns``."""
-        return self._release(Statistic.quantile(columns, q), params)
+    def quantile(self, columns=None, q=0.5, *, monotone: bool = False,
+                 **params) -> Release:
+        """Release the ``q`` quantile(s) of each of ``columns``.
+
+        ``monotone=True`` returns each column's quantiles sorted into the
+        order of their levels (post-processing: free; the ledger records the
+        release as drawn).
+        """
+        from skattr._release import check_monotone
+
+        check_monotone(monotone)
+        statistic = Statistic.quantile(columns, q)
+        release = self._release(statistic, params)
+        return release.monotone_quantiles(statistic.q) if monotone else release
 
     def std(self, columns=None, ddof: int = 1, **params) -> Release:
         """Release the standard deviation of each of ``columns``."""

@@ -329,3 +329,53 @@ def test_accessor_median_is_exact_by_default():
     assert "convolution" in release.method
     assert Query.median("age").evaluate(private).iloc[0] == pytest.approx(
         release.values.iloc[0], abs=50 * release.sensitivity)
+
+
+def test_monotone_quantiles_are_free_post_processing():
+    ref = _income()
+    private = _income(300, seed=4)
+    kw = dict(secret=Secret.proportion("rich", True, pairs=[(0.2, 0.4)]),
+              reference=ref, mechanism="approx-wasserstein", delta=1e-3,
+              epsilon=0.05, random_state=3)
+    levels = [0.75, 0.25, 0.5]
+    raw = private.attrpriv.quantile(["age", "hours"], q=levels, **kw)
+    tidy = private.attrpriv.quantile(["age", "hours"], q=levels, monotone=True,
+                                     **kw)
+    assert list(tidy.values.index) == list(raw.values.index)
+    for column in ("age", "hours"):
+        got = tidy.values[[f"{column}:q{v:g}" for v in sorted(levels)]]
+        assert got.is_monotonic_increasing
+        assert sorted(got) == sorted(raw.values[[f"{column}:q{v:g}"
+                                                 for v in levels]])
+    # The noise is large at epsilon = 0.05: the raw release is out of order.
+    assert not raw.values[["age:q0.25", "age:q0.5", "age:q0.75"]
+                          ].is_monotonic_increasing or not raw.values[
+        ["hours:q0.25", "hours:q0.5", "hours:q0.75"]].is_monotonic_increasing
+    assert "post-processed" in tidy.method
+    assert (tidy.epsilon, tidy.delta, tidy.sensitivity) == (
+        raw.epsilon, raw.delta, raw.sensitivity)
+    with pytest.raises(InvalidParameterError, match="quantile levels"):
+        raw.monotone_quantiles([0.5, 0.6, 0.7, 0.8])
+
+
+def test_monotone_must_be_a_bool():
+    ref = _income()
+    with pytest.raises(InvalidParameterError, match="'monotone'.*bool"):
+        ref.attrpriv.quantile(["age"], q=[0.25, 0.75], monotone="yes",
+                              secret=Secret.proportion("rich", True,
+                                                       pairs=[(0.2, 0.4)]),
+                              reference=ref)
+
+
+def test_a_ledger_releases_monotone_quantiles():
+    ref = _income()
+    private = _income(300, seed=4)
+    ledger = private.attrpriv.ledger(
+        secret=Secret.proportion("rich", True, pairs=[(0.2, 0.4)]),
+        reference=ref, budget=(1.0, 0.01), theta=Resample(random_state=0),
+        random_state=3)
+    release = ledger.quantile(["age"], q=[0.75, 0.25], monotone=True,
+                              epsilon=0.05, delta=1e-3)
+    assert release.values["age:q0.25"] <= release.values["age:q0.75"]
+    assert "post-processed" in release.method
+    assert ledger.spent[0] == pytest.approx(0.05)
