@@ -12,6 +12,7 @@ from skattr.noise._laws import (
     expected_gaussian_norm,
     expected_laplace_norm,
     gaussian_accuracy,
+    marginal_half_widths,
 )
 from skattr.utils._public import public_dir
 
@@ -23,6 +24,7 @@ __all__ = [
     "expected_gaussian_norm",
     "expected_laplace_norm",
     "gaussian_accuracy",
+    "marginal_half_widths",
 ]
 
 __dir__ = public_dir(__all__)

@@ -99,3 +99,65 @@ def test_a_sum_of_noises_of_different_dimensions_is_refused():
 def test_unseeded_draws_differ():
     law = GaussianNoise(np.eye(3))
     assert not np.array_equal(law.sample(None), law.sample(None))
+
+
+def test_marginal_half_widths_are_exact_tails():
+    from skattr.noise import marginal_half_widths
+    from skattr.noise._laws import _tail
+
+    # Gaussian, rank-deficient: z * sd per statistic, 0 where there is none.
+    cov = np.array([[4.0, 4.0, 0.0], [4.0, 4.0, 0.0], [0.0, 0.0, 0.0]])
+    got = marginal_half_widths(GaussianNoise(cov), 0.05)
+    np.testing.assert_allclose(got, [2 * stats.norm.isf(0.025)] * 2 + [0.0])
+    # Laplace on each statistic: b ln(1 / alpha).
+    got = marginal_half_widths(LaplaceNoise.on_each(2.0, 2), 0.1)
+    np.testing.assert_allclose(got, [2 * math.log(10)] * 2)
+    # Two Laplace components (a directional noise): the partial fractions
+    # P(|X| > t) = sum_j c_j exp(-t / w_j), c_j = prod w_j^2 / (w_j^2 - w_l^2).
+    w = np.array([1.0, 2.0])
+    for t in (0.5, 2.0, 6.0):
+        exact = sum(w[j] ** 2 / (w[j] ** 2 - w[1 - j] ** 2) * math.exp(-t / w[j])
+                    for j in range(2))
+        assert _tail(t, 0.0, w) == pytest.approx(exact, abs=1e-12)
+    basis = np.array([[1.0, 1.0], [1.0, -1.0]]) / math.sqrt(2)
+    law = LaplaceNoise(1.5, basis)
+    half = marginal_half_widths(law, 0.05)
+    assert _tail(half[0], 0.0, np.abs(basis[0]) * 1.5) == pytest.approx(0.05,
+                                                                         abs=1e-9)
+    # A Gaussian plus a Laplace noise, against 2,000,000 draws (se 1.5e-4).
+    mixed = GaussianNoise(np.eye(1) * 2.25) + LaplaceNoise.on_each(1.0, 1)
+    (t,) = marginal_half_widths(mixed, 0.05)
+    rng = np.random.default_rng(0)
+    draws = rng.normal(0, 1.5, 2_000_000) + rng.laplace(0, 1.0, 2_000_000)
+    assert abs(float(np.mean(np.abs(draws) > t)) - 0.05) < 6e-4
+    # The laws' own samplers cover at 1 - alpha (4,000 draws: 4 se = 0.019).
+    for s in (law, mixed):
+        draws = np.array([s.sample(rng) for _ in range(4_000)])
+        covered = np.abs(draws) <= marginal_half_widths(s, 0.1)
+        assert np.all(np.abs(covered.mean(axis=0) - 0.9) < 0.019)
+
+
+def test_release_conf_int():
+    import pandas as pd
+
+    import skattr
+    from skattr.datasets import make_hospital
+    from skattr.exceptions import InvalidParameterError
+
+    secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    rel = make_hospital(300, random_state=1).attrpriv.mean(
+        ["weight", "height"], secret=secret,
+        reference=make_hospital(3000, random_state=0), mechanism="apgm",
+        law="gaussian", theta="moments", random_state=0)
+    ci = rel.conf_int(0.05)
+    assert list(ci.columns) == ["lower", "upper"]
+    assert list(ci.index) == list(rel.values.index)
+    sd = np.sqrt(np.diagonal(rel.noise_law.covariance))
+    assert rel.noise_law.kind == "gaussian"
+    np.testing.assert_allclose(ci["upper"] - rel.values,
+                               stats.norm.isf(0.025) * sd)
+    assert np.all(ci["lower"] < rel.values) and np.all(rel.values < ci["upper"])
+    assert isinstance(ci, pd.DataFrame)
+    for bad in (0.0, 1.0, "0.05", True):
+        with pytest.raises(InvalidParameterError, match="'alpha'"):
+            rel.conf_int(bad)
