@@ -354,13 +354,6 @@ def _order_statistics(frame, columns, ranks, low, high, what) -> dict:
     return found
 
 
-def _lerp(a: float, b: float, t: float) -> float:
-    """NumPy's linear interpolation (numpy.quantile's, to the last bit)."""
-    a, b, t = np.float64(a), np.float64(b), np.float64(t)
-    diff = b - a
-    return float(b - diff * (1 - t) if t >= 0.5 else a + diff * t)
-
-
 def exact_statistic(frame, query, columns, *, what: str = "the private data"
                     ) -> tuple[int, np.ndarray]:
     """Return (n, the exact median, quantiles or std) of a Dask frame's columns.
@@ -390,18 +383,14 @@ def exact_statistic(frame, query, columns, *, what: str = "the private data"
             np.mean(np.array([found[(j, middle[0])], found[(j, middle[1])]]))
             if n % 2 == 0 else found[(j, middle[0])]
             for j in range(len(columns))])
-    # numpy.quantile, method "linear": virtual index (n - 1) q.
-    plan = []
-    for level in query.q:
-        virtual = np.float64(n - 1) * np.float64(level)
-        before = int(np.floor(virtual))
-        below = min(max(before, 0), n - 1)
-        above = min(below + 1, n - 1)
-        plan.append((below, above, float(virtual - before)))
+    from skattr._statistic import numpy_lerp, quantile_position
+
+    plan = [quantile_position(n, level) for level in query.q]
     ranks = [sorted({r for b, a, _ in plan for r in (b, a)})] * len(columns)
     found = _order_statistics(frame, columns, ranks, low, high, what)
-    return n, np.array([_lerp(found[(j, b)], found[(j, a)], t)
-                        for j in range(len(columns)) for b, a, t in plan])
+    return n, np.array([
+        float(numpy_lerp(np.float64(found[(j, b)]), np.float64(found[(j, a)]), t))
+        for j in range(len(columns)) for b, a, t in plan])
 
 
 _MIX = np.uint64(0xBF58476D1CE4E5B9)

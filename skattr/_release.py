@@ -16,6 +16,7 @@ from skattr.noise import (
     gaussian_accuracy,
     marginal_half_widths,
 )
+from skattr.utils._param_validation import Interval, validate_parameter_constraints
 
 __all__ = [
     "Certificate",
@@ -283,10 +284,8 @@ class Plan:
 
 def check_monotone(monotone) -> None:
     """Refuse a ``monotone=`` that is not a bool, before anything is released."""
-    if not isinstance(monotone, (bool, np.bool_)):
-        raise InvalidParameterError(
-            f"The 'monotone' parameter must be a bool (True sorts each "
-            f"column's released quantiles); got {monotone!r}.")
+    validate_parameter_constraints({"monotone": [bool]}, {"monotone": monotone},
+                                   "quantile")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -392,11 +391,9 @@ class Release(Plan):
            lower   upper
         x  4.009  15.991
         """
-        if isinstance(alpha, bool) or not isinstance(
-                alpha, (int, float, np.floating)) or not 0 < alpha < 1:
-            raise InvalidParameterError(
-                f"The 'alpha' parameter of conf_int must be a float in (0, 1). "
-                f"Got {alpha!r} instead.")
+        validate_parameter_constraints(
+            {"alpha": [Interval("real", 0, 1, closed="neither")]},
+            {"alpha": alpha}, "Release.conf_int")
         half = marginal_half_widths(self.noise_law, float(alpha))
         values = self.values.to_numpy(dtype=float)
         return pd.DataFrame({"lower": values - half, "upper": values + half},

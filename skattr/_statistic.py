@@ -614,6 +614,32 @@ def _check_levels(stat: Statistic, caller: str) -> None:
     object.__setattr__(stat, "q", tuple(float(level) for level in levels))
 
 
+def quantile_position(n: int, q: float) -> tuple[int, int, float]:
+    """Return where NumPy's q-quantile of n sorted values lies: (below, above, t).
+
+    ``numpy.quantile`` (method "linear") takes the virtual index h = (n - 1) q
+    in floating point and returns :func:`numpy_lerp` of the ``below`` =
+    floor(h)-th and ``above`` = next smallest values (from 0) at t = h -
+    floor(h); at t = 0 that is the ``below``-th value exactly.
+
+    Examples
+    --------
+    >>> from skattr._statistic import quantile_position
+    >>> quantile_position(5, 0.5), quantile_position(6, 0.5)
+    ((2, 3, 0.0), (2, 3, 0.5))
+    """
+    virtual = np.float64(n - 1) * np.float64(q)
+    before = int(np.floor(virtual))
+    below = min(max(before, 0), n - 1)
+    return below, min(below + 1, n - 1), float(virtual - before)
+
+
+def numpy_lerp(a, b, t: float):
+    """Interpolate as ``numpy.quantile`` does, to the last bit (arrays or floats)."""
+    diff = b - a
+    return b - diff * (1 - t) if t >= 0.5 else a + diff * t
+
+
 def _quantiles(stat: Statistic, block: np.ndarray) -> np.ndarray:
     # (levels, m, k) -> (m, k, levels): the levels of a column side by side.
     values = np.quantile(block, stat.q, axis=1)

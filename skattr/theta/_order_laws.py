@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from skattr._statistic import numpy_lerp, quantile_position
+
 __all__ = ["OrderLaws", "coupling_gap", "order_bracket"]
 
 # Standard deviations of each count kept either side of its mean (a normal
@@ -53,11 +55,10 @@ _EDGE = 1e-8
 def order_bracket(n: int, q: float) -> tuple[int, int]:
     """Order statistics (from 0) between which NumPy's q-quantile of n values lies.
 
-    NumPy's default ("linear") method takes the virtual index h = (n - 1) q in
-    floating point and interpolates between the floor(h)-th and the next
-    smallest value, returning the lower one exactly when h is a whole number.
-    ``numpy.median`` is the 0.5-quantile: the middle value, or the mean of the
-    two middle ones.
+    The same one twice when the quantile is that order statistic exactly
+    (:func:`skattr._statistic.quantile_position`). ``numpy.median`` lies
+    where the 0.5-quantile does: the middle value, or between the two middle
+    ones (their mean).
 
     Examples
     --------
@@ -65,9 +66,8 @@ def order_bracket(n: int, q: float) -> tuple[int, int]:
     >>> order_bracket(5, 0.5), order_bracket(6, 0.5), order_bracket(101, 0.25)
     ((2, 2), (2, 3), (25, 25))
     """
-    h = (n - 1) * float(q)
-    low = min(max(math.floor(h), 0), n - 1)
-    return low, (low if h == low else min(low + 1, n - 1))
+    below, above, t = quantile_position(n, q)
+    return below, (below if t == 0 else above)
 
 
 def _count_pmfs(total, success, draws: int, replace: bool):
@@ -196,6 +196,14 @@ class _Component:
     draws: int
 
 
+def _mixture_cdf(parts, share: float, x) -> np.ndarray:
+    """Return share F_in(x) + (1 - share) F_out(x), the groups' empirical cdfs."""
+    inside, outside = (c.values for c in parts)
+    return (share * np.searchsorted(inside, x, side="right") / inside.size
+            + (1 - share) * np.searchsorted(outside, x, side="right")
+            / outside.size)
+
+
 def _cdf_rows(parts, mixed, x, r: int, replace: bool):
     """P(r-th smallest <= x_b) for each value x_b, and the error bound.
 
@@ -205,10 +213,7 @@ def _cdf_rows(parts, mixed, x, r: int, replace: bool):
     """
     if mixed is not None:
         share, n = mixed
-        inside, outside = (c.values for c in parts)
-        p = (share * np.searchsorted(inside, x, side="right") / inside.size
-             + (1 - share) * np.searchsorted(outside, x, side="right")
-             / outside.size)
+        p = _mixture_cdf(parts, share, x)
         counts = [(np.ones_like(p), p, n), (np.ones_like(p), np.zeros_like(p), 0)]
         replace = True
     else:
@@ -344,7 +349,7 @@ class OrderLaws:
 
         def cdf(r, index):
             values, errors = [], []
-            step = max(1, _CELLS // (2 * _span(parts, mixed, self.replace) + 2))
+            step = max(1, _CELLS // (2 * _span(parts, mixed) + 2))
             for s in range(0, index.size, step):
                 v, e = _cdf_rows(parts, mixed, support[index[s:s + step]], r,
                                  self.replace)
@@ -405,10 +410,8 @@ class OrderLaws:
         if X_{r+1} > v_begin, with probability G(begin - 1, begin) at most,
         counted in the error; the window reaches down until that is small.
         """
-        level = self.levels[j]
-        h = (n - 1) * float(level)
-        gamma = h - math.floor(h)
-        width = 2 * _span(parts, mixed, self.replace) + 2
+        gamma = quantile_position(n, self.levels[j])[2]
+        width = 2 * _span(parts, mixed) + 2
 
         def affordable(rows, depth):
             pairs = rows * (depth + 2)
@@ -469,9 +472,7 @@ class OrderLaws:
         if self.statistic == "median":
             values = (s_values[:, None] + t_values) / 2      # numpy.median
         else:
-            diff = t_values - s_values[:, None]              # numpy's _lerp
-            values = (t_values - diff * (1 - gamma) if gamma >= 0.5
-                      else s_values[:, None] + diff * gamma)
+            values = numpy_lerp(s_values[:, None], t_values, gamma)
         keep = (rows[1:, None] + offsets[None, :] < size) & (
             values <= support[end])
         # One entry per distinct value (ties are common in coarse data).
@@ -511,17 +512,17 @@ def _none_between(parts, mixed, support, s_index, t_index, r: int,
 
     Notes
     -----
-    Per group, P(H(v_s) = i, none in (v_s, v_t]) is the count's pmf at i
-    times the chance that none of the remaining k - i records falls in
-    (v_s, v_t]: ((1 - F(v_t)) / (1 - F(v_s)))^(k - i) with replacement,
-    C(M - e, k - i) / C(M, k - i) without (M records above v_s, e of them at
-    most v_t), from log-gamma functions whose rounding is charged to the
-    error. The two groups' terms are convolved at the total r + 1.
+    Per group, P(H(v_s) = i, none in (v_s, v_t]) is a count's pmf times the
+    chance that the group's draws avoid (v_s, v_t] (:func:`_thinned`); the
+    two groups' terms are convolved at the total r + 1. With distributional
+    privacy and replacement every record is a draw from the mixture: one
+    binomial pmf at r + 1 times the chance the other n - r - 1 records lie
+    above v_t.
     """
     shape = t_index.shape
     xs = np.repeat(support[s_index], shape[1])
     xt = support[np.minimum(t_index, support.size - 1)].ravel()
-    step = max(1, _CELLS // (2 * _span(parts, mixed, replace) + 2))
+    step = max(1, _CELLS // (2 * _span(parts, mixed) + 2))
     g, error = np.empty(xs.size), np.empty(xs.size)
     for start in range(0, xs.size, step):
         part = slice(start, start + step)
@@ -576,14 +577,7 @@ def _none_between_rows(parts, mixed, xs, xt, r, replace):
     """Return G for each pair (x_s, x_t) and its error (see _none_between)."""
     if mixed is not None:
         share, n = mixed
-        inside, outside = (c.values for c in parts)
-
-        def mix(x):
-            return (share * np.searchsorted(inside, x, side="right") / inside.size
-                    + (1 - share) * np.searchsorted(outside, x, side="right")
-                    / outside.size)
-
-        p_s, p_t = mix(xs), mix(xt)
+        p_s, p_t = _mixture_cdf(parts, share, xs), _mixture_cdf(parts, share, xt)
         start, pmf, error = _count_pmfs(np.ones(xs.size), p_s, n, True)
         at = r + 1 - start
         inside_window = (at >= 0) & (at < pmf.shape[1])
@@ -617,7 +611,7 @@ def _kth_of_two(x: float, copies: int, y: float, n: int, r: int) -> float:
     return float(y if r < n - copies else x)
 
 
-def _span(parts, mixed, replace) -> int:
+def _span(parts, mixed) -> int:
     """Bound the window width of the counts' pmfs, for chunking."""
     if mixed is not None:
         _, n = mixed
@@ -627,13 +621,16 @@ def _span(parts, mixed, replace) -> int:
 
 @dataclass(frozen=True)
 class _Table:
-    """Running maxima of the computed cdfs of the bracketing order statistics.
+    """Running maxima of computed cdfs that bound a quantile function.
 
-    With |computed - true| <= eta at every value: the true quantile Q(u) is at
-    least the first value where the lower order statistic's computed cdf
-    reaches u - eta (below it, its true cdf is under u), and at most the first
-    value where the upper one's reaches u + eta (there, its true cdf is at
-    least u). A running maximum finds the same first values.
+    ``f_low`` is the cdf of a law stochastically below the statistic's and
+    ``f_high`` of one above it: the two order statistics that bracket a
+    quantile, or the statistic's own law twice when it is known exactly.
+    With |computed - true| <= eta at every value, the true quantile Q(u) is
+    at least the first value where ``f_low`` reaches u - eta (below it, that
+    true cdf is under u), and at most the first value where ``f_high``
+    reaches u + eta (there, that true cdf is at least u). A running maximum
+    finds the same first values.
     """
 
     values: np.ndarray
