@@ -7,19 +7,26 @@ import math
 import time
 from collections.abc import Callable
 
+from skattr.utils._progress import progress_bar
+
 
 def best_times(functions: dict[str, Callable[[], object]],
-               repeats: int) -> dict[str, float]:
+               repeats: int, *, progress="auto") -> dict[str, float]:
     """Best wall time in seconds of each function over ``repeats`` rounds.
 
     Every function runs once untimed first (imports, caches, the release plan,
     first-touch page faults). Each round then times every function once, in turn,
     so a slow spell of a shared machine hits baseline and skattr alike. The
     minimum is the least noisy estimate of the cost itself. The garbage
-    collector is off while timing, as in ``timeit``.
+    collector is off while timing, as in ``timeit``. ``progress`` ("auto",
+    True or False) shows a bar over the runs, advanced outside the timed
+    spans (:func:`skattr.utils._progress.progress_bar`).
     """
+    bar = progress_bar(progress, total=len(functions) * (repeats + 1),
+                       desc="timing", unit="run", leave=True)
     for function in functions.values():
         function()
+        bar.update(1)
     best = dict.fromkeys(functions, math.inf)
     collecting = gc.isenabled()
     gc.disable()
@@ -29,7 +36,9 @@ def best_times(functions: dict[str, Callable[[], object]],
                 start = time.perf_counter()
                 function()
                 best[name] = min(best[name], time.perf_counter() - start)
+                bar.update(1)
     finally:
+        bar.close()
         if collecting:
             gc.enable()
     return best

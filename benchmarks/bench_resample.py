@@ -1,6 +1,6 @@
 """The resampling Theta: drawing datasets of n records from the reference data.
 
-Issue 4's target: 10^4 subsets of 100 rows from 25,000 reference rows in under
+The target: 10^4 subsets of 100 rows from 25,000 reference rows in under
 5 s, each with the secret's exact property value, and the statistic evaluated on
 every subset. The baseline is the paper-style approach (App. C.1 of Chen and
 Ohrimenko): a Python loop of ``DataFrame.sample`` calls, one per subset, and the

@@ -18,11 +18,17 @@ if importlib.util.find_spec("sphinx_gallery"):
         "examples_dirs": "../examples",
         "gallery_dirs": "auto_examples",
         "filename_pattern":
-            r"/(hospital|attack_gridsearch|group_dp_comparison|schools|many_releases)"
-            r"\.py",
+            r"/(hospital|attack_gridsearch|group_dp_comparison|schools|many_releases"
+            r"|hospital_plots)\.py",
+        # Its page of run times loads scripts from outside the repository.
+        "write_computation_times": False,
     }
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 numpydoc_show_class_members = False
 autosummary_generate = True
+# Classes list their documented methods and properties in full; the fields
+# are in each docstring's Attributes section.
+templates_path = ["_templates"]
+autodoc_member_order = "groupwise"
 html_theme = "alabaster"
 exclude_patterns = ["_build"]

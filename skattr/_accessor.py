@@ -11,6 +11,7 @@ from skattr._statistic import Statistic
 from skattr.exceptions import (
     InvalidParameterError,
 )
+from skattr.utils._docstrings import fill_doc
 
 __all__ = ["AttributePrivacyAccessor", "build_mechanism"]
 
@@ -51,6 +52,46 @@ def _as_query(func, columns):
         f"{type(func).__name__}.")
 
 
+_ACCESSOR_DOC = fill_doc(
+    accessor_columns="""\
+columns : label or list of labels, optional
+    The released columns; None releases every column but the secret's.""",
+    accessor_value="""\
+value : scalar or callable, optional
+    The category counted, or a predicate of the column's values; None counts
+    the 1s (or True) of a 0/1 column.""",
+    accessor_release="""\
+secret : Secret or list of Secret
+    What to hide: a global property of a sensitive column (see
+    :class:`~skattr.Secret`).
+reference : DataFrame or "self"
+    Public reference data from which Theta is learnt; ``"self"`` fits on the
+    private data (weaker, warns). Omitted for the differential-privacy
+    baselines, which fit no Theta.
+epsilon : float > 0, default=1.0
+    The guarantee's epsilon: the release changes an observer's odds between
+    the two secrets of a pair by at most e^epsilon.
+delta : float in [0, 1), optional
+    The chance the bound on the odds fails; None takes the mechanism's
+    default (1e-3; 0 for the pure Laplace mechanisms).
+mechanism : str, default="auto"
+    A name of :data:`skattr.mechanisms.MECHANISMS` (``"apgm"``,
+    ``"approx-wasserstein"``, ...); ``"auto"`` fits every certified
+    candidate and keeps the one with the least expected error.
+random_state : None, int or numpy.random.Generator, default=None
+    Source of the noise. None draws it from the operating system's entropy;
+    a seed is for reproducible experiments only (whoever knows it can remove
+    the noise).
+**params
+    Any parameter of the chosen mechanism: ``law``, ``theta``,
+    ``calibration``, ``privacy``, ``bounds``, ``progress``, ...""",
+    accessor_returns="""\
+Returns
+-------
+Release
+    The noisy values and their certificate.""")
+
+
 @pd.api.extensions.register_dataframe_accessor("attrpriv")
 class AttributePrivacyAccessor:
     """Attribute-private aggregates of a DataFrame: ``df.attrpriv.mean(...)``.
@@ -61,6 +102,13 @@ class AttributePrivacyAccessor:
     Theta), ``epsilon``, ``delta``, ``mechanism`` (default ``"auto"``),
     ``calibration``, ``theta`` and ``random_state``, plus any parameter of the
     chosen mechanism. It never modifies the frame and stores nothing.
+
+    ``progress`` (``"auto"``, True or False; every method takes it, whatever
+    the mechanism) shows a progress bar (tqdm) on the steps that take seconds,
+    such as the datasets the resampling Theta draws for ``median``, ``std``
+    or ``agg``: ``"auto"`` when standard error is a terminal and tqdm is
+    installed, True always (``pip install "skattr[progress]"``). It changes
+    no release: the same seed gives the same values and certificate.
 
     Examples
     --------
@@ -99,70 +147,164 @@ class AttributePrivacyAccessor:
             self._rows = row_count(self._obj, what="the private data")
         return self._rows
 
-    def _release(self, query: Query, *, secret, reference, mechanism="auto",
-                 **params) -> Release:
+    def _release(self, query: Query, *, secret, reference, epsilon, delta,
+                 mechanism, random_state, params) -> Release:
         from skattr._dask import check_releasable
 
         check_releasable(self._obj, query)      # before any Theta is fitted
+        # delta=None leaves the mechanism's own default (1e-3, or 0 for pure
+        # Laplace mechanisms, which refuse any other).
+        given = {"epsilon": epsilon, "random_state": random_state,
+                 **({} if delta is None else {"delta": delta})}
         est = build_mechanism(query, secret=secret, reference=reference,
                               data=self._obj, n_rows=self._n_rows(),
-                              mechanism=mechanism, **params)
+                              mechanism=mechanism, **given, **params)
         return est.release(self._obj)
 
-    def mean(self, columns=None, *, secret=None, reference=None,
+    @_ACCESSOR_DOC
+    def mean(self, columns=None, *, secret=None, reference=None, epsilon=1.0,
+             delta=None, mechanism="auto", random_state=None,
              **params) -> Release:
-        """Release the mean of each of ``columns``."""
+        """Release the mean of each of ``columns``.
+
+        Parameters
+        ----------
+        %(accessor_columns)s
+        %(accessor_release)s
+
+        %(accessor_returns)s
+        """
         return self._release(Query.mean(columns), secret=secret,
-                             reference=reference, **params)
+                             reference=reference, epsilon=epsilon, delta=delta,
+                             mechanism=mechanism, random_state=random_state,
+                             params=params)
 
-    def sum(self, columns=None, *, secret=None, reference=None,
+    @_ACCESSOR_DOC
+    def sum(self, columns=None, *, secret=None, reference=None, epsilon=1.0,
+            delta=None, mechanism="auto", random_state=None,
             **params) -> Release:
-        """Release the sum of each of ``columns``."""
+        """Release the sum of each of ``columns``.
+
+        Parameters
+        ----------
+        %(accessor_columns)s
+        %(accessor_release)s
+
+        %(accessor_returns)s
+        """
         return self._release(Query.sum(columns), secret=secret,
-                             reference=reference, **params)
+                             reference=reference, epsilon=epsilon, delta=delta,
+                             mechanism=mechanism, random_state=random_state,
+                             params=params)
 
+    @_ACCESSOR_DOC
     def count(self, columns=None, value=None, *, secret=None, reference=None,
+              epsilon=1.0, delta=None, mechanism="auto", random_state=None,
               **params) -> Release:
-        """Release the number of records whose column equals (or passes) ``value``."""
+        """Release the number of records whose column equals (or passes) ``value``.
+
+        Parameters
+        ----------
+        %(accessor_columns)s
+        %(accessor_value)s
+        %(accessor_release)s
+
+        %(accessor_returns)s
+        """
         return self._release(Query.count(columns, value), secret=secret,
-                             reference=reference, **params)
+                             reference=reference, epsilon=epsilon, delta=delta,
+                             mechanism=mechanism, random_state=random_state,
+                             params=params)
 
+    @_ACCESSOR_DOC
     def proportion(self, columns=None, value=None, *, secret=None,
-                   reference=None, **params) -> Release:
-        """Release the fraction of records whose column equals (or passes) ``value``."""
+                   reference=None, epsilon=1.0, delta=None, mechanism="auto",
+                   random_state=None, **params) -> Release:
+        """Release the fraction of records whose column equals (or passes) ``value``.
+
+        Parameters
+        ----------
+        %(accessor_columns)s
+        %(accessor_value)s
+        %(accessor_release)s
+
+        %(accessor_returns)s
+        """
         return self._release(Query.proportion(columns, value), secret=secret,
-                             reference=reference, **params)
+                             reference=reference, epsilon=epsilon, delta=delta,
+                             mechanism=mechanism, random_state=random_state,
+                             params=params)
 
-    def median(self, columns=None, *, secret=None, reference=None,
+    @_ACCESSOR_DOC
+    def median(self, columns=None, *, secret=None, reference=None, epsilon=1.0,
+               delta=None, mechanism="auto", random_state=None,
                **params) -> Release:
-        """Release the median of each of ``columns`` (a Wasserstein mechanism)."""
-        return self._release(Statistic.median(columns), secret=secret,
-                             reference=reference, **params)
+        """Release the median of each of ``columns`` (a Wasserstein mechanism).
 
+        Parameters
+        ----------
+        %(accessor_columns)s
+        %(accessor_release)s
+
+        %(accessor_returns)s
+        """
+        return self._release(Statistic.median(columns), secret=secret,
+                             reference=reference, epsilon=epsilon, delta=delta,
+                             mechanism=mechanism, random_state=random_state,
+                             params=params)
+
+    @_ACCESSOR_DOC
     def quantile(self, columns=None, q=0.5, *, secret=None, reference=None,
+                 epsilon=1.0, delta=None, mechanism="auto", random_state=None,
                  monotone: bool = False, **params) -> Release:
         """Release the ``q`` quantile(s) of each of ``columns``.
 
-        ``monotone=True`` sorts each column's released quantiles into the
-        order of their levels (:meth:`Release.monotone_quantiles`): free,
-        since post-processing spends no privacy, and never further from the
-        true quantiles.
+        Parameters
+        ----------
+        %(accessor_columns)s
+        q : float or sequence of float in [0, 1], default=0.5
+            The levels; each column's values come in this order.
+        %(accessor_release)s
+        monotone : bool, default=False
+            Sort each column's released quantiles into the order of their
+            levels (:meth:`Release.monotone_quantiles`): free, since
+            post-processing spends no privacy, and never further from the
+            true quantiles.
+
+        %(accessor_returns)s
         """
         from skattr._release import check_monotone
 
         check_monotone(monotone)
         statistic = Statistic.quantile(columns, q)
         release = self._release(statistic, secret=secret, reference=reference,
-                                **params)
+                                epsilon=epsilon, delta=delta, mechanism=mechanism,
+                                random_state=random_state, params=params)
         return release.monotone_quantiles(statistic.q) if monotone else release
 
+    @_ACCESSOR_DOC
     def std(self, columns=None, ddof: int = 1, *, secret=None, reference=None,
+            epsilon=1.0, delta=None, mechanism="auto", random_state=None,
             **params) -> Release:
-        """Release the standard deviation of each of ``columns`` (ddof as pandas)."""
-        return self._release(Statistic.std(columns, ddof), secret=secret,
-                             reference=reference, **params)
+        """Release the standard deviation of each of ``columns`` (ddof as pandas).
 
+        Parameters
+        ----------
+        %(accessor_columns)s
+        ddof : int, default=1
+            Delta degrees of freedom, as :meth:`pandas.DataFrame.std`.
+        %(accessor_release)s
+
+        %(accessor_returns)s
+        """
+        return self._release(Statistic.std(columns, ddof), secret=secret,
+                             reference=reference, epsilon=epsilon, delta=delta,
+                             mechanism=mechanism, random_state=random_state,
+                             params=params)
+
+    @_ACCESSOR_DOC
     def agg(self, func, columns=None, *, secret=None, reference=None,
+            epsilon=1.0, delta=None, mechanism="auto", random_state=None,
             **params) -> Release:
         """Release any statistic: a name, a callable, a Query or a Statistic.
 
@@ -172,6 +314,15 @@ class AttributePrivacyAccessor:
         None) and is released through the resampling Theta of the Wasserstein
         mechanisms (``mechanism="approx-wasserstein"`` by default choice of
         ``"auto"``).
+
+        Parameters
+        ----------
+        func : str, callable, Query or Statistic
+            The statistic.
+        %(accessor_columns)s
+        %(accessor_release)s
+
+        %(accessor_returns)s
 
         Examples
         --------
@@ -188,7 +339,9 @@ class AttributePrivacyAccessor:
         ('approx-wasserstein', 0.01)
         """
         query = _as_query(func, columns)
-        return self._release(query, secret=secret, reference=reference, **params)
+        return self._release(query, secret=secret, reference=reference,
+                             epsilon=epsilon, delta=delta, mechanism=mechanism,
+                             random_state=random_state, params=params)
 
     def ledger(self, *, secret=None, reference=None, budget=None,
                theta="auto", law=None, random_state=None):

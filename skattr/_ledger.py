@@ -230,7 +230,7 @@ def _secret_from_json(record: dict):
 
 
 _RESAMPLE_FIELDS = ("n_draws", "failure_share", "max_exact", "random_state",
-                    "replace", "exact_quantiles")
+                    "replace", "exact_quantiles", "moment_bounds")
 
 
 def _model_to_json(model) -> dict:
@@ -284,8 +284,10 @@ def _theta_from_json(record):
     if not isinstance(record, dict):
         return record
     if "resample" in record:
-        # Files written before exact_quantiles existed drew quantile laws.
-        return Resample(**{"exact_quantiles": False, **record["resample"]})
+        # Files written before exact_quantiles or moment_bounds existed drew
+        # those laws.
+        return Resample(**{"exact_quantiles": False, "moment_bounds": False,
+                           **record["resample"]})
     expert = record["expert"]
     models = ({k: [_model_from_json(m) for m in v] for k, v in expert["models"]}
               if expert["by_column"] else
@@ -675,9 +677,10 @@ class Ledger:
                 "independent Laplace noise on each value; the ledger does not "
                 "certify it jointly.")
         # The same statistic under the same Theta: the mechanism, the query
-        # and every parameter but the privacy ones.
+        # and every parameter but the privacy ones (and the progress bar,
+        # which changes nothing and is not stored).
         others = {k: v for k, v in sorted(params.items())
-                  if k not in ("epsilon", "delta")}
+                  if k not in ("epsilon", "delta", "progress")}
         key = f"{mechanism} | {est.query_!r} | {others!r}"
         # The part of delta that is the chance drawn laws misjudge a tail:
         # independent between releases (each fit draws anew), so it adds up.

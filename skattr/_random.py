@@ -299,6 +299,15 @@ def seed_of(random_state, *, owner: str | None = None) -> int:
 # --------------------------------------------------------------------------------
 
 
+def by_rejection(pool: int, k: int) -> bool:
+    """Whether :func:`draw_k_subsets` draws k of ``pool`` by rejection, not keys.
+
+    See its Notes; :func:`skattr.theta._resample.iter_subsets` replays its
+    draws and asks the same question.
+    """
+    return k * k <= 2 * pool * math.log(3 * pool / k)
+
+
 def draw_k_subsets(pool: int, k: int, size: int, rng, *,
                    keys_only: bool = False) -> np.ndarray:
     """Draw ``size`` uniform k-subsets of ``range(pool)``, one a row.
@@ -347,7 +356,7 @@ def draw_k_subsets(pool: int, k: int, size: int, rng, *,
     """
     if k == 0:
         return np.empty((size, 0), dtype=np.intp)
-    if not keys_only and k * k <= 2 * pool * math.log(3 * pool / k):
+    if not keys_only and by_rejection(pool, k):
         rows = rng.integers(0, pool, size=(size, k), dtype=np.intp)
         redraw = np.arange(size)
         while redraw.size:

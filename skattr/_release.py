@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import html
+import textwrap
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
+from statsmodels.iolib.summary import Summary as _StatsmodelsSummary
+from statsmodels.iolib.summary import summary_return
+from statsmodels.iolib.table import SimpleTable
 
 from skattr.exceptions import InvalidParameterError
 from skattr.noise import (
@@ -22,6 +26,7 @@ __all__ = [
     "Certificate",
     "Plan",
     "Release",
+    "Summary",
     "expected_gaussian_norm",
     "expected_laplace_norm",
     "gaussian_accuracy",
@@ -265,21 +270,130 @@ class Plan:
     def _noise_text(self) -> str:
         return self.noise_law.describe(self.statistics)
 
-    def summary(self) -> str:
-        """Return a human-readable report."""
-        rows = self._rows()
-        width = max(len(k) for k, _ in rows)
+    def _statistic_table(self, alpha: float) -> tuple[list, list]:
+        """Column names and one row per statistic for :meth:`summary`."""
+        half = marginal_half_widths(self.noise_law, alpha)
+        level = f"{100 * (1 - alpha):.4g}%"
+        return (["noise sd", f"noise within +/- ({level})"],
+                [[_fmt(float(sd)), _fmt(float(h))]
+                 for sd, h in zip(self.noise_std, half, strict=True)])
+
+    def summary(self, alpha: float = 0.05) -> Summary:
+        """Return a report: one row per statistic, then the certificate.
+
+        Parameters
+        ----------
+        alpha : float in (0, 1), default=0.05
+            The intervals hold each statistic (a plan: its noise) with
+            probability 1 - alpha (see :meth:`Release.conf_int`).
+
+        Returns
+        -------
+        Summary
+            ``print`` it, or ``as_text()``, ``as_html()``; ``tables`` holds
+            the two statsmodels ``SimpleTable`` s.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from skattr._release import Release
+        >>> from skattr.noise import LaplaceNoise
+        >>> rel = Release(mechanism="approx-wasserstein", statistics=("age",),
+        ...               n=100, epsilon=1.0, delta=0.01, calibration="laplace",
+        ...               secrets=("rich: 0.2 vs 0.4",), theta="resampling",
+        ...               sensitivity=2.0, inherent_variance=(0.0,),
+        ...               noise_law=LaplaceNoise.on_each(2.0, 1),
+        ...               values=pd.Series([40.5], index=["age"]))
+        >>> print(rel.summary())  # doctest: +ELLIPSIS
+                         Release
+        ==========================================
+            value noise sd lower (95%) upper (95%)
+        ------------------------------------------
+        age 40.5  2.82843  34.5085     46.4915
+        ====...
+        mechanism         approx-wasserstein
+        guarantee         (1, 0.01)-attribute privacy
+        ...
+        """
+        validate_parameter_constraints(
+            {"alpha": [Interval("real", 0, 1, closed="neither")]},
+            {"alpha": alpha}, f"{type(self).__name__}.summary")
         title = "Release plan (no noise drawn)" if type(self) is Plan else "Release"
-        lines = [title, "=" * len(title)]
-        lines += [f"{k:<{width}}  {v}" for k, v in rows]
-        return "\n".join(lines)
+        columns, rows = self._statistic_table(float(alpha))
+        certificate = [(k, v) for k, v in self._rows()
+                       if k not in ("statistics", "released")]
+        return Summary(title, columns, [str(k) for k in self.statistics], rows,
+                       certificate)
 
     def _repr_html_(self) -> str:
-        rows = "".join(
-            f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
-            f"<td style='text-align:left'>{html.escape(v)}</td></tr>"
-            for k, v in self._rows())
-        return f"<table>{rows}</table>"
+        return self.summary().as_html()
+
+
+class Summary(_StatsmodelsSummary):
+    """A release's report in the layout of statsmodels' ``summary()``.
+
+    Two tables: one row per statistic (value, noise sd and interval; a plan
+    has no value), then the certificate (mechanism, guarantee, Theta, noise,
+    method and assumptions). ``str``/``print`` give the text, ``as_html()``
+    the HTML (every cell escaped), ``as_text()``, ``as_latex()`` and
+    ``as_csv()`` the other formats of statsmodels.
+
+    Attributes
+    ----------
+    title : str
+    table : DataFrame
+        The first table: one row per statistic, its cells as printed.
+    certificate : list of (str, str)
+        The second table's rows: what, and its value.
+    tables : list of statsmodels.iolib.table.SimpleTable
+    """
+
+    def __init__(self, title: str, columns, stubs, rows, certificate):
+        super().__init__()
+        self.title = title
+        self._parts = (list(columns), list(stubs), list(rows), list(certificate))
+        self.table = pd.DataFrame(list(rows), columns=list(columns),
+                                  index=list(stubs))
+        self.certificate = list(certificate)
+        self.tables = self._tables(str)
+
+    def _tables(self, cell, wrap: int | None = None) -> list:
+        columns, stubs, rows, certificate = self._parts
+        fmt = {"data_aligns": "l" * len(columns), "header_align": "l"}
+        if wrap is not None:
+            # Text: long values continue on rows of their own.
+            certificate = [(k if i == 0 else "", part)
+                           for k, v in certificate
+                           for i, part in enumerate(textwrap.wrap(v, wrap) or [""])]
+        return [
+            SimpleTable([[cell(v) for v in row] for row in rows],
+                        headers=[cell(c) for c in columns],
+                        stubs=[cell(s) for s in stubs], title=cell(self.title),
+                        txt_fmt=fmt),
+            SimpleTable([[cell(v)] for _, v in certificate],
+                        stubs=[cell(k) for k, _ in certificate],
+                        txt_fmt={**fmt, "data_aligns": "l"}),
+        ]
+
+    def as_text(self) -> str:
+        """Return the tables as text, long values wrapped at 70 characters."""
+        text = summary_return(self._tables(str, wrap=70), return_fmt="text")
+        return "\n".join(line.rstrip() for line in text.splitlines())
+
+    def as_latex(self) -> str:
+        """Return the tables as LaTeX tabulars, one after the other."""
+        return "\n".join(t.as_latex_tabular() for t in self._tables(str))
+
+    def as_html(self) -> str:
+        """Return the tables as HTML, every label and value escaped."""
+        return summary_return(self._tables(html.escape), return_fmt="html")
+
+    def _repr_html_(self) -> str:
+        return self.as_html()
+
+    def __contains__(self, text: str) -> bool:
+        """Return whether ``text`` appears in the report, wrapped lines joined."""
+        return " ".join(text.split()) in " ".join(self.as_text().split())
 
 
 def check_monotone(monotone) -> None:
@@ -292,13 +406,13 @@ def check_monotone(monotone) -> None:
 class Release(Plan):
     """A released statistic with its certificate.
 
+    Everything its :class:`~skattr.Plan` records, and the noisy values. The
+    true statistic is never stored.
+
     Attributes
     ----------
     values : pandas.Series
         The noisy statistics, one entry per released column.
-
-    See :class:`Plan` for the certificate's attributes. The true statistic is
-    never stored.
     """
 
     values: pd.Series
@@ -358,7 +472,7 @@ class Release(Plan):
         """Return an interval per statistic that holds it with probability 1 - alpha.
 
         The interval is the released value plus or minus t_i, where
-        P(|noise_i| > t_i) = alpha under the release's noise law
+        ``P(|noise_i| > t_i) = alpha`` under the release's noise law
         (:func:`skattr.noise.marginal_half_widths`): exact for Gaussian noise
         of any covariance (rank-deficient included) and for Laplace noise on
         each statistic, and computed from the characteristic function for
@@ -460,3 +574,40 @@ class Release(Plan):
         released = ", ".join(f"{k} = {_fmt(float(v))}" for k, v in self.values.items())
         # The released values name the statistics.
         return [("released", released)] + super()._rows()[1:]
+
+    def _statistic_table(self, alpha: float) -> tuple[list, list]:
+        interval = self.conf_int(alpha)
+        level = f"{100 * (1 - alpha):.4g}%"
+        return (["value", "noise sd", f"lower ({level})", f"upper ({level})"],
+                [[_fmt(float(v)), _fmt(float(sd)), _fmt(float(lo)), _fmt(float(hi))]
+                 for v, sd, lo, hi in zip(self.values, self.noise_std,
+                                          interval["lower"], interval["upper"],
+                                          strict=True)])
+
+    def plot(self, alpha: float = 0.05, ax=None):
+        """Plot the released values with their intervals and the guarantee.
+
+        See :func:`skattr.plotting.plot_release` (matplotlib:
+        ``pip install "skattr[plot]"``).
+
+        Parameters
+        ----------
+        alpha : float in (0, 1), default=0.05
+            Each interval is :meth:`conf_int` at ``alpha``.
+        ax : matplotlib Axes, optional
+            Where to draw; by default on a new figure.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            One row per statistic; the guarantee in the title.
+        """
+        from skattr.plotting import plot_release
+
+        return plot_release(self, alpha=alpha, ax=ax)
+
+
+# A release records everything its plan did: its docstring lists the plan's
+# attributes after its own.
+Release.__doc__ = (Release.__doc__.rstrip() + "\n"
+                   + Plan.__doc__[Plan.__doc__.index("    mechanism : str"):])

@@ -141,3 +141,33 @@ def test_duplicate_columns_are_refused():
     frame = pd.DataFrame([[1, 2]], columns=["a", "a"])
     with pytest.raises(AttributeError, match="unique column labels"):
         frame.attrpriv  # noqa: B018
+
+
+@pytest.mark.parametrize("name", ["mean", "sum", "count", "proportion", "median",
+                                  "quantile", "std", "agg"])
+def test_release_methods_name_their_parameters(name):
+    """epsilon, delta, mechanism and random_state are named, and documented."""
+    import inspect
+
+    from skattr._accessor import AttributePrivacyAccessor
+
+    method = getattr(AttributePrivacyAccessor, name)
+    params = inspect.signature(method).parameters
+    for keyword, default in (("epsilon", 1.0), ("delta", None),
+                             ("mechanism", "auto"), ("random_state", None)):
+        assert params[keyword].kind is inspect.Parameter.KEYWORD_ONLY
+        assert params[keyword].default == default
+        assert f"{keyword} : " in method.__doc__
+    assert method.__doc__.index("Parameters") < method.__doc__.index("Returns")
+
+
+def test_explicit_delta_reaches_the_mechanism():
+    from skattr.datasets import make_hospital
+
+    private, reference = make_hospital(50, random_state=1), make_hospital(
+        2000, random_state=0)
+    secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    rel = private.attrpriv.mean(["weight"], secret=secret, reference=reference,
+                                law="gaussian", mechanism="apgm", epsilon=0.5,
+                                delta=1e-4, random_state=0)
+    assert (rel.epsilon, rel.delta) == (0.5, 1e-4)

@@ -10,9 +10,29 @@ from skattr.datasets import make_hospital
 def test_demo_prints_releases_and_guarantees(capsys):
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
-    assert out.count("(1, 0.001)-attribute private") == 6
-    assert "no noise" in out
-    assert "sensitivity 6.125" in out
+    data = make_hospital(200, random_state=0)
+    # The true value beside the released one, in the statistic's units.
+    for column, label in (("weight", "average weight (lb)"),
+                          ("blood_pressure", "average blood pressure (mmHg)")):
+        row = next(line for line in out.splitlines() if line.startswith(label))
+        true, released, *_ = row[len(label):].split()
+        assert float(true) == pytest.approx(data[column].mean(), abs=0.005)
+        assert float(released) != float(true)
+    # The guarantee in plain words, the joint one from the ledger, the
+    # difference from differential privacy and three next steps.
+    assert "changes their odds by\nat most a factor e^1 = 2.7" in out
+    assert "except with probability\n0.001 (delta)" in out
+    assert "most e^1.50 = 4.5" in out
+    assert "differential privacy hides each\npatient's record" in out
+    assert "\n  3. " in out and "\n  4. " not in out
+    # No researchers' jargon left undefined.
+    for word in ("Theta", "sensitivity", "analytic", "midpoint", "pointwise"):
+        assert word not in out
+
+
+def test_demo_takes_a_seed(capsys):
+    assert main(["demo", "--seed", "3"]) == 0
+    assert "--seed 3" in capsys.readouterr().out
 
 
 def test_release_from_csv(tmp_path, capsys):
@@ -28,7 +48,7 @@ def test_release_from_csv(tmp_path, capsys):
                  "--output", str(out_csv)])
     assert code == 0
     out = capsys.readouterr().out
-    assert "(1, 0.001)-attribute privacy" in out and "released" in out
+    assert "(1, 0.001)-attribute privacy" in out and "lower (95%)" in out
     written = pd.read_csv(out_csv)
     assert written["statistic"].tolist() == ["weight", "blood_pressure"]
     assert (written["epsilon"] == 1.0).all() and (written["delta"] == 1e-3).all()
@@ -50,12 +70,13 @@ def test_release_of_a_median_and_quantiles(tmp_path, capsys):
     assert main(["release", *common, "--statistic", "median",
                  "--output", str(out_csv)]) == 0
     out = capsys.readouterr().out
-    assert "approx-wasserstein" in out and "released" in out
+    assert "approx-wasserstein" in out and "lower (95%)" in out
     assert pd.read_csv(out_csv)["statistic"].tolist() == ["weight"]
     assert main(["release", *common, "--statistic", "quantile", "--q", "0.25",
                  "0.75", "--plan"]) == 0
     out = capsys.readouterr().out
-    assert "statistics         weight:q0.25, weight:q0.75" in out
+    rows = [line.split()[0] for line in out.splitlines() if line.startswith("weight:")]
+    assert rows == ["weight:q0.25", "weight:q0.75"]
 
 
 def test_release_errors_are_reported(tmp_path, capsys):
@@ -137,3 +158,20 @@ def test_unequal_covariance_options(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(base + ["--max-error-ratio", "lots"])
     assert "expected a number >= 1 or 'none'" in capsys.readouterr().err
+
+
+def test_secret_value_is_read_as_the_column_type(tmp_path, capsys):
+    path, reference = tmp_path / "private.csv", tmp_path / "reference.csv"
+    for n, seed, where in ((300, 1, path), (2000, 0, reference)):
+        frame = make_hospital(n, random_state=seed)
+        frame["female"] = frame["gender"] == "female"
+        frame.to_csv(where, index=False)
+    base = ["release", str(path), "--columns", "weight", "--secret-column",
+            "female", "--pairs", "0.4,0.6", "--reference", str(reference),
+            "--mechanism", "apgm", "--law", "gaussian", "--plan"]
+    assert main([*base, "--secret-value", "True"]) == 0
+    assert "female == True" in capsys.readouterr().out
+    assert main([*base, "--secret-value", "yes"]) == 2
+    assert "true or false" in capsys.readouterr().err
+    assert main([*base[:5], "height", *base[6:], "--secret-value", "tall"]) == 2
+    assert "give a number" in capsys.readouterr().err

@@ -44,6 +44,10 @@ def _instances():
             params["sampling"] = "with-replacement"
         if "bounds" in accepted:
             params["bounds"] = CHECK_BOUNDS
+        if "progress" in accepted:
+            # Not the default, so the checks see it kept by clone, get_params
+            # and fit; it shows nothing here (no step draws datasets).
+            params["progress"] = True
         if cls.mechanism_name in TRANSLATION_ASSUMED:
             params["covariances"] = "assume-equal"
         if "law" in accepted:

@@ -13,7 +13,7 @@ import skattr
 PACKAGES = ["skattr"] + [
     f"skattr.{name}"
     for name in ("attacks", "calibration", "datasets", "dp", "mechanisms", "noise",
-                 "theta", "utils", "wasserstein")
+                 "model_selection", "plotting", "theta", "utils", "wasserstein")
 ]
 
 DP_FUNCTIONS = [

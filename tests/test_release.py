@@ -16,6 +16,7 @@ from skattr._release import (
     expected_laplace_norm,
     gaussian_accuracy,
 )
+from skattr.exceptions import InvalidParameterError
 from skattr.noise import GaussianNoise, LaplaceNoise
 
 # Spectra on which the chi-square-mixture quadrature of expected_gaussian_norm
@@ -344,53 +345,76 @@ def test_release_refuses_duplicate_labels():
         _release(values)
 
 
-def _rows(text):
-    return text.splitlines()
-
-
 def test_plan_summary_has_the_guarantee_theta_and_assumptions():
     plan = _plan(gaussian=np.eye(2), epsilon=0.5, delta=1e-6)
-    lines = _rows(plan.summary())
-    assert lines[:2] == ["Release plan (no noise drawn)",
-                         "=" * len("Release plan (no noise drawn)")]
-    rows = {line.split("  ", 1)[0]: line.split("  ", 1)[1].strip()
-            for line in lines[2:]}
+    summary = plan.summary()
+    lines = str(summary).splitlines()
+    assert lines[0].strip() == "Release plan (no noise drawn)"
+    rows = dict(summary.certificate)
     assert rows["guarantee"] == "(0.5, 1e-06)-attribute privacy"
     assert rows["Theta"] == "moments of the reference data"
-    assert rows["statistics"] == "height, weight"
     assert rows["hidden"] == "gender == 'female': 0.4 vs 0.6"
     assert rows["records n"] == "100"
-    assumed = [line.split("  ", 1)[1].strip() for line in lines
-               if line.startswith("assumes ")]
+    assumed = [v for k, v in summary.certificate if k == "assumes"]
     assert assumed == ["records are independent", "Theta holds the truth"]
     alpha = plan.alpha(0.05)
     assert rows["accuracy"] == (f"||error|| <= {alpha:.6g} with probability 0.95")
     # Pufferfish guarantees do not compose; the summary says so.
     assert "do not add up" in rows["covers"]
+    # One row per statistic: the noise and its 95% half-width (unit
+    # Gaussian noise: 1.96).
+    assert summary.table.index.tolist() == ["height", "weight"]
+    assert summary.table["noise sd"].tolist() == ["1", "1"]
+    assert float(summary.table.iloc[0, 1]) == pytest.approx(1.959964, abs=1e-5)
+    # Every line of the text is printed as is: long values wrap.
+    assert max(len(line) for line in lines) <= 100
+    assert any(line.startswith("height ") for line in lines)
 
 
 def test_dp_summary_says_the_guarantee_composes():
     plan = _plan(gaussian=np.eye(2), guarantee="differential privacy")
-    text = plan.summary()
+    text = str(plan.summary())
     assert "(1, 1e-05)-differential privacy" in text
     assert "sum of their epsilons" in text
 
 
 def test_release_summary_leads_with_the_released_values():
-    lines = _rows(_release().summary())
-    assert lines[0] == "Release"
-    assert lines[2].split("  ", 1)[0] == "released"
-    assert lines[2].split("  ", 1)[1].strip() == "height = 65.2, weight = 160.1"
-    # The released row replaces the statistics row.
-    assert not any(line.startswith("statistics ") for line in lines)
-    assert any(line.startswith("guarantee ") for line in lines)
+    release = _release()
+    summary = release.summary(alpha=0.1)
+    lines = str(summary).splitlines()
+    assert lines[0].strip() == "Release"
+    table = summary.table
+    assert table.index.tolist() == ["height", "weight"]
+    assert table["value"].tolist() == ["65.2", "160.1"]
+    interval = release.conf_int(0.1)
+    assert [float(v) for v in table["lower (90%)"]] == pytest.approx(
+        interval["lower"].tolist(), rel=1e-5)
+    assert [float(v) for v in table["upper (90%)"]] == pytest.approx(
+        interval["upper"].tolist(), rel=1e-5)
+    # The values are in the table, not repeated in the certificate.
+    assert "released" not in dict(summary.certificate)
+    assert "guarantee" in dict(summary.certificate)
+    assert "height" in summary and "65.2" in summary
+
+
+@pytest.mark.parametrize("alpha", [0, 1, "0.05", None])
+def test_summary_checks_alpha(alpha):
+    with pytest.raises(InvalidParameterError, match="alpha"):
+        _release().summary(alpha=alpha)
+
+
+def test_summary_formats():
+    summary = _release().summary()
+    assert summary.as_text() == str(summary)
+    assert "\\begin{" in summary.as_latex()
+    assert summary.as_html() == summary._repr_html_() == _release()._repr_html_()
 
 
 def test_repr_html_escapes_labels():
     plan = _plan(gaussian=np.eye(1), statistics=("<b>bmi</b>",), theta="a & b",
                  assumptions=("x < y",), secrets=("<i>gender</i>",))
     out = plan._repr_html_()
-    assert out.startswith("<table>") and out.endswith("</table>")
+    assert out.startswith("<table") and out.rstrip().endswith("</table>")
     assert "<b>" not in out and "<i>" not in out
     assert "&lt;b&gt;bmi&lt;/b&gt;" in out
     assert "&lt;i&gt;gender&lt;/i&gt;" in out
@@ -404,4 +428,4 @@ def test_release_repr_html_escapes_value_labels():
                     values=pd.Series([1.5], index=[label]))
     out = release._repr_html_()
     assert "<script>" not in out
-    assert "&lt;script&gt;alert(1)&lt;/script&gt; = 1.5" in out
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in out and "1.5" in out

@@ -186,8 +186,10 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
 
     def _cached_plan(self, n: int) -> Plan:
         # A plan depends on n and on the privacy parameters only (Theta, query and
-        # secrets are fixed by fit), so repeated releases reuse it.
-        key = (n, *(repr(v) for v in self.get_params(deep=False).values()))
+        # secrets are fixed by fit), so repeated releases reuse it; a progress
+        # bar changes nothing in it.
+        key = (n, *(repr(v) for k, v in self.get_params(deep=False).items()
+                    if k != "progress"))
         plans = getattr(self, "_plans", None)
         if plans is None:
             plans = self._plans = {}

@@ -123,7 +123,7 @@ class AttributePrivateMarkovQuilt(_DPBaseline):
     Theorem 4 states the accuracy with log(1 / (2 beta)), the one-sided
     Laplace tail; the release's ``alpha(beta)`` is the two-sided bound
     b log(1 / beta) for one statistic (the l1 norm's Gamma tail for several),
-    which is what |noise| <= alpha needs.
+    which is what ``|noise| <= alpha`` needs.
 
     References
     ----------
@@ -321,11 +321,11 @@ class AttributePrivateMarkovQuilt(_DPBaseline):
 
 
 def chain_quilt_scales(network: ParameterNetwork, epsilon: float) -> np.ndarray:
-    """Song, Wang and Chaudhuri's b_i = min over quilts |N| / (eps - e) on a chain.
+    """Song, Wang and Chaudhuri's b_i = min over quilts ``|N| / (eps - e)`` on a chain.
 
     On a chain X_0 -> ... -> X_{T-1} the quilts worth trying are the nearest
     quilt node on each side of X_i (farther ones only add influence), so
-    Q = {X_{i-a}, X_{i+b}} (either may be absent) leaves |N| = a + b - 1
+    Q = {X_{i-a}, X_{i+b}} (either may be absent) leaves ``|N| = a + b - 1``
     entries near. Given X_i the past and the future are independent, so the
     max-influence of the pair is max over (x, x') of the sum of the two sides'
     log-ratio matrices; every pair (a, b) is scored at once with numpy.
@@ -334,7 +334,7 @@ def chain_quilt_scales(network: ParameterNetwork, epsilon: float) -> np.ndarray:
     -------
     ndarray of shape (T,)
         b_i for each entry (``inf`` when no quilt has influence below epsilon
-        and the trivial quilt does not apply, which it always does: |N| = T).
+        and the trivial quilt does not apply, which it always does: ``|N| = T``).
     """
     T = len(network.nodes)
     order = network.nodes
@@ -412,7 +412,7 @@ class MarkovQuiltMechanism(_DPBaseline):
     declared bounds), the noise is Laplace(L b_max) on each statistic, where
     b_max = max over entries i of min over quilts (Q, N, R) of i with
     variable-max-influence e = e_Theta(Y_Q | Y_i) < epsilon of
-    |N| / (epsilon - e) (Definition 10); the trivial quilt gives T / epsilon.
+    ``|N| / (epsilon - e)`` (Definition 10); the trivial quilt gives T / epsilon.
 
     Parameters
     ----------
@@ -450,7 +450,7 @@ class MarkovQuiltMechanism(_DPBaseline):
     Notes
     -----
     F is L-Lipschitz in the Hamming distance between databases, so changing
-    the |N| entries near Y_i moves it by at most L |N|.
+    the ``|N|`` entries near Y_i moves it by at most ``L |N|``.
 
     References
     ----------

@@ -24,6 +24,7 @@ from skattr.exceptions import (
     PrivacyLeakWarning,
 )
 from skattr.utils._param_validation import validate_parameter_constraints
+from skattr.utils._progress import check_progress
 
 __all__ = ["MECHANISMS", "Registry", "register"]
 
@@ -34,6 +35,11 @@ PLANNED: tuple = ()
 #: Parameters every caller may pass, whatever the mechanism: the query and
 #: secret are built by the caller.
 _BUILT_BY_CALLER = frozenset({"query", "secret"})
+
+#: Display options every caller may pass: given to the classes that take them
+#: (those with steps that take seconds), checked and ignored by the others,
+#: since they change no release.
+_DISPLAY = frozenset({"progress"})
 
 
 def _parameters(cls) -> tuple[str, ...]:
@@ -127,9 +133,14 @@ class Registry(Mapping):
         that are taken (and the closest, for a misspelling). ``delta`` and
         ``calibration`` for a mechanism with Laplace noise only (which
         certifies delta = 0) are refused the same way, with that reason.
+        ``progress`` is accepted whatever the mechanism: it is checked, and
+        passed only to the classes that take it (those with a step that
+        takes seconds).
         """
+        if "progress" in params:
+            check_progress(params["progress"], f"mechanism={mechanism!r}")
         taken = {p for cls in classes.values() for p in _parameters(cls)}
-        unknown = sorted(set(params) - taken - _BUILT_BY_CALLER)
+        unknown = sorted(set(params) - taken - _BUILT_BY_CALLER - _DISPLAY)
         if not unknown:
             _check_values(classes, params)
             return

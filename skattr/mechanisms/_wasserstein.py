@@ -36,6 +36,7 @@ from skattr.theta._sums import (
 )
 from skattr.utils._docstrings import fill_doc
 from skattr.utils._param_validation import Interval, Options
+from skattr.utils._progress import PROGRESS_CONSTRAINT, PROGRESS_DOC, progress_bar
 from skattr.wasserstein import w_infinity, wd_closeness
 
 __all__ = ["ApproximateWassersteinMechanism", "WassersteinMechanism"]
@@ -47,6 +48,10 @@ _BAND_LEVELS = 64
 # Most distinct values of an exact law of several statistics whose distances
 # are computed exactly (a linear program over every pair of values in R^d).
 _MAX_EXACT_POINTS = 300
+
+# Records the draws of a linear statistic may hold in all before the moment
+# bounds replace them (Resample(moment_bounds="auto")): about five seconds.
+_DRAWN_RECORDS = 50_000_000
 
 # The same for (W, delta)-closeness on the line (a search over the pairwise
 # distances of the two supports).
@@ -109,7 +114,8 @@ _ATTRIBUTES = """
     """
 
 _fill_doc = fill_doc(secret=_SECRET, calibration=_CALIBRATION, theta=_THETA,
-                     privacy=_PRIVACY, attributes=_ATTRIBUTES)
+                     privacy=_PRIVACY, attributes=_ATTRIBUTES,
+                     progress=PROGRESS_DOC)
 
 
 def _small_enough(law, *, closeness: bool = False) -> bool:
@@ -151,13 +157,14 @@ class _WassersteinFamily(BaseMechanism):
         "theta": [Options(frozenset({"auto", "moments"})), list, tuple, np.ndarray,
                   ProbabilityBox, SumLaws, Resample, NetworkTheta],
         "privacy": [Options(frozenset({"dataset", "distributional"}))],
+        "progress": PROGRESS_CONSTRAINT,
     }
 
     accepts_statistics = True
 
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=0.0,
                  calibration="analytic", theta="auto", privacy="dataset",
-                 random_state=None):
+                 random_state=None, progress="auto"):
         self.query = query
         self.secret = secret
         self.epsilon = epsilon
@@ -166,6 +173,7 @@ class _WassersteinFamily(BaseMechanism):
         self.theta = theta
         self.privacy = privacy
         self.random_state = random_state
+        self.progress = progress
 
     def _resolve_query(self, frame: pd.DataFrame, secrets) -> None:
         super()._resolve_query(frame, secrets)
@@ -404,6 +412,7 @@ class WassersteinMechanism(_WassersteinFamily):
     %(theta)s
     %(privacy)s
     %(random_state)s
+    %(progress)s
 
     %(attributes)s
 
@@ -510,6 +519,7 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
     %(theta)s
     %(privacy)s
     %(random_state)s
+    %(progress)s
 
     %(attributes)s
 
@@ -575,10 +585,10 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
 
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
                  calibration="analytic", theta="auto", privacy="dataset",
-                 random_state=None):
+                 random_state=None, progress="auto"):
         super().__init__(query=query, secret=secret, epsilon=epsilon, delta=delta,
                          calibration=calibration, theta=theta, privacy=privacy,
-                         random_state=random_state)
+                         random_state=random_state, progress=progress)
 
     def _certified_delta(self) -> float:
         return self.delta
@@ -643,6 +653,20 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
             f"{self._order_method()} (Chen Def 3.2, Thm 3.2); delta = "
             f"{self.delta:.3g} disregarded mass"), (self._resample_assumption(),)
 
+    def _moment_sensitivity(self, n: int, values, delta: float
+                            ) -> tuple[float, str, tuple]:
+        """W of a mean, sum, count or proportion from moment bounds: no draws."""
+        worst, how = 0.0, ""
+        for laws, pairs, _ in values:
+            w, found = laws.moments.closeness(pairs, n, self.privacy, delta)
+            if w >= worst:
+                worst, how = w, found
+        return worst, (
+            f"Laplace(W / epsilon), W from {how}, the law of the statistic under "
+            "the resampling model bounded from the groups' reference values "
+            f"(Chen Def 3.2, Thm 3.2); delta = {delta:.3g} disregarded "
+            "mass"), (self._resample_assumption(),)
+
     def _resampled_sensitivity(self, n: int) -> tuple[float, str, tuple]:
         values = []
         for s, laws in zip(self.secrets_, self.theta_, strict=True):
@@ -663,6 +687,9 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
         d = len(self.query_.names(self.columns_))
         if self._order_laws() is not None:
             return self._ordered_sensitivity(n, d)
+        moments = all(laws.moments is not None for laws, _, _ in values)
+        if moments and any(laws.moments.always for laws, _, _ in values):
+            return self._moment_sensitivity(n, values, self.delta)
         n_values = sum(len(points) for _, _, points in values)
         # Every secret's laws come from the same Resample: one budget.
         share = values[0][0].failure_share
@@ -684,11 +711,17 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
             failure = beta / (2 * d * n_values)
             tail = disregarded / (4 * d)
         m = values[0][0].draws_needed(tail, failure)
+        if moments and m * n * n_values > _DRAWN_RECORDS:
+            # Draws this large take minutes: the moment bounds take
+            # milliseconds.
+            return self._moment_sensitivity(n, values, self.delta)
         worst = 0.0
+        bar = progress_bar(self.progress, total=m * n_values, unit="dataset",
+                           desc=f"{self.mechanism_name}: datasets drawn")
         for laws, pairs, points in values:
             bounds = {}
             for a in points:
-                draws = laws.drawn_law(a, n, self.privacy, m)
+                draws = laws.drawn_law(a, n, self.privacy, m, bar=bar)
                 bounds[a] = (quantile_bounds(draws, levels, failure)
                              if d == 1 else tail_bounds(draws, tail, failure))
             for a, b in pairs:
@@ -698,6 +731,7 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
                 else:
                     gap = np.maximum(ua - lb, ub - la).sum()
                 worst = max(worst, float(gap))
+        bar.close()
         how = (f"the quantile coupling over levels [{disregarded / 2:.3g}, "
                f"1 - {disregarded / 2:.3g}], quantiles bounded at "
                f"{_BAND_LEVELS + 1} levels" if d == 1 else
@@ -707,6 +741,12 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
                   f"drawn datasets per property value (Chen Thm 3.2 and the "
                   f"remark after it); delta = {disregarded:.3g} disregarded mass "
                   f"+ {beta:.3g} chance the draws misjudge a quantile")
+        if moments:
+            # The moment bounds at the drawn bound's disregarded mass: the
+            # least of two bounds valid at (disregarded, beta) is valid.
+            bound, how, _ = self._moment_sensitivity(n, values, disregarded)
+            if bound < worst:
+                worst, method = bound, how + f" + {beta:.3g} unused for draws"
         exact, how = self._resampled_w_infinity(n)
         if exact is not None and exact < worst:
             # Exact laws too large for closeness still give W_inf, which

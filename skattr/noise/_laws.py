@@ -424,7 +424,7 @@ def _tail(t: float, variance: float, weights: np.ndarray) -> float:
 
 
 def marginal_half_widths(law: NoiseLaw, alpha: float) -> np.ndarray:
-    """Return t_i with P(|noise_i| > t_i) = alpha, for each statistic.
+    """Return t_i with P(``|noise_i| > t_i``) = alpha, for each statistic.
 
     Exact in closed form for Gaussian noise (t = z_{1 - alpha/2} sd, any
     covariance, rank-deficient included) and for one Laplace component

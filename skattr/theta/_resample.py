@@ -14,6 +14,7 @@ so n may exceed the reference data.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -23,16 +24,33 @@ import numpy as np
 from scipy import stats
 
 from skattr._data import record_contributions, secret_indicator
-from skattr._random import check_random_state, draw_k_subsets, seed_of
+from skattr._random import (
+    _KEYS_PER_BLOCK,
+    by_rejection,
+    check_random_state,
+    draw_k_subsets,
+    seed_of,
+)
 from skattr._secret import grid_tolerance
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
+from skattr.theta._moment_laws import MomentLaws
 from skattr.theta._order_laws import OrderLaws
 
 __all__ = ["Resample", "ResampledLaws", "coupled_subsets", "coupled_values",
-           "draw_subsets", "law_of", "quantile_bounds", "tail_bounds"]
+           "draw_subsets", "iter_subsets", "law_of", "quantile_bounds",
+           "tail_bounds"]
 
 # Row positions gathered at once when a statistic is evaluated on many subsets.
 _EVAL_BLOCK = 1 << 21
+
+# Row positions of drawn datasets held at once (32 MB of intp): datasets are
+# drawn and evaluated a chunk at a time, so a drawn law's memory grows with
+# neither the number of datasets, nor their size, nor the reference data (only
+# the values kept grow, 8 bytes a statistic a dataset).
+CHUNK_POSITIONS = 1 << 22
+
+# Progress bars advance at least this many times over one drawn law.
+_TICKS = 100
 
 # Most draws a default ``n_draws`` asks for (a tiny delta needs more: say so).
 _MAX_DEFAULT_DRAWS = 2_000_000
@@ -110,6 +128,199 @@ def draw_subsets(inside: np.ndarray, outside: np.ndarray, counts, n: int,
         out[rows, k:] = outside[_draw(outside.size, n - k, rows.size, rng,
                                       replace)]
     return out
+
+
+def _skip_doubles(rng, count: int) -> None:
+    """Advance ``rng`` as ``count`` doubles of ``Generator.random`` would."""
+    bitgen = rng.bit_generator
+    if isinstance(bitgen, (np.random.PCG64, np.random.PCG64DXSM)):
+        # One 64-bit step a double: jump there. advance() also drops a
+        # 32-bit half-word an earlier draw may have left buffered, which
+        # doubles never use, so it is put back.
+        before = bitgen.state
+        bitgen.advance(count)
+        after = bitgen.state
+        after["has_uint32"], after["uinteger"] = (before["has_uint32"],
+                                                  before["uinteger"])
+        bitgen.state = after
+        return
+    for start in range(0, count, _KEYS_PER_BLOCK):
+        rng.random(min(_KEYS_PER_BLOCK, count - start))
+
+
+class _ReplayedDraw:
+    """One call ``_draw(pool, k, size, rng, replace)``, redrawn a few rows at a time.
+
+    Made by a pass that advances ``rng`` exactly as the call would, keeping
+    only the generator's state where each part of the call starts (and, when
+    k-subsets are drawn by rejection, the round in which each row was drawn
+    for the last time). :meth:`take` then redraws the rows in order from
+    copies of those states: the same numbers as the one call, never more
+    than a few rows at once.
+
+    Notes
+    -----
+    Every draw it replays (``Generator.random``, ``integers`` and, in
+    :func:`iter_subsets`, ``permuted`` along rows) reads the stream row after
+    row, so one call on m rows draws what calls on consecutive stretches of
+    them draw. :func:`~skattr._random.draw_k_subsets` takes k of a large
+    pool by rejection: all rows, then the rows that held a repeat, again and
+    again, each round from where the last ended; a row's value is its draw
+    in its last round, and round j draws, in order, the rows whose last
+    round is j or later, so a stretch of rows reads a stretch of each
+    round's draws.
+    """
+
+    def __init__(self, pool: int, k: int, size: int, rng, replace: bool,
+                 step: int, max_positions: int):
+        self.pool, self.k, self.taken = pool, k, 0
+        # Rows of random keys drawn at once: the keys are as many as the pool.
+        self.keys_rows = max(1, min(_KEYS_PER_BLOCK, max_positions) // pool)
+        self.kind = ("empty" if k == 0 else "integers" if replace
+                     else "rejection" if by_rejection(pool, k) else "keys")
+        self.starts = [copy.deepcopy(rng)]
+        if self.kind == "integers":
+            for start in range(0, size, step):
+                rng.integers(0, pool, size=(min(step, size - start), k))
+        elif self.kind == "keys":
+            _skip_doubles(rng, size * pool)
+        elif self.kind == "rejection":
+            self.last = self._rounds(size, rng, step)
+
+    def _rounds(self, size: int, rng, step: int) -> np.ndarray:
+        """Draw the rounds of rejection; return each row's last round."""
+        last = np.zeros(size, dtype=np.int64)
+        drawn = np.arange(size)
+        self.starts = []
+        while drawn.size:
+            last[drawn] = len(self.starts)
+            self.starts.append(copy.deepcopy(rng))
+            again = []
+            for start in range(0, drawn.size, step):
+                rows = np.sort(rng.integers(
+                    0, self.pool, size=(min(step, drawn.size - start), self.k),
+                    dtype=np.intp), axis=1)
+                repeats = (rows[:, 1:] == rows[:, :-1]).any(axis=1)
+                again.append(drawn[start:start + rows.shape[0]][repeats])
+            drawn = np.concatenate(again)
+        return last
+
+    def take(self, count: int) -> np.ndarray:
+        """Return the next ``count`` rows of the call's result."""
+        start, self.taken = self.taken, self.taken + count
+        if self.kind == "empty":
+            return np.empty((count, 0), dtype=np.intp)
+        stream = self.starts[0]
+        if self.kind == "integers":
+            return stream.integers(0, self.pool, size=(count, self.k))
+        out = np.empty((count, self.k), dtype=np.intp)
+        if self.kind == "keys":
+            block = self.keys_rows
+            for at in range(0, count, block):
+                keys = stream.random((min(block, count - at), self.pool))
+                out[at:at + block] = np.argpartition(keys, self.k - 1,
+                                                     axis=1)[:, :self.k]
+            return out
+        last = self.last[start:start + count]
+        for round_, stream in enumerate(self.starts):
+            drawn = np.flatnonzero(last >= round_)
+            if not drawn.size:
+                break
+            rows = stream.integers(0, self.pool, size=(drawn.size, self.k),
+                                   dtype=np.intp)
+            final = last[drawn] == round_
+            out[drawn[final]] = rows[final]
+        return out
+
+
+def iter_subsets(inside: np.ndarray, outside: np.ndarray, counts, n: int,
+                 rng, *, replace: bool = False, shuffle: bool = False,
+                 max_positions: int | None = None):
+    """Yield the datasets of :func:`draw_subsets` a chunk at a time.
+
+    The same datasets, number for number with a seeded generator, as
+    ``draw_subsets(inside, outside, counts, n, rng, replace=replace)``
+    followed, when ``shuffle``, by ``rng.permuted(rows, axis=1)``; but never
+    more than ``max_positions`` row positions (or one dataset) at a time,
+    whatever the number of datasets, n or the pools' sizes.
+
+    Parameters
+    ----------
+    inside, outside, counts, n, rng, replace
+        As for :func:`draw_subsets`.
+    shuffle : bool, default=False
+        Put each dataset's records in a uniformly random order.
+    max_positions : int or None, default=None
+        Most row positions a chunk holds; None is ``CHUNK_POSITIONS`` (2**22,
+        32 MB of positions; the chunk's other arrays take about four times
+        as much again).
+
+    Yields
+    ------
+    start : int
+        The index of the chunk's first dataset.
+    rows : ndarray of shape (chunk, n)
+        Row positions, one dataset a row.
+
+    Notes
+    -----
+    A seeded ``rng`` is first advanced as the one-shot draws would advance
+    it, keeping the generator's state where each of their calls starts
+    (:class:`_ReplayedDraw`); the chunks are then redrawn from copies of
+    those states. Random keys are skipped by jumping the generator, so for
+    most draws the extra cost is none; rows drawn by rejection or with
+    replacement, and the records' orders, are drawn twice. With the
+    operating system's entropy (no state to copy) each chunk is drawn
+    afresh: the same law, and nothing to reproduce.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skattr.theta._resample import draw_subsets, iter_subsets
+    >>> inside, outside = np.arange(50), np.arange(50, 500)
+    >>> whole = draw_subsets(inside, outside, [20] * 9, 60,
+    ...                      np.random.default_rng(0))
+    >>> chunks = [rows for _, rows in iter_subsets(
+    ...     inside, outside, [20] * 9, 60, np.random.default_rng(0),
+    ...     max_positions=120)]
+    >>> len(chunks), bool(np.array_equal(np.vstack(chunks), whole))
+    (5, True)
+    """
+    counts = np.asarray(counts, dtype=np.intp)
+    m = counts.size
+    if max_positions is None:
+        max_positions = CHUNK_POSITIONS
+    step = max(1, int(max_positions) // max(1, n))
+    if m <= step or not hasattr(rng, "bit_generator"):
+        for start in range(0, m, step):
+            rows = draw_subsets(inside, outside, counts[start:start + step], n,
+                                rng, replace=replace)
+            yield start, rng.permuted(rows, axis=1) if shuffle else rows
+        return
+    groups = {}
+    for k in np.unique(counts):     # the one-shot call's order of draws
+        k = int(k)
+        _check_group_sizes(inside.size, outside.size, k, n, replace)
+        size = int(np.count_nonzero(counts == k))
+        groups[k] = tuple(
+            _ReplayedDraw(pool, drawn, size, rng, replace, step, max_positions)
+            for pool, drawn in ((inside.size, k), (outside.size, n - k)))
+    order = copy.deepcopy(rng)
+    if shuffle:
+        for start in range(0, m, step):
+            # The records' order reads the stream whatever they hold.
+            rng.permuted(np.zeros((min(step, m - start), n), dtype=np.uint8),
+                         axis=1)
+    for start in range(0, m, step):
+        chunk = counts[start:start + step]
+        rows = np.empty((chunk.size, n), dtype=np.intp)
+        for k in np.unique(chunk):
+            k = int(k)
+            at = np.flatnonzero(chunk == k)
+            group, rest = groups[k]
+            rows[at, :k] = inside[group.take(at.size)]
+            rows[at, k:] = outside[rest.take(at.size)]
+        yield start, order.permuted(rows, axis=1) if shuffle else rows
 
 
 def coupled_subsets(inside: np.ndarray, outside: np.ndarray, k_a, k_b,
@@ -371,6 +582,7 @@ class ResampledLaws:
     seed: int
     description: str
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
+    moments: MomentLaws | None = None
 
     def draws_needed(self, tail: float, failure: float) -> int:
         """Draws per property value: ``n_draws``, or twice the least that bound a tail.
@@ -481,8 +693,8 @@ class ResampledLaws:
             self._cache[key] = law_of(*found, privacy)
         return self._cache[key]
 
-    def coupled_values(self, a: float, b: float, n: int, privacy: str, m: int
-                       ) -> tuple[np.ndarray, np.ndarray]:
+    def coupled_values(self, a: float, b: float, n: int, privacy: str, m: int,
+                       *, bar=None) -> tuple[np.ndarray, np.ndarray]:
         """``m`` i.i.d. draws of (F given a, F given b) under one coupling.
 
         See :func:`coupled_values`, which evaluates several statistics of
@@ -492,30 +704,49 @@ class ResampledLaws:
         -------
         values_a, values_b : ndarray of shape (m, d)
         """
-        return coupled_values([self], a, b, n, privacy, m)[0]
+        return coupled_values([self], a, b, n, privacy, m, bar=bar)[0]
 
-    def drawn_law(self, a: float, n: int, privacy: str, m: int) -> np.ndarray:
-        """``m`` i.i.d. draws of F given a, as an (m, d) array."""
+    def drawn_law(self, a: float, n: int, privacy: str, m: int, *,
+                  bar=None, max_positions: int | None = None
+                  ) -> np.ndarray:
+        """``m`` i.i.d. draws of F given a, as an (m, d) array.
+
+        The datasets are drawn and evaluated a chunk at a time
+        (:func:`iter_subsets`: at most ``max_positions`` row positions at
+        once, ``CHUNK_POSITIONS`` when None), the same datasets whatever the
+        chunks. ``bar`` (a progress
+        bar from :func:`skattr.utils._progress.progress_bar`, or None) is
+        advanced by the datasets evaluated, or by m at once for a law drawn
+        before.
+        """
         key = ("drawn", a, n, privacy, m)
-        if key not in self._cache:
-            # Seeded by the value and size, so a law never depends on the order
-            # in which laws are asked for.
-            rng = check_random_state(
-                self.seed, stream=(n, m, round(a * 2**40), privacy == "dataset"))
-            ks, pk = self._counts_law(a, n, privacy)
-            counts = rng.choice(ks, size=m, p=pk) if ks.size > 1 else np.full(
-                m, ks[0])
-            rows = draw_subsets(self.inside, self.outside, counts, n, rng,
-                                replace=self.replace)
-            if self.ordered:
-                # The model's records come in a random order.
-                rows = rng.permuted(rows, axis=1)
-            self._cache[key] = self._evaluate(rows)
+        if key in self._cache:
+            if bar is not None:
+                bar.update(m)
+            return self._cache[key]
+        # Seeded by the value and size, so a law never depends on the order
+        # in which laws are asked for.
+        rng = check_random_state(
+            self.seed, stream=(n, m, round(a * 2**40), privacy == "dataset"))
+        ks, pk = self._counts_law(a, n, privacy)
+        counts = rng.choice(ks, size=m, p=pk) if ks.size > 1 else np.full(
+            m, ks[0])
+        tick = -(-m // _TICKS)
+        values = []
+        # The model's records come in a random order when F can read it.
+        for _, rows in iter_subsets(self.inside, self.outside, counts, n, rng,
+                                    replace=self.replace, shuffle=self.ordered,
+                                    max_positions=max_positions):
+            for at in range(0, rows.shape[0], tick):
+                values.append(self._evaluate(rows[at:at + tick]))
+                if bar is not None:
+                    bar.update(values[-1].shape[0])
+        self._cache[key] = np.concatenate(values)
         return self._cache[key]
 
 
 def coupled_values(laws: list, a: float, b: float, n: int, privacy: str,
-                   m: int) -> list[tuple[np.ndarray, np.ndarray]]:
+                   m: int, *, bar=None) -> list[tuple[np.ndarray, np.ndarray]]:
     """``m`` i.i.d. draws of (F given a, F given b) for each of several laws.
 
     Each draw is a pair of datasets of the model, one given a and one given
@@ -540,6 +771,9 @@ def coupled_values(laws: list, a: float, b: float, n: int, privacy: str,
     privacy : {"dataset", "distributional"}
     m : int
         Pairs of datasets.
+    bar : progress bar or None, default=None
+        Advanced by the pairs drawn (by m at once if they were drawn
+        before); see :func:`skattr.utils._progress.progress_bar`.
 
     Returns
     -------
@@ -579,8 +813,12 @@ def coupled_values(laws: list, a: float, b: float, n: int, privacy: str,
             for law, (into_a, into_b) in zip(missing, parts, strict=True):
                 into_a.append(law._evaluate(rows[0]))
                 into_b.append(law._evaluate(rows[1]))
+            if bar is not None:
+                bar.update(rows[0].shape[0])
         for law, (into_a, into_b) in zip(missing, parts, strict=True):
             law._cache[key] = (np.concatenate(into_a), np.concatenate(into_b))
+    elif bar is not None:
+        bar.update(m)
     return [law._cache[key] for law in laws]
 
 
@@ -595,8 +833,9 @@ class Resample:
     (dataset privacy; a Binomial(n, a) number of them for distributional
     privacy). The certificate is exact for this model: its laws are enumerated
     when at most ``max_exact`` datasets are possible, computed by convolution
-    for medians and quantiles, and otherwise bounded from ``n_draws`` i.i.d.
-    draws with a failure probability counted in delta.
+    for medians and quantiles, bounded from the groups' moments for means,
+    sums, counts and proportions, and otherwise bounded from ``n_draws``
+    i.i.d. draws with a failure probability counted in delta.
 
     Parameters
     ----------
@@ -625,6 +864,15 @@ class Resample:
         distributional privacy with replacement): no dataset is drawn and no
         failure probability is spent. False draws datasets as for any other
         statistic.
+    moment_bounds : "auto" or bool, default="auto"
+        Bound the law of a mean, sum, count or proportion from the two groups'
+        moment generating functions, third moments and the coupling that swaps
+        group records (:mod:`skattr.theta._moment_laws`): no dataset is drawn
+        and no failure probability is spent, in milliseconds at any size.
+        Draws bound it more tightly but their cost grows with n: "auto" draws
+        when the draws hold at most 50 million records in all (then the least
+        of the two bounds certifies) and uses the moment bounds alone beyond;
+        True always uses them alone; False always draws.
 
     Notes
     -----
@@ -639,6 +887,13 @@ class Resample:
     coupling of the Wasserstein mechanisms are bounded from these brackets,
     with every rounding and truncation error counted
     (:mod:`skattr.theta._order_laws`).
+
+    Drawn datasets are made and evaluated a chunk at a time
+    (:func:`iter_subsets`, at most ``CHUNK_POSITIONS`` row positions at once),
+    so a drawn law takes about 150 MB whatever n, ``n_draws`` or the
+    reference's size; the chunks are the datasets one vectorised draw would
+    give for the seed, so chunking changes no certificate. The drawing shows
+    its progress through the mechanism's ``progress=`` parameter.
 
     Examples
     --------
@@ -663,6 +918,7 @@ class Resample:
     random_state: int | None = None
     replace: bool = False
     exact_quantiles: bool = True
+    moment_bounds: bool | str = "auto"
 
     def __post_init__(self):
         for name, low in (("n_draws", 2), ("max_exact", 0)):
@@ -682,6 +938,11 @@ class Resample:
                 "The 'failure_share' parameter of Resample must be a float in "
                 f"(0, 1). Got {share!r} instead.")
         seed_of(self.random_state, owner="Resample")  # refuse a bad kind now
+        if self.moment_bounds != "auto" and not isinstance(
+                self.moment_bounds, (bool, np.bool_)):
+            raise InvalidParameterError(
+                "The 'moment_bounds' parameter of Resample must be 'auto' or a "
+                f"bool. Got {self.moment_bounds!r} instead.")
         for name in ("replace", "exact_quantiles"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise InvalidParameterError(
@@ -708,6 +969,7 @@ class Resample:
             ordered=getattr(query, "statistic", "") == "function",
             replace=bool(self.replace),
             order=self._order_laws(frame, query, columns, inside),
+            moments=self._moment_laws(frame, query, columns, inside),
             inside=positions[inside], outside=positions[~inside],
             n_draws=self.n_draws,
             # A Python callable runs once per dataset; vectorised statistics
@@ -721,6 +983,15 @@ class Resample:
                          f"replacement from {len(frame)} reference records "
                          f"({int(inside.sum())} in the secret's group)"),
         )
+
+    def _moment_laws(self, frame, query, columns, inside) -> MomentLaws | None:
+        """Return moment bounds on the law of a linear statistic, else None."""
+        if not self.moment_bounds or not getattr(query, "is_linear", False):
+            return None
+        h = record_contributions(frame, query, columns)
+        return MomentLaws(inside=h[inside], outside=h[~inside], weight=query.weight,
+                          replace=bool(self.replace),
+                          always=self.moment_bounds != "auto")
 
     def _order_laws(self, frame, query, columns, inside) -> OrderLaws | None:
         """Return the exact laws of a median or quantiles, else None."""

@@ -282,7 +282,7 @@ def test_release_never_mutates_and_never_stores_truth():
         rel.epsilon = 5.0
     with pytest.raises(ValueError):
         rel.noise_covariance[0, 0] = 0.0
-    assert "<table>" in rel._repr_html_()
+    assert "<table class=\"simpletable\">" in rel._repr_html_()
     assert "Release" in rel.summary() and "apgm" in rel.summary()
 
 
