@@ -7,6 +7,7 @@ imported) on Dask DataFrames.
 
 from skattr import (
     attacks,
+    audit,
     bayes,
     calibration,
     datasets,
@@ -16,6 +17,7 @@ from skattr import (
     model_selection,
     noise,
     plotting,
+    predicates,
     theta,
     utils,
     wasserstein,
@@ -44,6 +46,7 @@ __all__ = [
     "StackedQuery",
     "Statistic",
     "attacks",
+    "audit",
     "bayes",
     "calibration",
     "datasets",
@@ -53,6 +56,7 @@ __all__ = [
     "model_selection",
     "noise",
     "plotting",
+    "predicates",
     "theta",
     "utils",
     "wasserstein",

@@ -344,13 +344,14 @@ class AttributePrivacyAccessor:
                              random_state=random_state, params=params)
 
     def ledger(self, *, secret=None, reference=None, budget=None,
-               theta="auto", law=None, random_state=None):
+               theta="auto", law=None, random_state=None, bounds="reference"):
         """Open a :class:`~skattr.Ledger` on this frame: joint releases under a budget.
 
         Every release through it is certified jointly with those before it,
         and refused (:class:`~skattr.exceptions.BudgetExceededError`, before
         any noise is drawn) when the joint guarantee would exceed
-        ``budget=(epsilon, delta)``.
+        ``budget=(epsilon, delta)``. ``bounds`` is the clipping of every
+        release (see :class:`~skattr.Ledger`).
         """
         from skattr._ledger import Ledger
 
@@ -360,7 +361,7 @@ class AttributePrivacyAccessor:
                 "its releases may never exceed together.")
         return Ledger(self._obj, secret=secret, reference=reference,
                       budget=budget, theta=theta, law=law,
-                      random_state=random_state)
+                      random_state=random_state, bounds=bounds)
 
     def plan(self, columns=None, *, statistic="mean", value=None,
              secret=None, reference=None, mechanism="auto", **params) -> Plan:

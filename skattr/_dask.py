@@ -37,9 +37,10 @@ from skattr.exceptions import (
     NotCertifiableError,
 )
 
-__all__ = ["EXACT_STATISTICS", "check_releasable", "collect", "exact_statistic",
-           "group_statistics", "hash_sums", "install_accessor", "is_dask_frame",
-           "is_dask_series", "release_totals", "row_count", "schema"]
+__all__ = ["EXACT_STATISTICS", "check_releasable", "clip_frame", "collect",
+           "column_ranges", "exact_statistic", "group_statistics", "hash_sums",
+           "install_accessor", "is_dask_frame", "is_dask_series",
+           "release_totals", "row_count", "schema"]
 
 
 def is_dask_frame(obj) -> bool:
@@ -166,6 +167,51 @@ def release_totals(frame, query, columns, secrets=(), *,
 
     out = _reduce(frame, chunk, np.add)
     return int(out[0]), out[1:]
+
+
+def column_ranges(frame, columns, *, what: str = "the reference data"
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Return the least and largest value of each column of a Dask frame, one pass.
+
+    Each partition is read by :func:`skattr._data.column_ranges` (checked as
+    pandas checks the whole frame); an empty partition changes nothing.
+    """
+    from skattr._data import column_ranges as pandas_ranges
+
+    k = len(columns)
+
+    def chunk(part):
+        if not len(part):
+            return np.concatenate([np.full(k, np.inf), np.full(k, -np.inf)])
+        low, high = pandas_ranges(part, columns, what=what)
+        return np.concatenate([low, high])
+
+    def merge(left, right):
+        return np.concatenate([np.minimum(left[:k], right[:k]),
+                               np.maximum(left[k:], right[k:])])
+
+    out = _reduce(frame, chunk, merge)
+    if not np.all(np.isfinite(out)):
+        raise DataValidationError(
+            f"Found array with 0 sample(s) while a minimum of 1 is required: "
+            f"{what} has 0 rows. Pass a non-empty frame.")
+    return out[:k], out[k:]
+
+
+def clip_frame(frame, clip: dict, *, what: str = "the private data"):
+    """Return a Dask frame whose columns of ``clip`` are clipped (lazily).
+
+    Each partition goes through :func:`skattr._data.clip_frame`, which
+    checks its columns as pandas checks a frame.
+    """
+    from skattr._data import clip_frame as pandas_clip
+
+    clip = dict(clip)
+    floats = dict.fromkeys(clip, np.float64)
+    return frame.map_partitions(
+        lambda part: (pandas_clip(part, clip, what=what) if len(part)
+                      else part.astype(floats)),
+        meta=frame._meta.astype(floats))
 
 
 def _flatten(stats) -> np.ndarray:

@@ -29,6 +29,8 @@ from skattr._dask import is_dask_frame
 __all__ = [
     "GroupStatistics",
     "Reference",
+    "clip_frame",
+    "column_ranges",
     "column_totals",
     "group_statistics",
     "numeric_values",
@@ -117,18 +119,129 @@ def statistics_of(h: np.ndarray, z: np.ndarray) -> GroupStatistics:
 
 
 def column_totals(frame: pd.DataFrame, query, columns, *,
-                  what: str = "the private data") -> np.ndarray:
+                  what: str = "the private data", clip=None) -> np.ndarray:
     """Sum over the records of a linear query's contributions, one per statistic.
 
     The release path: per-column sums, never an (n, k) copy of the data.
+    ``clip`` (``{column: (low, high)}``) clips those columns' values first,
+    as :func:`clip_frame` does: a mean or sum column one at a time (every
+    value is clipped, whether or not it lies outside, so the time taken does
+    not depend on how many do); a count reading a clipped column counts the
+    clipped values.
     """
-    return query.totals(frame, columns, what=what)
+    if not clip:
+        return query.totals(frame, columns, what=what)
+    out = []
+    for part in getattr(query, "parts", (query,)):
+        cols = part.columns if part.columns is not None else columns
+        if part.statistic in ("mean", "sum"):
+            out.append(np.array([_clipped_sum(frame, c, clip.get(c), what)
+                                 for c in cols]))
+        else:
+            used = {c: clip[c] for c in cols if c in clip}
+            out.append(part.totals(clip_frame(frame, used, what=what) if used
+                                   else frame, cols, what=what))
+    return np.concatenate(out)
+
+
+# Values clipped and summed per block: 2 MB of float64, within the cache.
+_CLIP_BLOCK = 1 << 18
+
+
+def _clipped_sum(frame: pd.DataFrame, column, bounds, what: str) -> float:
+    """Return the sum of a column's values clipped to ``bounds`` (None: as they are)."""
+    from skattr._validation import (
+        _numeric_dtype,
+        check_columns,
+        check_finite,
+        column_sums,
+    )
+
+    if bounds is None:
+        return float(column_sums(frame, [column], what=what)[0])
+    check_columns(frame, [column], what=what)
+    col = frame[column]
+    dtype = _numeric_dtype(col, column, what)
+    # The column itself, not a one-column frame (which would copy it).
+    values = (col.to_numpy() if isinstance(dtype, np.dtype)
+              and dtype.kind in "biuf"
+              else col.to_numpy(dtype=np.float64, na_value=np.nan))
+    low, high = np.float64(bounds[0]), np.float64(bounds[1])
+    floats = values.dtype.kind == "f"
+    # A block at a time through one float64 buffer that stays in cache: the
+    # column is read from memory once and no column-sized copy is made.
+    buffer = np.empty(min(len(values), _CLIP_BLOCK), dtype=np.float64)
+    total = np.float64(0.0)
+    finite = True
+    with np.errstate(over="ignore", invalid="ignore"):
+        for start in range(0, len(values), _CLIP_BLOCK):
+            block = values[start:start + _CLIP_BLOCK]
+            # A finite sum rules out NaN and infinity in one cheap pass; an
+            # overflowing one of finite values is what clipping is for.
+            if floats and finite and not np.isfinite(np.add.reduce(block)):
+                finite = bool(np.isfinite(block).all())
+            out = buffer[:len(block)]
+            out[...] = block
+            # Clipped in float64 (a clip of mixed types is far slower).
+            np.clip(out, low, high, out=out)
+            total += np.add.reduce(out)
+    if not finite:
+        check_finite(values[:, None], [column], what=what)
+    return float(total)
 
 
 def statistic_values(frame: pd.DataFrame, query, columns, *,
-                     what: str = "the private data") -> np.ndarray:
-    """Return the exact value of a non-linear statistic on the frame."""
+                     what: str = "the private data", clip=None) -> np.ndarray:
+    """Return the exact value of a non-linear statistic on the frame.
+
+    ``clip`` clips the named columns first (:func:`clip_frame`).
+    """
+    if clip:
+        frame = clip_frame(frame, clip, what=what)
     return query.values(frame, columns, what=what)
+
+
+def column_ranges(frame, columns, *, what: str = "the reference data"
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Return the least and largest value of each column (numeric, finite).
+
+    The ranges ``bounds="reference"`` clips to: public reference data only.
+    A Dask frame is read in one pass.
+    """
+    if is_dask_frame(frame):
+        return dask_backend.column_ranges(frame, columns, what=what)
+    block = numeric_values(frame, list(columns), what=what)
+    return block.min(axis=0), block.max(axis=0)
+
+
+def row_hashes(frame: pd.DataFrame) -> np.ndarray:
+    """Return a 64-bit hash of each row's values (pandas' hash, no index).
+
+    Equal rows hash alike wherever they lie, so sorting by it puts a frame's
+    records in an order that does not depend on the order of its rows.
+    """
+    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
+
+
+def clip_frame(frame, clip: dict, *, what: str = "the private data"):
+    """Return the frame with each column of ``clip`` clipped to its (low, high).
+
+    The columns are checked first (numeric, no NaN or infinite value: those
+    are refused, never clipped); the caller's frame is not modified. A Dask
+    frame is clipped lazily, partition by partition.
+    """
+    if not clip:
+        return frame
+    if is_dask_frame(frame):
+        return dask_backend.clip_frame(frame, clip, what=what)
+    columns = list(clip)
+    block = numeric_values(frame, columns, what=what)
+    low, high = np.array([clip[c] for c in columns], dtype=float).T
+    clipped = np.clip(block, low, high)
+    out = frame.copy(deep=False)
+    for j, c in enumerate(columns):
+        out[c] = clipped[:, j]
+    return out
 
 
 def numeric_values(frame: pd.DataFrame, columns, *,

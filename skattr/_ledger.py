@@ -211,6 +211,27 @@ def _plain(value):
         "predicates, to save a ledger.")
 
 
+def _bounds_to_json(bounds):
+    """Return ``bounds=`` as JSON: a name, None, column triples or pairs."""
+    if bounds is None or isinstance(bounds, str):
+        return bounds
+    if isinstance(bounds, dict):
+        return {"columns": [[_plain(c), *map(float, v)]
+                            for c, v in bounds.items()]}
+    return {"pairs": np.asarray(bounds, dtype=float).tolist()}
+
+
+def _bounds_from_json(record):
+    """Return the ``bounds=`` :func:`_bounds_to_json` wrote."""
+    if record is None or isinstance(record, str):
+        return record
+    if "columns" in record:
+        return {c: (lo, hi) for c, lo, hi in record["columns"]}
+    pairs = record["pairs"]
+    return tuple(pairs) if pairs and not isinstance(pairs[0], list) else [
+        tuple(p) for p in pairs]
+
+
 def _secret_to_json(secret) -> dict:
     fields = ("column", "property", "value", "pairs", "window", "support",
               "sets", "set_reading")
@@ -398,6 +419,12 @@ class Ledger:
         integer column: its exact law) are certified jointly, exactly.
     random_state : None, int or Generator, default=None
         The noise of every release; None draws from the operating system.
+    bounds : "reference", dict, sequence of (low, high), (low, high) or None, \
+default="reference"
+        The clipping of every release and of the joint law (the mechanisms'
+        ``bounds=``; one policy per ledger, so that a column is one statistic
+        whichever release reads it): each released column clipped to the
+        reference data's range, or to declared ranges; None clips nothing.
 
     Attributes
     ----------
@@ -443,9 +470,16 @@ class Ledger:
     LAPLACE = ("wasserstein", "approx-wasserstein")
 
     def __init__(self, data: pd.DataFrame, *, secret, reference=None, budget,
-                 theta="auto", law=None, random_state=None):
+                 theta="auto", law=None, random_state=None,
+                 bounds="reference"):
         from skattr._dask import collect, is_dask_frame, row_count
         from skattr._secret import Secret
+        from skattr.mechanisms import BaseMechanism
+        from skattr.utils._param_validation import validate_parameter_constraints
+
+        validate_parameter_constraints(
+            {"bounds": BaseMechanism._parameter_constraints["bounds"]},
+            {"bounds": bounds}, "Ledger")
 
         if is_dask_frame(reference):
             # The joint laws read the reference's records, for statistics not
@@ -490,6 +524,7 @@ class Ledger:
         self.theta = theta
         self.law = law
         self.random_state = random_state
+        self.bounds = bounds
         self.releases: list[LedgerEntry] = []
         self._rng = None
         self._joint_cache = None
@@ -612,7 +647,7 @@ class Ledger:
         from skattr._dask import check_releasable
 
         check_releasable(self._data, query)     # a Dask frame: before any fit
-        for key in ("secret", "reference", "theta", "law"):
+        for key in ("secret", "reference", "theta", "law", "bounds"):
             if key in params:
                 raise InvalidParameterError(
                     f"{key}= is the ledger's own; open another ledger for "
@@ -710,7 +745,7 @@ class Ledger:
         est = build_mechanism(query, secret=self.secret, reference=self.reference,
                               data=self._data, n_rows=self._n,
                               mechanism=mechanism,
-                              theta=self.theta,
+                              theta=self.theta, bounds=self.bounds,
                               random_state=self._noise_source(), **law, **params)
         return est, est.plan(n=self._n)
 
@@ -813,6 +848,7 @@ class Ledger:
             "theta": _theta_to_json(self.theta),
             "theta_seed": self._theta_seed,
             "law": self.law,
+            "bounds": _bounds_to_json(self.bounds),
             "data": _fingerprint(self._data, sorted(self._columns)),
             "reference": (None if self.reference is None else
                           _fingerprint(self.reference,
@@ -895,7 +931,10 @@ class Ledger:
         ledger = cls(data, secret=_secret_from_json(payload["secret"]),
                      reference=reference, budget=tuple(payload["budget"]),
                      theta=_theta_from_json(payload["theta"]),
-                     law=payload["law"], random_state=random_state)
+                     law=payload["law"], random_state=random_state,
+                     # Files written before clipping: their releases clipped
+                     # nothing.
+                     bounds=_bounds_from_json(payload.get("bounds")))
         ledger._theta_seed = payload.get("theta_seed")
         for e in payload["releases"]:
             statistics = tuple((_query_from_json(q), float(w))
@@ -1110,9 +1149,18 @@ class Ledger:
             spec = self.theta if isinstance(self.theta, Resample) else Resample()
             spec = replace(spec, random_state=self._theta_seed)
             query, columns = self._laplace_queries[key]
-            self._laplace_laws[key] = spec.fit(self.reference, query, columns,
-                                               self.secret)
+            self._laplace_laws[key] = spec.fit(
+                self._clipped_reference(query, columns), query, columns,
+                self.secret)
         return self._laplace_laws[key]
+
+    def _clipped_reference(self, query, columns):
+        """Return the reference data clipped as a release of ``query`` clips it."""
+        from skattr._clipping import clip_reference, resolve_clipping
+
+        clipping = resolve_clipping(self.bounds, query, columns, self.reference,
+                                    reads_reference=True, needs_declared=False)
+        return clip_reference(self.reference, clipping, [self.secret])
 
     def _computed_joint(self, new_statistics, new_noise_cov) -> float:
         entries = [(e.statistics, e.noise_cov) for e in self.releases]
@@ -1174,7 +1222,8 @@ class Ledger:
         if self._joint_cache is None or self._joint_cache[0] != key:
             query = distinct[0] if len(distinct) == 1 else StackedQuery.of(*distinct)
             est = MECHANISMS["apgm"](query=query, secret=self.secret,
-                                     theta=self.theta, law=self.law)
+                                     theta=self.theta, law=self.law,
+                                     bounds=self.bounds)
             est.fit(self._data if self.reference is None else self.reference)
             self._joint_cache = (key, est)
         return self._joint_cache[1]

@@ -29,10 +29,10 @@ instance, and two threads sharing one instance can both receive it).
 The noise samplers work in floating point and share its weakness: the set of
 doubles a noisy value can take depends on the true value, so the low-order bits of
 a release can reveal it (Mironov's least-significant-bit attack, CCS 2012).
-skattr's noise is not protected against it, as snapping or discrete noise would
-be. Rounding a release to a coarse grid, far above the spacing of doubles near it
-(Mironov's snapping mechanism rounds to a power of two at least the noise scale),
-removes those bits; it is post-processing, so the guarantee is kept.
+``secure=True`` on the Laplace mechanisms draws no floating-point noise: exact
+discrete Laplace noise on a power-of-two grid, the statistic rounded to it
+(:mod:`skattr.noise._discrete`, which takes its uniform integers from
+``secrets.randbelow`` or, seeded, from a Generator's 32-bit words).
 """
 
 from __future__ import annotations

@@ -225,8 +225,9 @@ class Secret:
         """Hide the fraction of records whose ``column`` equals ``value``.
 
         ``value`` may be a category (``"Female"``), a predicate on the column
-        (``lambda income: income > 50_000``), or None for a boolean or 0/1
-        column.
+        (``skattr.predicates.Above(50_000)``, which can be saved with the
+        mechanism, or a function such as ``lambda income: income > 50_000``,
+        which cannot), or None for a boolean or 0/1 column.
         """
         return cls(column, "proportion", value, pairs, window, support, sets,
                    set_reading)

@@ -70,6 +70,15 @@ def as_frame(X, *, what: str = "X") -> pd.DataFrame:
             "named once to be released or used as a secret. Rename or drop the "
             "duplicates (e.g. df.loc[:, ~df.columns.duplicated()])."
         )
+    # scikit-learn's feature-name check raises a TypeError on labels that mix
+    # strings with other types; refused here, with skattr's error.
+    kinds = sorted({type(c).__qualname__ for c in frame.columns})
+    if len(kinds) > 1 and "str" in kinds:
+        raise DataValidationError(
+            f"{what} has column labels of several types {kinds}; name every "
+            "column with a string (df.columns = df.columns.astype(str)) or "
+            "none."
+        )
     return frame
 
 

@@ -30,7 +30,9 @@ def _pairs(text: str) -> tuple[float, float]:
 
 
 def _bounds(text: str):
-    """Parse ``LO,HI`` (every released column) or ``COLUMN=LO,HI``."""
+    """Parse ``LO,HI`` (every released column), ``COLUMN=LO,HI`` or a policy."""
+    if text in ("reference", "none"):
+        return text
     column, sep, pair = text.rpartition("=")
     try:
         low, high = _pairs(pair)
@@ -42,9 +44,13 @@ def _bounds(text: str):
 
 
 def _as_bounds(given):
-    """One LO,HI for every column, or a {column: (lo, hi)} dict."""
+    """One LO,HI for every column, a {column: (lo, hi)} dict, or a policy."""
     if given is None:
         return None
+    if any(isinstance(b, str) for b in given):
+        if len(given) > 1:
+            raise SkattrError("Give --bounds reference or --bounds none alone.")
+        return given[0]
     if len(given) == 1 and isinstance(given[0][1], float):
         return given[0]
     if any(isinstance(b[1], float) for b in given):
@@ -185,8 +191,10 @@ def _release(args) -> int:
     given = {"delta": args.delta, "calibration": args.calibration,
              "law": args.law, "group_size": args.group_size,
              "bounds": _as_bounds(args.bounds), "covariances": args.covariances,
-             "progress": args.progress}
+             "progress": args.progress, "secure": args.secure or None}
     kwargs.update({k: v for k, v in given.items() if v is not None})
+    if kwargs.get("bounds") == "none":
+        kwargs["bounds"] = None         # no clipping, asked for
     if args.max_error_ratio is not None:
         kwargs["max_error_ratio"] = (None if args.max_error_ratio == "none"
                                      else args.max_error_ratio)
@@ -321,8 +329,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="Gaussian calibration (default: analytic)")
     rel.add_argument("--bounds", type=_bounds, nargs="+", default=None,
                      metavar="[COLUMN=]LO,HI",
-                     help="declared bounds of each record's values, for the "
-                          "differential-privacy baselines (dp-*, group-dp-*)")
+                     help="the range each released column is clipped to: "
+                          "declared LO,HI or COLUMN=LO,HI (required by the "
+                          "differential-privacy baselines dp-*, group-dp-*), "
+                          "'reference' (the reference data's range, the "
+                          "default of the other mechanisms) or 'none'")
     rel.add_argument("--group-size", type=int, default=None,
                      help="for group-dp-*: records a neighbouring dataset may "
                           "replace (default: n)")
@@ -351,6 +362,11 @@ def build_parser() -> argparse.ArgumentParser:
                           "it can remove the noise)")
     rel.add_argument("--plan", action="store_true",
                      help="print the noise and expected error, release nothing")
+    rel.add_argument("--secure", action="store_true",
+                     help="draw exact discrete Laplace noise on a power-of-two "
+                          "grid instead of floating-point noise (Laplace "
+                          "mechanisms only; closes Mironov's floating-point "
+                          "attack)")
     rel.add_argument("--progress", action=argparse.BooleanOptionalAction,
                      default=None,
                      help="show progress bars on standard error for steps "

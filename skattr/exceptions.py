@@ -12,6 +12,7 @@ __all__ = [
     "NotCertifiableError",
     "MissingDependencyError",
     "BudgetExceededError",
+    "PersistenceError",
     "PrivacyLeakWarning",
     "ClassicCalibrationWarning",
     "NotFittedError",
@@ -40,6 +41,16 @@ class BudgetExceededError(NotCertifiableError):
     """A ledger's release would take the joint guarantee over its budget.
 
     Raised before any noise is drawn; the message says what remains.
+    """
+
+
+class PersistenceError(SkattrError):
+    """A saved object cannot be written or loaded by ``to_json``/``from_json``.
+
+    Raised for an object holding code (a function) or a type skattr does not
+    save, and for a file that is malformed, of another schema version, altered
+    after it was saved (its content hash differs), or names a type outside
+    skattr's allowlist.
     """
 
 

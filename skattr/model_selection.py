@@ -172,9 +172,9 @@ def expected_error_scorer(*, n: int,
     ...     law="gaussian").fit(reference)
     >>> error = expected_error_scorer(n=100)
     >>> round(error(mech, reference), 2)
-    -2.13
+    -2.17
     >>> round(expected_error_scorer(n=100, relative=True)(mech, reference), 4)
-    -0.0318
+    -0.0324
     """
     validate_parameter_constraints(
         {"n": [Interval("integral", 1, None, closed="left")],

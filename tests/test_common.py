@@ -42,7 +42,9 @@ def _instances():
             # without replacement cannot model (a release may need more records
             # than a group has).
             params["sampling"] = "with-replacement"
-        if "bounds" in accepted:
+        if not cls.needs_reference:
+            # Declared bounds where the sensitivity needs them; the others
+            # keep their default, the reference data's range.
             params["bounds"] = CHECK_BOUNDS
         if "progress" in accepted:
             # Not the default, so the checks see it kept by clone, get_params

@@ -92,7 +92,12 @@ def test_scorer_is_minus_the_planned_error(reference):
 
 def test_scorer_spends_no_privacy(reference, monkeypatch):
     mech = _mechanism(epsilon=1.0).fit(reference)
-    monkeypatch.setattr(mech, "_noise", lambda plan: pytest.fail("noise drawn"))
+    def drawn(*args, **kwargs):
+        pytest.fail("noise drawn")
+
+    # Every release adds its noise through NoiseLaw.perturb and sample.
+    monkeypatch.setattr(skattr.noise.NoiseLaw, "perturb", drawn)
+    monkeypatch.setattr(type(mech.plan(n=100).noise_law), "sample", drawn)
     for relative in (False, True):
         expected_error_scorer(n=100, relative=relative)(mech, reference)
 

@@ -12,8 +12,10 @@ import skattr
 
 PACKAGES = ["skattr"] + [
     f"skattr.{name}"
-    for name in ("attacks", "calibration", "datasets", "dp", "mechanisms", "noise",
-                 "model_selection", "plotting", "theta", "utils", "wasserstein")
+    for name in ("attacks", "audit", "calibration", "datasets", "dp", "mechanisms",
+                 "noise",
+                 "model_selection", "plotting", "predicates", "theta", "utils",
+                 "wasserstein")
 ]
 
 DP_FUNCTIONS = [
@@ -180,3 +182,12 @@ def test_theta_internals_live_in_their_private_modules(module, name):
     assert name not in skattr.theta.__all__
     assert not hasattr(skattr.theta, name)
     assert callable(getattr(importlib.import_module(module), name))
+
+
+def test_predicates_export_the_declarative_predicates():
+    # Public as skattr.predicates, not at the top level: the top level keeps
+    # the nouns of a release (Secret, Query, Statistic, Plan, Release, Ledger).
+    assert sorted(skattr.predicates.__all__) == [
+        "Above", "And", "AtLeast", "AtMost", "Below", "Between", "Equals", "Not",
+        "OneOf", "Or", "Predicate"]
+    assert not hasattr(skattr, "Above")

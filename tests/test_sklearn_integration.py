@@ -115,7 +115,14 @@ def test_score_spends_no_privacy(hospital, monkeypatch):
     reference, private = hospital
     est = AttributePrivateGaussian(law="gaussian", query=skattr.Query.mean(["weight"]),
                                    secret=SECRET).fit(reference)
-    monkeypatch.setattr(est, "_noise", lambda plan: pytest.fail("noise drawn"))
+    def drawn(*args, **kwargs):
+        pytest.fail("noise drawn")
+
+    # Every release adds its noise through NoiseLaw.perturb and sample.
+    monkeypatch.setattr(skattr.noise.NoiseLaw, "perturb", drawn)
+    monkeypatch.setattr(skattr.noise.GaussianNoise, "sample", drawn)
+    with pytest.raises(pytest.fail.Exception, match="noise drawn"):
+        est.release(private)
     scrambled = private.assign(weight=private.weight.sample(frac=1.0,
                                                             random_state=0).to_numpy()
                                * 10)

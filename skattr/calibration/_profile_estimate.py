@@ -115,6 +115,10 @@ def estimate_pairs_delta(diff: np.ndarray, cov_a: np.ndarray, cov_b: np.ndarray,
         np.concatenate([cov_b, cov_a, cov_a, cov_b]),
         np.repeat([1.0, -1.0, 1.0, -1.0], c))
     tails = _tail(*laws, epsilon).reshape(4, c)
-    first = tails[0] - np.exp(epsilon) * tails[1]
-    second = tails[2] - np.exp(epsilon) * tails[3]
+    # e^epsilon would overflow beyond 709 (inf * 0 = NaN steers the searches
+    # to noise a smaller epsilon does not need); e^700 makes a tail of 0 or
+    # more than 1e-300 decide the same way.
+    scale = np.exp(min(epsilon, 700.0))
+    first = tails[0] - scale * tails[1]
+    second = tails[2] - scale * tails[3]
     return np.clip(np.maximum(first, second), 0.0, 1.0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from abc import ABCMeta, abstractmethod
 
@@ -12,8 +13,9 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skattr import _dask as dask_backend
+from skattr._clipping import clip_reference, reads_reference_rows, resolve_clipping
 from skattr._dask import is_dask_frame
-from skattr._data import column_totals, statistic_values
+from skattr._data import clip_frame, column_totals, statistic_values
 from skattr._query import Query, StackedQuery, check_present
 from skattr._random import check_random_state
 from skattr._release import Certificate, Plan, Release
@@ -22,9 +24,10 @@ from skattr._validation import as_frame
 from skattr.exceptions import (
     DataValidationError,
     InvalidParameterError,
+    NotCertifiableError,
     PrivacyLeakWarning,
 )
-from skattr.noise import NoiseLaw
+from skattr.noise import DiscreteLaplaceNoise, LaplaceNoise, NoiseLaw
 from skattr.utils._param_validation import (
     Interval,
     Options,
@@ -32,6 +35,32 @@ from skattr.utils._param_validation import (
 )
 
 __all__ = ["BaseMechanism"]
+
+
+def _secured(noise: NoiseLaw, cert: Certificate,
+             owner: str) -> tuple[NoiseLaw, Certificate]:
+    """Swap Laplace noise for exact discrete noise, and its certificate.
+
+    See :mod:`skattr.noise._discrete`: the guarantee becomes (epsilon +
+    2 k eta, delta e**(k eta)) with eta <= 2**-40 + 2**-83; no noise stays none.
+    """
+    if noise.is_zero:
+        return noise, cert
+    if not isinstance(noise, LaplaceNoise) or isinstance(
+            noise, DiscreteLaplaceNoise):
+        raise NotCertifiableError(
+            f"{owner}(secure=True) adds {noise.describe()}; exact sampling is "
+            "implemented for Laplace noise on each statistic only (the "
+            "Wasserstein mechanisms, expm-laplace, the Markov quilt mechanisms "
+            "and the Laplace baselines). Choose one of them, or secure=False.")
+    law = DiscreteLaplaceNoise(noise.scale, noise.basis)
+    epsilon, delta = law.certify(cert.epsilon, cert.delta)
+    method = (f"{cert.method}; secure: {law.describe()} (Canonne, Kamath and "
+              f"Steinke 2020), the statistic rounded to the grid, the "
+              f"guarantee widened from ({cert.epsilon:.6g}, {cert.delta:.6g}) "
+              f"by eta = {float(law.eta):.3g} per statistic (Mironov 2012)")
+    return law, dataclasses.replace(cert, epsilon=epsilon, delta=delta,
+                                    method=method.lstrip("; "))
 
 
 class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
@@ -58,6 +87,9 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         "delta": [Interval("real", 0, 1, closed="left")],
         "calibration": [Options(frozenset({"analytic", "classic"}))],
         "random_state": ["random_state"],
+        "bounds": [Options(frozenset({"reference"})), dict, list, tuple,
+                   np.ndarray, None],
+        "secure": ["boolean"],
     }
 
     #: The ``mechanism=`` name this class is registered under ("" for bases).
@@ -98,6 +130,8 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
                 f"{type(self).__name__}._plan returned noise for {noise.k} "
                 f"statistics; the query releases {k}.")
         inherent = cert.inherent_variance
+        if getattr(self, "secure", False):
+            noise, cert = _secured(noise, cert, type(self).__name__)
         return Plan(
             mechanism=self.mechanism_name,
             statistics=tuple(self.query_.names(self.columns_)),
@@ -116,6 +150,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
             assumptions=tuple(cert.assumptions),
             guarantee=cert.guarantee,
             error_ratio=cert.error_ratio,
+            clipping=getattr(self, "clipping_", None),
         )
 
     def _validate_params(self):
@@ -163,9 +198,24 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
                     f"The reference data has n_samples = {len(frame)}; Theta "
                     "needs at least two records in each secret group. Pass more "
                     "reference data.")
+        frame = self._clip_reference(frame, secrets)
         self.theta_ = self._fit_theta(frame, secrets)
         self._start_releases()
         return self
+
+    def _clip_reference(self, frame, secrets):
+        """Resolve ``bounds=`` into ``clipping_``; return the reference clipped alike.
+
+        Theta is then computed on the statistic a release computes: the
+        released columns clipped (see :mod:`skattr._clipping`).
+        """
+        reads = reads_reference_rows(self)
+        self.clipping_ = resolve_clipping(
+            self.bounds, self.query_, self.columns_, frame,
+            reads_reference=reads, needs_declared=not self.needs_reference)
+        # A stated Theta reads no rows: the frame may be the private data,
+        # whose values nothing here may depend on.
+        return clip_reference(frame, self.clipping_, secrets) if reads else frame
 
     def _resolve_query(self, frame: pd.DataFrame, secrets) -> None:
         """Set ``columns_``, ``query_`` and ``secrets_`` from the query and data.
@@ -273,12 +323,14 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         """
         frame = self._private_frame(X)
         if is_dask_frame(frame):
-            n, exact = self._dask_statistic(frame)
+            clip = self.clipping_.as_dict()
+            n, exact = self._dask_statistic(
+                clip_frame(frame, clip) if clip else frame)
         else:
             n = len(frame)
             exact = self._statistic_of(frame)
         plan = self._cached_plan(n)
-        noisy = exact + self._noise(plan)
+        noisy = plan.noise_law.perturb(exact, self._noise_source)
         values = pd.Series(noisy, index=self.query_.names(self.columns_),
                            name=self.query_.statistic)
         return Release.of(plan, values)
@@ -306,9 +358,11 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         """Return the exact statistic F(X) (added to noise, never kept)."""
         if self.query_.is_linear:
             # Linear: per-column sums without an (n, k) copy of the data.
-            totals = column_totals(frame, self.query_, self.columns_)
+            totals = column_totals(frame, self.query_, self.columns_,
+                                   clip=self.clipping_.as_dict())
             return totals * self.query_.weight(len(frame))
-        return statistic_values(frame, self.query_, self.columns_)
+        return statistic_values(frame, self.query_, self.columns_,
+                                clip=self.clipping_.as_dict())
 
     def _start_releases(self) -> None:
         """Reset the fitted state that releases use: the plan cache, the noise.
@@ -323,10 +377,6 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         self._plans = {}
         self._noise_source = check_random_state(
             self.random_state, owner=type(self).__name__)
-
-    def _noise(self, plan: Plan) -> np.ndarray:
-        """Draw the plan's noise once."""
-        return plan.noise_law.sample(self._noise_source)
 
     def transform(self, X):
         """Return the noisy statistics of X as one row (a frame with set_output).
@@ -428,6 +478,81 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
             ``-plan(X).expected_error``; higher is better.
         """
         return -self.plan(X).expected_error
+
+    def to_json(self) -> str:
+        """Return the mechanism as JSON text (no pickle, no code): see ``from_json``.
+
+        The text holds the parameters and, once fitted, everything ``fit``
+        learned (Theta included), with a schema version and a SHA-256 content
+        hash; floats, arrays and labels are kept exactly. The noise generator
+        is not saved: a loaded mechanism starts its releases as after ``fit``.
+
+        Returns
+        -------
+        str
+
+        Raises
+        ------
+        PersistenceError
+            The mechanism holds a Python function (a lambda predicate: use
+            :mod:`skattr.predicates`) or a type skattr does not save.
+
+        See Also
+        --------
+        from_json : Load the text back.
+        """
+        from skattr._persistence import to_json
+
+        return to_json(self)
+
+    @classmethod
+    def from_json(cls, text: str):
+        """Load a mechanism saved by :meth:`to_json`, checked before it is built.
+
+        A loaded fitted mechanism gives the plans of the saved one; its noise
+        generator restarts as after ``fit``, so with an integer
+        ``random_state`` its releases are those of the mechanism freshly
+        fitted. Only skattr's own classes are built, looked up in an
+        allowlist; no module named in the text is imported.
+
+        Parameters
+        ----------
+        text : str
+            What :meth:`to_json` returned.
+
+        Returns
+        -------
+        BaseMechanism
+            An instance of this class (or, called on ``BaseMechanism``, of
+            any mechanism).
+
+        Raises
+        ------
+        PersistenceError
+            The text is not valid JSON or not a skattr file, has another
+            schema version, does not match its content hash (corrupted or
+            edited), names a type outside skattr's allowlist, or holds another
+            class.
+
+        Examples
+        --------
+        >>> import skattr
+        >>> from skattr.datasets import make_hospital
+        >>> from skattr.mechanisms import OptimalGaussian
+        >>> secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+        >>> mech = OptimalGaussian(query=skattr.Query.mean(["weight"]), secret=secret,
+        ...                        law="gaussian", random_state=0)
+        >>> mech.fit(make_hospital(2000, random_state=0))  # doctest: +ELLIPSIS
+        OptimalGaussian(...)
+        >>> text = mech.to_json()
+        >>> loaded = OptimalGaussian.from_json(text)
+        >>> private = make_hospital(200, random_state=1)
+        >>> bool(loaded.release(private).values.equals(mech.release(private).values))
+        True
+        """
+        from skattr._persistence import from_json
+
+        return from_json(text, cls)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

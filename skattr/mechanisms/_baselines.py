@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-import math
-import numbers
 from dataclasses import replace
 
 import numpy as np
-import pandas as pd
 from sklearn.utils.validation import validate_data
 
 from skattr import _dask as dask_backend
+from skattr._clipping import resolve_clipping, resolve_declared
 from skattr._dask import is_dask_frame
 from skattr._data import column_totals, secret_indicator
-from skattr._release import Certificate, Release
+from skattr._release import Certificate
 from skattr._secret import as_secrets
-from skattr._validation import as_frame, numeric_block
+from skattr._validation import as_frame
 from skattr.calibration._gaussian import gaussian_delta, max_mahalanobis
-from skattr.exceptions import DataValidationError, InvalidParameterError
+from skattr.exceptions import InvalidParameterError
 from skattr.mechanisms._base import BaseMechanism
 from skattr.mechanisms._registry import register
 from skattr.noise import GaussianNoise, LaplaceNoise, NoiseLaw
@@ -35,36 +33,6 @@ __all__ = [
 ]
 
 _COUNTING = ("count", "proportion")
-
-
-def _is_real(value) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-
-def _pair(value, column) -> tuple[float, float]:
-    where = "bounds" if column is None else f"bounds[{column!r}]"
-    try:
-        low, high = value
-    except (TypeError, ValueError):
-        raise InvalidParameterError(
-            f"{where} must be a pair (low, high) of finite numbers; got {value!r}."
-        ) from None
-    if not (_is_real(low) and _is_real(high)):
-        raise InvalidParameterError(
-            f"{where} must be a pair (low, high) of finite numbers; got {value!r}."
-        )
-    low, high = float(low), float(high)
-    if not (math.isfinite(low) and math.isfinite(high)):
-        raise InvalidParameterError(
-            f"{where} = {value!r} is not finite; declare finite bounds that every "
-            "record satisfies."
-        )
-    if not low < high:
-        raise InvalidParameterError(
-            f"{where} = {value!r} needs low < high; declare the range every record "
-            "of the column lies in."
-        )
-    return low, high
 
 
 def _parts(query) -> tuple:
@@ -90,60 +58,13 @@ def resolve_bounds(bounds, query, known=None) -> dict:
     of ``(low, high)`` pairs in their order, or one pair ``(low, high)`` for all
     of them. Counts and proportions take none: each record contributes 0 or 1.
     ``known``, when given, are the data's columns; a dict naming another column
-    is refused (a misspelt column would otherwise go unnoticed).
+    is refused (a misspelt column would otherwise go unnoticed). The one
+    resolver of declared bounds, :func:`skattr._clipping.resolve_declared`.
     """
-    columns = _bounded_columns(query)
-    if isinstance(bounds, dict) and known is not None:
-        unknown = [c for c in bounds if c not in set(known)]
-        if unknown:
-            raise InvalidParameterError(
-                f"bounds names column(s) {unknown} that are not in the data; its "
-                f"columns are {list(known)[:12]}. Check the spelling."
-            )
-    if not columns:
-        if bounds is not None and not isinstance(bounds, dict):
-            raise InvalidParameterError(
-                "Counts and proportions take no bounds: each record contributes "
-                "0 or 1 to them. Omit bounds."
-            )
-        return {}
-    if bounds is None:
-        raise InvalidParameterError(
-            "Means and sums need declared bounds: pass bounds={column: (low, "
-            f"high)}} for each of the columns {columns}, from public knowledge "
-            "(never read off the private data). The sensitivity, and so the "
-            "guarantee, is computed from them."
-        )
-    if isinstance(bounds, dict):
-        missing = [c for c in columns if c not in bounds]
-        if missing:
-            raise InvalidParameterError(
-                f"bounds has no (low, high) for column(s) {missing}; declare one "
-                f"for each of the columns {columns}."
-            )
-        return {c: _pair(bounds[c], c) for c in columns}
-    if isinstance(bounds, (str, bytes)):
-        items = None
-    else:
-        try:
-            items = list(bounds)
-        except TypeError:
-            items = None
-    if items is None:
-        raise InvalidParameterError(
-            "bounds must be a dict {column: (low, high)}, a list of (low, high) "
-            f"pairs or one (low, high) pair; got {bounds!r}."
-        )
-    if len(items) == 2 and all(_is_real(v) for v in items):
-        low_high = _pair(items, None)
-        return dict.fromkeys(columns, low_high)
-    if len(items) != len(columns):
-        raise InvalidParameterError(
-            f"bounds holds {len(items)} (low, high) pair(s) but the query "
-            f"averages or sums {len(columns)} column(s) {columns}; give one pair "
-            "per column, in order, or a dict {column: (low, high)}."
-        )
-    return {c: _pair(v, c) for v, c in zip(items, columns, strict=True)}
+    counted = [c for part in _parts(query) if part.statistic in _COUNTING
+               for c in part.columns]
+    return resolve_declared(bounds, _bounded_columns(query), known=known,
+                            counted=counted)
 
 
 def record_sensitivities(query, n: int, bounds=None) -> np.ndarray:
@@ -191,27 +112,6 @@ def record_sensitivities(query, n: int, bounds=None) -> np.ndarray:
     return np.array(spans)
 
 
-def check_within_bounds(frame: pd.DataFrame, bounds: dict) -> None:
-    """Refuse private data with a value outside its column's declared bounds."""
-    if not bounds:
-        return
-    columns = list(bounds)
-    block = numeric_block(frame, columns, what="the private data")
-    low, high = np.array([bounds[c] for c in columns]).T
-    outside = (block.min(axis=0) < low) | (block.max(axis=0) > high)
-    if outside.any():
-        column = columns[int(np.argmax(outside))]
-        lo, hi = bounds[column]
-        # The message names no value: they are the private data.
-        raise DataValidationError(
-            f"Column {column!r} of the private data holds values outside "
-            f"its declared bounds ({lo:g}, {hi:g}). The bounds are part of "
-            "the privacy guarantee and must hold for every record: declare "
-            "bounds that do (from public knowledge, not from this data), or "
-            "clip or drop those records before releasing."
-        )
-
-
 class _DPBaseline(BaseMechanism):
     """Shared shape of the baselines: no Theta, declared bounds, optional secret.
 
@@ -225,7 +125,6 @@ class _DPBaseline(BaseMechanism):
         **{k: v for k, v in BaseMechanism._parameter_constraints.items()
            if k not in ("delta", "calibration")},
         "secret": ["secret", None],
-        "bounds": [dict, list, tuple, np.ndarray, None],
     }
 
     #: ``df.attrpriv`` may omit ``reference``: the mechanism fits no Theta.
@@ -262,7 +161,11 @@ class _DPBaseline(BaseMechanism):
         validate_data(self, dask_backend.schema(X), skip_check_array=True)
         secrets = () if self.secret is None else as_secrets(self.secret)
         self._resolve_query(frame, secrets)
-        resolve_bounds(self.bounds, self.query_, known=frame.columns)
+        # The bounds are declared (never read off X, which may be the private
+        # data): a release clips each record to them.
+        self.clipping_ = resolve_clipping(
+            self.bounds, self.query_, self.columns_, frame,
+            reads_reference=False, needs_declared=True)
         # Nothing is learned, but bad data or a secret that does not apply to it
         # is reported here, as by the other mechanisms.
         what = "the data passed to fit"
@@ -290,31 +193,6 @@ class _DPBaseline(BaseMechanism):
         """
         return self.fit(X, y, **fit_params).transform(X)
 
-    def _check_bounds(self, frame: pd.DataFrame) -> None:
-        check_within_bounds(
-            frame, resolve_bounds(self.bounds, self.query_, known=frame.columns))
-
-    def release(self, X) -> Release:
-        """Release the noisy statistics of the private data X.
-
-        Every record must lie within the declared bounds; otherwise a
-        ``DataValidationError`` is raised and nothing is released.
-
-        Returns
-        -------
-        Release
-            The noisy values with their certificate.
-        """
-        frame = self._private_frame(X)
-        if not is_dask_frame(frame):
-            # A Dask frame is checked partition by partition in the release's
-            # one pass (_partition_check).
-            self._check_bounds(frame)
-        return super().release(X)
-
-    def _partition_check(self, part: pd.DataFrame) -> None:
-        self._check_bounds(part)
-
     def _group_size(self, n: int) -> int:
         if not self._group:
             return 1
@@ -341,7 +219,7 @@ class _DPBaseline(BaseMechanism):
         bounds = resolve_bounds(self.bounds, self.query_)
         declared = "each record contributes 0 or 1 to a count or proportion"
         if bounds:
-            declared = "declared bounds hold for every record: " + ", ".join(
+            declared = "each record clipped to its declared bounds: " + ", ".join(
                 f"{c!s} in [{lo:g}, {hi:g}]" for c, (lo, hi) in bounds.items())
         return law, replace(cert, guarantee=guarantee,
                             assumptions=(neighbours, declared))
@@ -416,8 +294,13 @@ bounds : dict, sequence of (low, high), (low, high) or None, default=None
     data: ``{column: (low, high)}`` (other columns of the data may be
     declared too), one pair per column in the query's order, or one pair for
     every column. Required for means and sums; counts and proportions need
-    none (each record contributes 0 or 1). A record outside its bounds makes
-    ``release`` raise: the bounds are part of the guarantee."""
+    none (each record contributes 0 or 1). A release clips each record's
+    values to them, so the sensitivity computed from them, and the
+    guarantee, hold whatever the private data (refusing data outside them
+    would itself reveal that some record lies outside). ``"reference"`` is
+    refused: these mechanisms fit no Theta on public reference data. The
+    release records the bounds (``clipping``), never how many records were
+    clipped."""
 
 _GAUSSIAN_PARAMETERS = """\
 %(gaussian_delta)s
@@ -487,6 +370,7 @@ class DPLaplace(_LaplaceBaseline):
     ----------
     %(shared)s
     %(bounds)s
+    %(secure)s
     %(random_state)s
 
     %(attributes)s
@@ -526,11 +410,12 @@ class DPLaplace(_LaplaceBaseline):
     mechanism_name = "dp-laplace"
 
     def __init__(self, *, query=None, secret=None, epsilon=1.0, bounds=None,
-                 random_state=None):
+                 secure=False, random_state=None):
         self.query = query
         self.secret = secret
         self.epsilon = epsilon
         self.bounds = bounds
+        self.secure = secure
         self.random_state = random_state
 
 
@@ -551,6 +436,7 @@ class DPGaussian(_GaussianBaseline):
     %(shared)s
     %(gaussian)s
     %(bounds)s
+    %(secure)s
     %(random_state)s
 
     %(attributes)s
@@ -591,13 +477,15 @@ class DPGaussian(_GaussianBaseline):
     mechanism_name = "dp-gaussian"
 
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
-                 calibration="analytic", bounds=None, random_state=None):
+                 calibration="analytic", bounds=None, secure=False,
+                 random_state=None):
         self.query = query
         self.secret = secret
         self.epsilon = epsilon
         self.delta = delta
         self.calibration = calibration
         self.bounds = bounds
+        self.secure = secure
         self.random_state = random_state
 
 
@@ -618,6 +506,7 @@ class GroupDPLaplace(_LaplaceBaseline):
     %(shared)s
     %(bounds)s
     %(group)s
+    %(secure)s
     %(random_state)s
 
     %(attributes)s
@@ -657,12 +546,13 @@ class GroupDPLaplace(_LaplaceBaseline):
     }
 
     def __init__(self, *, query=None, secret=None, epsilon=1.0, bounds=None,
-                 group_size=None, random_state=None):
+                 group_size=None, secure=False, random_state=None):
         self.query = query
         self.secret = secret
         self.epsilon = epsilon
         self.bounds = bounds
         self.group_size = group_size
+        self.secure = secure
         self.random_state = random_state
 
 
@@ -684,6 +574,7 @@ class GroupDPGaussian(_GaussianBaseline):
     %(gaussian)s
     %(bounds)s
     %(group)s
+    %(secure)s
     %(random_state)s
 
     %(attributes)s
@@ -728,7 +619,7 @@ class GroupDPGaussian(_GaussianBaseline):
 
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
                  calibration="analytic", bounds=None, group_size=None,
-                 random_state=None):
+                 secure=False, random_state=None):
         self.query = query
         self.secret = secret
         self.epsilon = epsilon
@@ -736,4 +627,5 @@ class GroupDPGaussian(_GaussianBaseline):
         self.calibration = calibration
         self.bounds = bounds
         self.group_size = group_size
+        self.secure = secure
         self.random_state = random_state

@@ -74,7 +74,8 @@ class _ExpectedValueMechanism(GaussianPairLawMechanism):
                  calibration="analytic", theta="auto",
                  sampling="without-replacement", covariances="certify",
                  law="auto", lambda_eta=None, eta=0.0, wasserstein_w=None,
-                 wasserstein_lambda=None, random_state=None):
+                 wasserstein_lambda=None, bounds="reference", secure=False,
+                 random_state=None):
         self.query = query
         self.secret = secret
         self.epsilon = epsilon
@@ -88,6 +89,8 @@ class _ExpectedValueMechanism(GaussianPairLawMechanism):
         self.eta = eta
         self.wasserstein_w = wasserstein_w
         self.wasserstein_lambda = wasserstein_lambda
+        self.bounds = bounds
+        self.secure = secure
         self.random_state = random_state
 
     def _mu(self) -> float:
@@ -173,13 +176,13 @@ class _GaussianExpectedValue(_ExpectedValueMechanism):
                  sampling="without-replacement", covariances="certify",
                  law="auto", max_error_ratio=MAX_ERROR_RATIO, lambda_eta=None,
                  eta=0.0, wasserstein_w=None, wasserstein_lambda=None,
-                 random_state=None):
+                 bounds="reference", secure=False, random_state=None):
         super().__init__(
             query=query, secret=secret, epsilon=epsilon, delta=delta,
             calibration=calibration, theta=theta, sampling=sampling,
             covariances=covariances, law=law, lambda_eta=lambda_eta, eta=eta,
             wasserstein_w=wasserstein_w, wasserstein_lambda=wasserstein_lambda,
-            random_state=random_state)
+            bounds=bounds, secure=secure, random_state=random_state)
         self.max_error_ratio = max_error_ratio
 
     @abstractmethod
@@ -316,6 +319,8 @@ _LAPLACE_PARAMETERS = """
         laws under the two secrets to be translations of each other.
     %(max_divergence)s
     %(wasserstein_relaxation)s
+    %(theta_bounds)s
+    %(secure)s
     %(random_state)s
     """
 
@@ -350,6 +355,8 @@ _GAUSSIAN_PARAMETERS = """
     %(max_error_ratio)s
     %(max_divergence)s
     %(wasserstein_relaxation)s
+    %(theta_bounds)s
+    %(secure)s
     %(random_state)s
     """
 
@@ -371,6 +378,8 @@ _OPTIMAL_PARAMETERS = """
     %(objective)s
     %(max_divergence)s
     %(wasserstein_relaxation)s
+    %(theta_bounds)s
+    %(secure)s
     %(random_state)s
     """
 
@@ -427,7 +436,7 @@ class ExpectedValueLaplace(_LaplaceExpectedValue):
     ...     covariances="assume-equal", law="gaussian").fit(ref)
     >>> plan = mech.plan(n=50)
     >>> round(plan.noise_scale, 3), plan.delta
-    (1.213, 0.0)
+    (1.205, 0.0)
     """
 
     mechanism_name = "expm-laplace"
@@ -652,13 +661,13 @@ class OptimalGaussian(_GaussianExpectedValue):
                  sampling="without-replacement", covariances="certify",
                  law="auto", objective="expected-error", lambda_eta=None,
                  eta=0.0, wasserstein_w=None, wasserstein_lambda=None,
-                 random_state=None):
+                 bounds="reference", secure=False, random_state=None):
         _ExpectedValueMechanism.__init__(
             self, query=query, secret=secret, epsilon=epsilon, delta=delta,
             calibration=calibration, theta=theta, sampling=sampling,
             covariances=covariances, law=law, lambda_eta=lambda_eta, eta=eta,
             wasserstein_w=wasserstein_w, wasserstein_lambda=wasserstein_lambda,
-            random_state=random_state)
+            bounds=bounds, secure=secure, random_state=random_state)
         self.objective = objective
 
     def _gaussian_noise(self, laws):

@@ -84,8 +84,10 @@ class AttributePrivateMarkovQuilt(_DPBaseline):
         The privacy parameter.
     bounds : dict, sequence of (low, high), (low, high) or None, default=None
         Declared range of each averaged or summed column (never read from
-        the data); counts and proportions need none. A record outside its
-        bounds makes ``release`` raise.
+        the data); counts and proportions need none. A release clips each
+        record's values to them, so the sensitivities computed from them
+        hold whatever the data (``"reference"`` is refused: no Theta is fit
+        on reference data).
     reads : dict column -> node or list of nodes, optional
         For a released column derived from several attributes (say a 0/1
         column "tall and SAT > 1300"), the nodes whose columns it is computed
@@ -96,6 +98,7 @@ class AttributePrivateMarkovQuilt(_DPBaseline):
         Search quilts of at most this many nodes (fewer candidates, possibly
         more noise, never less privacy). None searches every quilt (exact;
         the search prunes by the monotonicity of the max-influence).
+    %(secure)s
     random_state : None, int or numpy Generator, default=None
         None draws noise from the operating system's entropy; a seed is for
         reproducible experiments only.
@@ -163,7 +166,7 @@ class AttributePrivateMarkovQuilt(_DPBaseline):
     auto_requires = ("network",)
 
     def __init__(self, *, query=None, secret=None, network=None, epsilon=1.0,
-                 bounds=None, reads=None, max_quilt_size=None,
+                 bounds=None, reads=None, max_quilt_size=None, secure=False,
                  random_state=None):
         self.query = query
         self.secret = secret
@@ -172,6 +175,7 @@ class AttributePrivateMarkovQuilt(_DPBaseline):
         self.bounds = bounds
         self.reads = reads
         self.max_quilt_size = max_quilt_size
+        self.secure = secure
         self.random_state = random_state
 
     def _validate_params(self):
@@ -310,7 +314,7 @@ class AttributePrivateMarkovQuilt(_DPBaseline):
                 "(Theta); the columns are independent given the parameters",
                 "the secret is the sensitive node's parameter: any two values "
                 "of its grid are hidden (Def. 7)",
-                "declared bounds hold for every record"
+                "each record clipped to its declared bounds"
                 if any(p.statistic in ("mean", "sum")
                        for p in _parts(self.query_)) else
                 "counts and proportions: each record contributes 0 or 1"),
@@ -433,10 +437,12 @@ class MarkovQuiltMechanism(_DPBaseline):
     epsilon : float, default=1.0
         The privacy parameter.
     bounds : dict, sequence of (low, high), (low, high) or None, default=None
-        Declared range of each averaged or summed column.
+        Declared range of each averaged or summed column; a release clips
+        each record's values to it.
     max_quilt_size : int or None, default=None
         Search quilts of at most this many nodes (a chain needs two, and
         uses its own exact search whatever this says).
+    %(secure)s
     random_state : None, int or numpy Generator, default=None
         None draws noise from the operating system's entropy.
 
@@ -484,7 +490,7 @@ class MarkovQuiltMechanism(_DPBaseline):
 
     def __init__(self, *, query=None, network=None, transition=None,
                  initial=None, secret=None, epsilon=1.0, bounds=None,
-                 max_quilt_size=None, random_state=None):
+                 max_quilt_size=None, secure=False, random_state=None):
         self.query = query
         self.network = network
         self.transition = transition
@@ -493,6 +499,7 @@ class MarkovQuiltMechanism(_DPBaseline):
         self.epsilon = epsilon
         self.bounds = bounds
         self.max_quilt_size = max_quilt_size
+        self.secure = secure
         self.random_state = random_state
 
     def fit(self, X, y=None):
@@ -585,7 +592,7 @@ class MarkovQuiltMechanism(_DPBaseline):
                     f"Alg. 5): Laplace(L b_max), L = {lipschitz:.6g}, b_max = "
                     f"{b_max:.6g}"),
             assumptions=("the entries follow the stated Bayesian network",
-                         "declared bounds hold for every record"),
+                         "each record clipped to its declared bounds"),
             guarantee="Pufferfish privacy of each entry",
             calibration="laplace",
         )

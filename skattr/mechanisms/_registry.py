@@ -175,6 +175,12 @@ class Registry(Mapping):
         # A Theta stated whole (a NetworkTheta) reads nothing from reference
         # data: fit then reads only the data's columns.
         stated = getattr(params.get("theta"), "needs_reference", True) is False
+        if (isinstance(reference, str) and reference == "self"
+                and params.get("bounds", "reference") == "reference"):
+            # The reference is the private data: clipping it to its own range
+            # changes nothing, and recording that range on the release would
+            # publish its minimum and maximum.
+            params = {**params, "bounds": None}
         reference = _resolve_reference(
             reference, data, mechanism,
             not stated and any(cls.needs_reference for cls in classes.values()))

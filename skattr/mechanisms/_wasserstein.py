@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -91,7 +93,7 @@ SumLaws, Resample or NetworkTheta, default="auto"
         - ``"auto"``: for one count or proportion, the fit of ``"moments"``
           and 50 stratified bootstrap replicates of it, worst case (the same
           Theta as every mechanism's ``"auto"``); otherwise
-          ``Resample()``.
+          ``Resample()``, whose draws an int ``random_state`` seeds.
     """
 
 _PRIVACY = """
@@ -164,7 +166,8 @@ class _WassersteinFamily(BaseMechanism):
 
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=0.0,
                  calibration="analytic", theta="auto", privacy="dataset",
-                 random_state=None, progress="auto"):
+                 bounds="reference", secure=False, random_state=None,
+                 progress="auto"):
         self.query = query
         self.secret = secret
         self.epsilon = epsilon
@@ -172,6 +175,8 @@ class _WassersteinFamily(BaseMechanism):
         self.calibration = calibration
         self.theta = theta
         self.privacy = privacy
+        self.bounds = bounds
+        self.secure = secure
         self.random_state = random_state
         self.progress = progress
 
@@ -190,8 +195,12 @@ class _WassersteinFamily(BaseMechanism):
         spec = self.theta_spec_ = resolve_theta(self.theta, ("auto", "moments"))
         if isinstance(spec, FitAndBootstrap) and not _count_query(self.query_):
             # A statistic with no exact law here: the resampling model of the
-            # reference records is the only Theta that describes its law.
-            spec = self.theta_spec_ = Resample()
+            # reference records is the only Theta that describes its law. An
+            # int random_state seeds its draws too, so that a seeded fit is
+            # reproducible (and its certificate the same for any row order).
+            seed = (self.random_state if isinstance(self.random_state, Integral)
+                    and not isinstance(self.random_state, bool) else None)
+            spec = self.theta_spec_ = Resample(random_state=seed)
         if isinstance(spec, Resample):
             return tuple(spec.fit(frame, self.query_, self.columns_, s)
                          for s in secrets)
@@ -411,6 +420,8 @@ class WassersteinMechanism(_WassersteinFamily):
     %(calibration)s
     %(theta)s
     %(privacy)s
+    %(theta_bounds)s
+    %(secure)s
     %(random_state)s
     %(progress)s
 
@@ -518,6 +529,8 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
     %(calibration)s
     %(theta)s
     %(privacy)s
+    %(theta_bounds)s
+    %(secure)s
     %(random_state)s
     %(progress)s
 
@@ -585,9 +598,11 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
 
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
                  calibration="analytic", theta="auto", privacy="dataset",
-                 random_state=None, progress="auto"):
+                 bounds="reference", secure=False, random_state=None,
+                 progress="auto"):
         super().__init__(query=query, secret=secret, epsilon=epsilon, delta=delta,
                          calibration=calibration, theta=theta, privacy=privacy,
+                         bounds=bounds, secure=secure,
                          random_state=random_state, progress=progress)
 
     def _certified_delta(self) -> float:

@@ -4,6 +4,7 @@ A mechanism's calibration returns a :class:`NoiseLaw`; the release draws it,
 reports its expected error and accuracy, and describes it, by asking the law.
 """
 
+from skattr.noise._discrete import DiscreteLaplaceNoise
 from skattr.noise._laws import (
     GaussianNoise,
     LaplaceNoise,
@@ -17,6 +18,7 @@ from skattr.noise._laws import (
 from skattr.utils._public import public_dir
 
 __all__ = [
+    "DiscreteLaplaceNoise",
     "GaussianNoise",
     "LaplaceNoise",
     "NoiseLaw",

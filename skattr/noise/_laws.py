@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import integrate, special, stats
 
-from skattr._random import gaussian_noise, laplace_noise
+from skattr._random import check_random_state, gaussian_noise, laplace_noise
 from skattr.exceptions import InvalidParameterError
 
 __all__ = [
@@ -142,12 +142,23 @@ class NoiseLaw(ABC):
         """Covariance (k, k) of the noise."""
 
     @abstractmethod
-    def sample(self, random_state=None) -> np.ndarray:
-        """Draw one noise vector of shape (k,).
+    def sample(self, random_state=None, size: int | None = None) -> np.ndarray:
+        """Draw one noise vector of shape (k,), or ``size`` of them as (size, k).
 
         ``random_state=None`` reads the operating system's entropy (see
         :mod:`skattr._random`); a seed or generator is for experiments only.
+        ``size=None`` (one draw) is what a release uses; a batch is for
+        audits (:mod:`skattr.audit`), and a batch's first row is not the
+        single draw of the same seed.
         """
+
+    def perturb(self, values, random_state=None) -> np.ndarray:
+        """Return the statistic ``values`` plus one draw of the noise.
+
+        The one place a release adds its noise; exact sampling on a grid
+        (:class:`~skattr.noise.DiscreteLaplaceNoise`) rounds the values too.
+        """
+        return values + self.sample(random_state)
 
     @abstractmethod
     def expected_norm(self) -> float:
@@ -225,8 +236,15 @@ class GaussianNoise(NoiseLaw):
     def __repr__(self) -> str:
         return f"GaussianNoise(covariance={self._covariance.tolist()!r})"
 
-    def sample(self, random_state=None) -> np.ndarray:
-        """Draw one vector (see :func:`skattr._random.gaussian_noise`)."""
+    def sample(self, random_state=None, size: int | None = None) -> np.ndarray:
+        """Draw one vector (see :func:`skattr._random.gaussian_noise`), or a batch."""
+        if size is not None:
+            if self.is_zero:
+                return np.zeros((int(size), self.k))
+            lam, vecs = np.linalg.eigh(self._covariance)
+            standard = check_random_state(random_state).standard_normal(
+                (int(size), self.k))
+            return (standard * np.sqrt(np.clip(lam, 0.0, None))) @ vecs.T
         if self.is_zero:
             return np.zeros(self.k)
         return gaussian_noise(self._covariance, random_state)
@@ -314,8 +332,14 @@ class LaplaceNoise(NoiseLaw):
         """True when the scale is 0 or there is no direction."""
         return self.scale == 0.0 or self.basis.shape[1] == 0
 
-    def sample(self, random_state=None) -> np.ndarray:
-        """Draw one vector (see :func:`skattr._random.laplace_noise`)."""
+    def sample(self, random_state=None, size: int | None = None) -> np.ndarray:
+        """Draw one vector (see :func:`skattr._random.laplace_noise`), or a batch."""
+        if size is not None:
+            if self.is_zero:
+                return np.zeros((int(size), self.k))
+            y = check_random_state(random_state).laplace(
+                0.0, 1.0, (int(size), self.basis.shape[1]))
+            return (self.scale * y) @ self.basis.T
         if self.is_zero:
             return np.zeros(self.k)
         return laplace_noise(self.scale, self.basis, random_state)
@@ -378,9 +402,11 @@ class SumOfNoises(NoiseLaw):
         """The sum of the parts' covariances (they are independent)."""
         return _frozen(sum(p.covariance for p in self.parts))
 
-    def sample(self, random_state=None) -> np.ndarray:
-        """One draw of each part, added (in the parts' order)."""
-        return sum(p.sample(random_state) for p in self.parts)
+    def sample(self, random_state=None, size: int | None = None) -> np.ndarray:
+        """One draw (or batch) of each part, added (in the parts' order)."""
+        if size is None:
+            return sum(p.sample(random_state) for p in self.parts)
+        return sum(p.sample(random_state, size=size) for p in self.parts)
 
     def expected_norm(self) -> float:
         """sqrt(E ||noise||^2) = sqrt(tr covariance), an upper bound (Jensen)."""

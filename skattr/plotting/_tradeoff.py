@@ -135,7 +135,7 @@ def plot_tradeoff(data, columns=None, *, secret=None, reference=None,
     >>> [text.get_text() for text in ax.get_legend().get_texts()]
     ['apgm (no noise at epsilon = 10)', 'expm-gaussian']
     >>> ax.get_lines()[0].get_ydata().round(2)        # the expected errors
-    array([15.26,  4.42,  0.  ])
+    array([15.25,  4.37,  0.  ])
     >>> ax.get_xlabel(), ax.get_ylabel()
     ('epsilon', 'expected error (units of the statistic)')
     """

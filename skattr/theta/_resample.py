@@ -23,7 +23,7 @@ from typing import Callable
 import numpy as np
 from scipy import stats
 
-from skattr._data import record_contributions, secret_indicator
+from skattr._data import record_contributions, row_hashes, secret_indicator
 from skattr._random import (
     _KEYS_PER_BLOCK,
     by_rejection,
@@ -547,18 +547,32 @@ def minimum_draws(tail: float, failure: float) -> int:
     return math.ceil(math.log(failure) / math.log1p(-tail))
 
 
+@dataclass(frozen=True, eq=False)
+class RowEvaluator:
+    """f(index) -> (m, d): the query on each subset of rows ``index[i]``.
+
+    Data rather than a closure, so that a fitted resampling Theta can be saved
+    (:mod:`skattr._persistence`). ``rows`` holds the per-record contributions
+    of a linear query, or what ``query.prepare`` kept of the reference data.
+    """
+
+    query: object
+    rows: object = field(repr=False)
+
+    def __call__(self, index: np.ndarray) -> np.ndarray:
+        if self.query.is_linear:
+            # A linear statistic is a weighted sum of per-record contributions.
+            return (self.rows[index].sum(axis=1)
+                    * self.query.weight(index.shape[1]))
+        return self.query.evaluate_rows(self.rows, index)
+
+
 def row_evaluator(query, frame, columns) -> Callable[[np.ndarray], np.ndarray]:
     """Return f(index) -> (m, d): the query on each subset of rows ``index[i]``."""
     if query.is_linear:
-        # A linear statistic is a weighted sum of per-record contributions.
-        h = record_contributions(frame, query, columns)
-
-        def linear(index):
-            return h[index].sum(axis=1) * query.weight(index.shape[1])
-
-        return linear
-    prepared = query.prepare(frame, columns, what="the reference data")
-    return lambda index: query.evaluate_rows(prepared, index)
+        return RowEvaluator(query, record_contributions(frame, query, columns))
+    return RowEvaluator(query, query.prepare(frame, columns,
+                                             what="the reference data"))
 
 
 @dataclass(frozen=True)
@@ -963,14 +977,25 @@ class Resample:
                 f"{secret.label}; datasets with either property cannot be drawn.")
         positions = np.arange(len(frame))
         how = "with" if self.replace else "without"
+        evaluate = row_evaluator(query, frame, columns)
+        # Only a callable can depend on the order of the records.
+        ordered = getattr(query, "statistic", "") == "function"
+        groups = positions[inside], positions[~inside]
+        if not ordered:
+            # The records in a canonical order (by a hash of each whole row;
+            # equal rows are interchangeable), so that the drawn datasets, and
+            # the certificate, do not depend on the order of the reference's
+            # rows. Whole rows: every statistic fit on one reference draws the
+            # same datasets, which a ledger's coupled draws rely on.
+            order = np.argsort(row_hashes(frame), kind="stable")
+            groups = order[inside[order]], order[~inside[order]]
         return ResampledLaws(
-            evaluate=row_evaluator(query, frame, columns),
-            # Only a callable can depend on the order of the records.
-            ordered=getattr(query, "statistic", "") == "function",
+            evaluate=evaluate,
+            ordered=ordered,
             replace=bool(self.replace),
             order=self._order_laws(frame, query, columns, inside),
             moments=self._moment_laws(frame, query, columns, inside),
-            inside=positions[inside], outside=positions[~inside],
+            inside=groups[0], outside=groups[1],
             n_draws=self.n_draws,
             # A Python callable runs once per dataset; vectorised statistics
             # afford more draws, which bring the bounds closer to the truth.

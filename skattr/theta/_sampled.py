@@ -212,6 +212,11 @@ class Bootstrap(_SampledTheta):
         if z.size > RESAMPLED_RECORDS:
             return self._normal_replicates(models[0], inside.size, outside.size,
                                            rng, sampling)
+        # Each group's records in a canonical order (by their contributions),
+        # so that the replicates, and the certificate, do not depend on the
+        # order of the reference's rows; equal rows are interchangeable.
+        inside, outside = (group[np.lexsort(h[group].T[::-1])]
+                           for group in (inside, outside))
         for _ in range(self.n_replicates):
             rows = np.concatenate([
                 inside[rng.integers(0, inside.size, inside.size)],

@@ -51,6 +51,30 @@ random_state : None, int, Generator or RandomState, default=None
     None draws the noise from the operating system's entropy. A seed makes
     the noise reproducible, for experiments only: anyone who knows it can
     remove the noise.""",
+    "secure": """\
+secure : bool, default=False
+    Draw the noise exactly on a power-of-two grid (discrete Laplace) instead
+    of from floating-point samplers, closing Mironov's (2012) floating-point
+    attack; see the user guide's Randomness section. Laplace-noise mechanisms
+    only; Gaussian ones raise.""",
+    "theta_bounds": """\
+bounds : "reference", dict, sequence of (low, high), (low, high) or None, \
+default="reference"
+    The range each released column's values are clipped to, on the private
+    data and on the reference data Theta is fitted on alike, so the
+    certificate is that of the clipped statistic. ``"reference"``: each
+    column's least and largest value in the reference data (public: deriving
+    them spends nothing); data that follows the resampling Theta lies in
+    them and is released unchanged, while one outlier moves a mean by at most
+    the range / n. Declared ranges: ``{column: (low, high)}``, one pair per
+    column in order, or one pair for every column; narrower than the
+    reference's, they clip the reference too. A Theta stated without
+    reference records (an ExpertTheta, stated laws) gives ``"reference"`` no
+    range, so nothing is clipped unless ranges are declared. None clips
+    nothing. Counts and proportions are never clipped (0 or 1 per record);
+    a non-linear statistic's numeric columns are. The release records the
+    ranges (``clipping``), never how many records were clipped; see the user
+    guide's "Outliers and clipping".""",
     # The Gaussian pair-law mechanisms: the Attribute-Private Gaussian
     # Mechanism and the Expected Value family.
     "pair_law_secret": """\
@@ -107,7 +131,9 @@ eta : float, default=0.0
 columns_ : tuple
     The released columns.
 query_ : Query, StackedQuery or Statistic
-    The ``query`` with its columns resolved.""",
+    The ``query`` with its columns resolved.
+clipping_ : skattr._clipping.Clipping
+    The ranges a release clips the released columns to (``bounds=``).""",
     "pair_law_attributes": """\
 %(query_attributes)s
 secrets_ : tuple of Secret

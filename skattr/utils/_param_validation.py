@@ -92,6 +92,8 @@ def _describe(constraint) -> str:
         return "an int, a numpy Generator or RandomState, or None"
     if constraint == "callable":
         return "a callable"
+    if constraint == "boolean":
+        return "a bool"
     if constraint == "secret":
         return ("a skattr.Secret (e.g. skattr.Secret.proportion('sex', 'Female', "
                 "pairs=[(0.45, 0.55)])) or a non-empty list of them")
@@ -111,6 +113,10 @@ def _satisfies(constraint, value) -> bool:
         ) and not isinstance(value, bool)
     if constraint == "callable":
         return callable(value)
+    if constraint == "boolean":
+        import numpy as np
+
+        return isinstance(value, (bool, np.bool_))
     if constraint == "secret":
         from skattr._secret import Secret
 
@@ -128,9 +134,9 @@ def validate_parameter_constraints(constraints: dict, params: dict, caller: str)
     ----------
     constraints : dict
         Maps a parameter name to a list of accepted constraints: ``None``, a type,
-        the strings ``"random_state"``, ``"callable"`` or ``"secret"`` (a
-        :class:`~skattr.Secret` or a non-empty list of them), an :class:`Interval` or
-        :class:`Options`.
+        the strings ``"random_state"``, ``"callable"``, ``"boolean"`` or
+        ``"secret"`` (a :class:`~skattr.Secret` or a non-empty list of them),
+        an :class:`Interval` or :class:`Options`.
     params : dict
         The parameters to check (``estimator.get_params(deep=False)``).
     caller : str

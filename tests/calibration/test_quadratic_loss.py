@@ -247,3 +247,38 @@ def test_the_reverse_order_is_the_forward_laws_negated():
         assert got.normal_sd == pytest.approx(want.normal_sd, abs=1e-12)
         # The tails, which are what the profile uses, agree.
         assert got.sf(0.3)[0] == pytest.approx(want.sf(0.3)[0], abs=1e-10)
+
+
+@pytest.mark.parametrize("a, beta, constant", [
+    (0.5, 0.0, 0.0), (-0.3, 2.0, 1.0), (2.0, 30.0, -5.0), (0.01, 400.0, 0.0)])
+def test_chernoff_tail_bounds_hold_against_the_exact_law(a, beta, constant):
+    from skattr.calibration._quadratic_loss import LossLaw
+
+    # a Z^2 + beta Z + c = a (Z + b)^2 + c - a b^2, b = beta / (2a): a scaled
+    # noncentral chi-square with one degree of freedom.
+    law = LossLaw(weights=np.array([a]), linear=np.array([beta]), normal_sd=0.0,
+                  constant=constant)
+    b = beta / (2 * a)
+    shift = constant - a * b * b
+    exact = stats.ncx2(1, b * b, scale=abs(a))
+    sd = np.sqrt(law.variance())
+    assert law.variance() == pytest.approx(exact.var(), rel=1e-9)
+    for z in (-30, -8, -3, -1, 0, 1, 3, 8, 30):
+        x = law.mean() + z * sd
+        # X > x: |a| Y > x - shift for a > 0, |a| Y < shift - x for a < 0.
+        tail = exact.sf(x - shift) if a > 0 else exact.cdf(shift - x)
+        low, high = law.tail_bounds(x)
+        assert low - 1e-12 <= tail <= high + 1e-12
+        value, err = law.sf(x)
+        assert abs(value - tail) <= err + 1e-9
+
+
+def test_far_tails_are_settled_by_the_bounds_where_quadrature_fails():
+    # Two statistics 4,000 standard deviations apart: the loss's mean is
+    # about 8e6 and the Gil-Pelaez integrand oscillates millions of times on
+    # (0, 1]; the pair is fully revealed, delta = 1 at any moderate epsilon.
+    cov_a = np.diag([0.01, 0.012])
+    cov_b = np.diag([0.011, 0.01])
+    delta = multivariate_gaussian_pair_delta([0.0, 0.0], cov_a, [400.0, 3.0],
+                                             cov_b, 20.0)
+    assert delta == pytest.approx(1.0, abs=1e-9)

@@ -242,19 +242,21 @@ def test_seed_reproduces_and_default_is_fresh(frame):
 
 
 @pytest.mark.parametrize("column, value", [("a", -0.5), ("b", 15.01), ("c", 1e9)])
-def test_records_outside_the_bounds_refuse_the_release(frame, column, value):
-    mech = DPLaplace(query=Query.mean(["a", "b", "c"]), bounds=BOUNDS).fit(frame)
+def test_records_outside_the_bounds_are_clipped_to_them(frame, column, value):
+    # The sensitivity computed from the bounds holds for the clipped records:
+    # the release is that of the data clipped to its declared bounds, and
+    # refusing would reveal that some record lies outside.
+    query = Query.mean(["a", "b", "c"])
     bad = frame.copy()
     bad.loc[5, column] = value
-    with pytest.raises(DataValidationError,
-                       match=f"Column '{column}' of the private data holds values "
-                             "outside its declared bounds") as err:
-        mech.release(bad)
-    assert "must hold for every record" in str(err.value)
-    assert repr(value) not in str(err.value)    # no private value in the message
-    # A plan uses only n and works; the caller's frame is unchanged.
-    assert mech.plan(bad).n == N
-    assert bad.loc[5, column] == value
+    clipped = bad.copy()
+    clipped[column] = clipped[column].clip(*BOUNDS[column])
+    rel = DPLaplace(query=query, bounds=BOUNDS, random_state=0).fit(bad).release(bad)
+    ref = DPLaplace(query=query, bounds=BOUNDS, random_state=0).fit(clipped)
+    pd.testing.assert_series_equal(rel.values, ref.release(clipped).values)
+    assert rel.clipping.as_dict() == BOUNDS
+    assert "clipped to its declared bounds" in rel.assumptions[-1]
+    assert bad.loc[5, column] == value      # the caller's frame is unchanged
 
 
 def test_missing_values_are_reported_as_such(frame):
@@ -333,7 +335,7 @@ def test_certificate_fields(frame):
     assert rel.theta == "none: differential privacy needs no Theta"
     assert rel.inherent_variance == (0.0, 0.0, 0.0)
     assert rel.calibration == "laplace" and rel.delta == 0.0
-    assert "declared bounds hold for every record" in rel.assumptions[1]
+    assert "clipped to its declared bounds" in rel.assumptions[1]
     summary = rel.summary()
     assert "(1, 0)-group differential privacy (groups of k = 2 records)" in summary
     assert "attribute privacy" not in summary

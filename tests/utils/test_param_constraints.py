@@ -87,6 +87,8 @@ def _accepts(constraint, value) -> bool:
         return bool(items) and all(isinstance(s, skattr.Secret) for s in items)
     if constraint == "callable":
         return callable(value)
+    if constraint == "boolean":
+        return isinstance(value, (bool, np.bool_))
     raise AssertionError(f"the walker does not know the constraint {constraint!r}")
 
 
@@ -123,6 +125,8 @@ def _violators(constraint) -> list:
         return ["gender", 42, [], ["gender"]]
     if constraint == "callable":
         return [42]
+    if constraint == "boolean":
+        return [1, "yes", None]
     raise AssertionError(f"the walker cannot violate the constraint {constraint!r}")
 
 

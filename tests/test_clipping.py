@@ -1,0 +1,368 @@
+"""Outliers in the private data: the ``bounds=`` clipping policy of every mechanism."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+
+import skattr
+from skattr._clipping import Clipping
+from skattr.datasets import make_hospital
+from skattr.exceptions import DataValidationError, InvalidParameterError
+from skattr.mechanisms import (
+    ApproximateWassersteinMechanism,
+    AttributePrivateGaussian,
+    DPLaplace,
+    ExpectedValueGaussian,
+)
+from skattr.theta import ExpertTheta, GroupMoments
+from skattr.utils import all_estimators
+
+SECRET = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+N = 200
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return make_hospital(2000, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def private():
+    return make_hospital(N, random_state=1)
+
+
+def _with(frame, column, *values):
+    """Return a copy of the frame whose first rows of ``column`` hold ``values``."""
+    out = frame.copy()
+    out.loc[out.index[:len(values)], column] = values
+    return out
+
+
+def _apgm(**params):
+    return AttributePrivateGaussian(query=skattr.Query.mean(["weight"]),
+                                    secret=SECRET, law="gaussian",
+                                    random_state=0, **params)
+
+
+@pytest.mark.parametrize("outlier", [1e300, -1e300, 1e30])
+def test_an_outlier_moves_a_mean_by_at_most_the_range_over_n(reference, private,
+                                                              outlier):
+    low, high = reference["weight"].min(), reference["weight"].max()
+    clean = _apgm().fit(reference).release(private)
+    dirty = _with(private, "weight", outlier)
+    moved = _apgm().fit(reference).release(dirty)
+    # The same seed draws the same noise: the difference is the statistic's.
+    shift = abs(moved.values.iloc[0] - clean.values.iloc[0])
+    assert shift <= (high - low) / N * (1 + 1e-12)
+    # It is exactly the clipped outlier's move.
+    expected = (np.clip(outlier, low, high) - private["weight"].iloc[0]) / N
+    assert moved.values.iloc[0] - clean.values.iloc[0] == pytest.approx(
+        expected, rel=1e-9, abs=1e-9)
+    # Without clipping the outlier passes into the release.
+    raw = _apgm(bounds=None).fit(reference).release(dirty)
+    assert abs(raw.values.iloc[0]) >= abs(outlier) / N / 2
+
+
+def test_infinite_and_missing_values_are_refused_not_clipped(reference, private):
+    mech = _apgm().fit(reference)
+    for bad in (np.inf, -np.inf, np.nan):
+        with pytest.raises(DataValidationError, match="NaN or infinite"):
+            mech.release(_with(private, "weight", bad))
+
+
+def test_data_in_the_reference_range_is_released_unchanged(reference, private):
+    inside = private[private["weight"].between(reference["weight"].min(),
+                                               reference["weight"].max())]
+    clipped = _apgm().fit(reference).release(inside)
+    unclipped = _apgm(bounds=None).fit(reference).release(inside)
+    pd.testing.assert_series_equal(clipped.values, unclipped.values)
+    assert clipped.epsilon == unclipped.epsilon
+    np.testing.assert_array_equal(clipped.noise_covariance,
+                                  unclipped.noise_covariance)
+
+
+def _clipped_to_reference(frame, reference, columns):
+    out = frame.copy()
+    for c in columns:
+        out[c] = out[c].clip(reference[c].min(), reference[c].max())
+    return out
+
+
+@pytest.mark.parametrize("statistic", [
+    skattr.Statistic.median(["weight"]),
+    skattr.Statistic.quantile(["weight"], [0.25, 0.99]),
+])
+def test_median_and_quantiles_are_those_of_the_clipped_data(reference, private,
+                                                            statistic):
+    dirty = _with(private, "weight", 1e300, 1e300, 1e300, -1e300)
+    small = reference.iloc[:400]
+
+    def release(data, **params):
+        mech = ApproximateWassersteinMechanism(
+            query=statistic, secret=SECRET, random_state=0,
+            theta=skattr.theta.Resample(random_state=0), **params)
+        return mech.fit(small).release(data)
+
+    got = release(dirty)
+    want = release(_clipped_to_reference(dirty, small, ["weight"]), bounds=None)
+    pd.testing.assert_series_equal(got.values, want.values)
+    assert got.epsilon == want.epsilon and got.delta == want.delta
+    # Without the clipping, the 99% quantile is the outlier's.
+    assert got.values.iloc[-1] < 1e6
+
+
+def test_declared_bounds_narrower_than_the_reference_clip_theta(reference,
+                                                                private):
+    bounds = {"weight": (120.0, 180.0)}
+    mech = _apgm(bounds=bounds).fit(reference)
+    pre = reference.assign(weight=reference["weight"].clip(120.0, 180.0))
+    fitted_on_clipped = _apgm(bounds=None).fit(pre)
+    plan, expected = mech.plan(n=N), fitted_on_clipped.plan(n=N)
+    assert plan.sensitivity == pytest.approx(expected.sensitivity, rel=1e-12)
+    np.testing.assert_allclose(plan.noise_covariance, expected.noise_covariance,
+                               rtol=1e-12)
+    assert plan.inherent_variance == pytest.approx(expected.inherent_variance,
+                                                   rel=1e-12)
+    # The clipped Theta is not the raw one: the narrower range is certified.
+    raw = _apgm(bounds=None).fit(reference).plan(n=N)
+    assert plan.sensitivity < raw.sensitivity
+    dirty = _with(private, "weight", 1e300)
+    got = mech.release(dirty)
+    want = fitted_on_clipped.release(
+        dirty.assign(weight=dirty["weight"].clip(120.0, 180.0)))
+    pd.testing.assert_series_equal(got.values, want.values)
+    assert got.clipping.as_dict() == bounds
+    assert got.clipping.source == "declared"
+
+
+def test_declared_bounds_clip_the_resampling_theta_too(reference, private):
+    small = reference.iloc[:300]
+    statistic = skattr.Statistic.median(["weight"])
+    mech = ApproximateWassersteinMechanism(
+        query=statistic, secret=SECRET, bounds=(130.0, 170.0),
+        theta=skattr.theta.Resample(random_state=0)).fit(small)
+    pre = ApproximateWassersteinMechanism(
+        query=statistic, secret=SECRET, bounds=None,
+        theta=skattr.theta.Resample(random_state=0)).fit(
+            small.assign(weight=small["weight"].clip(130.0, 170.0)))
+    assert mech.plan(n=50).sensitivity == pre.plan(n=50).sensitivity
+
+
+def test_the_release_records_its_clipping(reference, private):
+    rel = _apgm().fit(reference).release(private)
+    low, high = reference["weight"].min(), reference["weight"].max()
+    assert rel.clipping.ranges == (("weight", low, high),)
+    assert rel.clipping.source == "reference"
+    assert "clipped" in rel.summary()
+    assert "the reference data's range" in rel.summary()
+    record = rel.to_dict()
+    assert record["clipping"] == {"source": "reference", "note": "",
+                                  "ranges": [["weight", low, high]]}
+    json.dumps(record)
+    # Only the ranges: nothing that depends on how many records were clipped.
+    again = _apgm().fit(reference).release(_with(private, "weight", 1e300, 1e300))
+    assert again.to_dict()["clipping"] == record["clipping"]
+    assert (dict(again.summary().certificate)["clipped"]
+            == dict(rel.summary().certificate)["clipped"])
+    assert Clipping.from_dict(record["clipping"]) == rel.clipping
+
+
+def test_counts_and_proportions_are_not_clipped(reference, private):
+    # A proportion reads 0 or 1 per record, whatever an outlier holds.
+    query = skattr.Query.proportion(["weight"], lambda w: w > 150)
+    mech = AttributePrivateGaussian(query=query, secret=SECRET, law="gaussian",
+                                    random_state=0).fit(reference)
+    rel = mech.release(private)
+    assert rel.clipping.ranges == ()
+    assert "counts and proportions" in rel.clipping.describe()
+
+
+def test_a_stated_theta_has_no_reference_range(private):
+    theta = ExpertTheta([GroupMoments(mean_in=[150.0], mean_out=[160.0],
+                                      cov_in=400.0, cov_out=400.0,
+                                      columns=("weight",))])
+    kw = dict(query=skattr.Query.mean(["weight"]), secret=SECRET, theta=theta,
+              law="gaussian", random_state=0)
+    # fit may see the private data itself: its range is never read.
+    rel = AttributePrivateGaussian(**kw).fit(private).release(private)
+    assert rel.clipping.ranges == ()
+    assert "declare bounds" in rel.clipping.describe()
+    declared = AttributePrivateGaussian(bounds={"weight": (50.0, 300.0)},
+                                        **kw).fit(private)
+    moved = declared.release(_with(private, "weight", 1e300))
+    assert moved.clipping.ranges == (("weight", 50.0, 300.0),)
+    assert "ASSUMED: the stated Theta's records lie in these ranges" in (
+        moved.summary())
+    assert abs(moved.values.iloc[0]) < 1e3
+
+
+@pytest.mark.parametrize("bounds, query, match", [
+    ({"weight": (5.0, 5.0)}, skattr.Query.mean(["weight"]), "needs low < high"),
+    ({"weight": (9.0, 1.0)}, skattr.Query.mean(["weight"]), "needs low < high"),
+    ({"weight": (0.0, np.inf)}, skattr.Query.mean(["weight"]), "is not finite"),
+    ({"weight": (np.nan, 1.0)}, skattr.Query.mean(["weight"]), "is not finite"),
+    ({"wieght": (0.0, 1.0)}, skattr.Query.mean(["weight"]),
+     r"names column\(s\) \['wieght'\] that are not in the data"),
+    ({"weight": (0.0, 1.0)}, skattr.Query.mean(["height"]),
+     r"no \(low, high\) for column\(s\) \['height'\]"),
+    ((0.0, 1.0), skattr.Query.count(["gender"], "female"),
+     "Counts and proportions take no bounds"),
+    ({"gender": (0.0, 1.0), "weight": (0.0, 500.0)},
+     skattr.Query.mean(["weight"]) + skattr.Query.count(["gender"], "female"),
+     r"names column\(s\) \['gender'\] that the query counts"),
+    ("everything", skattr.Query.mean(["weight"]), "'bounds' parameter of"),
+])
+def test_bad_bounds_raise_clear_errors(reference, bounds, query, match):
+    other = skattr.Secret.mean("temperature", pairs=[(98.0, 99.0)])
+    for cls in (AttributePrivateGaussian, ExpectedValueGaussian):
+        with pytest.raises(InvalidParameterError, match=match):
+            cls(query=query, secret=other, law="gaussian", bounds=bounds).fit(
+                reference)
+
+
+def test_reference_bounds_are_refused_where_bounds_are_declared(private):
+    with pytest.raises(InvalidParameterError, match="declare bounds="):
+        DPLaplace(query=skattr.Query.mean(["weight"]),
+                  bounds="reference").fit(private)
+
+
+def test_the_secret_column_cannot_be_clipped_in_the_reference(reference):
+    secret = skattr.Secret.mean("weight", pairs=[(140.0, 160.0)])
+    with pytest.raises(InvalidParameterError, match="secret is a property"):
+        AttributePrivateGaussian(query=skattr.Query.mean(["weight"]),
+                                 secret=secret, law="gaussian",
+                                 bounds={"weight": (120.0, 180.0)}).fit(reference)
+
+
+def test_dask_and_pandas_give_the_same_release(reference, private):
+    dd = pytest.importorskip("dask.dataframe")
+    dirty = _with(private, "weight", 1e300, -1e300)
+    lazy = dd.from_pandas(dirty, npartitions=3)
+    lazy_reference = dd.from_pandas(reference, npartitions=4)
+    for mech_on in (reference, lazy_reference):
+        got = _apgm().fit(mech_on).release(lazy)
+        want = _apgm().fit(reference).release(dirty)
+        np.testing.assert_allclose(got.values, want.values, rtol=1e-12)
+        assert got.clipping == want.clipping
+    median = skattr.Statistic.median(["weight"])
+    kw = dict(query=median, secret=SECRET, random_state=0,
+              theta=skattr.theta.Resample(random_state=0))
+    small = reference.iloc[:400]
+    got = ApproximateWassersteinMechanism(**kw).fit(small).release(lazy)
+    want = ApproximateWassersteinMechanism(**kw).fit(small).release(dirty)
+    pd.testing.assert_series_equal(got.values, want.values)
+
+
+def test_the_accessor_passes_bounds(reference, private):
+    dirty = _with(private, "weight", 1e300)
+    kw = dict(secret=SECRET, reference=reference, mechanism="apgm",
+              law="gaussian", random_state=0)
+    rel = dirty.attrpriv.mean(["weight"], **kw)
+    assert rel.clipping.source == "reference" and rel.values.iloc[0] < 1e3
+    declared = dirty.attrpriv.mean(["weight"], bounds={"weight": (100, 200)}, **kw)
+    assert declared.clipping.as_dict() == {"weight": (100.0, 200.0)}
+    raw = dirty.attrpriv.mean(["weight"], bounds=None, **kw)
+    assert raw.values.iloc[0] > 1e296
+
+
+def test_the_ledger_clips_every_release_and_its_joint_law(reference, private):
+    dirty = _with(private, "weight", 1e300)
+    clean = _clipped_to_reference(dirty, reference, ["weight"])
+    kw = dict(secret=SECRET, reference=reference, budget=(3.0, 1e-3),
+              law="gaussian", random_state=0)
+    ledger = dirty.attrpriv.ledger(**kw)
+    assert ledger.bounds == "reference"
+    twin = clean.attrpriv.ledger(**kw, bounds=None)
+    first, second = ledger.mean(["weight"]), twin.mean(["weight"])
+    pd.testing.assert_series_equal(first.values, second.values)
+    assert ledger.spent == pytest.approx(twin.spent)
+    with pytest.raises(InvalidParameterError, match="bounds= is the ledger's own"):
+        ledger.mean(["weight"], bounds=None)
+    narrow = dirty.attrpriv.ledger(**kw, bounds={"weight": (120.0, 180.0)})
+    assert narrow.mean(["weight"]).clipping.as_dict() == {"weight": (120.0, 180.0)}
+    # Its joint law is that of the clipped column.
+    assert narrow._joint_estimator(
+        [skattr.Query("sum", ["weight"])]).clipping_.source == "declared"
+    loaded = skattr.Ledger.from_json(narrow.to_json(), dirty, reference=reference)
+    assert loaded.bounds == {"weight": (120.0, 180.0)}
+
+
+def test_the_ledger_clips_the_resampled_joint_law(reference):
+    from skattr._ledger import Ledger
+
+    small = reference.iloc[:300]
+    ledger = Ledger(make_hospital(40, random_state=1), secret=SECRET,
+                    reference=small, budget=(4.0, 1e-2),
+                    theta=skattr.theta.Resample(random_state=0),
+                    bounds={"weight": (130.0, 170.0), "height": (60.0, 75.0)})
+    clipped = ledger._clipped_reference(skattr.Statistic.median(["weight"]),
+                                        ("weight",))
+    assert clipped["weight"].between(130.0, 170.0).all()
+    assert clipped["weight"].min() == 130.0
+    pd.testing.assert_series_equal(clipped["height"], small["height"])
+    assert small["weight"].min() < 130.0        # the caller's frame unchanged
+
+
+@pytest.mark.parametrize("name, cls", all_estimators())
+def test_every_mechanism_takes_bounds_and_secure(name, cls):
+    params = cls().get_params()
+    assert params["secure"] is False
+    assert params["bounds"] == ("reference" if cls.needs_reference else None)
+    est = cls(secure=True, bounds={"x": (0, 1)})
+    copy = clone(est)
+    assert copy.secure is True and copy.bounds == {"x": (0, 1)}
+    assert "secure : bool, default=False" in cls.__doc__
+    assert "bounds :" in cls.__doc__
+
+
+def test_secure_must_be_a_bool(private):
+    with pytest.raises(InvalidParameterError,
+                       match="The 'secure' parameter of DPLaplace must be a bool"):
+        DPLaplace(query=skattr.Query.mean(["weight"]), bounds=(0, 400),
+                  secure="yes").fit(private)
+
+
+def test_the_command_line_takes_bounds(tmp_path, capsys):
+    from skattr.cli import main
+
+    private, reference = tmp_path / "private.csv", tmp_path / "reference.csv"
+    _with(make_hospital(60, random_state=1), "weight", 1e300).to_csv(
+        private, index=False)
+    make_hospital(2000, random_state=0).to_csv(reference, index=False)
+    base = ["release", str(private), "--columns", "weight", "--secret-column",
+            "gender", "--secret-value", "female", "--pairs", "0.4,0.6",
+            "--reference", str(reference), "--mechanism", "apgm", "--law",
+            "gaussian", "--random-state", "0"]
+    outputs = {}
+    for bounds in (["reference"], ["weight=100,200"], ["none"]):
+        assert main([*base, "--bounds", *bounds]) == 0
+        outputs[bounds[0]] = capsys.readouterr().out
+    assert "the reference data's range" in outputs["reference"]
+    assert "weight to [100, 200] (declared)" in outputs["weight=100,200"]
+    assert "bounds=None" in outputs["none"]
+    assert main([*base, "--bounds", "reference", "none"]) == 2
+
+
+def test_reference_self_publishes_no_range_of_the_private_data():
+    # Clipping the private data to its own range is a no-op; recording that
+    # range on the release would publish its minimum and maximum.
+    import warnings
+
+    from skattr.datasets import make_hospital
+    from skattr.exceptions import PrivacyLeakWarning
+
+    private = make_hospital(300, random_state=4)
+    secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        release = private.attrpriv.mean(
+            ["weight"], secret=secret, reference="self", law="gaussian",
+            mechanism="apgm", delta=1e-3, sampling="with-replacement",
+            random_state=0)
+    assert not release.clipping.ranges
+    text = str(release.summary())
+    for value in (private["weight"].min(), private["weight"].max()):
+        assert f"{value:.6g}" not in text
