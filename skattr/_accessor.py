@@ -344,17 +344,25 @@ class AttributePrivacyAccessor:
                              random_state=random_state, params=params)
 
     def ledger(self, *, secret=None, reference=None, budget=None,
-               theta="auto", law=None, random_state=None, bounds="reference"):
+               theta="auto", law=None, random_state=None, bounds="reference",
+               **unknown):
         """Open a :class:`~skattr.Ledger` on this frame: joint releases under a budget.
 
         Every release through it is certified jointly with those before it,
         and refused (:class:`~skattr.exceptions.BudgetExceededError`, before
         any noise is drawn) when the joint guarantee would exceed
         ``budget=(epsilon, delta)``. ``bounds`` is the clipping of every
-        release (see :class:`~skattr.Ledger`).
+        release (see :class:`~skattr.Ledger`). A mechanism's parameters
+        (``mechanism=``, ``delta=``, ...) go to each release, not here.
         """
         from skattr._ledger import Ledger
 
+        if unknown:
+            raise InvalidParameterError(
+                f"ledger() takes no parameter(s) {sorted(unknown)}; it takes "
+                "secret, reference, budget, theta, law, random_state and "
+                "bounds. Pass a release's own parameters to each release "
+                "(ledger.mean([...], epsilon=..., mechanism=...)).")
         if budget is None:
             raise InvalidParameterError(
                 "A ledger needs budget=(epsilon, delta): the joint guarantee "

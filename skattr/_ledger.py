@@ -764,6 +764,15 @@ default="reference"
         Returns (est, plan, statistics, noise_cov, laplace, joint).
         """
         params = dict(params)
+        if params.get("secure"):
+            # The joint law is computed for continuous noise; the grid's
+            # widening of each release (skattr.noise._discrete) is not
+            # accounted jointly, so no joint certificate would be exact.
+            raise NotCertifiableError(
+                "secure=True is not available in a ledger: its joint guarantee "
+                "is computed for continuous noise. Release a secure statistic "
+                "on its own (df.attrpriv.mean(..., secure=True)), or drop "
+                "secure=True here.")
         if isinstance(params.get("epsilon"), str):
             if params["epsilon"] != "remaining":
                 raise InvalidParameterError(

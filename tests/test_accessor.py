@@ -171,3 +171,14 @@ def test_explicit_delta_reaches_the_mechanism():
                                 law="gaussian", mechanism="apgm", epsilon=0.5,
                                 delta=1e-4, random_state=0)
     assert (rel.epsilon, rel.delta) == (0.5, 1e-4)
+
+
+def test_ledger_names_an_unknown_parameter():
+    from skattr.datasets import make_hospital
+    from skattr.exceptions import InvalidParameterError
+
+    private = make_hospital(50, random_state=1)
+    secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    with pytest.raises(InvalidParameterError, match=r"\['secure'\]"):
+        private.attrpriv.ledger(secret=secret, reference=private,
+                                budget=(1.0, 1e-3), secure=True)

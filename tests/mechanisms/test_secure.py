@@ -129,3 +129,12 @@ def test_accessor_passes_secure(hospital):
         ["weight"], secret=SECRET, reference=reference,
         mechanism="approx-wasserstein", secure=True, random_state=0)
     assert isinstance(release.noise_law, DiscreteLaplaceNoise)
+
+
+def test_a_ledger_refuses_secure_noise_it_cannot_account_jointly(hospital):
+    reference, private = hospital
+    ledger = private.attrpriv.ledger(secret=SECRET, reference=reference,
+                                     budget=(2.0, 1e-2))
+    with pytest.raises(NotCertifiableError, match="on its own"):
+        ledger.median(["weight"], epsilon=1.0, secure=True)
+    assert not ledger.releases
