@@ -214,15 +214,6 @@ def column_ranges(frame, columns, *, what: str = "the reference data"
     return block.min(axis=0), block.max(axis=0)
 
 
-def row_hashes(frame: pd.DataFrame) -> np.ndarray:
-    """Return a 64-bit hash of each row's values (pandas' hash, no index).
-
-    Equal rows hash alike wherever they lie, so sorting by it puts a frame's
-    records in an order that does not depend on the order of its rows.
-    """
-    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
-
-
 def clip_frame(frame, clip: dict, *, what: str = "the private data"):
     """Return the frame with each column of ``clip`` clipped to its (low, high).
 

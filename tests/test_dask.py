@@ -510,3 +510,22 @@ def test_a_ledger_counts_a_dask_frames_rows_once(frames, monkeypatch):
     ledger.mean(["weight"], mechanism="auto", epsilon=1.0)
     ledger.mean(["height"], mechanism="apgm", epsilon=1.0)
     assert counted == [1]
+
+
+def test_a_seeded_resampling_theta_certifies_alike_on_dask_and_pandas():
+    # The drawn datasets take each group's records in the order of the values
+    # the statistic reads: neither the reference's row order nor the columns a
+    # Dask reference leaves out when it is collected change the draws.
+    from skattr.datasets import make_hospital
+    from skattr.mechanisms import ApproximateWassersteinMechanism
+    from skattr.theta import Resample
+
+    reference = make_hospital(400, random_state=0)
+    shuffled = reference.sample(frac=1.0, random_state=3)
+    secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    scales = [ApproximateWassersteinMechanism(
+        query=skattr.Query.mean(["weight"]), secret=secret,
+        theta=Resample(random_state=0, moment_bounds=False)).fit(ref).plan(
+            n=60).noise_scale
+        for ref in (reference, shuffled, dd.from_pandas(reference, npartitions=3))]
+    assert scales[0] == scales[1] == scales[2]

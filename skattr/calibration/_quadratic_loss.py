@@ -107,9 +107,11 @@ class LossLaw:
         the exponent being convex in t) only tightens it; the exponent's
         floating-point error is added. 1 when x is not above the mean.
         """
+        if not x > self.mean():
+            return 1.0
         sd = math.sqrt(self.variance())
-        if not x > self.mean() or sd == 0.0:
-            return 1.0 if not x > self.mean() else 0.0
+        if sd == 0.0:
+            return 0.0          # X is its mean
         positive = self.weights[self.weights > 0]
         t_max = 1 / (2 * positive.max()) if positive.size else math.inf
         top = min(t_max * (1 - 1e-9), 1e12 / sd)

@@ -23,7 +23,7 @@ from typing import Callable
 import numpy as np
 from scipy import stats
 
-from skattr._data import record_contributions, row_hashes, secret_indicator
+from skattr._data import record_contributions, secret_indicator
 from skattr._random import (
     _KEYS_PER_BLOCK,
     by_rejection,
@@ -677,13 +677,16 @@ class ResampledLaws:
         key = ("values", a, n, privacy)
         if key not in self._cache:
             values, weights = [], []
+            # The records in the reference's order, whatever order this law
+            # draws them in: the same enumeration for every statistic.
+            inside, outside = np.sort(self.inside), np.sort(self.outside)
             for k, pk in zip(*self._counts_law(a, n, privacy), strict=True):
                 k = int(k)
                 rows = np.array([
-                    (*self.inside[list(i)], *self.outside[list(o)])
+                    (*inside[list(i)], *outside[list(o)])
                     for i, o in itertools.product(
-                        itertools.combinations(range(self.inside.size), k),
-                        itertools.combinations(range(self.outside.size), n - k))
+                        itertools.combinations(range(inside.size), k),
+                        itertools.combinations(range(outside.size), n - k))
                 ], dtype=np.intp).reshape(-1, n)
                 values.append(self._evaluate(rows))
                 weights.append(np.full(rows.shape[0], pk / rows.shape[0]))
@@ -794,10 +797,13 @@ def coupled_values(laws: list, a: float, b: float, n: int, privacy: str,
     list of (values_a, values_b), each of shape (m, d_law)
     """
     first = laws[0]
+    # Each law orders its groups by its own statistic's values; coupled draws
+    # take the records in the reference's order, the same for every law.
+    inside, outside = np.sort(first.inside), np.sort(first.outside)
     for law in laws[1:]:
         if law.seed != first.seed or law.replace != first.replace or not (
-                np.array_equal(law.inside, first.inside)
-                and np.array_equal(law.outside, first.outside)):
+                np.array_equal(np.sort(law.inside), inside)
+                and np.array_equal(np.sort(law.outside), outside)):
             raise InvalidParameterError(
                 "Coupled draws need laws of one reference, secret and seed.")
     key = ("coupled", a, b, n, privacy, m)
@@ -819,7 +825,7 @@ def coupled_values(laws: list, a: float, b: float, n: int, privacy: str,
         block = max(1, _EVAL_BLOCK // max(1, n))
         parts = [([], []) for _ in missing]
         for start in range(0, m, block):
-            rows = coupled_subsets(first.inside, first.outside,
+            rows = coupled_subsets(inside, outside,
                                    k_a[start:start + block],
                                    k_b[start:start + block], n, rng,
                                    order_rng, shuffle=ordered,
@@ -982,13 +988,13 @@ class Resample:
         ordered = getattr(query, "statistic", "") == "function"
         groups = positions[inside], positions[~inside]
         if not ordered:
-            # The records in a canonical order (by a hash of each whole row;
-            # equal rows are interchangeable), so that the drawn datasets, and
-            # the certificate, do not depend on the order of the reference's
-            # rows. Whole rows: every statistic fit on one reference draws the
-            # same datasets, which a ledger's coupled draws rely on.
-            order = np.argsort(row_hashes(frame), kind="stable")
-            groups = order[inside[order]], order[~inside[order]]
+            # Each group's records in a canonical order (by the values the
+            # statistic reads; equal rows are interchangeable), so that the
+            # drawn datasets, and the certificate, depend neither on the order
+            # of the reference's rows nor on its other columns (a Dask
+            # reference is collected with the used columns only).
+            rows = np.asarray(evaluate.rows, dtype=float).reshape(len(frame), -1)
+            groups = tuple(g[np.lexsort(rows[g].T[::-1])] for g in groups)
         return ResampledLaws(
             evaluate=evaluate,
             ordered=ordered,
