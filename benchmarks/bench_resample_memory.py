@@ -35,8 +35,9 @@ import pandas as pd
 
 import skattr
 from skattr._random import check_random_state
+from skattr.laws._draws import draw_subsets
+from skattr.laws._resampled import ResampledLaws
 from skattr.theta import Resample
-from skattr.theta._resample import ResampledLaws, draw_subsets
 
 STATISTICS = {
     "trimmed-mean": lambda: skattr.Statistic.trimmed_mean("age", 0.1),

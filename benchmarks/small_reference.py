@@ -41,8 +41,8 @@ import skattr
 from skattr.calibration._gaussian import gaussian_pair_delta, gaussian_pair_epsilon
 from skattr.calibration._pair_noise import required_noise_variance
 from skattr.exceptions import DataValidationError, NotCertifiableError
+from skattr.laws._gaussian import PairLaws
 from skattr.mechanisms import AttributePrivateGaussian
-from skattr.theta._pairs import PairLaws
 
 DELTA = 1e-3
 TOLERANCE = 1.1  # a draw fails when its true epsilon exceeds 1.1 x certified

@@ -55,7 +55,7 @@ from skattr.exceptions import (
     InvalidParameterError,
     NotCertifiableError,
 )
-from skattr.theta._pairs import PairLaws
+from skattr.laws._gaussian import PairLaws
 
 __all__ = ["SCHEMA_VERSION", "Ledger", "LedgerEntry"]
 
@@ -1056,7 +1056,8 @@ default="reference"
         Never a sum of epsilons: the laws of each statistic alone can be the
         same under both values while their joint law reveals the secret.
         """
-        from skattr.theta._resample import coupled_values, quantile_bounds
+        from skattr.laws._draws import quantile_bounds
+        from skattr.laws._resampled import coupled_values
 
         if not all(e.get("resample") for e in entries):
             raise NotCertifiableError(
@@ -1107,8 +1108,8 @@ default="reference"
 
     def _laplace_exact(self, laws, weights, pairs, privacy, n) -> float | None:
         """Return the exact joint (W, delta)-closeness, or None if not enumerable."""
+        from skattr.laws._draws import law_of
         from skattr.mechanisms._wasserstein import _MAX_EXACT_POINTS
-        from skattr.theta._resample import law_of
         from skattr.wasserstein import wd_closeness
 
         if any(math.isinf(w) for w in weights):

@@ -90,6 +90,10 @@ def allowed_types() -> dict[str, type]:
     from skattr._statistic import Statistic
     from skattr.bayes import NetworkTheta, ParameterNetwork
     from skattr.bayes._network import MarkovQuilt, QuiltChoice
+    from skattr.laws._count_sensitivity import BoxSensitivity
+    from skattr.laws._moment_bounds import MomentLaws
+    from skattr.laws._order import OrderLaws
+    from skattr.laws._resampled import ResampledLaws, RowEvaluator
     from skattr.noise import NoiseLaw
     from skattr.theta import (
         Bootstrap,
@@ -101,10 +105,6 @@ def allowed_types() -> dict[str, type]:
         Resample,
         SumLaws,
     )
-    from skattr.theta._count_sensitivity import BoxSensitivity
-    from skattr.theta._moment_laws import MomentLaws
-    from skattr.theta._order_laws import OrderLaws
-    from skattr.theta._resample import ResampledLaws, RowEvaluator
     from skattr.theta._sampled import MonteCarloMoments
     from skattr.theta._spec import FitAndBootstrap, JointGaussianFit, PlugIn
     from skattr.utils import all_estimators

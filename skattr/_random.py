@@ -57,7 +57,7 @@ __all__ = [
 
 # Random keys per block of rows when k-subsets are drawn by sorting keys: 32 MB
 # of float64, whatever the pool's size.
-_KEYS_PER_BLOCK = 1 << 22
+KEYS_PER_BLOCK = 1 << 22
 
 
 # --------------------------------------------------------------------------------
@@ -367,7 +367,7 @@ def draw_k_subsets(pool: int, k: int, size: int, rng, *,
                                         dtype=np.intp)
         return rows
     out = np.empty((size, k), dtype=np.intp)
-    block = max(1, _KEYS_PER_BLOCK // pool)
+    block = max(1, KEYS_PER_BLOCK // pool)
     for start in range(0, size, block):
         keys = rng.random((min(block, size - start), pool))
         out[start:start + block] = np.argpartition(keys, k - 1, axis=1)[:, :k]

@@ -28,20 +28,20 @@ DP_FUNCTIONS = [
 
 # Helpers the mechanisms call, no longer in skattr.theta: (private module, name).
 THETA_INTERNALS = [
-    ("skattr.theta._count_sensitivity", "BoxSensitivity"),
-    ("skattr.theta._count_sensitivity", "count_sensitivity"),
-    ("skattr.theta._count_sensitivity", "count_sensitivity_box"),
+    ("skattr.laws._count_sensitivity", "BoxSensitivity"),
+    ("skattr.laws._count_sensitivity", "count_sensitivity"),
+    ("skattr.laws._count_sensitivity", "count_sensitivity_box"),
     ("skattr.theta._fit", "fit_group_moments"),
     ("skattr.theta._fit", "fit_joint_gaussian"),
-    ("skattr.theta._resample", "ResampledLaws"),
-    ("skattr.theta._resample", "draw_subsets"),
-    ("skattr.theta._resample", "quantile_bounds"),
-    ("skattr.theta._resample", "tail_bounds"),
+    ("skattr.laws._resampled", "ResampledLaws"),
+    ("skattr.laws._draws", "draw_subsets"),
+    ("skattr.laws._draws", "quantile_bounds"),
+    ("skattr.laws._draws", "tail_bounds"),
     ("skattr.theta._sampled", "MonteCarloMoments"),
-    ("skattr.theta._sums", "bootstrap_exact_law"),
-    ("skattr.theta._sums", "fit_exact_law"),
-    ("skattr.theta._sums", "pair_pmfs"),
-    ("skattr.theta._sums", "sum_sensitivity"),
+    ("skattr.laws._sums", "bootstrap_exact_law"),
+    ("skattr.laws._sums", "fit_exact_law"),
+    ("skattr.laws._sums", "pair_pmfs"),
+    ("skattr.laws._sums", "sum_sensitivity"),
 ]
 
 

@@ -23,8 +23,9 @@ from skattr.exceptions import (
     InvalidParameterError,
     NotCertifiableError,
 )
+from skattr.laws._draws import CHUNK_POSITIONS, draw_subsets
 from skattr.noise import GaussianNoise, LaplaceNoise, NoiseLaw, SumOfNoises
-from skattr.theta._resample import CHUNK_POSITIONS, draw_subsets, row_evaluator
+from skattr.theta._resample import row_evaluator
 from skattr.utils._param_validation import (
     Interval,
     Options,

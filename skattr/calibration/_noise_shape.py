@@ -25,8 +25,8 @@ from __future__ import annotations
 import numpy as np
 
 from skattr.calibration._profile_estimate import estimate_pairs_delta
+from skattr.laws._gaussian import PairLaws
 from skattr.noise import expected_gaussian_norm
-from skattr.theta._pairs import PairLaws
 
 __all__ = ["OBJECTIVES", "least_error_noise", "noise_objective"]
 

@@ -1,7 +1,7 @@
 """The least isotropic Gaussian noise that certifies every pair, and raw leakage.
 
 Given the Gaussian laws of F on both sides of each discriminative pair (see
-:mod:`skattr.theta._pairs`), adding independent noise N(0, s I) gives laws with
+:mod:`skattr.laws._gaussian`), adding independent noise N(0, s I) gives laws with
 covariances Cov + s I. For equal covariances the privacy loss is that of a
 Gaussian shift by the Mahalanobis distance, so the analytic (or classic)
 calibration applies exactly; for unequal covariances the exact one-dimensional
@@ -40,7 +40,7 @@ from skattr.calibration._quadratic_loss import (
     multivariate_gaussian_pair_epsilon,
 )
 from skattr.exceptions import NotCertifiableError
-from skattr.theta._pairs import PairLaws
+from skattr.laws._gaussian import PairLaws
 
 __all__ = [
     "EXACT_PROFILE",

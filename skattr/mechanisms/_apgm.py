@@ -11,11 +11,11 @@ from skattr.calibration._pair_noise import (
     pairs_certified,
     required_noise_variance,
 )
+from skattr.laws._gaussian import PairLaws
 from skattr.mechanisms._pair_laws import GaussianPairLawMechanism
 from skattr.mechanisms._registry import register
 from skattr.mechanisms._relaxations import max_divergence_relaxation
 from skattr.noise import GaussianNoise
-from skattr.theta._pairs import PairLaws
 from skattr.utils._docstrings import fill_doc
 from skattr.utils._param_validation import Interval
 

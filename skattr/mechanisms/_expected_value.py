@@ -21,6 +21,7 @@ from skattr.calibration._pair_noise import (
     pairs_certified,
 )
 from skattr.exceptions import NotCertifiableError
+from skattr.laws._gaussian import PairLaws
 from skattr.mechanisms._least_error import (
     daum_noise,
     daum_variance,
@@ -38,7 +39,6 @@ from skattr.mechanisms._relaxations import (
     wasserstein_relaxation,
 )
 from skattr.noise import GaussianNoise, LaplaceNoise, NoiseLaw
-from skattr.theta._pairs import PairLaws
 from skattr.utils._docstrings import fill_doc
 from skattr.utils._param_validation import Interval, Options
 

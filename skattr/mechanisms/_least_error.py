@@ -25,7 +25,7 @@ from skattr.calibration._pair_noise import (
     required_noise_variance,
 )
 from skattr.exceptions import NotCertifiableError
-from skattr.theta._pairs import PairLaws
+from skattr.laws._gaussian import PairLaws
 
 __all__ = [
     "daum_noise",

@@ -17,11 +17,11 @@ from skattr.calibration._pair_noise import (
     required_noise_variance,
 )
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
+from skattr.laws._gaussian import PairLaws, pair_laws
+from skattr.laws._sums import pair_pmfs
 from skattr.mechanisms._base import BaseMechanism
 from skattr.theta import Bootstrap, ExpertTheta, MonteCarlo
-from skattr.theta._pairs import PairLaws, pair_laws
 from skattr.theta._spec import resolve_theta
-from skattr.theta._sums import pair_pmfs
 from skattr.utils._param_validation import Options
 
 __all__ = ["GaussianPairLawMechanism"]

@@ -14,27 +14,24 @@ from skattr._release import Certificate
 from skattr._statistic import Statistic
 from skattr.bayes import NetworkTheta
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
+from skattr.laws._count_sensitivity import count_sensitivity, count_sensitivity_box
+from skattr.laws._draws import quantile_bounds, tail_bounds
+from skattr.laws._resampled import ResampledLaws
+from skattr.laws._sums import (
+    SumLaws,
+    pair_pmfs,
+    sum_sensitivity,
+)
 from skattr.mechanisms._base import BaseMechanism
 from skattr.mechanisms._registry import register
 from skattr.noise import LaplaceNoise
 from skattr.theta._box import ProbabilityBox
-from skattr.theta._count_sensitivity import count_sensitivity, count_sensitivity_box
-from skattr.theta._resample import (
-    Resample,
-    ResampledLaws,
-    quantile_bounds,
-    tail_bounds,
-)
+from skattr.theta._resample import Resample
 from skattr.theta._spec import (
     BOOTSTRAP_REPLICATES,
     FitAndBootstrap,
     PlugIn,
     resolve_theta,
-)
-from skattr.theta._sums import (
-    SumLaws,
-    pair_pmfs,
-    sum_sensitivity,
 )
 from skattr.utils._docstrings import fill_doc
 from skattr.utils._param_validation import Interval, Options
@@ -550,7 +547,7 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
       (:func:`~skattr.wasserstein.wd_closeness`);
     - a median or quantiles under the resampling model: the exact laws of the
       order statistics that make up each value, by convolution
-      (:mod:`skattr.theta._order_laws`), read through the quantile coupling
+      (:mod:`skattr.laws._order`), read through the quantile coupling
       over the middle 1 - delta (one value) or boxes with exact tails of mass
       delta / (4 d) (several); no draws, so all of delta is disregarded mass;
     - a :class:`~skattr.theta.ProbabilityBox`: the certified supremum of the

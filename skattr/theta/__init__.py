@@ -8,13 +8,13 @@ and the exact laws of counts and sums given a secret (:func:`count_pmf`,
 the private modules.
 """
 
+from skattr.laws._counts import count_pmf
+from skattr.laws._sums import SumLaws, sum_pmf
 from skattr.theta._box import ProbabilityBox
-from skattr.theta._counts import count_pmf
 from skattr.theta._expert import ExpertTheta
 from skattr.theta._models import GroupMoments, JointGaussian
 from skattr.theta._resample import Resample
 from skattr.theta._sampled import Bootstrap, MonteCarlo
-from skattr.theta._sums import SumLaws, sum_pmf
 from skattr.utils._public import public_dir
 
 __all__ = [

@@ -20,7 +20,7 @@ class ProbabilityBox:
     group), P(counted | in it))``, as in :func:`~skattr.theta.count_pmf`). The
     Wasserstein mechanisms take the supremum over the whole box, certified by
     branch and bound rather than read off a grid
-    (:func:`~skattr.theta._count_sensitivity.count_sensitivity_box`).
+    (:func:`~skattr.laws._count_sensitivity.count_sensitivity_box`).
 
     Parameters
     ----------

@@ -30,9 +30,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
+from skattr.laws._sums import bootstrap_exact_law, fit_exact_law
 from skattr.theta._fit import fit_joint_gaussian, group_moments
 from skattr.theta._sampled import Bootstrap, refuse_mean_secret
-from skattr.theta._sums import bootstrap_exact_law, fit_exact_law
 
 __all__ = [
     "BOOTSTRAP_REPLICATES",

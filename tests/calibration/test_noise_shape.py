@@ -19,8 +19,8 @@ from skattr.calibration._pair_noise import (
 from skattr.calibration._profile_estimate import estimate_pairs_delta
 from skattr.calibration._quadratic_loss import multivariate_gaussian_pair_delta
 from skattr.exceptions import NotCertifiableError
+from skattr.laws._gaussian import PairLaws
 from skattr.mechanisms._least_error import least_error_covariance
-from skattr.theta._pairs import PairLaws
 
 DELTA = 1e-3
 

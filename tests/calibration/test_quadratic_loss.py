@@ -171,7 +171,7 @@ def test_nearly_equal_covariances_stay_accurate():
 
 def test_raw_leakage_of_several_statistics_is_exact_not_the_renyi_bound():
     from skattr.calibration._pair_noise import _renyi_epsilon, raw_leakage_epsilon
-    from skattr.theta._pairs import PairLaws
+    from skattr.laws._gaussian import PairLaws
 
     rng = np.random.default_rng(5)
     k, m = 3, 4

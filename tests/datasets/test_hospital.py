@@ -48,7 +48,7 @@ def test_sensitivities_follow_from_the_ranges(classic):
 def test_paper_variances_and_computed_ones():
     # Fed the paper's variances, Var(F | s) is 4.5, 2, 0.08 at n = 50.
     from skattr.datasets import hospital_secret
-    from skattr.theta._pairs import pair_laws
+    from skattr.laws._gaussian import pair_laws
 
     secret = hospital_secret("paper")
     computed = {}

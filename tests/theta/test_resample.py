@@ -11,14 +11,14 @@ from scipy import stats
 import skattr
 from skattr._random import draw_k_subsets
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
-from skattr.theta import Resample
-from skattr.theta._resample import (
+from skattr.laws._draws import (
     coupled_subsets,
     draw_subsets,
     minimum_draws,
     quantile_bounds,
     tail_bounds,
 )
+from skattr.theta import Resample
 
 
 @pytest.mark.parametrize("pool, count", [(30, 3), (6, 3), (7, 6)])

@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 
 from skattr.exceptions import InvalidParameterError
-from skattr.theta import count_pmf
-from skattr.theta._count_sensitivity import (
+from skattr.laws._count_sensitivity import (
     BoxSensitivity,
     count_sensitivity,
     count_sensitivity_box,
 )
-from skattr.theta._counts import _as_shares, _count_log_pmfs
-from skattr.theta._lattice import _least_shift, _log_tails
+from skattr.laws._counts import _as_shares, _count_log_pmfs
+from skattr.laws._lattice import _least_shift, _log_tails
+from skattr.theta import count_pmf
 from skattr.wasserstein import w_infinity
 
 N = 4

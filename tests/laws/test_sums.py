@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from skattr.exceptions import InvalidParameterError
+from skattr.laws._count_sensitivity import count_sensitivity
+from skattr.laws._sums import sum_sensitivity
 from skattr.theta import count_pmf, sum_pmf
-from skattr.theta._count_sensitivity import count_sensitivity
-from skattr.theta._sums import sum_sensitivity
 from skattr.wasserstein import w_infinity
 
 VALUES = [0, 2, 5]

@@ -14,7 +14,7 @@ import numpy as np
 from scipy import stats
 
 from skattr.exceptions import InvalidParameterError
-from skattr.theta._lattice import _log_binomial_pmf, _log_convolve_rows
+from skattr.laws._lattice import _log_binomial_pmf, _log_convolve_rows
 
 __all__ = ["count_pmf"]
 
@@ -126,7 +126,7 @@ def count_pmf(a, n: int, p, *, privacy: str = "dataset"
     --------
     Table 1 of [1]_, first row: no one holds X2 = 1, p1 = 0.4 and p2 = 0.6.
 
-    >>> from skattr.theta._counts import count_pmf
+    >>> from skattr.laws._counts import count_pmf
     >>> support, pmf = count_pmf(0.0, 4, (0.6, 0.4))
     >>> support
     array([0, 1, 2, 3, 4])

@@ -62,7 +62,7 @@ def order_bracket(n: int, q: float) -> tuple[int, int]:
 
     Examples
     --------
-    >>> from skattr.theta._order_laws import order_bracket
+    >>> from skattr.laws._order import order_bracket
     >>> order_bracket(5, 0.5), order_bracket(6, 0.5), order_bracket(101, 0.25)
     ((2, 2), (2, 3), (25, 25))
     """

@@ -10,9 +10,9 @@ from scipy import stats
 
 import skattr
 from skattr.exceptions import InvalidParameterError
+from skattr.laws._moment_bounds import MomentLaws
 from skattr.mechanisms import ApproximateWassersteinMechanism
 from skattr.theta import Resample
-from skattr.theta._moment_laws import MomentLaws
 from skattr.wasserstein import wd_closeness
 
 # Small integer-valued groups: their sums have exact laws by convolution.

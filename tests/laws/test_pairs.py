@@ -9,8 +9,8 @@ from scipy import stats
 from skattr import Query, Secret
 from skattr.datasets import HOSPITAL_PAPER, hospital_theta
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
+from skattr.laws._gaussian import PairLaws, pair_laws
 from skattr.theta import GroupMoments, JointGaussian
-from skattr.theta._pairs import PairLaws, pair_laws
 
 HOSPITAL_SETS = [(0.25, 0.5), (0.5, 0.75)]
 

@@ -9,16 +9,16 @@ import pytest
 
 from skattr import Query, Secret, Statistic
 from skattr.exceptions import InvalidParameterError
-from skattr.mechanisms import ApproximateWassersteinMechanism, WassersteinMechanism
-from skattr.theta import Resample
-from skattr.theta._order_laws import (
+from skattr.laws._draws import quantile_bounds
+from skattr.laws._order import (
     OrderLaws,
     _cdf_rows,
     _Component,
     _count_pmfs,
     order_bracket,
 )
-from skattr.theta._resample import quantile_bounds
+from skattr.mechanisms import ApproximateWassersteinMechanism, WassersteinMechanism
+from skattr.theta import Resample
 from skattr.wasserstein import w_infinity
 
 
@@ -109,7 +109,7 @@ def test_distributional_with_replacement_is_the_binomial_mixture():
 def test_tables_bracket_the_enumerated_law(n, replace, pairs, monkeypatch):
     # pairs = 1: no room for the joint law of two order statistics, so an
     # interpolated median is bracketed by their laws (still valid bounds).
-    monkeypatch.setattr("skattr.theta._order_laws._PAIRS", pairs)
+    monkeypatch.setattr("skattr.laws._order._PAIRS", pairs)
     inside, outside = _groups(seed=3, sizes=(6, 7))
     k = 2
     datasets = _enumerate(inside, outside, n, k, replace)

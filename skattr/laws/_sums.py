@@ -1,6 +1,6 @@
 """Exact laws of a sum of an integer-valued attribute given a secret, and W_inf.
 
-The multinomial companion of :mod:`skattr.theta._counts`: each of n records has a
+The multinomial companion of :mod:`skattr.laws._counts`: each of n records has a
 sensitive categorical attribute X2 and a value h in a finite set of integers,
 drawn independently across records with ``probs[c, j] = P(h = values[j] |
 X2 = c)``. The query is F(X) = sum_j h_j. A count is the special case
@@ -17,13 +17,13 @@ from functools import reduce
 import numpy as np
 
 from skattr.exceptions import InvalidParameterError
-from skattr.theta._counts import (
+from skattr.laws._counts import (
     _as_shares,
     _check_privacy,
     _record_counts,
     count_pmf,
 )
-from skattr.theta._lattice import _least_shift, _log_convolve_rows, _log_tails
+from skattr.laws._lattice import _least_shift, _log_convolve_rows, _log_tails
 
 __all__ = [
     "SumLaws",
@@ -191,7 +191,7 @@ def sum_sensitivity(pairs: Iterable, n: int, thetas, values, *,
     -----
     The laws are computed as log-probabilities (tails of any size keep their
     relative accuracy) and compared on both tails with the rounding allowance
-    of :func:`~skattr.theta._count_sensitivity.count_sensitivity_box`,
+    of :func:`~skattr.laws._count_sensitivity.count_sensitivity_box`,
     rounding toward the larger W; two laws computed identically are at
     distance 0.
 
@@ -200,7 +200,7 @@ def sum_sensitivity(pairs: Iterable, n: int, thetas, values, *,
     Counting is the case values = (0, 1): Zhang et al.'s Example 2 at one theta.
 
     >>> from itertools import combinations
-    >>> from skattr.theta._sums import sum_sensitivity
+    >>> from skattr.laws._sums import sum_sensitivity
     >>> shares = [0, 0.25, 0.5, 0.75, 1]
     >>> sum_sensitivity(combinations(shares, 2), 4, [[[0.4, 0.6], [0.6, 0.4]]],
     ...                 [0, 1])

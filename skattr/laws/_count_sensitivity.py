@@ -1,6 +1,6 @@
 """The worst-case W_inf distance between count laws: over a finite Theta or a box.
 
-The Wasserstein sensitivity of the count queries of :mod:`skattr.theta._counts`,
+The Wasserstein sensitivity of the count queries of :mod:`skattr.laws._counts`,
 whose laws and secrets that module describes (Zhang et al., Sec. 6).
 """
 
@@ -16,7 +16,7 @@ import numpy as np
 from scipy import special
 
 from skattr.exceptions import InvalidParameterError
-from skattr.theta._counts import (
+from skattr.laws._counts import (
     _as_probabilities,
     _as_shares,
     _check_count,
@@ -24,7 +24,7 @@ from skattr.theta._counts import (
     _count_log_pmfs,
     _record_counts,
 )
-from skattr.theta._lattice import _CHUNK, _least_shift, _log_tails
+from skattr.laws._lattice import _CHUNK, _least_shift, _log_tails
 
 __all__ = ["BoxSensitivity", "count_sensitivity", "count_sensitivity_box"]
 
@@ -82,7 +82,7 @@ def count_sensitivity(pairs: Iterable, n: int, thetas, *,
     counts of X2 = 1.
 
     >>> from itertools import combinations, product
-    >>> from skattr.theta._count_sensitivity import count_sensitivity
+    >>> from skattr.laws._count_sensitivity import count_sensitivity
     >>> shares = [0, 0.25, 0.5, 0.75, 1]
     >>> thetas = list(product([0.4, 0.5, 0.6], repeat=2))
     >>> count_sensitivity(combinations(shares, 2), 4, thetas)
@@ -337,7 +337,7 @@ def count_sensitivity_box(pairs: Iterable, n: int, low, high, *,
     pairs of counts of X2 = 1.
 
     >>> from itertools import combinations
-    >>> from skattr.theta._count_sensitivity import count_sensitivity_box
+    >>> from skattr.laws._count_sensitivity import count_sensitivity_box
     >>> shares = [0, 0.25, 0.5, 0.75, 1]
     >>> result = count_sensitivity_box(combinations(shares, 2), 4, (0.4, 0.4),
     ...                                (0.6, 0.6))

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from skattr.exceptions import InvalidParameterError
-from skattr.theta._count_sensitivity import count_sensitivity
-from skattr.theta._counts import count_pmf
+from skattr.laws._count_sensitivity import count_sensitivity
+from skattr.laws._counts import count_pmf
 from skattr.wasserstein import w_infinity
 
 

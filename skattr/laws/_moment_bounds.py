@@ -148,7 +148,7 @@ class MomentLaws:
     the two, and disregarding 1% of the mass it moves by at most 0.17:
 
     >>> import numpy as np
-    >>> from skattr.theta._moment_laws import MomentLaws
+    >>> from skattr.laws._moment_bounds import MomentLaws
     >>> laws = MomentLaws(np.ones((100, 1)), np.tile([[0.0], [1.0]], (100, 1)),
     ...                   weight=lambda n: 1 / n, replace=False)
     >>> w, how = laws.closeness([(0.4, 0.6)], 100, "dataset", 0.01)

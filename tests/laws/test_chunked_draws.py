@@ -9,9 +9,10 @@ import pytest
 import skattr
 from skattr import Statistic
 from skattr._random import OSEntropy, by_rejection, check_random_state
+from skattr.laws import _draws
+from skattr.laws._draws import draw_subsets, iter_subsets
 from skattr.mechanisms import ApproximateWassersteinMechanism
-from skattr.theta import Resample, _resample
-from skattr.theta._resample import draw_subsets, iter_subsets
+from skattr.theta import Resample
 
 # (inside pool, outside pool, counts, n): each of _draw's ways to draw.
 CASES = {
@@ -125,7 +126,7 @@ def test_a_certificate_does_not_depend_on_the_chunks(reference, monkeypatch):
                 n=200)
 
     whole = plan()
-    monkeypatch.setattr(_resample, "CHUNK_POSITIONS", 3000)
+    monkeypatch.setattr(_draws, "CHUNK_POSITIONS", 3000)
     chunked = plan()
     assert chunked.sensitivity == whole.sensitivity
     assert chunked.method == whole.method
