@@ -362,7 +362,7 @@ def optimal_shapes(adult) -> str:
 def statistic_law(fitted) -> tuple[np.ndarray, np.ndarray]:
     """Mean difference (k,) and covariances (2, k, k) of F at the two values."""
     weight = fitted.query_.weight(N)
-    (model,) = fitted.theta_[0]
+    (model,) = fitted.law_.models[0]
     means, covs = model.sum_moments(list(VALUES), N)
     return (means[1] - means[0]) * weight, covs * np.outer(weight, weight)
 

@@ -322,11 +322,13 @@ for _verb in ("mean", "mean2", "sum"):
     case(f"accessor {_verb} gaussian")(lambda call=VERBS[_verb]: plan_record(call(
         secret=SECRET, reference=REFERENCE, law="gaussian", random_state=0)))
 case("accessor plan")(lambda: plan_record(PRIVATE.attrpriv.plan(
-    ["weight"], secret=SECRET, reference=REFERENCE, law="gaussian")))
+    ["weight"], secret=SECRET, reference=REFERENCE, law="gaussian",
+    random_state=0)))
 case("accessor plan median")(lambda: plan_record(PRIVATE.attrpriv.plan(
     ["weight"], statistic="median", secret=SECRET, reference=REFERENCE[:500])))
 case("accessor leakage")(lambda: _plain(PRIVATE.attrpriv.leakage(
-    ["weight"], secret=SECRET, reference=REFERENCE, law="gaussian")))
+    ["weight"], secret=SECRET, reference=REFERENCE, law="gaussian",
+    random_state=0)))
 case("accessor leakage exact")(lambda: _plain(PRIVATE.attrpriv.leakage(
     ["gender"], statistic="count", value="other", secret=SECRET,
     reference=REFERENCE)))

@@ -232,11 +232,10 @@ def reads_reference_rows(mechanism) -> bool:
     """
     if not type(mechanism).needs_reference:
         return False
-    from skattr.theta import Resample
-
     theta = getattr(mechanism, "theta", "auto")
-    return (isinstance(theta, (str, Resample))
-            or getattr(theta, "states_law", True) is False)
+    # A name is fitted on the reference; a Theta object says (an array of
+    # stated probabilities, or an object that does not say, reads none).
+    return isinstance(theta, str) or getattr(theta, "reads_reference", False)
 
 
 def resolve_clipping(bounds, query, columns, frame, *, reads_reference: bool,

@@ -719,17 +719,17 @@ default="reference"
         key = f"{mechanism} | {est.query_!r} | {others!r}"
         # The part of delta that is the chance drawn laws misjudge a tail:
         # independent between releases (each fit draws anew), so it adds up.
-        from skattr.theta._resample import Resample
+        from skattr.laws import ResamplingLaw
 
-        spec = getattr(est, "theta_spec_", None)
-        beta = (float(spec.failure_share) * float(plan.delta)
-                if isinstance(spec, Resample) else 0.0)
+        resampled = isinstance(est.law_, ResamplingLaw)
+        beta = (est.law_.laws[0].failure_share * float(plan.delta)
+                if resampled else 0.0)
         laplace = {"key": key, "epsilon": float(plan.epsilon),
                    "delta": float(plan.delta), "beta": beta,
                    # The noise's scale on each value, what the joint of
                    # different statistics weighs their moves by.
                    "scale": 0.0 if law.is_zero else float(law.scale),
-                   "resample": isinstance(spec, Resample),
+                   "resample": resampled,
                    "privacy": est.privacy,
                    "statistic": _statistic_to_json(est.query_, est.columns_)}
         self._laplace_queries.setdefault(key, (est.query_, est.columns_))
@@ -1108,8 +1108,8 @@ default="reference"
 
     def _laplace_exact(self, laws, weights, pairs, privacy, n) -> float | None:
         """Return the exact joint (W, delta)-closeness, or None if not enumerable."""
+        from skattr.laws._coupling import MAX_EXACT_POINTS
         from skattr.laws._draws import law_of
-        from skattr.mechanisms._wasserstein import _MAX_EXACT_POINTS
         from skattr.wasserstein import wd_closeness
 
         if any(math.isinf(w) for w in weights):
@@ -1125,7 +1125,7 @@ default="reference"
                 stacked = np.hstack([v * w for (v, _), w in
                                      zip(found, weights, strict=True)])
                 support, mass = law_of(stacked, found[0][1], privacy)
-                if support.shape[0] > _MAX_EXACT_POINTS:
+                if support.shape[0] > MAX_EXACT_POINTS:
                     return None
                 sides.append((support, mass))
             (xa, pa), (xb, pb) = sides
@@ -1209,7 +1209,9 @@ default="reference"
                 "ledger with law='gaussian' (the releases record it). With "
                 f"law={self.law!r} a ledger certifies releases of one statistic.")
         est = self._joint_estimator(distinct)
-        if est.law_ != "exact":
+        from skattr.laws import ExactLaw
+
+        if not isinstance(est.law_, ExactLaw):
             raise NotCertifiableError(
                 "This statistic has no exact law here; open the ledger with "
                 "law='gaussian' to certify its releases jointly.")

@@ -90,6 +90,7 @@ def allowed_types() -> dict[str, type]:
     from skattr._statistic import Statistic
     from skattr.bayes import NetworkTheta, ParameterNetwork
     from skattr.bayes._network import MarkovQuilt, QuiltChoice
+    from skattr.laws import BoxLaw, ExactLaw, GaussianLaw, NetworkLaw, ResamplingLaw
     from skattr.laws._count_sensitivity import BoxSensitivity
     from skattr.laws._moment_bounds import MomentLaws
     from skattr.laws._order import OrderLaws
@@ -106,7 +107,13 @@ def allowed_types() -> dict[str, type]:
         SumLaws,
     )
     from skattr.theta._sampled import MonteCarloMoments
-    from skattr.theta._spec import FitAndBootstrap, JointGaussianFit, PlugIn
+    from skattr.theta._spec import (
+        CountProbabilities,
+        FitAndBootstrap,
+        JointGaussianFit,
+        PlugIn,
+        StatedSumLaws,
+    )
     from skattr.utils import all_estimators
 
     classes = [
@@ -115,7 +122,8 @@ def allowed_types() -> dict[str, type]:
         MonteCarloMoments, Resample, ResampledLaws, RowEvaluator, OrderLaws,
         MomentLaws, ProbabilityBox, SumLaws, BoxSensitivity, PlugIn,
         FitAndBootstrap, JointGaussianFit, NetworkTheta, ParameterNetwork,
-        MarkovQuilt, QuiltChoice,
+        MarkovQuilt, QuiltChoice, GaussianLaw, ExactLaw, BoxLaw, NetworkLaw,
+        ResamplingLaw, CountProbabilities, StatedSumLaws,
     ]
     classes += [getattr(predicates, name) for name in predicates.__all__
                 if name != "Predicate"]

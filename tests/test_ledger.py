@@ -530,7 +530,7 @@ def test_exact_law_ledger_combines_copies_of_one_count():
                + 1 / (second.noise_law.covariance[0, 0] * len(private) ** 2))
     mech = skattr.mechanisms.AttributePrivateGaussian(
         query=skattr.Query.count("k", True), secret=SECRET).fit(reference)
-    assert mech.law_ == "exact"
+    assert mech.law_.kind == "exact"
     expected = max(discrete_epsilon(xa, pa, xb, pb, noise="gaussian",
                                     scale=math.sqrt(var), delta=DELTA)
                    for xa, pa, xb, pb in mech._exact_pairs(len(private)))

@@ -242,9 +242,9 @@ def test_sum_laws_round_trip():
     secret = skattr.Secret.proportion("g", 1, pairs=[(0.3, 0.5)])
     mech = WassersteinMechanism(query=skattr.Query.sum("kids"), secret=secret,
                                 theta="moments", random_state=0).fit(ref)
-    assert type(mech.theta_[0]).__name__ == "SumLaws"
+    assert type(mech.law_.thetas[0]).__name__ == "SumLaws"
     loaded = WassersteinMechanism.from_json(mech.to_json())
-    assert loaded.theta_[0].values == mech.theta_[0].values
+    assert loaded.law_.thetas[0].values == mech.law_.thetas[0].values
     assert loaded.plan(n=20).to_json() == mech.plan(n=20).to_json()
 
 

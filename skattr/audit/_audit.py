@@ -268,12 +268,9 @@ def _check_pair(pair) -> tuple[float, float]:
 
 
 def _replace_of(mechanism) -> bool:
-    spec = getattr(mechanism, "theta_spec_", None)
-    if hasattr(spec, "replace"):
-        return bool(spec.replace)
-    if getattr(mechanism, "law_", None) == "exact":
-        return True     # exact laws model i.i.d. records
-    return getattr(mechanism, "sampling", None) == "with-replacement"
+    """Whether the mechanism's law models i.i.d. records (drawn with replacement)."""
+    law = getattr(mechanism, "law_", None)
+    return bool(law.records_iid) if law is not None else False
 
 
 def _assess(outputs_a, outputs_b, delta: float, confidence: float, testers,

@@ -7,6 +7,7 @@ from scipy import stats
 
 from skattr.bayes._network import ParameterNetwork
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
+from skattr.laws import NetworkLaw
 
 __all__ = ["NetworkTheta"]
 
@@ -58,6 +59,37 @@ class NetworkTheta:
     #: The laws come from the network alone: the accessor needs no
     #: ``reference=`` with this Theta.
     needs_reference = False
+    states_law = False
+    reads_reference = False
+
+    def fit_law(self, request) -> NetworkLaw:
+        """Return the count laws given each secret node's parameter.
+
+        One count or proportion, under distributional privacy (the secret is
+        a parameter of the network); each secret's column names its node.
+        """
+        query = request.query
+        if "network" not in request.kinds:
+            request.refuse("NetworkTheta(...)", "count laws under a network")
+        if not request.counting():
+            raise InvalidParameterError(
+                "theta=NetworkTheta(...) gives the law of one count or "
+                "proportion; release one such statistic.")
+        if request.privacy != "distributional":
+            raise InvalidParameterError(
+                "theta=NetworkTheta(...) states the law of the attribute "
+                "parameters, so the secret is a parameter: use "
+                "privacy='distributional'.")
+        net = self.network
+        many = (f", worst case over {len(net.members)} networks"
+                if len(net.members) > 1 else "")
+        return NetworkLaw(
+            theta=self, secrets=tuple(request.secrets), query=query,
+            nodes=tuple(net.secret_node(s.column) for s in request.secrets),
+            assumptions=tuple(self.assumptions),
+            description=(f"Bayesian network of the attribute parameters "
+                         f"({len(net.nodes)} nodes{many}), records counted "
+                         f"given {list(self.reads)}"))
 
     def __init__(self, network, *, reads, counted):
         if not isinstance(network, ParameterNetwork):

@@ -1,20 +1,28 @@
-"""The law of the statistic F under each secret of every discriminative pair.
+"""The Gaussian law of F under each secret of every discriminative pair.
 
-For each secret and each theta in Theta, this evaluates the mean and covariance of
-F(X) = w(n) S given each side of every pair, which is all a Gaussian calibration
-needs.
+For each secret and each theta in Theta, :func:`pair_laws` evaluates the mean
+and covariance of F(X) = w(n) S given each side of every pair, which is all a
+Gaussian calibration needs; :class:`GaussianLaw` is the law a Theta of moment
+models produces (taken as Gaussian: an explicit, recorded assumption).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
 from skattr._secret import Secret
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
+from skattr.laws._base import StatisticLaw
 
-__all__ = ["PairLaws", "pair_laws"]
+__all__ = ["GaussianLaw", "PairLaws", "pair_laws"]
+
+#: Fewest records on which the Gaussian law may certify a release with no
+#: noise: below it a noiseless certificate would rest on the shape of a
+#: handful of records' law, which the model does not know.
+MIN_NOISELESS_RECORDS = 30
 
 
 @dataclass(frozen=True)
@@ -188,3 +196,89 @@ def pair_laws(models: list, secret: Secret, weight: float, n: int,
     cov_b = np.concatenate(covs_b) * outer
     return PairLaws(diff, cov_a, cov_b, np.concatenate(index), len(models),
                     tuple(assumptions))
+
+
+@dataclass(frozen=True, eq=False)
+class GaussianLaw(StatisticLaw):
+    """F(X) given each secret taken as Gaussian with the modelled moments.
+
+    The law a Theta of moment models produces (the reference's fit, its
+    bootstrap replicates, a Monte-Carlo estimate, the joint Gaussian model or
+    an expert's models): the means and covariances of F on both sides of
+    every pair, under every model (:meth:`pair_laws`). The Gaussian shape is
+    an assumption the release records (``law="gaussian"``).
+
+    Attributes
+    ----------
+    models : tuple of tuple
+        Per secret, the moment models of Theta (``sum_moments``,
+        ``moments_given_set`` and ``conditions_on_mean``).
+    secrets : tuple of Secret
+    query : Query or StackedQuery
+        The released statistic (its weight w(n)).
+    columns : tuple
+        The released columns, which the models must describe.
+    grid : object or None
+        An expert's Theta over parameter ranges, whose worst case is
+        certified on its grid only when it peaks at a grid line's end
+        (``check_worst_case_on_grid``); None otherwise.
+    sampling : str
+        How a dataset's records are drawn from their groups.
+    """
+
+    kind: ClassVar[str] = "gaussian"
+
+    models: tuple
+    secrets: tuple
+    query: object
+    columns: tuple
+    description: str = ""
+    assumptions: tuple = ()
+    reads_reference: bool = True
+    states_law: bool = False
+    reference_sizes: tuple | None = None
+    grid: object = field(default=None, repr=False)
+    sampling: str = "without-replacement"
+
+    @property
+    def records_iid(self) -> bool:
+        return self.sampling == "with-replacement"
+
+    @property
+    def statement(self) -> str:
+        """What taking F as Gaussian assumes, as the release records it."""
+        return ("ASSUMED (law='gaussian'): F(X) given each secret is Gaussian "
+                "with the modelled mean and covariance; the shape of its law is "
+                "not checked against the data")
+
+    def check_noiseless(self, n: int) -> None:
+        """Refuse a noiseless release of fewer than ``MIN_NOISELESS_RECORDS``."""
+        if not self.states_law and n < MIN_NOISELESS_RECORDS:
+            raise NotCertifiableError(
+                f"The Gaussian law of F certifies releasing the raw statistic of "
+                f"{n} records, but with fewer than {MIN_NOISELESS_RECORDS} "
+                "records a noiseless release would rest entirely on the shape "
+                "of the records' law, which the Gaussian model does not know. "
+                "Use an integer or count column (exact law), "
+                "mechanism='approx-wasserstein', or more records.")
+        super().check_noiseless(n)
+
+    def pair_laws(self, n: int) -> list[PairLaws]:
+        """Each secret's Gaussian laws of F on both sides of its pairs, on n records."""
+        weight = self.query.weight(n)
+        return [pair_laws(models, s, weight, n, self.columns)
+                for s, models in zip(self.secrets, self.models, strict=True)]
+
+    def per_theta(self, laws: PairLaws, required: np.ndarray,
+                  what: str) -> np.ndarray:
+        """Reduce a per-pair requirement to one per model; check an expert grid.
+
+        For Theta stated as parameter ranges the worst case over the grid is
+        the supremum over the ranges only if the requirement peaks at an end
+        of every grid line; otherwise this refuses.
+        """
+        per_theta = np.zeros(laws.n_theta)
+        np.maximum.at(per_theta, laws.theta_index, required)
+        if self.grid is not None:
+            self.grid.check_worst_case_on_grid(per_theta, what)
+        return per_theta

@@ -188,7 +188,7 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
             notes += note
         variance = 0.0
         methods = []
-        if self.law_ == "exact":
+        if self._exact_law() is not None:
             variance = exact_required_noise_variance(
                 self._exact_pairs(n), self.epsilon, self.delta)
             methods.append("exact laws of the statistic plus Gaussian noise: "

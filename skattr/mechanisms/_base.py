@@ -108,10 +108,16 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
     #: ``fit`` reads a Dask reference through the data seam (its sufficient
     #: statistics in one pass); otherwise the used columns are collected.
     _reads_dask_reference: bool = False
+    #: The kinds of law of F this mechanism calibrates its noise to
+    #: (:class:`~skattr.laws.StatisticLaw`), in its order of preference:
+    #: ``"gaussian"``, ``"exact"``, ``"box"``, ``"network"``,
+    #: ``"resampling"``. Empty for the mechanisms whose noise rests on
+    #: something else (declared bounds, a network's influence).
+    calibrates: tuple = ()
 
     @abstractmethod
-    def _fit_theta(self, frame: pd.DataFrame, secrets) -> tuple:
-        """Learn (or take from the expert) one list of models per secret."""
+    def _fit_theta(self, frame: pd.DataFrame, secrets) -> None:
+        """Learn (or take from the expert) Theta: set the fitted law ``law_``."""
 
     @abstractmethod
     def _plan(self, n: int) -> tuple[NoiseLaw, Certificate]:
@@ -199,7 +205,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
                     "needs at least two records in each secret group. Pass more "
                     "reference data.")
         frame = self._clip_reference(frame, secrets)
-        self.theta_ = self._fit_theta(frame, secrets)
+        self._fit_theta(frame, secrets)
         self._start_releases()
         return self
 

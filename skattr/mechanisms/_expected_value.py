@@ -137,7 +137,7 @@ class _LaplaceExpectedValue(_ExpectedValueMechanism):
         """Return the Laplace scale, basis (k, d) and derivation."""
 
     def _calibrate(self, laws, n):
-        if self.law_ == "exact":
+        if self._exact_law() is not None:
             raise NotCertifiableError(
                 "The exact laws of a count or an integer sum are not "
                 "translations of each other, so the Expected Value Mechanism's "
@@ -206,7 +206,7 @@ class _GaussianExpectedValue(_ExpectedValueMechanism):
             noise_cov = basis @ basis.T * (laws.sensitivity / self._mu()) ** 2
             method += "; the formula's zero noise did not certify"
             replaced = True
-        if self.law_ == "exact":
+        if self._exact_law() is not None:
             # The formula used the pmfs' moments; the exact laws decide.
             required = exact_required_noise_variance(
                 self._exact_pairs(n), self.epsilon, self.delta)

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from skattr.exceptions import InvalidParameterError
+from skattr.laws import BoxLaw
+from skattr.theta._request import check_exact_request
 
 __all__ = ["ProbabilityBox"]
 
@@ -38,6 +40,19 @@ class ProbabilityBox:
 
     low: tuple
     high: tuple
+
+    states_law = False
+    reads_reference = False
+    assumptions = ()
+
+    def fit_law(self, request):
+        """Return the count laws over the box (certified by branch and bound)."""
+        if "box" not in request.kinds:
+            request.refuse("ProbabilityBox", "count laws over a box")
+        check_exact_request(request, sums=False)
+        return BoxLaw(box=self, secrets=tuple(request.secrets),
+                      query=request.query,
+                      description=f"p anywhere in [{self.low}, {self.high}]")
 
     def __post_init__(self):
         try:

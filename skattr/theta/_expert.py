@@ -9,6 +9,7 @@ import numpy as np
 
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.theta._models import GroupMoments, JointGaussian
+from skattr.theta._request import LawUnavailable, gaussian_law_of
 
 __all__ = ["ExpertTheta"]
 
@@ -64,7 +65,22 @@ class ExpertTheta:
     #: Theta protocol: an expert states the records' law itself.
     states_law = True
     fixes_law = False
+    reads_reference = False
     assumptions = ()
+
+    def fit_law(self, request):
+        """Return the Gaussian law of the stated models (no exact law).
+
+        Over parameter ranges (:meth:`from_ranges`) the law checks that its
+        worst case peaks at a grid line's end before certifying it.
+        """
+        if "gaussian" not in request.kinds:
+            raise LawUnavailable(
+                "theta states moments (an expert's, a joint Gaussian's or "
+                "sampled ones), which fix no law of the statistic")
+        return gaussian_law_of(self, request, request.reference(),
+                               description=self.description,
+                               grid=self if self.parameters is not None else None)
 
     def moment_models(self, reference, secret, sampling: str) -> list:
         """Theta protocol: the models stated for the secret's column."""

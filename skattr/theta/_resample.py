@@ -22,6 +22,7 @@ import numpy as np
 from skattr._data import record_contributions, secret_indicator
 from skattr._random import seed_of
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
+from skattr.laws._coupling import ResamplingLaw
 from skattr.laws._moment_bounds import MomentLaws
 from skattr.laws._order import OrderLaws
 from skattr.laws._resampled import ResampledLaws, RowEvaluator
@@ -164,6 +165,24 @@ class Resample:
                 raise InvalidParameterError(
                     f"The '{name}' parameter of Resample must be a bool. Got "
                     f"{getattr(self, name)!r} instead.")
+
+    #: Theta protocol: the laws are drawn from the reference's records.
+    states_law = False
+    reads_reference = True
+    assumptions = ()
+
+    def fit_law(self, request) -> ResamplingLaw:
+        """Return the resampling model's laws of the statistic, every secret."""
+        if "resampling" not in request.kinds:
+            request.refuse("Resample()", "the resampling model's laws")
+        laws = tuple(self.fit(request.frame, request.query, request.columns, s)
+                     for s in request.secrets)
+        return ResamplingLaw(
+            laws=laws, secrets=tuple(request.secrets),
+            d=len(request.query.names(request.columns)),
+            description=laws[0].description,
+            reference_sizes=tuple((law.outside.size, law.inside.size)
+                                  for law in laws))
 
     def fit(self, frame, query, columns, secret) -> ResampledLaws:
         """Return the resampling Theta of ``secret`` on the reference ``frame``."""

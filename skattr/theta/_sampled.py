@@ -9,6 +9,7 @@ import numpy as np
 from skattr._random import check_random_state, gaussian_noise, seed_of
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.theta._fit import fit_group_moments
+from skattr.theta._request import LawUnavailable, gaussian_law_of
 
 __all__ = ["Bootstrap", "MonteCarlo", "MonteCarloMoments"]
 
@@ -104,7 +105,16 @@ class _SampledTheta:
 
     states_law = False
     fixes_law = False
+    reads_reference = True
     assumptions = ()
+
+    def fit_law(self, request):
+        """Return the Gaussian law of the estimated moments (no exact law)."""
+        if "gaussian" not in request.kinds:
+            raise LawUnavailable(
+                "theta states moments (an expert's, a joint Gaussian's or "
+                "sampled ones), which fix no law of the statistic")
+        return gaussian_law_of(self, request, request.reference())
 
     def moment_models(self, reference, secret, sampling: str) -> list:
         """Theta protocol: the estimator's models for ``secret``."""

@@ -1,26 +1,25 @@
 """What ``theta=`` means: one spec object per name, the same for every mechanism.
 
 A mechanism maps its ``theta`` parameter to a spec once, at ``fit``
-(:func:`resolve_theta`), and asks the spec for Theta through one small
-protocol instead of switching on strings:
-
-- ``moment_models(reference, secret, sampling)`` (``reference`` a
-  :class:`skattr._data.Reference`): the models of the moments of
-  the records' contributions given the secret (objects with ``sum_moments``
-  and ``moments_given_set``), which the Gaussian pair-law mechanisms turn into
-  the laws of F on both sides of every pair;
-- ``fixes_law`` and ``exact_law(reference, secret, statistic)``: whether the
-  spec fixes the records' law, and then the exact law model of a count or an
-  integer sum (count probabilities, or a :class:`SumLaws`); None otherwise;
-- ``assumptions``: what the spec takes for granted, recorded on the release;
-- ``states_law``: True when an expert states the records' law itself.
+(:func:`resolve_theta`), and asks it for the law of its statistic through
+one method, ``fit_law(request)``: the :class:`LawRequest` names the
+reference data, the query, the secrets and the kinds of law the mechanism
+calibrates (``"gaussian"``, ``"exact"``, ``"box"``, ``"network"``,
+``"resampling"``), and the spec returns a :class:`~skattr.laws.StatisticLaw`
+of one of them, or raises :class:`LawUnavailable` saying why it has none.
+Every spec also says whether it reads the reference's rows
+(``reads_reference``, before any fit: ``bounds="reference"`` reads ranges
+only then), whether an expert states the records' law (``states_law``), and
+what it assumes (``assumptions``).
 
 The names: ``"auto"`` is :class:`FitAndBootstrap` (the reference's fit and its
-stratified bootstrap replicates, worst case over them), ``"moments"`` is
-:class:`PlugIn` (the reference's fit alone, a recorded assumption), and
-``"gaussian"`` is :class:`JointGaussianFit` (Zhang et al. Sec. 4.2). The
-objects users pass (``ExpertTheta``, ``MonteCarlo``, ``Bootstrap``) implement
-the same protocol.
+stratified bootstrap replicates, worst case over them; for the Wasserstein
+mechanisms and a statistic with no exact law, the resampling model),
+``"moments"`` is :class:`PlugIn` (the reference's fit alone, a recorded
+assumption), and ``"gaussian"`` is :class:`JointGaussianFit` (Zhang et al.
+Sec. 4.2). The objects users pass (``ExpertTheta``, ``MonteCarlo``,
+``Bootstrap``, ``Resample``, ``ProbabilityBox``, ``SumLaws``, arrays of count
+probabilities, ``NetworkTheta``) answer the same method.
 """
 
 from __future__ import annotations
@@ -30,16 +29,26 @@ from dataclasses import dataclass
 import numpy as np
 
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
-from skattr.laws._sums import bootstrap_exact_law, fit_exact_law
+from skattr.laws import ExactLaw
+from skattr.laws._sums import SumLaws, bootstrap_exact_law, fit_exact_law
 from skattr.theta._fit import fit_joint_gaussian, group_moments
+from skattr.theta._request import (
+    LawRequest,
+    LawUnavailable,
+    check_exact_request,
+    exact_law_of,
+    gaussian_law_of,
+)
 from skattr.theta._sampled import Bootstrap, refuse_mean_secret
 
 __all__ = [
     "BOOTSTRAP_REPLICATES",
     "MIN_GROUP_RECORDS",
     "FitAndBootstrap",
+    "CountProbabilities",
     "JointGaussianFit",
     "PlugIn",
+    "StatedSumLaws",
     "check_group_sizes",
     "resolve_theta",
 ]
@@ -83,11 +92,23 @@ class PlugIn:
     name = "moments"
     states_law = False
     fixes_law = True
+    reads_reference = True
     assumptions = (
         "ASSUMED (theta='moments'): the reference's group moments or "
         "frequencies are the population's (plug-in), with no allowance for "
         "their estimation error; theta='auto' takes the worst case over "
         "bootstrap replicates",)
+
+    def fit_law(self, request: LawRequest):
+        """Return the exact law (if asked for and defined) or the Gaussian one."""
+        reference = request.reference()
+        if "exact" in request.kinds:
+            return exact_law_of(self, request, reference,
+                                description="p estimated from the reference "
+                                            "data")
+        if "gaussian" in request.kinds:
+            return gaussian_law_of(self, request, reference)
+        request.refuse("'moments'", "the plug-in fit's laws")
 
     def moment_models(self, reference, secret, sampling: str) -> list:
         """Return one model: the reference's per-group moments."""
@@ -120,7 +141,31 @@ class FitAndBootstrap:
     name = "auto"
     states_law = False
     fixes_law = True
+    reads_reference = True
     assumptions = ()
+
+    def fit_law(self, request: LawRequest):
+        """Return the exact law, the Gaussian one, or the resampling model.
+
+        A statistic with no exact law asked of the Wasserstein mechanisms
+        (which calibrate the resampling model) is the resampling model of the
+        reference records, seeded by ``request.seed``, the only Theta that
+        describes its law.
+        """
+        if "resampling" in request.kinds and not request.counting():
+            from skattr.theta._resample import Resample
+
+            return Resample(random_state=request.seed).fit_law(request)
+        reference = request.reference()
+        if "exact" in request.kinds:
+            return exact_law_of(
+                self, request, reference,
+                description=(f"p estimated from the reference data and "
+                             f"{BOOTSTRAP_REPLICATES} stratified bootstrap "
+                             "replicates (worst case)"))
+        if "gaussian" in request.kinds:
+            return gaussian_law_of(self, request, reference)
+        request.refuse("'auto'", "the fit's and its replicates' laws")
 
     def moment_models(self, reference, secret, sampling: str) -> list:
         """Return the plug-in model and one per bootstrap replicate."""
@@ -152,7 +197,16 @@ class JointGaussianFit:
     name = "gaussian"
     states_law = False
     fixes_law = False
+    reads_reference = True
     assumptions = ()
+
+    def fit_law(self, request: LawRequest):
+        """Return the Gaussian law of the joint model (no exact law)."""
+        if "gaussian" not in request.kinds:
+            raise LawUnavailable(
+                "theta states moments (an expert's, a joint Gaussian's or "
+                "sampled ones), which fix no law of the statistic")
+        return gaussian_law_of(self, request, request.reference())
 
     def moment_models(self, reference, secret, sampling: str) -> list:
         """Return one model: the joint Gaussian fit of the contributions and z."""
@@ -172,11 +226,14 @@ _NAMES = {"auto": FitAndBootstrap, "moments": PlugIn, "gaussian": JointGaussianF
 def resolve_theta(theta, names=tuple(_NAMES)):
     """Return the spec object ``theta=`` names; objects pass through.
 
+    An array of count probabilities becomes a :class:`CountProbabilities`,
+    a :class:`~skattr.theta.SumLaws` a :class:`StatedSumLaws`.
+
     Parameters
     ----------
-    theta : str or object
-        One of ``names``, or a Theta object (``ExpertTheta``, ``MonteCarlo``,
-        ``Bootstrap``, ``Resample``, ...).
+    theta : str, array-like or object
+        One of ``names``, rows of count probabilities, or a Theta object
+        (``ExpertTheta``, ``MonteCarlo``, ``Bootstrap``, ``Resample``, ...).
     names : tuple of str
         The names the calling mechanism accepts.
 
@@ -193,4 +250,64 @@ def resolve_theta(theta, names=tuple(_NAMES)):
                 f"theta={theta!r} is not a Theta this mechanism fits; use one "
                 f"of {list(names)} or a Theta object.")
         return _NAMES[theta]()
+    if isinstance(theta, SumLaws):
+        return StatedSumLaws(theta)
+    if isinstance(theta, (list, tuple, np.ndarray)):
+        return CountProbabilities(theta)
     return theta
+
+
+@dataclass(frozen=True, eq=False)
+class CountProbabilities:
+    """Theta stated as rows ``[P(counted | out), P(counted | in)]`` (a finite set).
+
+    What an array passed as ``theta=`` to the Wasserstein mechanisms means:
+    the exact count laws under each row.
+    """
+
+    rows: object
+
+    states_law = False
+    reads_reference = False
+    assumptions = ()
+
+    def fit_law(self, request: LawRequest):
+        """Return the exact count laws under the stated rows."""
+        if "exact" not in request.kinds:
+            request.refuse("an array of count probabilities", "exact count laws")
+        check_exact_request(request, sums=False)
+        thetas = np.asarray(self.rows, dtype=float)
+        if thetas.ndim != 2 or thetas.shape[1] != 2 or not np.all(
+                (thetas >= 0) & (thetas <= 1)):
+            raise InvalidParameterError(
+                "theta must be 'moments', a finite set of pairs "
+                "[[P(counted | out), P(counted | in)], ...] in [0, 1], a "
+                f"ProbabilityBox or a Resample; got {self.rows!r}.")
+        secrets = tuple(request.secrets)
+        return ExactLaw(thetas=tuple(thetas for _ in secrets), secrets=secrets,
+                        query=request.query, reads_reference=False,
+                        description=f"{len(thetas)} stated p pairs")
+
+
+@dataclass(frozen=True, eq=False)
+class StatedSumLaws:
+    """Theta stated as a :class:`~skattr.theta.SumLaws`: an integer sum's laws."""
+
+    laws: SumLaws
+
+    states_law = False
+    reads_reference = False
+    assumptions = ()
+
+    def fit_law(self, request: LawRequest):
+        """Return the exact laws of the sum under the stated frequencies."""
+        if "exact" not in request.kinds:
+            request.refuse("SumLaws", "exact sum laws")
+        check_exact_request(request, sums=True)
+        secrets = tuple(request.secrets)
+        laws = self.laws
+        return ExactLaw(
+            thetas=tuple(laws for _ in secrets), secrets=secrets,
+            query=request.query, reads_reference=False,
+            description=(f"the law of the column's {len(laws.values)} values "
+                         f"in and out of the group ({len(laws.probs)} theta)"))

@@ -232,7 +232,7 @@ def test_auto_keeps_the_least_of_the_draws_and_the_moments():
 
 
 def test_auto_uses_moments_when_draws_are_large(monkeypatch):
-    import skattr.mechanisms._wasserstein as wass
+    import skattr.laws._coupling as wass
     monkeypatch.setattr(wass, "_DRAWN_RECORDS", 1000)
     ref = _hospital()
     auto = _mechanism("auto").fit(ref).plan(n=300)
@@ -245,7 +245,7 @@ def test_moment_bound_covers_the_drawn_law_at_large_n():
     """At n = 3,000 of 5,000 rows: milliseconds, and never below what draws see."""
     ref = _hospital(5000)
     plan = _mechanism(True).fit(ref).plan(n=3000)
-    laws = _mechanism(True).fit(ref).theta_[0]
+    laws = _mechanism(True).fit(ref).law_.laws[0]
     draws = {a: laws.drawn_law(a, 3000, "dataset", 4000)[:, 0] for a in (0.4, 0.6)}
     # The quantile coupling of 4,000 draws over the middle 1 - delta.
     levels = np.linspace(0.01, 0.99, 99)
@@ -265,7 +265,7 @@ def test_non_linear_statistics_have_no_moment_laws():
     mech = ApproximateWassersteinMechanism(
         query=skattr.Statistic.std(["weight"]), secret=SECRET,
         theta=Resample(random_state=0, n_draws=200)).fit(ref)
-    assert mech.theta_[0].moments is None
+    assert mech.law_.laws[0].moments is None
 
 
 def test_ledger_round_trips_moment_bounds():

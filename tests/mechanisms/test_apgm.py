@@ -231,7 +231,7 @@ def test_joint_gaussian_model_of_section_4_2():
     c = math.sqrt(2 * math.log(1250))
     assert plan.noise_covariance[0, 0] == pytest.approx(
         (c * plan.sensitivity / 0.5) ** 2 - plan.inherent_variance[0], rel=1e-9)
-    assert isinstance(mech.theta_[0][0], JointGaussian)
+    assert isinstance(mech.law_.models[0][0], JointGaussian)
 
 
 def test_seeded_noise_is_reproducible_and_default_is_secure(monkeypatch):

@@ -274,7 +274,7 @@ def test_sums_of_an_integer_column_have_exact_laws():
     secret = Secret.proportion("g", 1, pairs=[(0.3, 0.5)])
     mech = WassersteinMechanism(query=Query.sum("kids"), secret=secret,
                                 theta="moments").fit(ref)
-    laws = mech.theta_[0]
+    laws = mech.law_.thetas[0]
     assert isinstance(laws, SumLaws) and laws.values == (0, 1, 2, 3)
     assert laws.probs[0, 1] == pytest.approx(
         np.bincount(kids[inside], minlength=4) / inside.sum())

@@ -58,7 +58,7 @@ def test_theta_from_reference_and_release_law():
     secret = skattr.Secret.proportion("x2", 1, pairs=[(0.4, 0.6)])
     mech = WassersteinMechanism(query=skattr.Query.count("x1", 1), secret=secret,
                                 random_state=np.random.default_rng(1)).fit(ref)
-    p_out, p_in = mech.theta_[0][0]
+    p_out, p_in = mech.law_.thetas[0][0]
     assert p_in == pytest.approx(ref.x1[ref.x2 == 1].mean())
     plan = mech.plan(n=50)
     # Independent: W_inf between the two exact laws by their quantile functions.
@@ -98,8 +98,8 @@ def test_auto_means_the_fit_and_its_bootstrap_as_for_every_mechanism():
     auto = WassersteinMechanism(query=query, secret=secret).fit(reference)
     plugin = WassersteinMechanism(query=query, secret=secret,
                                   theta="moments").fit(reference)
-    assert auto.theta_[0].shape == (51, 2)
-    np.testing.assert_array_equal(auto.theta_[0][0], plugin.theta_[0][0])
+    assert auto.law_.thetas[0].shape == (51, 2)
+    np.testing.assert_array_equal(auto.law_.thetas[0][0], plugin.law_.thetas[0][0])
     w_auto, w_plugin = auto.plan(n=50).sensitivity, plugin.plan(n=50).sensitivity
     assert w_auto >= w_plugin
     assert "bootstrap replicates" in auto.plan(n=50).theta

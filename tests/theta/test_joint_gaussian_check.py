@@ -68,8 +68,8 @@ def test_joint_gaussian_with_numeric_secret_passes():
                                     secret=skattr.Secret.mean("z", pairs=[(-0.5, 0.5)]),
                                     theta="gaussian", law="gaussian", epsilon=1,
                                     delta=1e-3).fit(ref)
-    assert isinstance(mech.theta_[0][0], JointGaussian)
-    assert mech.theta_[0][0].slope[0] == pytest.approx(2.0, abs=0.05)
+    assert isinstance(mech.law_.models[0][0], JointGaussian)
+    assert mech.law_.models[0][0].slope[0] == pytest.approx(2.0, abs=0.05)
 
 
 def test_numeric_secret_with_growing_variance_is_refused():
@@ -100,7 +100,8 @@ def test_equal_group_covariances_pass():
     h = frame[columns].to_numpy()
     within = (np.cov(h[g].T, ddof=0) * g.sum()
               + np.cov(h[~g].T, ddof=0) * (~g).sum()) / (g.size - 1)
-    np.testing.assert_allclose(mech.theta_[0][0].conditional_cov, within, rtol=1e-10)
+    np.testing.assert_allclose(mech.law_.models[0][0].conditional_cov, within,
+                               rtol=1e-10)
 
 
 def test_false_refusal_rate_is_at_most_alpha():

@@ -49,7 +49,7 @@ def test_monte_carlo_is_reproducible_and_order_free(reference):
                                  theta=MonteCarlo(200, random_state=3)).fit(reference)
     b = AttributePrivateGaussian(law="gaussian", query=q, secret=SECRET,
                                  theta=MonteCarlo(200, random_state=3)).fit(reference)
-    model_a, model_b = a.theta_[0][0], b.theta_[0][0]
+    model_a, model_b = a.law_.models[0][0], b.law_.models[0][0]
     ma, _ = model_a.sum_moments(np.array([0.4, 0.6]), 50)
     mb, _ = model_b.sum_moments(np.array([0.6, 0.4]), 50)
     np.testing.assert_array_equal(ma, mb[::-1])
@@ -65,12 +65,12 @@ def test_bootstrap_takes_the_worst_case_over_replicates(reference):
                                    query=q, secret=SECRET).fit(reference)
     boot = ExpectedValueGaussian(law="gaussian", query=q, secret=SECRET,
                                  theta=Bootstrap(30, random_state=0)).fit(reference)
-    assert len(boot.theta_[0]) == 31
+    assert len(boot.law_.models[0]) == 31
     p1, p2 = single.plan(n=50), boot.plan(n=50)
     assert p2.sensitivity >= p1.sensitivity
     assert p2.noise_covariance[0, 0] >= p1.noise_covariance[0, 0]
     # The worst case is the largest mean difference among the replicates' models.
-    gaps = [np.linalg.norm(m.mean_in - m.mean_out) * 0.2 for m in boot.theta_[0]]
+    gaps = [np.linalg.norm(m.mean_in - m.mean_out) * 0.2 for m in boot.law_.models[0]]
     assert p2.sensitivity == pytest.approx(max(gaps), rel=1e-9)
     assert "bootstrap" in p2.theta
 

@@ -84,7 +84,7 @@ def test_one_name_is_one_model_across_mechanisms(theta, reference):
                                     theta=theta).fit(reference)
     wass = WassersteinMechanism(query=query, secret=SECRET,
                                 theta=theta).fit(reference)
-    np.testing.assert_array_equal(apgm.exact_laws_[0], wass.theta_[0])
+    np.testing.assert_array_equal(apgm.law_.thetas[0], wass.law_.thetas[0])
     assert type(apgm.theta_spec_) is type(wass.theta_spec_)
 
 

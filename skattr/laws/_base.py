@@ -1,0 +1,168 @@
+"""The type every Theta produces: the law of F given each value of the secrets.
+
+A Theta spec (``theta=``) fitted for a query and its secrets returns a
+:class:`StatisticLaw`; a mechanism declares the kinds of law it calibrates
+(``BaseMechanism.calibrates``) and asks the law only what its kind answers:
+
+- :class:`~skattr.laws.GaussianLaw`: the Gaussian laws of F (mean and
+  covariance) on both sides of every pair, under every model of Theta;
+- :class:`~skattr.laws.ExactLaw`: the exact pmfs of a count or an integer sum
+  under a finite Theta (with its moments, for the Gaussian calibrations);
+- :class:`~skattr.laws.BoxLaw`: count laws over a continuous box of
+  probabilities, bounded by branch and bound;
+- :class:`~skattr.laws.NetworkLaw`: count laws under a parameter network;
+- :class:`~skattr.laws.ResamplingLaw`: the laws of any statistic over
+  datasets of reference records, bounded by couplings (enumerated, order
+  statistics, moment bounds or draws).
+
+The Wasserstein mechanisms read every kind but the Gaussian one through two
+questions, :meth:`StatisticLaw.w_infinity` and :meth:`StatisticLaw.closeness`;
+the Gaussian calibrations read :meth:`GaussianLaw.pair_laws` (and
+:meth:`ExactLaw.exact_pairs`). Every law says what it assumes, whether it
+was computed from the reference's rows, and what the reference it came from
+holds (its group sizes), for a confidence statement about the population.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar, NamedTuple
+
+from skattr.exceptions import NotCertifiableError
+
+__all__ = ["Bound", "StatisticLaw", "secret_pairs"]
+
+#: Fewest records a law learnt from reference data certifies with no noise:
+#: below it a noiseless release publishes a function of a handful of records
+#: exactly, and rests wholly on the group frequencies estimated from the
+#: reference data.
+MIN_EXACT_NOISELESS_RECORDS = 6
+
+
+class Bound(NamedTuple):
+    """A bound on a distance between the laws of F under the pairs.
+
+    Attributes
+    ----------
+    value : float
+        The bound (W in the statistic's units).
+    how : str
+        How it was found: completes "Laplace(W / epsilon), W ...".
+    assumptions : tuple of str
+        What the bound takes for granted.
+    """
+
+    value: float
+    how: str
+    assumptions: tuple = ()
+
+
+def secret_pairs(secret, n: int, privacy: str, *, alternative: str
+                 ) -> list[tuple[float, float]]:
+    """Return the pairs of property values to tell apart, on n records.
+
+    Dataset privacy conditions on a whole number of group records, so the
+    pairs are read on the grid k / n (``alternative`` says what to do when
+    they are off it); distributional privacy takes the stated values.
+    """
+    if privacy == "dataset":
+        return secret.grid_pairs(n, alternative=alternative)
+    a, b = secret.pair_values(n)
+    return list(zip(a.tolist(), b.tolist(), strict=True))
+
+
+class StatisticLaw(ABC):
+    """The law of a released statistic F(X) given each value of the secrets.
+
+    What a Theta spec fitted for a query and its secrets returns
+    (``mechanism.law_``). Subclasses are frozen dataclasses holding one
+    component per secret and answer the questions their kind supports.
+
+    Attributes
+    ----------
+    kind : str
+        The kind of law, as the registry matches it to the mechanisms that
+        calibrate it (``"gaussian"``, ``"exact"``, ``"box"``, ``"network"``,
+        ``"resampling"``).
+    description : str
+        Where Theta came from (a release's "Theta" line).
+    assumptions : tuple of str
+        What Theta takes for granted (recorded on every release).
+    reads_reference : bool
+        The law was computed from the reference data's rows (False when an
+        expert or a network states it).
+    states_law : bool
+        An expert states the records' law itself (no minimum on the records
+        a noiseless release needs).
+    reference_sizes : tuple or None
+        Per secret, the reference records (out of, in) its group the law was
+        learnt from; None when it was stated. What a confidence statement
+        about the population needs.
+    """
+
+    kind: ClassVar[str] = ""
+
+    @property
+    @abstractmethod
+    def description(self) -> str:
+        """Where Theta came from (a release's "Theta" line)."""
+
+    @property
+    @abstractmethod
+    def assumptions(self) -> tuple:
+        """What Theta takes for granted."""
+
+    #: ``records_iid``: the law models the records as i.i.d. draws (with
+    #: replacement) from their groups, as an audit then resamples them.
+    records_iid: ClassVar[bool] = False
+
+    def check_noiseless(self, n: int) -> None:
+        """Refuse to certify a release of n records with no noise, when too few.
+
+        A law an expert states (``states_law``) is the records' law itself
+        and is exempt (Chen and Ohrimenko's Theta is often one record).
+        """
+        if not self.states_law and n < MIN_EXACT_NOISELESS_RECORDS:
+            raise NotCertifiableError(
+                f"The exact law certifies releasing the raw statistic of {n} "
+                f"records, but a release of fewer than "
+                f"{MIN_EXACT_NOISELESS_RECORDS} records with no noise publishes "
+                "a function of a handful of records exactly, and its "
+                "certificate would rest wholly on the group frequencies "
+                "estimated from the reference data. Release more records, or "
+                "a smaller epsilon.")
+
+    def w_infinity(self, n: int, privacy: str) -> Bound:
+        """Return the largest infinity-Wasserstein distance between the pairs' laws.
+
+        The bound the Wasserstein Mechanism calibrates (Chen and Ohrimenko
+        Thm 3.1), in the statistic's units, worst case over pairs, Theta and
+        secrets; refused when it cannot be certified.
+        """
+        raise NotCertifiableError(
+            f"A {type(self).__name__} gives no infinity-Wasserstein distance; "
+            "use a mechanism that calibrates it.")
+
+    def closeness(self, n: int, privacy: str, delta: float, *,
+                  progress=False, label: str = "") -> Bound:
+        """Return the least W such that the pairs' laws are (W, delta)-close.
+
+        Chen and Ohrimenko's Def 3.2: some coupling moves all but delta of
+        the mass by at most W (L1); the Approximate Wasserstein Mechanism
+        calibrates to it. ``progress`` (a setting of
+        :func:`skattr.utils._progress.progress_bar`) shows the draws, if any,
+        under the name ``label``.
+        """
+        raise NotCertifiableError(
+            f"A {type(self).__name__} gives no (W, delta)-closeness; use a "
+            "mechanism that calibrates it.")
+
+    def joint(self, others):
+        """Return the joint law of this statistic and ``others`` (the same data).
+
+        A ledger certifies several releases of one dataset from their joint
+        law. Laws that do not model it refuse.
+        """
+        raise NotCertifiableError(
+            f"The joint law of a {type(self).__name__} with other statistics "
+            "is not modelled.")

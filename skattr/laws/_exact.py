@@ -1,0 +1,211 @@
+"""Exact laws of a count or an integer sum given a secret, under a finite Theta.
+
+A record is counted (or takes one of finitely many integer values)
+independently of the others, with a probability that depends only on
+whether it belongs to the secret's group: the count is a convolution of two
+binomials (:mod:`skattr.laws._counts`), the sum one of two multinomial powers
+(:mod:`skattr.laws._sums`). :class:`ExactLaw` holds those probabilities for
+every theta of a finite Theta; :class:`BoxLaw` a continuous box of count
+probabilities, whose W is certified by branch and bound
+(:mod:`skattr.laws._count_sensitivity`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from skattr.exceptions import NotCertifiableError
+from skattr.laws._base import Bound, StatisticLaw, secret_pairs
+from skattr.laws._count_sensitivity import count_sensitivity, count_sensitivity_box
+from skattr.laws._gaussian import GaussianLaw, PairLaws
+from skattr.laws._sums import SumLaws, pair_pmfs, sum_sensitivity
+from skattr.wasserstein import wd_closeness
+
+__all__ = ["MAX_EXACT_ATOMS", "BoxLaw", "ExactLaw", "lattice_width"]
+
+#: Most atoms of an exact law of F the Gaussian calibrations compute a privacy
+#: profile for (n times the column's lattice width).
+MAX_EXACT_ATOMS = 10_000
+
+
+def lattice_width(values: np.ndarray) -> float:
+    """Count the steps between the smallest and largest of sorted integer values.
+
+    The step is the values' greatest common difference, the spacing of the
+    lattice their sums live on.
+    """
+    if values.size < 2:
+        return 1.0
+    step = int(np.gcd.reduce(np.diff(values).astype(np.int64)))
+    return float((values[-1] - values[0]) / max(step, 1))
+
+
+def _independence(theta, privacy: str) -> str:
+    how = ("take the column's values with the stated probabilities"
+           if isinstance(theta, SumLaws)
+           else "are counted with the stated probabilities")
+    return (f"records are independent given the sensitive attribute and {how} "
+            f"({privacy} attribute privacy)")
+
+
+@dataclass(frozen=True, eq=False)
+class ExactLaw(StatisticLaw):
+    """The exact law of a count or an integer sum under a finite Theta.
+
+    Attributes
+    ----------
+    thetas : tuple
+        Per secret: rows ``[P(counted | out), P(counted | in)]`` of count
+        probabilities (an (m, 2) array), or a :class:`~skattr.theta.SumLaws`
+        of an integer column's value frequencies, one row per theta.
+    secrets : tuple of Secret
+    query : Query
+        The released count, proportion, sum or mean (its weight w(n)).
+    moments : GaussianLaw or None
+        The same Theta's moments of F, for the Gaussian calibrations, which
+        start from them and certify on the exact pmfs; None when not asked
+        for.
+    """
+
+    kind: ClassVar[str] = "exact"
+    # The law models the records as independent draws from their group.
+    records_iid: ClassVar[bool] = True
+
+    thetas: tuple
+    secrets: tuple
+    query: object
+    moments: GaussianLaw | None = None
+    description: str = ""
+    assumptions: tuple = ()
+    reads_reference: bool = True
+    states_law: bool = False
+    reference_sizes: tuple | None = None
+
+    @property
+    def statement(self) -> str:
+        """What the exact law assumes, as a Gaussian calibration records it."""
+        return ("the law of F(X) given each secret is exact: records are "
+                "independent draws from their group's value frequencies, "
+                "estimated from the reference data (law='exact')")
+
+    def pair_laws(self, n: int) -> list[PairLaws]:
+        """Return the moments' Gaussian pair laws (:meth:`GaussianLaw.pair_laws`)."""
+        if self.moments is None:
+            raise NotCertifiableError(
+                "This exact law was fitted without its moments; fit it for a "
+                "Gaussian calibration.")
+        return self.moments.pair_laws(n)
+
+    def per_theta(self, laws: PairLaws, required: np.ndarray,
+                  what: str) -> np.ndarray:
+        """Reduce a per-pair requirement to one per theta (no grid to check)."""
+        return self.moments.per_theta(laws, required, what)
+
+    def exact_pairs(self, n: int) -> list[tuple]:
+        """Return the weighted laws (x_a, p_a, x_b, p_b) of F on both sides of pairs.
+
+        Dataset privacy: the pairs on the grid k / n.
+        """
+        weight = self.query.weight(n)
+        first = self.thetas[0]
+        # A count's lattice is 0..n; a sum's is n times its values' width.
+        width = (lattice_width(np.asarray(first.values, dtype=float))
+                 if isinstance(first, SumLaws) else 1.0)
+        if n * width > MAX_EXACT_ATOMS:
+            raise NotCertifiableError(
+                f"The exact law of this statistic on {n} records has about "
+                f"{n * width:.0f} values, more than the {MAX_EXACT_ATOMS} skattr "
+                "computes a privacy profile for. Use mechanism='wasserstein' or "
+                "'approx-wasserstein', or pass law='gaussian'.")
+        out = []
+        for s, theta in zip(self.secrets, self.thetas, strict=True):
+            pairs = s.grid_pairs(n, alternative="pass law='gaussian'")
+            for (xa, pa), (xb, pb) in pair_pmfs(theta, pairs, n):
+                out.append((xa * weight, pa, xb * weight, pb))
+        return out
+
+    def _pairs(self, secret, n, privacy):
+        return secret_pairs(secret, n, privacy,
+                            alternative="use privacy='distributional'")
+
+    def w_infinity(self, n: int, privacy: str) -> Bound:
+        worst = 0.0
+        for s, theta in zip(self.secrets, self.thetas, strict=True):
+            pairs = self._pairs(s, n, privacy)
+            if isinstance(theta, SumLaws):
+                worst = max(worst, sum_sensitivity(pairs, n, theta.probs,
+                                                   theta.values,
+                                                   privacy=privacy))
+            else:
+                worst = max(worst, count_sensitivity(pairs, n, theta,
+                                                     privacy=privacy))
+        return Bound(worst * self.query.weight(n),
+                     "the largest infinity-Wasserstein distance between the "
+                     "exact laws of the count or sum (Zhang Alg. 4)",
+                     (_independence(self.thetas[0], privacy),))
+
+    def closeness(self, n: int, privacy: str, delta: float, *,
+                  progress=False, label: str = "") -> Bound:
+        worst = 0.0
+        for s, theta in zip(self.secrets, self.thetas, strict=True):
+            pairs = self._pairs(s, n, privacy)
+            for (xa, u), (xb, v) in pair_pmfs(theta, pairs, n, privacy=privacy):
+                worst = max(worst, wd_closeness(xa, xb, delta, u, v))
+        return Bound(worst * self.query.weight(n),
+                     "the least (W, delta)-closeness of the exact laws of the "
+                     "count or sum (Chen Def 3.2, Thm 3.2)",
+                     (_independence(self.thetas[0], privacy),))
+
+
+@dataclass(frozen=True, eq=False)
+class BoxLaw(StatisticLaw):
+    """Exact count laws for every counting probability in a box.
+
+    Attributes
+    ----------
+    box : ProbabilityBox
+        ``low`` and ``high`` of P(counted | out) and P(counted | in).
+    secrets : tuple of Secret
+    query : Query
+        The released count or proportion.
+    """
+
+    kind: ClassVar[str] = "box"
+
+    box: object
+    secrets: tuple
+    query: object
+    description: str = ""
+    assumptions: tuple = ()
+    reads_reference: bool = False
+    states_law: bool = False
+    reference_sizes: tuple | None = None
+
+    def _upper(self, n: int, privacy: str) -> float:
+        worst = 0.0
+        for s in self.secrets:
+            pairs = secret_pairs(s, n, privacy,
+                                 alternative="use privacy='distributional'")
+            bound = count_sensitivity_box(pairs, n, self.box.low, self.box.high,
+                                          privacy=privacy)
+            worst = max(worst, bound.upper)
+        return worst * self.query.weight(n)
+
+    def _assumptions(self, privacy: str) -> tuple:
+        return (_independence(None, privacy),)
+
+    def w_infinity(self, n: int, privacy: str) -> Bound:
+        return Bound(self._upper(n, privacy),
+                     "the largest infinity-Wasserstein distance between the "
+                     "exact laws of the count or sum (Zhang Alg. 4)",
+                     self._assumptions(privacy))
+
+    def closeness(self, n: int, privacy: str, delta: float, *,
+                  progress=False, label: str = "") -> Bound:
+        return Bound(self._upper(n, privacy),
+                     "the supremum over the box of the infinity-Wasserstein "
+                     "distance between the exact count laws, which bounds "
+                     "(W, delta)-closeness", self._assumptions(privacy))
