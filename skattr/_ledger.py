@@ -113,6 +113,38 @@ class LedgerEntry:
         return self.record if self.release is None else self.release.to_dict()
 
 
+def joint_noise(cls) -> str | None:
+    """How a ledger certifies a mechanism's releases jointly, or None.
+
+    ``"gaussian"``: Gaussian noise calibrated to a Gaussian or exact law of
+    F, certified jointly from the statistics' joint law. ``"laplace"``:
+    Laplace noise on each value calibrated to the resampling model (the
+    Wasserstein mechanisms), certified jointly through couplings. Anything
+    else (the differential-privacy baselines, the Markov quilt mechanisms,
+    Laplace noise calibrated to a Gaussian law) is refused.
+    """
+    if not cls.auto_candidate:
+        return None
+    if cls.noise == "gaussian" and {"gaussian", "exact"} & set(cls.calibrates):
+        return "gaussian"
+    if cls.noise == "laplace" and "resampling" in cls.calibrates:
+        return "laplace"
+    return None
+
+
+class _Composed:
+    """The registered mechanisms a ledger certifies jointly with one noise."""
+
+    def __init__(self, noise: str):
+        self.noise = noise
+
+    def __get__(self, obj, owner=None) -> tuple:
+        from skattr.mechanisms import MECHANISMS
+
+        return tuple(name for name, cls in MECHANISMS.items()
+                     if joint_noise(cls) == self.noise)
+
+
 def _single_statistics(query, n: int) -> tuple:
     """Split a linear query into (base statistic, weight) per released value.
 
@@ -463,11 +495,11 @@ default="reference"
     True
     """
 
-    #: Gaussian-noise mechanisms whose releases the ledger certifies jointly.
-    GAUSSIAN = ("apgm", "expm-gaussian", "dirm-gaussian", "eigm", "daum",
-                "optimal")
+    #: Gaussian-noise mechanisms whose releases the ledger certifies jointly
+    #: (read off the registry: :func:`joint_noise`).
+    GAUSSIAN = _Composed("gaussian")
     #: Laplace-noise mechanisms, certified jointly among themselves.
-    LAPLACE = ("wasserstein", "approx-wasserstein")
+    LAPLACE = _Composed("laplace")
 
     def __init__(self, data: pd.DataFrame, *, secret, reference=None, budget,
                  theta="auto", law=None, random_state=None,
@@ -680,19 +712,9 @@ default="reference"
                 f"jointly ({', '.join(self.GAUSSIAN)}); mechanism={mechanism!r} "
                 "has no joint certificate here, so it is refused rather than "
                 "counted by a sum of epsilons.")
-        if mechanism == "auto":
-            # The Gaussian-noise mechanism with the least expected error.
-            found, errors = [], []
-            for name in self.GAUSSIAN:
-                try:
-                    found.append(self._build(query, name, params))
-                except (NotCertifiableError, InvalidParameterError) as exc:
-                    errors.append(exc)
-            if not found:
-                raise errors[0]
-            est, plan = min(found, key=lambda f: f[1].expected_error)
-        else:
-            est, plan = self._build(query, mechanism, params)
+        # "auto": the registry's choice among the Gaussian-noise mechanisms,
+        # the least expected error.
+        est, plan = self._build(query, mechanism, params)
         if plan.noise_law.kind != "gaussian" and not plan.noise_law.is_zero:
             raise NotCertifiableError(
                 f"mechanism={mechanism!r} planned {plan.noise_law.kind} noise, "
@@ -745,6 +767,7 @@ default="reference"
         est = build_mechanism(query, secret=self.secret, reference=self.reference,
                               data=self._data, n_rows=self._n,
                               mechanism=mechanism,
+                              among=lambda cls: joint_noise(cls) == "gaussian",
                               theta=self.theta, bounds=self.bounds,
                               random_state=self._noise_source(), **law, **params)
         return est, est.plan(n=self._n)

@@ -851,3 +851,54 @@ def test_remaining_refuses_when_nothing_fits(monkeypatch):
     assert not drawn and len(ledger.releases) == 1
     with pytest.raises(InvalidParameterError, match="'remaining'"):
         ledger.mean(["x2"], mechanism="wasserstein", epsilon="rest")
+
+
+# --- Which mechanisms a ledger takes: read off the registry -----------------
+def _declared_joint(cls) -> str | None:
+    """What a mechanism declares, read independently of the ledger's rule.
+
+    Gaussian noise calibrated to a Gaussian law of F composes through the
+    statistics' joint Gaussian law; Laplace noise calibrated to the resampling
+    model composes through couplings of datasets. Nothing else has a joint
+    law here.
+    """
+    if not cls.auto_candidate:
+        return None
+    if cls.noise == "gaussian" and "gaussian" in cls.calibrates:
+        return "gaussian"
+    if cls.noise == "laplace" and "resampling" in cls.calibrates:
+        return "laplace"
+    return None
+
+
+@pytest.mark.parametrize("name", list(skattr.mechanisms.MECHANISMS))
+def test_every_registered_mechanism_with_a_joint_law_is_taken(name):
+    # A new mechanism whose law composes must release through a ledger with
+    # no list to edit; one whose law does not is refused (fail closed), never
+    # counted by a sum of epsilons.
+    from skattr.datasets import make_hospital
+    from skattr.theta import Resample
+
+    cls = skattr.mechanisms.MECHANISMS[name]
+    private = make_hospital(60, random_state=1)
+    reference = make_hospital(600, random_state=0)
+    secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    joint = _declared_joint(cls)
+    if joint == "laplace":
+        ledger = private.attrpriv.ledger(
+            secret=secret, reference=reference, budget=(5.0, 1e-2),
+            theta=Resample(random_state=0), random_state=0)
+        rel = ledger.median(["weight"], mechanism=name, epsilon=1.0,
+                            **({} if name == "wasserstein" else {"delta": 1e-3}))
+    else:
+        ledger = private.attrpriv.ledger(
+            secret=secret, reference=reference, budget=(5.0, 1e-3),
+            law="gaussian", random_state=0)
+        if joint is None:
+            with pytest.raises((NotCertifiableError, InvalidParameterError)):
+                ledger.mean(["weight"], mechanism=name, epsilon=1.0)
+            assert not ledger.releases
+            return
+        rel = ledger.mean(["weight"], mechanism=name, epsilon=1.0)
+    assert rel.mechanism == name
+    assert len(ledger.releases) == 1 and 0 < ledger.spent[0] <= 1.0 + 1e-9

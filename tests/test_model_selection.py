@@ -145,7 +145,7 @@ def test_grid_search_picks_the_smallest_epsilon_meeting_the_target(reference):
     assert chosen == GRID[manual] < max(GRID)
     # The refit estimator, fit on all the reference data, is close to target.
     best = search.best_estimator_
-    assert best.epsilon == chosen and hasattr(best, "theta_")
+    assert best.epsilon == chosen and hasattr(best, "law_")
     norm = np.linalg.norm(reference[COLUMNS].mean())
     assert best.plan(n=100).expected_error / norm == pytest.approx(errors[manual],
                                                                    rel=0.1)

@@ -43,7 +43,7 @@ def test_clone_and_params_round_trip(hospital):
     assert twin.get_params()["epsilon"] == 0.3 and twin is not est
     assert est.set_params(epsilon=2.0) is est and est.epsilon == 2.0
     est.fit(hospital[0])
-    assert not hasattr(clone(est), "theta_")
+    assert not hasattr(clone(est), "law_")
     # fit does not change any parameter.
     assert est.get_params()["epsilon"] == 2.0 and est.secret is SECRET
 

@@ -136,6 +136,7 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
     }
 
     mechanism_name = "apgm"
+    noise = "gaussian"
 
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
                  calibration="analytic", theta="auto",

@@ -114,6 +114,10 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
     #: ``"resampling"``. Empty for the mechanisms whose noise rests on
     #: something else (declared bounds, a network's influence).
     calibrates: tuple = ()
+    #: The kind of noise it adds: ``"gaussian"`` or ``"laplace"`` (what a
+    #: ledger composes: Gaussian noise through the statistics' joint
+    #: Gaussian law, Laplace noise on each value through a coupling).
+    noise: str = ""
 
     @abstractmethod
     def _fit_theta(self, frame: pd.DataFrame, secrets) -> None:

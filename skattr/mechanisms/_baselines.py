@@ -229,6 +229,8 @@ class _DPBaseline(BaseMechanism):
 
 
 class _LaplaceBaseline(_DPBaseline):
+    noise = "laplace"
+
     def _calibrate(self, k: int, per_record: np.ndarray
                    ) -> tuple[NoiseLaw, Certificate]:
         d = len(per_record)
@@ -244,6 +246,8 @@ class _LaplaceBaseline(_DPBaseline):
 
 
 class _GaussianBaseline(_DPBaseline):
+    noise = "gaussian"
+
     _parameter_constraints = {
         **_DPBaseline._parameter_constraints,
         "delta": [Interval("real", 0, 1, closed="neither")],

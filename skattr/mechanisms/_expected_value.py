@@ -132,18 +132,23 @@ class _ExpectedValueMechanism(GaussianPairLawMechanism):
 class _LaplaceExpectedValue(_ExpectedValueMechanism):
     """Laplace noise: (epsilon, 0) when the two sides are translations."""
 
+    noise = "laplace"
+    # Exact laws are not translations of each other.
+    calibrates = ("gaussian",)
+
     @abstractmethod
     def _laplace_noise(self, laws: PairLaws) -> tuple[float, np.ndarray, str]:
         """Return the Laplace scale, basis (k, d) and derivation."""
 
+    def _uncalibrated(self) -> NotCertifiableError:
+        return NotCertifiableError(
+            "The exact laws of a count or an integer sum are not "
+            "translations of each other, so the Expected Value Mechanism's "
+            "Laplace noise cannot certify (epsilon, 0) on them (Chen & "
+            "Ohrimenko Thm 4.1/4.3). Use mechanism='wasserstein' (Laplace "
+            "noise certified from the exact laws) or a Gaussian variant.")
+
     def _calibrate(self, laws, n):
-        if self._exact_law() is not None:
-            raise NotCertifiableError(
-                "The exact laws of a count or an integer sum are not "
-                "translations of each other, so the Expected Value Mechanism's "
-                "Laplace noise cannot certify (epsilon, 0) on them (Chen & "
-                "Ohrimenko Thm 4.1/4.3). Use mechanism='wasserstein' (Laplace "
-                "noise certified from the exact laws) or a Gaussian variant.")
         if not covariances_equal(laws):
             raise NotCertifiableError(
                 f"The laws of F under the two secrets of a pair are not "
@@ -163,6 +168,8 @@ class _LaplaceExpectedValue(_ExpectedValueMechanism):
 
 class _GaussianExpectedValue(_ExpectedValueMechanism):
     """Gaussian noise from the theorem's formula, verified pair by pair."""
+
+    noise = "gaussian"
 
     # Gaussian noise certifies no (epsilon, 0) guarantee.
     _parameter_constraints = {

@@ -159,6 +159,7 @@ class AttributePrivateMarkovQuilt(_DPBaseline):
     }
 
     mechanism_name = "markov-quilt"
+    noise = "laplace"
     #: Distributional attribute privacy: ``"auto"`` considers it, when a
     #: network is given. The network is Theta, so ``fit`` (the baselines')
     #: reads only the columns of its data and releases check the bounds.
@@ -487,6 +488,7 @@ class MarkovQuiltMechanism(_DPBaseline):
     }
 
     mechanism_name = "markov-quilt-swc"
+    noise = "laplace"
 
     def __init__(self, *, query=None, network=None, transition=None,
                  initial=None, secret=None, epsilon=1.0, bounds=None,

@@ -123,6 +123,14 @@ class GaussianPairLawMechanism(BaseMechanism):
                 + ("To release it, " if self.law == "exact" else
                    "skattr does not assume the statistic is Gaussian unless "
                    "asked; to release it, ") + alternative) from None
+        if self.law_.kind not in self.calibrates:
+            raise self._uncalibrated()
+
+    def _uncalibrated(self) -> NotCertifiableError:
+        """Return the refusal of a law of a kind this mechanism does not calibrate."""
+        return NotCertifiableError(
+            f"{type(self).__name__} calibrates {' or '.join(self.calibrates)} "
+            f"laws of F; Theta gave a {self.law_.kind} law.")
 
     def _laws(self, n: int) -> list[PairLaws]:
         return self.law_.pair_laws(n)

@@ -157,18 +157,23 @@ class Registry(Mapping):
             f"mechanism={mechanism!r} takes no parameter(s) {unknown}.{hint} It "
             f"takes: {', '.join(valid)}.")
 
-    def build(self, query, *, secret, reference, data: pd.DataFrame,
-              mechanism: str = "auto", n_rows: int | None = None, **params):
-        """Fit the ``mechanism=`` estimator (or, for "auto", the least-error one).
+    def fit_candidates(self, mechanism: str, query, *, secret, reference,
+                       data, params: Mapping, refusals: str = "raise",
+                       fits: dict | None = None, among=None) -> dict:
+        """Fit the estimators ``mechanism=`` names: ``{name: estimator or error}``.
 
-        Returns the fitted estimator. ``n_rows`` is ``data``'s row count when
-        the caller knows it (a Dask frame's is a pass to count).
-        ``reference="self"`` fits Theta on ``data`` and warns, since Theta
-        then depends on the private data.
-        Mechanisms that fit no Theta (``needs_reference = False``: the
-        differential-privacy baselines) need no reference: with
-        ``reference=None`` they are fitted on ``data``, of which ``fit`` reads
-        only the columns.
+        The one place the registry's rules are applied (the accessor's and
+        the ledger's releases, and the plots, all come here): the parameters
+        are checked (:meth:`check_params`); ``"auto"``'s candidates
+        (:meth:`classes_for`) each get the parameters they take, and skip
+        when they cannot give the privacy asked for or lack a parameter they
+        need (``auto_requires``); a candidate that cannot certify, or whose
+        parameters do not fit it, is kept as its error. A named mechanism's
+        refusal is raised (``refusals="raise"``), or with ``"keep"`` kept
+        unless it is a bad parameter. ``reference="self"`` fits Theta on
+        ``data`` and warns; with it the reference's ranges are not recorded
+        (``bounds=None``). ``fits`` holds outcomes already known, by name,
+        and is updated.
         """
         classes = self.classes_for(mechanism, query)
         self.check_params(mechanism, classes, params)
@@ -181,28 +186,86 @@ class Registry(Mapping):
             # changes nothing, and recording that range on the release would
             # publish its minimum and maximum.
             params = {**params, "bounds": None}
-        reference = _resolve_reference(
+        frame = _resolve_reference(
             reference, data, mechanism,
             not stated and any(cls.needs_reference for cls in classes.values()))
-        candidates, errors = [], []
+        auto = mechanism == "auto"
+        fits = {} if fits is None else fits
+        fitted = {}
+        for name, cls in classes.items():
+            own = _parameters(cls)
+            if auto and among is not None and not among(cls):
+                continue
+            if auto and (("privacy" in params and "privacy" not in own)
+                         or any(params.get(p) is None
+                                for p in cls.auto_requires)):
+                # A candidate that cannot give the privacy asked for, or
+                # whose Theta was not given (a Markov quilt mechanism without
+                # its network), is none.
+                continue
+            if name not in fits:
+                est = cls(query=query, secret=secret,
+                          **{k: v for k, v in params.items() if k in own})
+                try:
+                    fits[name] = est.fit(frame)
+                except (NotCertifiableError, InvalidParameterError) as exc:
+                    if not auto and (refusals == "raise" or isinstance(
+                            exc, InvalidParameterError)):
+                        raise
+                    fits[name] = exc
+            elif not auto and isinstance(fits[name], InvalidParameterError):
+                raise fits[name]
+            fitted[name] = fits[name]
+        errors = [e for e in fitted.values() if isinstance(e, Exception)]
+        if auto and errors and len(errors) == len(fitted) and all(
+                isinstance(e, InvalidParameterError) for e in errors):
+            raise errors[0]
+        if auto and not fitted:
+            raise InvalidParameterError(
+                "No candidate of mechanism='auto' takes these parameters "
+                f"({sorted(params)}); name a mechanism.")
+        return fitted
+
+    @staticmethod
+    def least_error(plans: list) -> int:
+        """Return the index of ``auto``'s choice among ``(anything, plan)`` pairs.
+
+        The least expected error; mechanisms that coincide (e.g. for one
+        statistic) tie up to rounding, and the first in the registry's order
+        wins, so the choice is deterministic.
+        """
+        least = min(plan.expected_error for _, plan in plans)
+        return next(i for i, (_, plan) in enumerate(plans)
+                    if plan.expected_error <= least * (1 + 1e-9) + 1e-300)
+
+    def build(self, query, *, secret, reference, data: pd.DataFrame,
+              mechanism: str = "auto", n_rows: int | None = None,
+              among=None, **params):
+        """Fit the ``mechanism=`` estimator (or, for "auto", the least-error one).
+
+        Returns the fitted estimator. ``n_rows`` is ``data``'s row count when
+        the caller knows it (a Dask frame's is a pass to count).
+        ``reference="self"`` fits Theta on ``data`` and warns, since Theta
+        then depends on the private data.
+        Mechanisms that fit no Theta (``needs_reference = False``: the
+        differential-privacy baselines) need no reference: with
+        ``reference=None`` they are fitted on ``data``, of which ``fit`` reads
+        only the columns. ``among`` (a predicate of a class) restricts
+        ``"auto"``'s candidates (a ledger's: those it certifies jointly).
+        """
+        fitted = self.fit_candidates(mechanism, query, secret=secret,
+                                     reference=reference, data=data,
+                                     params=params, among=among)
         # n is public; a Dask frame's is counted once, not per candidate.
         n = n_rows if n_rows is not None else (
             dask_backend.row_count(data, what="the private data")
             if dask_backend.is_dask_frame(data) else len(data))
-        for name, cls in classes.items():
-            own = _parameters(cls)
-            if mechanism == "auto" and "privacy" in params and "privacy" not in own:
-                # A candidate that cannot give the privacy asked for is none.
+        candidates, errors = [], []
+        for name, est in fitted.items():
+            if isinstance(est, Exception):
+                errors.append((name, est))
                 continue
-            if mechanism == "auto" and any(params.get(p) is None
-                                           for p in cls.auto_requires):
-                # Its Theta was not given (a Markov quilt mechanism without
-                # its network): not a candidate.
-                continue
-            est = cls(query=query, secret=secret,
-                      **{k: v for k, v in params.items() if k in own})
             try:
-                est.fit(reference)
                 plan = est.plan(n=n)
             except (NotCertifiableError, InvalidParameterError) as exc:
                 # "auto" skips a candidate that cannot certify, or whose
@@ -213,24 +276,16 @@ class Registry(Mapping):
                     raise
                 errors.append((name, exc))
                 continue
-            candidates.append((plan.expected_error, est))
+            candidates.append((est, plan))
         if not candidates:
             invalid = [exc for _, exc in errors
                        if isinstance(exc, InvalidParameterError)]
             if invalid and len(invalid) == len(errors):
                 raise invalid[0]
-            if not errors:
-                raise InvalidParameterError(
-                    "No candidate of mechanism='auto' takes these parameters "
-                    f"({sorted(params)}); name a mechanism.")
             raise NotCertifiableError(
                 "No available mechanism certifies this release: "
                 + " | ".join(f"{name}: {exc}" for name, exc in errors))
-        # Mechanisms that coincide (e.g. for one statistic) tie up to rounding:
-        # the first in the registry's order wins, so the choice is deterministic.
-        least = min(error for error, _ in candidates)
-        return next(est for error, est in candidates
-                    if error <= least * (1 + 1e-9) + 1e-300)
+        return candidates[self.least_error(candidates)][0]
 
 
 def _check_values(classes: Mapping[str, type], params: Mapping) -> None:

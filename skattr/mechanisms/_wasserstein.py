@@ -75,10 +75,13 @@ _ATTRIBUTES = """
     %(query_attributes)s
     secrets_ : tuple of Secret
         The secrets.
-    theta_ : tuple
-        For each secret, its p pairs (m, 2), a ProbabilityBox, a
-        :class:`~skattr.theta.SumLaws`, or a
-        :class:`~skattr.theta._resample.ResampledLaws`.
+    theta_spec_ : object
+        What ``theta`` names (the spec that fitted the law).
+    law_ : StatisticLaw
+        The law of F the noise is calibrated to: an
+        :class:`~skattr.laws.ExactLaw` (count probabilities or sum laws), a
+        :class:`~skattr.laws.BoxLaw`, a :class:`~skattr.laws.NetworkLaw` or
+        a :class:`~skattr.laws.ResamplingLaw`.
     %(input_attributes)s
     """
 
@@ -101,6 +104,7 @@ class _WassersteinFamily(BaseMechanism):
 
     accepts_statistics = True
     calibrates = ("exact", "box", "network", "resampling")
+    noise = "laplace"
 
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=0.0,
                  calibration="analytic", theta="auto", privacy="dataset",

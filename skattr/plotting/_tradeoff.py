@@ -233,40 +233,10 @@ def _fit(mechanism: str, query, *, secret, reference, data, params,
     ``"auto"``'s candidates).
     """
     from skattr.mechanisms import MECHANISMS
-    from skattr.mechanisms._registry import _parameters, _resolve_reference
 
-    classes = MECHANISMS.classes_for(mechanism, query)
-    MECHANISMS.check_params(mechanism, classes, params)
-    stated = getattr(params.get("theta"), "needs_reference", True) is False
-    frame = _resolve_reference(
-        reference, data, mechanism,
-        not stated and any(cls.needs_reference for cls in classes.values()))
-    auto = mechanism == "auto"
-    fitted = {}
-    for name, cls in classes.items():
-        own = _parameters(cls)
-        if auto and (("privacy" in params and "privacy" not in own)
-                     or any(params.get(p) is None for p in cls.auto_requires)):
-            continue
-        if name not in fits:
-            est = cls(query=query, secret=secret,
-                      **{k: v for k, v in params.items() if k in own})
-            try:
-                fits[name] = est.fit(frame)
-            except (NotCertifiableError, InvalidParameterError) as exc:
-                fits[name] = exc
-        if not auto and isinstance(fits[name], InvalidParameterError):
-            raise fits[name]
-        fitted[name] = fits[name]
-    errors = [e for e in fitted.values() if isinstance(e, Exception)]
-    if auto and errors and len(errors) == len(fitted) and all(
-            isinstance(e, InvalidParameterError) for e in errors):
-        raise errors[0]
-    if auto and not fitted:
-        raise InvalidParameterError(
-            "No candidate of mechanism='auto' takes these parameters "
-            f"({sorted(params)}); name a mechanism.")
-    return fitted
+    return MECHANISMS.fit_candidates(mechanism, query, secret=secret,
+                                     reference=reference, data=data,
+                                     params=params, refusals="keep", fits=fits)
 
 
 def _curve(label: str, candidates: dict, grid: np.ndarray, n: int, beta,
@@ -293,9 +263,9 @@ def _curve(label: str, candidates: dict, grid: np.ndarray, n: int, beta,
             errors.append(np.nan)
             chosen.append(None)
             continue
-        least = min(plan.expected_error for _, plan in plans)
-        name, plan = next((name, plan) for name, plan in plans
-                          if plan.expected_error <= least * (1 + 1e-9) + 1e-300)
+        from skattr.mechanisms import MECHANISMS
+
+        name, plan = plans[MECHANISMS.least_error(plans)]
         errors.append(plan.expected_error if beta is None
                       else plan.alpha(float(beta)))
         chosen.append(name)

@@ -350,6 +350,6 @@ def test_grid_search_picks_the_most_useful_epsilon_under_the_limit(frames):
     assert grid.best_index_ == manual == 1
     assert grid.best_params_ == {"epsilon": 3.0}
     assert grid.best_estimator_.epsilon == 3.0 and hasattr(grid.best_estimator_,
-                                                           "theta_")
+                                                           "law_")
     with pytest.raises(NotCertifiableError, match="Add smaller epsilons"):
         refit_under_attack_limit(0.5)(res)
