@@ -249,7 +249,7 @@ def test_k_subsets_are_distinct_of_size_k_and_cover_the_pool(pool, k, source):
 def test_k_subsets_by_keys_are_the_k_smallest_keys(monkeypatch):
     # Blocks of 2 rows (the keys' memory bound) read the generator's stream in
     # order, so they give the k smallest of one (7, 20) matrix of keys.
-    monkeypatch.setattr(_random, "_KEYS_PER_BLOCK", 40)
+    monkeypatch.setattr(_random, "KEYS_PER_BLOCK", 40)
     rows = draw_k_subsets(20, 3, 7, np.random.default_rng(1), keys_only=True)
     keys = np.random.default_rng(1).random((7, 20))
     np.testing.assert_array_equal(np.sort(rows, axis=1),
