@@ -56,7 +56,7 @@ def main(rows: int = 10_000_000) -> None:
                 theta="moments").fit(ddf)
 
         def median():
-            from skattr import _dask
+            from skattr.backends import _dask
             return _dask.exact_statistic(ddf, skattr.Statistic.median(["x1"]),
                                          ["x1"])
 

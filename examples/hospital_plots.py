@@ -55,8 +55,7 @@ release = private.attrpriv.mean(["weight", "height"], secret=secret,
                                 reference=reference, mechanism="apgm",
                                 law="gaussian", epsilon=1.0)
 print(release.conf_int(0.05))
-ax = release.plot(alpha=0.05)          # the same as plot_release(release)
-assert plot_release is not None
+ax = plot_release(release, alpha=0.05)
 
 # %%
 # Attack accuracy against epsilon

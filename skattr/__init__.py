@@ -23,17 +23,13 @@ from skattr import (
     wasserstein,
 )
 from skattr._accessor import AttributePrivacyAccessor
-from skattr._dask import install_accessor as _install_dask_accessor
 from skattr._ledger import Ledger, LedgerEntry
 from skattr._query import Query, StackedQuery
 from skattr._release import Plan, Release
 from skattr._secret import Secret
 from skattr._statistic import Statistic
+from skattr._version import __version__
 from skattr.utils._public import public_dir
-
-_install_dask_accessor()
-
-__version__ = "0.2.0"
 
 __all__ = [
     "AttributePrivacyAccessor",

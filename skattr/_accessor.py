@@ -4,20 +4,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from skattr._base_query import BaseQuery
-from skattr._query import Query
 from skattr._release import Plan, Release
-from skattr._statistic import Statistic
-from skattr.exceptions import (
-    InvalidParameterError,
-)
-from skattr.utils._docstrings import fill_doc
+from skattr._verbs import statistic_query, with_verbs
+from skattr.backends import backend_of, registered_backends
+from skattr.exceptions import InvalidParameterError
 
 __all__ = ["AttributePrivacyAccessor", "build_mechanism"]
-
-# pandas' aggregation names that skattr releases, and the statistic each means.
-_AGGREGATIONS = {"mean": Query.mean, "sum": Query.sum, "median": Statistic.median,
-                 "std": Statistic.std}
 
 
 def build_mechanism(query, *, secret, reference, data: pd.DataFrame,
@@ -34,34 +26,7 @@ def build_mechanism(query, *, secret, reference, data: pd.DataFrame,
                             **params)
 
 
-def _as_query(func, columns):
-    """Return the query ``func`` names: a statistic's name, a callable or a query."""
-    if isinstance(func, BaseQuery):
-        return func
-    if isinstance(func, str):
-        if func not in _AGGREGATIONS:
-            raise InvalidParameterError(
-                f"Unknown statistic {func!r}; use one of {sorted(_AGGREGATIONS)}, "
-                "df.attrpriv.count/proportion/quantile, or pass a callable "
-                "DataFrame -> vector.")
-        return _AGGREGATIONS[func](columns)
-    if callable(func):
-        return Statistic.function(func, columns=columns)
-    raise InvalidParameterError(
-        f"func must be a statistic's name, a callable or a Query; got "
-        f"{type(func).__name__}.")
-
-
-_ACCESSOR_DOC = fill_doc(
-    accessor_columns="""\
-columns : label or list of labels, optional
-    The released columns; None releases every column but the secret's.""",
-    accessor_value="""\
-value : scalar or callable, optional
-    The category counted, or a predicate of the column's values; None counts
-    the 1s (or True) of a 0/1 column.""",
-    accessor_release="""\
-secret : Secret or list of Secret
+_RELEASE_KEYWORDS = """secret : Secret or list of Secret
     What to hide: a global property of a sensitive column (see
     :class:`~skattr.Secret`).
 reference : DataFrame or "self"
@@ -84,15 +49,16 @@ random_state : None, int or numpy.random.Generator, default=None
     the noise).
 **params
     Any parameter of the chosen mechanism: ``law``, ``theta``,
-    ``calibration``, ``privacy``, ``bounds``, ``progress``, ...""",
-    accessor_returns="""\
-Returns
+    ``calibration``, ``privacy``, ``bounds``, ``progress``, ..."""
+
+_RETURNS = """Returns
 -------
 Release
-    The noisy values and their certificate.""")
+    The noisy values and their certificate."""
 
 
 @pd.api.extensions.register_dataframe_accessor("attrpriv")
+@with_verbs(_RELEASE_KEYWORDS, _RETURNS)
 class AttributePrivacyAccessor:
     """Attribute-private aggregates of a DataFrame: ``df.attrpriv.mean(...)``.
 
@@ -128,6 +94,20 @@ class AttributePrivacyAccessor:
     ...                             mechanism="apgm", random_state=0)
     >>> rel.assumptions[-1][:26]
     "ASSUMED (law='gaussian'): "
+
+    ``agg`` releases any statistic, a function of the records included:
+
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> ref = pd.DataFrame({"rich": rng.random(3000) < 0.3,
+    ...                     "age": rng.normal(40, 10, 3000).round()})
+    >>> sample = ref.sample(100, random_state=1)
+    >>> secret = skattr.Secret.proportion("rich", True, pairs=[(0.2, 0.4)])
+    >>> rel = sample.attrpriv.agg(lambda d: d["age"].max() - d["age"].min(),
+    ...                           ["age"], secret=secret, reference=ref,
+    ...                           delta=0.01, random_state=0)
+    >>> rel.mechanism, rel.delta
+    ('approx-wasserstein', 0.01)
     """
 
     def __init__(self, pandas_obj: pd.DataFrame):
@@ -138,20 +118,18 @@ class AttributePrivacyAccessor:
         self._obj = pandas_obj
 
     def _n_rows(self) -> int:
-        """Return the number of rows (public); a Dask frame's is counted once."""
-        from skattr._dask import is_dask_frame, row_count
-
-        if not is_dask_frame(self._obj):
-            return len(self._obj)
+        """Return the number of rows (public); a lazy frame's is counted once."""
         if getattr(self, "_rows", None) is None:
-            self._rows = row_count(self._obj, what="the private data")
+            self._rows = backend_of(self._obj).row_count(
+                self._obj, what="the private data")
         return self._rows
 
-    def _release(self, query: Query, *, secret, reference, epsilon, delta,
-                 mechanism, random_state, params) -> Release:
-        from skattr._dask import check_releasable
-
-        check_releasable(self._obj, query)      # before any Theta is fitted
+    def _release(self, query, *, secret=None, reference=None, epsilon=1.0,
+                 delta=None, mechanism="auto", random_state=None,
+                 **params) -> Release:
+        """Fit the mechanism for ``query`` and release it (every verb's body)."""
+        # Before any Theta is fitted.
+        backend_of(self._obj).check_releasable(self._obj, query)
         # delta=None leaves the mechanism's own default (1e-3, or 0 for pure
         # Laplace mechanisms, which refuse any other).
         given = {"epsilon": epsilon, "random_state": random_state,
@@ -160,188 +138,6 @@ class AttributePrivacyAccessor:
                               data=self._obj, n_rows=self._n_rows(),
                               mechanism=mechanism, **given, **params)
         return est.release(self._obj)
-
-    @_ACCESSOR_DOC
-    def mean(self, columns=None, *, secret=None, reference=None, epsilon=1.0,
-             delta=None, mechanism="auto", random_state=None,
-             **params) -> Release:
-        """Release the mean of each of ``columns``.
-
-        Parameters
-        ----------
-        %(accessor_columns)s
-        %(accessor_release)s
-
-        %(accessor_returns)s
-        """
-        return self._release(Query.mean(columns), secret=secret,
-                             reference=reference, epsilon=epsilon, delta=delta,
-                             mechanism=mechanism, random_state=random_state,
-                             params=params)
-
-    @_ACCESSOR_DOC
-    def sum(self, columns=None, *, secret=None, reference=None, epsilon=1.0,
-            delta=None, mechanism="auto", random_state=None,
-            **params) -> Release:
-        """Release the sum of each of ``columns``.
-
-        Parameters
-        ----------
-        %(accessor_columns)s
-        %(accessor_release)s
-
-        %(accessor_returns)s
-        """
-        return self._release(Query.sum(columns), secret=secret,
-                             reference=reference, epsilon=epsilon, delta=delta,
-                             mechanism=mechanism, random_state=random_state,
-                             params=params)
-
-    @_ACCESSOR_DOC
-    def count(self, columns=None, value=None, *, secret=None, reference=None,
-              epsilon=1.0, delta=None, mechanism="auto", random_state=None,
-              **params) -> Release:
-        """Release the number of records whose column equals (or passes) ``value``.
-
-        Parameters
-        ----------
-        %(accessor_columns)s
-        %(accessor_value)s
-        %(accessor_release)s
-
-        %(accessor_returns)s
-        """
-        return self._release(Query.count(columns, value), secret=secret,
-                             reference=reference, epsilon=epsilon, delta=delta,
-                             mechanism=mechanism, random_state=random_state,
-                             params=params)
-
-    @_ACCESSOR_DOC
-    def proportion(self, columns=None, value=None, *, secret=None,
-                   reference=None, epsilon=1.0, delta=None, mechanism="auto",
-                   random_state=None, **params) -> Release:
-        """Release the fraction of records whose column equals (or passes) ``value``.
-
-        Parameters
-        ----------
-        %(accessor_columns)s
-        %(accessor_value)s
-        %(accessor_release)s
-
-        %(accessor_returns)s
-        """
-        return self._release(Query.proportion(columns, value), secret=secret,
-                             reference=reference, epsilon=epsilon, delta=delta,
-                             mechanism=mechanism, random_state=random_state,
-                             params=params)
-
-    @_ACCESSOR_DOC
-    def median(self, columns=None, *, secret=None, reference=None, epsilon=1.0,
-               delta=None, mechanism="auto", random_state=None,
-               **params) -> Release:
-        """Release the median of each of ``columns`` (a Wasserstein mechanism).
-
-        Parameters
-        ----------
-        %(accessor_columns)s
-        %(accessor_release)s
-
-        %(accessor_returns)s
-        """
-        return self._release(Statistic.median(columns), secret=secret,
-                             reference=reference, epsilon=epsilon, delta=delta,
-                             mechanism=mechanism, random_state=random_state,
-                             params=params)
-
-    @_ACCESSOR_DOC
-    def quantile(self, columns=None, q=0.5, *, secret=None, reference=None,
-                 epsilon=1.0, delta=None, mechanism="auto", random_state=None,
-                 monotone: bool = False, **params) -> Release:
-        """Release the ``q`` quantile(s) of each of ``columns``.
-
-        Parameters
-        ----------
-        %(accessor_columns)s
-        q : float or sequence of float in [0, 1], default=0.5
-            The levels; each column's values come in this order.
-        %(accessor_release)s
-        monotone : bool, default=False
-            Sort each column's released quantiles into the order of their
-            levels (:meth:`Release.monotone_quantiles`): free, since
-            post-processing spends no privacy, and never further from the
-            true quantiles.
-
-        %(accessor_returns)s
-        """
-        from skattr._release import check_monotone
-
-        check_monotone(monotone)
-        statistic = Statistic.quantile(columns, q)
-        release = self._release(statistic, secret=secret, reference=reference,
-                                epsilon=epsilon, delta=delta, mechanism=mechanism,
-                                random_state=random_state, params=params)
-        return release.monotone_quantiles(statistic.q) if monotone else release
-
-    @_ACCESSOR_DOC
-    def std(self, columns=None, ddof: int = 1, *, secret=None, reference=None,
-            epsilon=1.0, delta=None, mechanism="auto", random_state=None,
-            **params) -> Release:
-        """Release the standard deviation of each of ``columns`` (ddof as pandas).
-
-        Parameters
-        ----------
-        %(accessor_columns)s
-        ddof : int, default=1
-            Delta degrees of freedom, as :meth:`pandas.DataFrame.std`.
-        %(accessor_release)s
-
-        %(accessor_returns)s
-        """
-        return self._release(Statistic.std(columns, ddof), secret=secret,
-                             reference=reference, epsilon=epsilon, delta=delta,
-                             mechanism=mechanism, random_state=random_state,
-                             params=params)
-
-    @_ACCESSOR_DOC
-    def agg(self, func, columns=None, *, secret=None, reference=None,
-            epsilon=1.0, delta=None, mechanism="auto", random_state=None,
-            **params) -> Release:
-        """Release any statistic: a name, a callable, a Query or a Statistic.
-
-        ``func`` is "mean", "sum", "median" or "std", a callable DataFrame ->
-        vector, or a :class:`~skattr.Query` / :class:`~skattr.Statistic`. A
-        callable sees the frame restricted to ``columns`` (all columns when
-        None) and is released through the resampling Theta of the Wasserstein
-        mechanisms (``mechanism="approx-wasserstein"`` by default choice of
-        ``"auto"``).
-
-        Parameters
-        ----------
-        func : str, callable, Query or Statistic
-            The statistic.
-        %(accessor_columns)s
-        %(accessor_release)s
-
-        %(accessor_returns)s
-
-        Examples
-        --------
-        >>> import numpy as np, pandas as pd, skattr
-        >>> rng = np.random.default_rng(0)
-        >>> ref = pd.DataFrame({"rich": rng.random(3000) < 0.3,
-        ...                     "age": rng.normal(40, 10, 3000).round()})
-        >>> private = ref.sample(100, random_state=1)
-        >>> secret = skattr.Secret.proportion("rich", True, pairs=[(0.2, 0.4)])
-        >>> rel = private.attrpriv.agg(lambda d: d["age"].max() - d["age"].min(),
-        ...                            ["age"], secret=secret, reference=ref,
-        ...                            delta=0.01, random_state=0)
-        >>> rel.mechanism, rel.delta
-        ('approx-wasserstein', 0.01)
-        """
-        query = _as_query(func, columns)
-        return self._release(query, secret=secret, reference=reference,
-                             epsilon=epsilon, delta=delta, mechanism=mechanism,
-                             random_state=random_state, params=params)
 
     def ledger(self, *, secret=None, reference=None, budget=None,
                theta="auto", law=None, random_state=None, bounds="reference",
@@ -379,9 +175,7 @@ class AttributePrivacyAccessor:
         "std"), a callable, or a :class:`~skattr.Query` /
         :class:`~skattr.Statistic`.
         """
-        query = (Query(statistic, columns, value)
-                 if statistic in ("count", "proportion")
-                 else _as_query(statistic, columns))
+        query = statistic_query(statistic, columns, value)
         est = build_mechanism(query, secret=secret, reference=reference,
                               data=self._obj, n_rows=self._n_rows(),
                               mechanism=mechanism, **params)
@@ -404,7 +198,7 @@ class AttributePrivacyAccessor:
                 f"leakage is computed for linear statistics (mean, sum, count, "
                 f"proportion), whose laws are Gaussian; got {statistic!r}. For "
                 "another statistic, plan a release and read its noise.")
-        query = Query(statistic, columns, value)
+        query = statistic_query(statistic, columns, value)
         name = "apgm" if mechanism == "auto" else mechanism
         cls = MECHANISMS.classes_for(name, query)[name]
         if not hasattr(cls, "leakage"):
@@ -418,3 +212,10 @@ class AttributePrivacyAccessor:
                               mechanism=name, delta=delta,
                               **params)
         return est.leakage(n=self._n_rows(), delta=delta)
+
+
+# ``.attrpriv`` on the frames of every other backend (Dask: when
+# dask.dataframe is imported, before or after skattr; importing skattr never
+# imports Dask).
+for _backend in registered_backends()[1:]:
+    _backend.register_accessor("attrpriv", AttributePrivacyAccessor)

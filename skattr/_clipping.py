@@ -31,7 +31,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from skattr._data import clip_frame, column_ranges
+from skattr._persistence import persistable
+from skattr.backends import backend_of
 from skattr.exceptions import InvalidParameterError
 
 __all__ = ["Clipping", "clip_reference", "clipped_columns", "reads_reference_rows",
@@ -40,6 +41,7 @@ __all__ = ["Clipping", "clip_reference", "clipped_columns", "reads_reference_row
 _COUNTING = ("count", "proportion")
 
 
+@persistable
 @dataclass(frozen=True)
 class Clipping:
     """The ranges a release's columns were clipped to, and where they came from.
@@ -265,7 +267,8 @@ def resolve_clipping(bounds, query, columns, frame, *, reads_reference: bool,
                 "not clipped: Theta is stated, with no reference records to "
                 "take ranges from; declare bounds={column: (low, high)} to "
                 "clip"))
-        low, high = column_ranges(frame, targets, what="the reference data")
+        low, high = backend_of(frame).column_ranges(frame, targets,
+                                                    what="the reference data")
         return Clipping(ranges=tuple(
             (c, float(lo), float(hi))
             for c, lo, hi in zip(targets, low, high, strict=True)),
@@ -296,7 +299,8 @@ def clip_reference(frame, clipping: Clipping, secrets):
     if clipping.source != "declared" or not clipping.ranges:
         return frame
     columns = [c for c, _, _ in clipping.ranges]
-    low, high = column_ranges(frame, columns, what="the reference data")
+    backend = backend_of(frame)
+    low, high = backend.column_ranges(frame, columns, what="the reference data")
     narrower = [c for (c, lo, hi), a, b in zip(clipping.ranges, low, high,
                                                strict=True)
                 if a < lo or b > hi]
@@ -311,5 +315,5 @@ def clip_reference(frame, clipping: Clipping, secrets):
             "reference cannot be clipped to them. Declare bounds that hold the "
             "reference's range for the secret's column, or release another "
             "column.")
-    return clip_frame(frame, {c: r for c, r in clipping.as_dict().items()
-                              if c in narrower}, what="the reference data")
+    return backend.clip(frame, {c: r for c, r in clipping.as_dict().items()
+                                if c in narrower}, what="the reference data")

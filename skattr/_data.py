@@ -1,14 +1,14 @@
-"""The data seam: every pass skattr makes over the rows of a frame.
+"""The pandas reading of rows: the primitives every data backend is built on.
 
 A release reads the private frame once, for the column totals of a linear
 statistic (or a statistic's value); ``fit`` reads the reference data for the
 secret's indicator and per-group sufficient statistics (counts, means and
 centred sums of cross-products of the records' contributions), or, for the
-Theta models that resample records, the contributions themselves. Nothing else
-in skattr reads rows. The functions here read pandas frames; their Dask
-counterparts (``skattr/_dask.py``) run them on each partition and merge, and
-:class:`Reference` and the mechanisms' ``release`` hand a Dask frame over to
-them, leaving the mechanisms' certificates, Theta and noise laws untouched.
+Theta models that resample records, the contributions themselves. The
+functions here read pandas frames (or one chunk of rows); the data backends
+(:mod:`skattr.backends`) are the only callers that choose which rows:
+the pandas backend calls them on the whole frame, the Dask backend on each
+partition, merging the results.
 
 The per-group statistics are kept as (count, mean, centred cross-products), the
 form that merges exactly across chunks (Chan, Golub and LeVeque 1983), rather
@@ -23,16 +23,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from skattr import _dask as dask_backend
-from skattr._dask import is_dask_frame
-
 __all__ = [
     "GroupStatistics",
-    "Reference",
     "clip_frame",
     "column_ranges",
     "column_totals",
+    "digests",
     "group_statistics",
+    "hash_sums",
     "numeric_values",
     "record_contributions",
     "secret_indicator",
@@ -206,10 +204,7 @@ def column_ranges(frame, columns, *, what: str = "the reference data"
     """Return the least and largest value of each column (numeric, finite).
 
     The ranges ``bounds="reference"`` clips to: public reference data only.
-    A Dask frame is read in one pass.
     """
-    if is_dask_frame(frame):
-        return dask_backend.column_ranges(frame, columns, what=what)
     block = numeric_values(frame, list(columns), what=what)
     return block.min(axis=0), block.max(axis=0)
 
@@ -218,13 +213,10 @@ def clip_frame(frame, clip: dict, *, what: str = "the private data"):
     """Return the frame with each column of ``clip`` clipped to its (low, high).
 
     The columns are checked first (numeric, no NaN or infinite value: those
-    are refused, never clipped); the caller's frame is not modified. A Dask
-    frame is clipped lazily, partition by partition.
+    are refused, never clipped); the caller's frame is not modified.
     """
     if not clip:
         return frame
-    if is_dask_frame(frame):
-        return dask_backend.clip_frame(frame, clip, what=what)
     columns = list(clip)
     block = numeric_values(frame, columns, what=what)
     low, high = np.array([clip[c] for c in columns], dtype=float).T
@@ -286,72 +278,29 @@ def group_statistics(frame: pd.DataFrame, query, columns, secrets, *,
             for s in secrets]
 
 
-class Reference:
-    """The reference data as Theta reads it: only through this seam.
+_MIX = np.uint64(0xBF58476D1CE4E5B9)
 
-    Holds the frame, the query and its resolved columns; the records'
-    contributions are computed once and shared by every secret.
 
-    Parameters
-    ----------
-    frame : DataFrame
-        The reference data.
-    query : Query or StackedQuery
-        The linear query whose contributions Theta models.
-    columns : tuple
-        The query's resolved columns.
+def hash_sums(frame: pd.DataFrame, columns) -> list[int]:
+    """Return sums mod 2^64 of each column's value hashes (two each) and rows'.
+
+    Of ``pandas.util.hash_pandas_object``'s 64-bit hash of each value, and of
+    a mix of it: sums add across chunks of rows, so the digests a backend
+    makes of them depend neither on the rows' order nor on their chunks.
     """
+    sums = []
+    with np.errstate(over="ignore"):
+        for hashes in ([pd.util.hash_pandas_object(frame[c], index=False)
+                        for c in columns]
+                       + [pd.util.hash_pandas_object(frame[list(columns)],
+                                                     index=False)]):
+            h = hashes.to_numpy(dtype=np.uint64)
+            mixed = (h ^ (h >> np.uint64(31))) * _MIX
+            sums += [int(h.sum(dtype=np.uint64)), int(mixed.sum(dtype=np.uint64))]
+    return sums
 
-    def __init__(self, frame: pd.DataFrame, query, columns, secrets=()):
-        self.frame = frame
-        self.query = query
-        self.columns = tuple(columns)
-        self._contributions = None
-        # A Dask frame is read through the Dask seam: its sufficient
-        # statistics in one pass, or the used columns (the query's and the
-        # secrets') collected once when Theta reads the records.
-        self._source = frame if is_dask_frame(frame) else None
-        self._wanted = tuple(s.column for s in secrets)
-        self._rows = None
 
-    def __len__(self) -> int:
-        if self._rows is None:
-            self._rows = (dask_backend.row_count(self._source)
-                          if self._is_lazy() else len(self.frame))
-        return self._rows
-
-    def _is_lazy(self) -> bool:
-        return is_dask_frame(self.frame)
-
-    def _local(self, also=()) -> pd.DataFrame:
-        """Return the frame in memory: a Dask frame's used columns, collected."""
-        if self._source is not None:
-            wanted = [c for c in dict.fromkeys((*self.columns, *self._wanted,
-                                                *also))
-                      if c in self._source.columns]
-            if self._is_lazy() or not set(wanted) <= set(self.frame.columns):
-                self.frame = dask_backend.collect(self._source, wanted)
-                self._rows = len(self.frame)
-        return self.frame
-
-    def records(self) -> np.ndarray:
-        """Return the (n, k) contributions of the records (computed once)."""
-        if self._contributions is None:
-            self._contributions = record_contributions(self._local(), self.query,
-                                                       self.columns)
-        return self._contributions
-
-    def groups(self, secret) -> np.ndarray:
-        """Return the secret's attribute of each record (0/1: its group)."""
-        return secret_indicator(self._local(also=(secret.column,)), secret)
-
-    def group_statistics(self, secrets) -> list[GroupStatistics]:
-        """Return each secret's per-group sufficient statistics (one pass)."""
-        if self._contributions is None:
-            if self._is_lazy():
-                self._rows, stats = dask_backend.group_statistics(
-                    self.frame, self.query, self.columns, secrets)
-                return stats
-            return group_statistics(self.frame, self.query, self.columns, secrets)
-        return [statistics_of(self._contributions, self.groups(s))
-                for s in secrets]
+def digests(sums: list[int]) -> list[str]:
+    """Return the 128-bit hex digests of :func:`hash_sums`' pairs of sums."""
+    return [f"{sums[2 * j]:016x}{sums[2 * j + 1]:016x}"
+            for j in range(len(sums) // 2)]

@@ -36,8 +36,8 @@ Objects are saved generically, so fields and parameters added later round-trip
 without changes here: a dataclass by the fields its ``__init__`` takes (a
 private field with a default is a cache and starts empty again), a mechanism
 by ``get_params()`` and the attributes ``fit`` set, other allowlisted classes
-by their attributes (``__dict__``), and :class:`~skattr.bayes.ParameterNetwork`
-by its constructor's arguments.
+by their attributes (``__dict__``), and a class registered with its
+``arguments`` (:class:`~skattr.bayes.ParameterNetwork`) by them.
 """
 
 from __future__ import annotations
@@ -74,80 +74,67 @@ _PREDICATES_HINT = (
     "own function cannot be saved.")
 
 
-def allowed_types() -> dict[str, type]:
-    """Return the classes a file may name, by name: skattr's own, listed here.
+#: The classes a file may name, by qualified name. Each registers itself
+#: where it is defined (:func:`persistable`); the estimators through the
+#: mechanisms' registry. This module imports nothing of skattr's above it.
+_ALLOWED: dict[str, type] = {}
+#: The registered estimators (saved by their parameters and fitted state).
+_ESTIMATORS: set = set()
+#: Classes saved by their constructor's arguments, not their attributes:
+#: qualified name -> a function of an instance returning the arguments.
+_CONSTRUCTED: dict = {}
 
-    Every public estimator (:func:`skattr.utils.all_estimators`), every noise
-    law, the query, secret, predicate and release records, and the Theta
-    models and laws that ``fit`` stores. A name outside this table is refused
-    on loading; no module named in a file is ever imported.
+
+def persistable(cls=None, *, estimator: bool = False, arguments=None):
+    """Class decorator: allow ``cls`` in skattr's JSON files, by its name.
+
+    Parameters
+    ----------
+    cls : type
+        A skattr class (defined in a ``skattr.`` module), its qualified name
+        unique among the allowed ones.
+    estimator : bool, default=False
+        A mechanism: saved by ``get_params()`` and the attributes ``fit``
+        set.
+    arguments : callable or None, default=None
+        A function of an instance returning the keyword arguments that
+        rebuild it (for a class that keeps what its arguments are not).
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> from skattr._persistence import persistable
+    >>> persistable(int)
+    Traceback (most recent call last):
+    ...
+    TypeError: int is not a skattr class; only skattr's own classes are saved.
     """
-    from skattr import predicates
-    from skattr._clipping import Clipping
-    from skattr._query import Query, StackedQuery
-    from skattr._release import Certificate, Plan, Release
-    from skattr._secret import Secret
-    from skattr._statistic import Statistic
-    from skattr.bayes import NetworkTheta, ParameterNetwork
-    from skattr.bayes._network import MarkovQuilt, QuiltChoice
-    from skattr.laws import BoxLaw, ExactLaw, GaussianLaw, NetworkLaw, ResamplingLaw
-    from skattr.laws._count_sensitivity import BoxSensitivity
-    from skattr.laws._moment_bounds import MomentLaws
-    from skattr.laws._order import OrderLaws
-    from skattr.laws._resampled import ResampledLaws, RowEvaluator
-    from skattr.noise import NoiseLaw
-    from skattr.theta import (
-        Bootstrap,
-        ExpertTheta,
-        GroupMoments,
-        JointGaussian,
-        MonteCarlo,
-        ProbabilityBox,
-        Resample,
-        SumLaws,
-    )
-    from skattr.theta._sampled import MonteCarloMoments
-    from skattr.theta._spec import (
-        CountProbabilities,
-        FitAndBootstrap,
-        JointGaussianFit,
-        PlugIn,
-        StatedSumLaws,
-    )
-    from skattr.utils import all_estimators
-
-    classes = [
-        Query, StackedQuery, Statistic, Secret, Certificate, Plan, Release, Clipping,
-        GroupMoments, JointGaussian, ExpertTheta, MonteCarlo, Bootstrap,
-        MonteCarloMoments, Resample, ResampledLaws, RowEvaluator, OrderLaws,
-        MomentLaws, ProbabilityBox, SumLaws, BoxSensitivity, PlugIn,
-        FitAndBootstrap, JointGaussianFit, NetworkTheta, ParameterNetwork,
-        MarkovQuilt, QuiltChoice, GaussianLaw, ExactLaw, BoxLaw, NetworkLaw,
-        ResamplingLaw, CountProbabilities, StatedSumLaws,
-    ]
-    classes += [getattr(predicates, name) for name in predicates.__all__
-                if name != "Predicate"]
-    classes += _subclasses(NoiseLaw)
-    classes += [cls for _, cls in all_estimators()]
-    table = {}
-    for cls in classes:
+    def register(cls):
         if not cls.__module__.startswith("skattr."):
-            raise AssertionError(f"{cls!r} is not a skattr class.")
-        if table.setdefault(cls.__qualname__, cls) is not cls:
-            raise AssertionError(
-                f"Two allowlisted classes are named {cls.__qualname__!r}.")
-    return table
+            raise TypeError(f"{cls.__qualname__} is not a skattr class; only "
+                            "skattr's own classes are saved.")
+        name = cls.__qualname__
+        if _ALLOWED.setdefault(name, cls) is not cls:
+            raise TypeError(f"Two allowlisted classes are named {name!r}.")
+        if estimator:
+            _ESTIMATORS.add(cls)
+        if arguments is not None:
+            _CONSTRUCTED[name] = arguments
+        return cls
+
+    return register if cls is None else register(cls)
 
 
-def _subclasses(base: type) -> list[type]:
-    """Return the concrete skattr subclasses of ``base``, at any depth."""
-    found = []
-    for sub in base.__subclasses__():
-        if sub.__module__.startswith("skattr.") and not getattr(
-                sub, "__abstractmethods__", None):
-            found.append(sub)
-        found += _subclasses(sub)
-    return found
+def allowed_types() -> dict[str, type]:
+    """Return the classes a file may name, by name: skattr's own, registered.
+
+    Every registered mechanism, every noise law, the query, secret, predicate
+    and release records, and the Theta specs, models and laws that ``fit``
+    stores; each registered itself with :func:`persistable`. A name outside
+    this table is refused on loading; no module named in a file is ever
+    imported.
+    """
+    return dict(_ALLOWED)
 
 
 def canonical(payload) -> str:
@@ -173,7 +160,7 @@ def to_json(obj) -> str:
         ``obj`` holds a function or a type skattr does not save; the message
         names where, and what to use instead.
     """
-    from skattr import __version__
+    from skattr._version import __version__
 
     payload = {"schema": SCHEMA_VERSION, "version": __version__,
                "object": _Encoder(allowed_types()).encode(obj, type(obj).__name__)}
@@ -268,9 +255,7 @@ _NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
 def _is_mechanism(cls: type) -> bool:
-    from skattr.mechanisms import BaseMechanism
-
-    return isinstance(cls, type) and issubclass(cls, BaseMechanism)
+    return cls in _ESTIMATORS
 
 
 def _init_fields(cls: type) -> list:
@@ -278,16 +263,6 @@ def _init_fields(cls: type) -> list:
     return [f for f in dataclasses.fields(cls) if f.init and not (
         f.name.startswith("_") and (f.default is not dataclasses.MISSING
                                     or f.default_factory is not dataclasses.MISSING))]
-
-
-def _network_args(net) -> dict:
-    """ParameterNetwork's constructor arguments (it keeps a networkx graph)."""
-    return {"parents": net.parents, "grids": net.grids, "cpts": list(net.members),
-            "columns": net.columns}
-
-
-#: Classes saved by their constructor's arguments, not their attributes.
-_CONSTRUCTED = {"ParameterNetwork": _network_args}
 
 
 class _Encoder:

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from skattr._base_query import LinearQuery, as_tuple
+from skattr._persistence import persistable
 from skattr._statistic import Statistic
 from skattr._validation import as_frame, check_columns, column_sums, numeric_block
 from skattr.exceptions import DataValidationError, InvalidParameterError
@@ -80,6 +81,7 @@ def indicator(frame: pd.DataFrame, column, value, *, what: str) -> np.ndarray:
     return (col == value).to_numpy(dtype=np.float64)
 
 
+@persistable
 @dataclass(frozen=True)
 class Query(LinearQuery):
     """A linear statistic F of named columns: mean, sum, count or proportion.
@@ -262,6 +264,7 @@ class Query(LinearQuery):
         return pd.Series(values, index=self.names(columns), name=self.statistic)
 
 
+@persistable
 @dataclass(frozen=True)
 class StackedQuery(LinearQuery):
     """Several linear statistics released as one vector, e.g. means and counts.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import textwrap
+import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -12,6 +13,7 @@ from statsmodels.iolib.summary import Summary as _StatsmodelsSummary
 from statsmodels.iolib.summary import summary_return
 from statsmodels.iolib.table import SimpleTable
 
+from skattr._persistence import persistable
 from skattr.exceptions import InvalidParameterError
 from skattr.noise import (
     NoiseLaw,
@@ -29,11 +31,13 @@ __all__ = [
     "Summary",
     "expected_gaussian_norm",
     "expected_laplace_norm",
+    "fmt",
     "gaussian_accuracy",
 ]
 
 
-def _fmt(x) -> str:
+def fmt(x) -> str:
+    """Return a certificate's number as its reports print it (6 digits)."""
     if x is None:
         return "-"
     if isinstance(x, float):
@@ -41,6 +45,7 @@ def _fmt(x) -> str:
     return str(x)
 
 
+@persistable
 @dataclass(frozen=True, kw_only=True)
 class Certificate:
     """What a mechanism's calibration proves, before it is tied to a release.
@@ -82,6 +87,7 @@ class Certificate:
     error_ratio: float | None = None
 
 
+@persistable
 @dataclass(frozen=True, kw_only=True)
 class Plan:
     """What a release would do, computed before any noise is drawn.
@@ -239,19 +245,19 @@ class Plan:
         rows = [
             ("statistics", ", ".join(self.statistics)),
             ("mechanism", self.mechanism),
-            ("guarantee", f"({_fmt(self.epsilon)}, {_fmt(self.delta)})-"
+            ("guarantee", f"({fmt(self.epsilon)}, {fmt(self.delta)})-"
                           f"{self.guarantee}"),
             ("covers", self._scope_text()),
             ("calibration", self.calibration),
             ("hidden", "; ".join(self.secrets)),
             ("Theta", self.theta),
             ("records n", str(self.n)),
-            ("sensitivity", _fmt(self.sensitivity)),
-            ("inherent variance", ", ".join(_fmt(v) for v in self.inherent_variance)),
+            ("sensitivity", fmt(self.sensitivity)),
+            ("inherent variance", ", ".join(fmt(v) for v in self.inherent_variance)),
             ("noise", self._noise_text()),
             ("expected error", self._error_text()),
-            ("accuracy", f"||error|| <= {_fmt(alpha)} with probability "
-                         f"{_fmt(1 - beta)}"),
+            ("accuracy", f"||error|| <= {fmt(alpha)} with probability "
+                         f"{fmt(1 - beta)}"),
             ("certified by", self.method),
         ]
         if self.clipping is not None:
@@ -260,7 +266,7 @@ class Plan:
         return rows
 
     def _error_text(self) -> str:
-        text = _fmt(self.expected_error)
+        text = fmt(self.expected_error)
         if self.error_ratio is not None:
             text += f" ({self.error_ratio:.3g} x optimal's)"
         return text
@@ -282,7 +288,7 @@ class Plan:
         half = marginal_half_widths(self.noise_law, alpha)
         level = f"{100 * (1 - alpha):.4g}%"
         return (["noise sd", f"noise within +/- ({level})"],
-                [[_fmt(float(sd)), _fmt(float(h))]
+                [[fmt(float(sd)), fmt(float(h))]
                  for sd, h in zip(self.noise_std, half, strict=True)])
 
     def summary(self, alpha: float = 0.05) -> Summary:
@@ -468,6 +474,7 @@ def check_monotone(monotone) -> None:
                                    "quantile")
 
 
+@persistable
 @dataclass(frozen=True, kw_only=True)
 class Release(Plan):
     """A released statistic with its certificate.
@@ -639,7 +646,7 @@ class Release(Plan):
         })
 
     def _rows(self) -> list[tuple[str, str]]:
-        released = ", ".join(f"{k} = {_fmt(float(v))}" for k, v in self.values.items())
+        released = ", ".join(f"{k} = {fmt(float(v))}" for k, v in self.values.items())
         # The released values name the statistics.
         return [("released", released)] + super()._rows()[1:]
 
@@ -647,16 +654,17 @@ class Release(Plan):
         interval = self.conf_int(alpha)
         level = f"{100 * (1 - alpha):.4g}%"
         return (["value", "noise sd", f"lower ({level})", f"upper ({level})"],
-                [[_fmt(float(v)), _fmt(float(sd)), _fmt(float(lo)), _fmt(float(hi))]
+                [[fmt(float(v)), fmt(float(sd)), fmt(float(lo)), fmt(float(hi))]
                  for v, sd, lo, hi in zip(self.values, self.noise_std,
                                           interval["lower"], interval["upper"],
                                           strict=True)])
 
     def plot(self, alpha: float = 0.05, ax=None):
-        """Plot the released values with their intervals and the guarantee.
+        """Plot the released values with their intervals (deprecated).
 
-        See :func:`skattr.plotting.plot_release` (matplotlib:
-        ``pip install "skattr[plot]"``).
+        .. deprecated:: 0.3
+           Use :func:`skattr.plotting.plot_release` (the plotting module reads
+           releases; a record draws nothing). Removed in 0.4.
 
         Parameters
         ----------
@@ -670,6 +678,10 @@ class Release(Plan):
         matplotlib.axes.Axes
             One row per statistic; the guarantee in the title.
         """
+        warnings.warn(
+            "Release.plot() is deprecated and will be removed in skattr 0.4; "
+            "use skattr.plotting.plot_release(release, alpha=..., ax=...).",
+            FutureWarning, stacklevel=2)
         from skattr.plotting import plot_release
 
         return plot_release(self, alpha=alpha, ax=ax)

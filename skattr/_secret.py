@@ -10,11 +10,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from skattr._persistence import persistable
 from skattr._query import indicator
 from skattr._validation import numeric_block
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
+from skattr.utils._param_validation import OneOrMore
 
-__all__ = ["Secret", "as_secrets"]
+__all__ = ["SECRETS", "Secret", "as_secrets"]
 
 _READINGS = ("pointwise", "paper", "conditional-mean")
 # Grid values k/n closer than this to a bound count as inside it.
@@ -75,6 +77,7 @@ def _interval(interval, name: str) -> tuple[float, float]:
     return lo, hi
 
 
+@persistable
 @dataclass(frozen=True)
 class Secret:
     """A global property of a sensitive column, and which values of it to hide.
@@ -374,3 +377,8 @@ def as_secrets(secret) -> tuple[Secret, ...]:
             f"{type(secret).__name__}."
         )
     return secrets
+
+
+#: The ``secret=`` parameter's constraint: one Secret or a non-empty list.
+SECRETS = OneOrMore(Secret, "a skattr.Secret (e.g. skattr.Secret.proportion("
+                            "'sex', 'Female', pairs=[(0.45, 0.55)]))")

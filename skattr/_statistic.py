@@ -20,6 +20,7 @@ import pandas as pd
 from scipy import stats
 
 from skattr._base_query import BaseQuery, as_tuple
+from skattr._persistence import persistable
 from skattr._validation import as_frame, check_columns, numeric_block
 from skattr.exceptions import DataValidationError, InvalidParameterError
 from skattr.utils._param_validation import Interval, validate_parameter_constraints
@@ -31,6 +32,7 @@ __all__ = ["Statistic"]
 _CHUNK = 2**22
 
 
+@persistable
 @dataclass(frozen=True)
 class Statistic(BaseQuery):
     """A statistic F of named columns that is not linear in the records.

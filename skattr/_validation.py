@@ -13,14 +13,10 @@ def as_frame(X, *, what: str = "X") -> pd.DataFrame:
 
     Arrays become frames with integer column labels 0..m-1, which is how a secret
     or query names a column of a NumPy array (and of scikit-learn's checks).
+    Other backends' frames go through :func:`skattr.backends.frame_of`.
     """
-    from skattr._dask import is_dask_frame, is_dask_series
-
-    if isinstance(X, pd.DataFrame) or is_dask_frame(X):
-        # A Dask DataFrame stays lazy: the data seam reads it in one pass.
+    if isinstance(X, pd.DataFrame):
         frame = X
-    elif is_dask_series(X):
-        frame = X.to_frame()            # still lazy
     elif isinstance(X, pd.Series):
         frame = X.to_frame()
     else:
@@ -46,9 +42,16 @@ def as_frame(X, *, what: str = "X") -> pd.DataFrame:
                 "real-valued data."
             )
         frame = pd.DataFrame(array)
-    # A Dask frame's row count is not known without a pass; an empty one is
-    # refused by the pass that reads it.
-    if not is_dask_frame(frame) and frame.shape[0] == 0:
+    return check_frame(frame, what=what)
+
+
+def check_frame(frame, *, what: str = "X", counted: bool = True):
+    """Refuse a frame with no rows or columns, complex data or bad labels.
+
+    ``counted=False`` for a lazy frame, whose rows are not counted without a
+    pass: an empty one is refused by the pass that reads it.
+    """
+    if counted and frame.shape[0] == 0:
         raise DataValidationError(
             f"Found array with 0 sample(s) (shape={frame.shape}) while a minimum of "
             f"1 is required: {what} has 0 rows. Pass a non-empty frame."

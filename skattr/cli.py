@@ -10,9 +10,9 @@ import sys
 
 import pandas as pd
 
-from skattr import __version__
 from skattr._release import Release
 from skattr._secret import Secret
+from skattr._version import __version__
 from skattr.exceptions import SkattrError
 from skattr.mechanisms import MECHANISMS
 

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from skattr._persistence import persistable
 from skattr.exceptions import DataValidationError, InvalidParameterError
 from skattr.utils._public import public_dir
 
@@ -184,6 +185,7 @@ class _Comparison(Predicate):
         return f"{type(self).__name__}({self.threshold!r})"
 
 
+@persistable
 @dataclass(frozen=True, repr=False)
 class Above(_Comparison):
     """Values greater than ``threshold``: ``column > threshold``.
@@ -205,6 +207,7 @@ class Above(_Comparison):
     _op = operator.gt
 
 
+@persistable
 @dataclass(frozen=True, repr=False)
 class AtLeast(_Comparison):
     """Values at least ``threshold``: ``column >= threshold``.
@@ -224,6 +227,7 @@ class AtLeast(_Comparison):
     _op = operator.ge
 
 
+@persistable
 @dataclass(frozen=True, repr=False)
 class Below(_Comparison):
     """Values less than ``threshold``: ``column < threshold``.
@@ -243,6 +247,7 @@ class Below(_Comparison):
     _op = operator.lt
 
 
+@persistable
 @dataclass(frozen=True, repr=False)
 class AtMost(_Comparison):
     """Values at most ``threshold``: ``column <= threshold``.
@@ -262,6 +267,7 @@ class AtMost(_Comparison):
     _op = operator.le
 
 
+@persistable
 @dataclass(frozen=True, repr=False)
 class Between(Predicate):
     """Values from ``low`` to ``high``: ``column.between(low, high, closed)``.
@@ -314,6 +320,7 @@ class Between(Predicate):
         return f"Between({self.low!r}, {self.high!r}{closed})"
 
 
+@persistable
 @dataclass(frozen=True, repr=False)
 class Equals(Predicate):
     """Values equal to ``value``: ``column == value``, as a category matches.
@@ -344,6 +351,7 @@ class Equals(Predicate):
         return f"Equals({self.value!r})"
 
 
+@persistable
 @dataclass(frozen=True, repr=False)
 class OneOf(Predicate):
     """Values among ``values``: ``column.isin(values)``.
@@ -393,6 +401,7 @@ def _check_parts(parts, owner: str, least: int) -> tuple:
     return parts
 
 
+@persistable
 @dataclass(frozen=True, repr=False)
 class And(Predicate):
     """Values where every part holds: ``a & b & ...``.
@@ -426,6 +435,7 @@ class And(Predicate):
                           for p in self.parts)
 
 
+@persistable
 @dataclass(frozen=True, repr=False)
 class Or(Predicate):
     """Values where at least one part holds: ``a | b | ...``.
@@ -458,6 +468,7 @@ class Or(Predicate):
         return " | ".join(repr(p) for p in self.parts)
 
 
+@persistable
 @dataclass(frozen=True, repr=False)
 class Not(Predicate):
     """Values where ``part`` does not hold: ``~part`` (missing values still not).

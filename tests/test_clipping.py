@@ -283,9 +283,17 @@ def test_the_ledger_clips_every_release_and_its_joint_law(reference, private):
         ledger.mean(["weight"], bounds=None)
     narrow = dirty.attrpriv.ledger(**kw, bounds={"weight": (120.0, 180.0)})
     assert narrow.mean(["weight"]).clipping.as_dict() == {"weight": (120.0, 180.0)}
-    # Its joint law is that of the clipped column.
-    assert narrow._joint_estimator(
-        [skattr.Query("sum", ["weight"])]).clipping_.source == "declared"
+    # Its joint law is that of the clipped column: the reference's fit of
+    # the clipped weights (the first model of the default Theta).
+    key, joint, _ = narrow._gaussian._cache      # the law the release used
+    assert key == (skattr.Query("sum", ["weight"]),)
+    fit = joint.models[0][0]
+    weights = reference["weight"].clip(120.0, 180.0)
+    female = reference["gender"] == "female"
+    assert fit.mean_in[0] == pytest.approx(weights[female].mean(), rel=1e-12)
+    assert fit.mean_out[0] == pytest.approx(weights[~female].mean(), rel=1e-12)
+    assert fit.mean_in[0] != pytest.approx(reference["weight"][female].mean(),
+                                           rel=1e-6)
     loaded = skattr.Ledger.from_json(narrow.to_json(), dirty, reference=reference)
     assert loaded.bounds == {"weight": (120.0, 180.0)}
 
@@ -298,8 +306,11 @@ def test_the_ledger_clips_the_resampled_joint_law(reference):
                     reference=small, budget=(4.0, 1e-2),
                     theta=skattr.theta.Resample(random_state=0),
                     bounds={"weight": (130.0, 170.0), "height": (60.0, 75.0)})
-    clipped = ledger._clipped_reference(skattr.Statistic.median(["weight"]),
-                                        ("weight",))
+    from skattr._ledger._joint import clipped_reference
+
+    clipped = clipped_reference(ledger.reference,
+                                skattr.Statistic.median(["weight"]), ("weight",),
+                                ledger.bounds, ledger.secret, reads=True)
     assert clipped["weight"].between(130.0, 170.0).all()
     assert clipped["weight"].min() == 130.0
     pd.testing.assert_series_equal(clipped["height"], small["height"])

@@ -89,7 +89,7 @@ def test_a_dask_reference_fits_the_same_theta(frames, npartitions, theta):
 def test_moments_theta_reads_a_dask_reference_in_one_pass(frames, monkeypatch):
     # theta="moments" needs only the per-group sufficient statistics: one
     # reduction, no column collected to the driver.
-    from skattr import _dask
+    from skattr.backends import _dask
     private, reference = frames
     calls = []
     monkeypatch.setattr(_dask, "collect",
@@ -250,7 +250,7 @@ def awkward_columns(n, seed):
 @pytest.mark.parametrize("npartitions", PARTITIONS)
 @pytest.mark.parametrize("n", [1, 2, 7, 1000])
 def test_quantiles_and_medians_equal_numpy_to_the_bit(n, npartitions):
-    from skattr import _dask
+    from skattr.backends import _dask
     frame = awkward_columns(n, seed=n)
     ddf = dd.from_pandas(frame, npartitions=min(npartitions, n))
     columns = list(frame.columns)
@@ -263,7 +263,7 @@ def test_quantiles_and_medians_equal_numpy_to_the_bit(n, npartitions):
 
 @pytest.mark.parametrize("npartitions", PARTITIONS)
 def test_std_equals_numpy(npartitions):
-    from skattr import _dask
+    from skattr.backends import _dask
     frame = awkward_columns(1000, seed=3)
     columns = list(frame.columns)
     for ddof in (0, 1):
@@ -276,7 +276,7 @@ def test_std_equals_numpy(npartitions):
 
 
 def test_a_median_takes_three_passes(monkeypatch):
-    from skattr import _dask
+    from skattr.backends import _dask
     frame = awkward_columns(5000, seed=1)
     ddf = dd.from_pandas(frame, npartitions=16)
     passes = []
@@ -297,7 +297,7 @@ def test_a_median_takes_three_passes(monkeypatch):
 
 
 def test_a_crowded_bin_is_split_by_another_pass(monkeypatch):
-    from skattr import _dask
+    from skattr.backends import _dask
     monkeypatch.setattr(_dask, "_MAX_COLLECTED", 10)
     rng = np.random.default_rng(2)
     # Most values in a sliver of the range: their bin is split again.
@@ -339,7 +339,7 @@ def test_the_accessor_releases_a_dask_median(frames):
 
 
 def test_nan_in_a_median_column_raises_as_pandas_does(frames):
-    from skattr import _dask
+    from skattr.backends import _dask
     private, _ = frames
     broken = private.copy()
     broken.loc[broken.index[10], "weight"] = np.nan
@@ -476,7 +476,7 @@ def test_schema_1_ledger_files_still_load(frames):
     import hashlib
     import json
 
-    from skattr._ledger import _fingerprint_v1
+    from skattr._ledger._files import _fingerprint_v1
     private, reference = frames
     ledger = private.attrpriv.ledger(secret=SECRET, reference=reference,
                                      budget=(6.0, 1e-3), law="gaussian",
@@ -498,7 +498,7 @@ def test_schema_1_ledger_files_still_load(frames):
 
 
 def test_a_ledger_counts_a_dask_frames_rows_once(frames, monkeypatch):
-    from skattr import _dask
+    from skattr.backends import _dask
     private, reference = frames
     counted = []
     real = _dask.row_count

@@ -777,9 +777,10 @@ def test_laplace_joint_from_drawn_coupling_bounds_the_exact_one(monkeypatch):
     ledger.mean(["x2"], mechanism="wasserstein", epsilon=1.0)
     exact = ledger.spent[0]
     entries = [e.laplace for e in ledger.releases]
-    monkeypatch.setattr(type(ledger), "_laplace_exact",
-                        lambda self, *args: None)
-    drawn = ledger._laplace_joint_epsilon(entries)
+    from skattr.laws import _coupling
+
+    monkeypatch.setattr(_coupling, "_joint_exact", lambda *args: None)
+    drawn = ledger._laplace.epsilon(entries)
     assert exact <= drawn < 3 * exact
 
 

@@ -16,7 +16,6 @@ from sklearn.utils.validation import check_is_fitted
 import skattr
 from skattr._persistence import (
     SCHEMA_VERSION,
-    _network_args,
     allowed_types,
     canonical,
     from_json,
@@ -265,6 +264,8 @@ def test_the_network_is_saved_by_every_argument_of_its_constructor():
     # ParameterNetwork keeps a networkx graph, so it is saved by its arguments;
     # an argument added to its constructor must be added to _network_args.
     taken = set(inspect.signature(ParameterNetwork.__init__).parameters) - {"self"}
+    from skattr.bayes._network import _network_args
+
     assert set(_network_args(schools_network())) == taken
 
 
@@ -626,3 +627,28 @@ def test_predicate_secrets_round_trip_in_a_fitted_mechanism(hospital):
     assert loaded.plan(private).secrets == (
         "proportion(weight: Above(150) & ~OneOf([160.0])): pairs 0.4 vs 0.6",)
     _same_release(mech.release(private), loaded.release(private))
+
+
+def test_every_saved_kind_registers_itself():
+    # The allowlist is what each class registers where it is defined: a new
+    # noise law, predicate, Theta spec or law that forgets it is caught here.
+    from skattr import laws, predicates, theta
+    from skattr.noise import NoiseLaw
+
+    def concrete(base):
+        for sub in base.__subclasses__():
+            if not getattr(sub, "__abstractmethods__", None):
+                yield sub
+            yield from concrete(sub)
+
+    table = allowed_types()
+    for cls in concrete(NoiseLaw):
+        assert table.get(cls.__qualname__) is cls
+    for cls in concrete(laws.StatisticLaw):
+        assert table.get(cls.__qualname__) is cls
+    for name in predicates.__all__:
+        if name != "Predicate":
+            assert table[name] is getattr(predicates, name)
+    for name in ("ExpertTheta", "MonteCarlo", "Bootstrap", "ProbabilityBox",
+                 "Resample", "GroupMoments", "JointGaussian", "SumLaws"):
+        assert table[name] is getattr(theta, name)

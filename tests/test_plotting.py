@@ -270,19 +270,21 @@ def test_release_plot_method_delegates(private, reference):
                                 reference=reference, mechanism="apgm",
                                 law="gaussian", epsilon=2.0, random_state=0)
     fig, ax = plt.subplots()
-    assert rel.plot(alpha=0.1, ax=ax) is ax
+    with pytest.warns(FutureWarning, match="plot_release"):
+        assert rel.plot(alpha=0.1, ax=ax) is ax
     (container,) = ax.containers
     segments = _interval_segments(container)
     np.testing.assert_allclose(segments[:, 0, 0], rel.conf_int(0.1)["lower"])
     np.testing.assert_allclose(segments[:, 1, 0], rel.conf_int(0.1)["upper"])
-    assert rel.plot().get_title() == ax.get_title()
+    with pytest.warns(FutureWarning, match="plot_release"):
+        assert rel.plot().get_title() == ax.get_title()
 
 
 @pytest.mark.parametrize("alpha", [0.0, 1.0, -0.1, "0.05", None])
 def test_release_plot_refuses_bad_alpha(alpha):
     rel = _release(LaplaceNoise.on_each(1.0, 1), [1.0], ["x"])
     with pytest.raises(InvalidParameterError, match="'alpha' parameter"):
-        rel.plot(alpha=alpha)
+        plot_release(rel, alpha=alpha)
 
 
 def test_plot_release_refuses_what_is_not_a_release():
@@ -492,7 +494,6 @@ def test_importing_needs_no_matplotlib(no_matplotlib, monkeypatch):
     lambda: plot_tradeoff(None),
     lambda: plot_release(None),
     lambda: plot_attack_accuracy(None),
-    lambda: _release(LaplaceNoise.on_each(1.0, 1), [1.0], ["x"]).plot(),
 ])
 def test_plots_name_the_extra_without_matplotlib(no_matplotlib, call):
     # Before any other check: the missing library is the first thing to fix.

@@ -10,14 +10,13 @@ import pandas as pd
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
-from skattr import _dask as dask_backend
-from skattr._dask import is_dask_frame
 from skattr._data import clip_frame, record_contributions, secret_indicator
 from skattr._random import check_random_state, seed_of
 from skattr._release import Plan
 from skattr._secret import Secret, as_secrets, grid_tolerance
 from skattr.audit._result import AuditResult
 from skattr.audit._testers import histogram_test, threshold_test
+from skattr.backends import backend_of, is_frame
 from skattr.exceptions import (
     DataValidationError,
     InvalidParameterError,
@@ -168,25 +167,18 @@ def _clipped(frame: pd.DataFrame, clipping) -> pd.DataFrame:
     clip = clipping.as_dict() if clipping is not None else {}
     if not clip:
         return frame
-    from skattr._data import clip_frame
 
     return clip_frame(frame, clip, what="the audit's data")
 
 
 def _local(data) -> pd.DataFrame:
-    """Return the data in memory: a Dask frame collected once (every column)."""
-    if is_dask_frame(data):
-        return dask_backend.collect(data, list(data.columns))
-    return data
+    """Return the data in memory: a lazy frame collected once (every column)."""
+    return backend_of(data).collect(data, list(data.columns))
 
 
 def _as_dask_like(frame: pd.DataFrame, like):
     """Hand a drawn dataset over as the user's data came: Dask if it was."""
-    if like is None or not is_dask_frame(like):
-        return frame
-    import dask.dataframe as dd
-
-    return dd.from_pandas(frame, npartitions=max(1, min(like.npartitions, 2)))
+    return frame if like is None else backend_of(like).like(frame, like)
 
 
 def _check_values(values, size: int, k: int, who: str) -> np.ndarray:
@@ -209,7 +201,7 @@ def _drawn(data, value: float, size: int, rng, k: int):
         return None, _check_values(found, size, k, who)
     found = list(found)
     if len(found) != size or not all(
-            isinstance(f, pd.DataFrame) or is_dask_frame(f) for f in found):
+            is_frame(f) for f in found):
         raise DataValidationError(
             f"{who} returned {len(found)} objects of types "
             f"{sorted({type(f).__name__ for f in found})}; return {size} "
@@ -434,8 +426,7 @@ def audit(mechanism, data, *, n: int, pair=None, secret=None,
         "plan": plan, "noise_scale_factor": noise_scale_factor,
         "replace": replace, "privacy": privacy, "random_state": random_state,
     }, "audit")
-    if not (callable(data) or isinstance(data, pd.DataFrame)
-            or is_dask_frame(data)):
+    if not (callable(data) or is_frame(data)):
         raise InvalidParameterError(
             "The 'data' parameter of audit must be a DataFrame, a Dask "
             "DataFrame or a callable data(value, size, random_state). Got "
@@ -517,12 +508,8 @@ def _exact_statistics(mechanism, data, source, value, n, m, rng, k):
 
 def _statistic_of(mechanism, frame) -> np.ndarray:
     """Return the exact statistic the mechanism would add noise to."""
-    frame = mechanism._private_frame(frame)
-    if is_dask_frame(frame):
-        # Clipped lazily as the release clips it (BaseMechanism.release).
-        frame = clip_frame(frame, mechanism.clipping_.as_dict())
-        return np.asarray(mechanism._dask_statistic(frame)[1], dtype=float)
-    return np.asarray(mechanism._statistic_of(frame), dtype=float)
+    return np.asarray(mechanism._exact_statistic(
+        *mechanism._private_frame(frame))[1], dtype=float)
 
 
 def _released(mechanism, data, source, value, m, rng, k):
@@ -670,7 +657,7 @@ def _ledger_releases(ledger, frame: pd.DataFrame, n: int):
         released = _clipped(frame, clipping)
         names += [f"release {i + 1}: {v}" for v in values]
         if entry.laplace:
-            query, columns = ledger._laplace_queries[entry.laplace["key"]]
+            query, columns = ledger.laplace_statistic(entry)
             pieces.append(("rows", row_evaluator(query, released, columns)))
             law = (entry.release.noise_law if entry.release is not None
                    else LaplaceNoise.on_each(entry.laplace["scale"], len(values)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
+from skattr._persistence import persistable
 from skattr.bayes._network import ParameterNetwork
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.laws import NetworkLaw
@@ -15,6 +16,7 @@ __all__ = ["NetworkTheta"]
 _GRID_RTOL = 1e-12
 
 
+@persistable
 class NetworkTheta:
     """Theta of distributional attribute privacy from a parameter network.
 

@@ -11,6 +11,7 @@ from functools import cached_property
 import networkx as nx
 import numpy as np
 
+from skattr._persistence import persistable
 from skattr.bayes._inference import joint_table
 from skattr.exceptions import InvalidParameterError
 
@@ -23,6 +24,7 @@ _SUM_TOL = 1e-9
 _ROUND_UP = 1e-9
 
 
+@persistable
 @dataclass(frozen=True)
 class MarkovQuilt:
     """A Markov quilt (Q, N, R) of a node (Zhang et al., Def. 6).
@@ -38,6 +40,7 @@ class MarkovQuilt:
     remote: frozenset
 
 
+@persistable
 @dataclass(frozen=True)
 class QuiltChoice:
     """The quilt a Markov quilt mechanism chose for one sensitive node.
@@ -66,6 +69,13 @@ def _as_grid(values, node) -> np.ndarray:
     return grid
 
 
+def _network_args(net) -> dict:
+    """ParameterNetwork's constructor arguments (it keeps a networkx graph)."""
+    return {"parents": net.parents, "grids": net.grids, "cpts": list(net.members),
+            "columns": net.columns}
+
+
+@persistable(arguments=_network_args)
 class ParameterNetwork:
     """A Bayesian network over the parameters of the attributes' distributions.
 

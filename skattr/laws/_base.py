@@ -98,6 +98,9 @@ class StatisticLaw(ABC):
         Per secret, the reference records (out of, in) its group the law was
         learnt from; None when it was stated. What a confidence statement
         about the population needs.
+    source : tuple or None
+        (Theta's spec, the request it answered, without the data): what
+        :meth:`joint` refits. None for a law not fitted through a request.
     """
 
     kind: ClassVar[str] = ""
@@ -157,12 +160,26 @@ class StatisticLaw(ABC):
             f"A {type(self).__name__} gives no (W, delta)-closeness; use a "
             "mechanism that calibrates it.")
 
-    def joint(self, others):
-        """Return the joint law of this statistic and ``others`` (the same data).
+    def joint(self, query, *, frame, columns=None) -> StatisticLaw:
+        """Return the joint law of ``query``: this statistic stacked with others.
 
-        A ledger certifies several releases of one dataset from their joint
-        law. Laws that do not model it refuse.
+        A ledger certifies several releases of one dataset from the law of
+        their statistics together (cross-covariances included): the same
+        Theta, with the same options, fitted for the stacked ``query`` on
+        ``frame`` (the reference data, clipped as the releases clip it).
+        ``columns`` are the query's resolved columns (its own by default).
+
+        Raises
+        ------
+        NotCertifiableError
+            The law has no Theta to refit (it was stated whole, or loaded
+            from a file), or Theta gives no law of ``query``.
         """
-        raise NotCertifiableError(
-            f"The joint law of a {type(self).__name__} with other statistics "
-            "is not modelled.")
+        source = getattr(self, "source", None)
+        if source is None:
+            raise NotCertifiableError(
+                f"This {type(self).__name__} keeps no Theta to refit for other "
+                "statistics (it was loaded or stated whole); fit the "
+                "mechanism again to certify releases jointly.")
+        spec, request = source
+        return request.about(frame, query, columns).fit(spec)

@@ -15,6 +15,7 @@ from itertools import accumulate, product
 import numpy as np
 from scipy import special
 
+from skattr._persistence import persistable
 from skattr.exceptions import InvalidParameterError
 from skattr.laws._counts import (
     _as_probabilities,
@@ -103,6 +104,7 @@ def count_sensitivity(pairs: Iterable, n: int, thetas, *,
                for p in thetas)
 
 
+@persistable
 @dataclass(frozen=True)
 class BoxSensitivity:
     """Certified bounds on the Wasserstein sensitivity over a box of thetas.

@@ -12,11 +12,12 @@ probabilities, whose W is certified by branch and bound
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 
+from skattr._persistence import persistable
 from skattr.exceptions import NotCertifiableError
 from skattr.laws._base import Bound, StatisticLaw, secret_pairs
 from skattr.laws._count_sensitivity import count_sensitivity, count_sensitivity_box
@@ -51,6 +52,7 @@ def _independence(theta, privacy: str) -> str:
             f"({privacy} attribute privacy)")
 
 
+@persistable
 @dataclass(frozen=True, eq=False)
 class ExactLaw(StatisticLaw):
     """The exact law of a count or an integer sum under a finite Theta.
@@ -83,6 +85,7 @@ class ExactLaw(StatisticLaw):
     reads_reference: bool = True
     states_law: bool = False
     reference_sizes: tuple | None = None
+    source: object = field(default=None, repr=False, compare=False)
 
     @property
     def statement(self) -> str:
@@ -160,6 +163,7 @@ class ExactLaw(StatisticLaw):
                      (_independence(self.thetas[0], privacy),))
 
 
+@persistable
 @dataclass(frozen=True, eq=False)
 class BoxLaw(StatisticLaw):
     """Exact count laws for every counting probability in a box.
@@ -183,6 +187,7 @@ class BoxLaw(StatisticLaw):
     reads_reference: bool = False
     states_law: bool = False
     reference_sizes: tuple | None = None
+    source: object = field(default=None, repr=False, compare=False)
 
     def _upper(self, n: int, privacy: str) -> float:
         worst = 0.0

@@ -13,6 +13,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from skattr._persistence import persistable
 from skattr._secret import Secret
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.laws._base import StatisticLaw
@@ -198,6 +199,7 @@ def pair_laws(models: list, secret: Secret, weight: float, n: int,
                     tuple(assumptions))
 
 
+@persistable
 @dataclass(frozen=True, eq=False)
 class GaussianLaw(StatisticLaw):
     """F(X) given each secret taken as Gaussian with the modelled moments.
@@ -239,6 +241,7 @@ class GaussianLaw(StatisticLaw):
     reference_sizes: tuple | None = None
     grid: object = field(default=None, repr=False)
     sampling: str = "without-replacement"
+    source: object = field(default=None, repr=False, compare=False)
 
     @property
     def records_iid(self) -> bool:

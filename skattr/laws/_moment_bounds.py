@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special, stats
 
+from skattr._persistence import persistable
+
 __all__ = ["MomentLaws"]
 
 # Shevtsova (2010), Doklady Mathematics 82(3): the Berry-Esseen constant for
@@ -120,6 +122,7 @@ def _tail(cgf: np.ndarray, lam: np.ndarray, log_inv: np.ndarray) -> np.ndarray:
     return np.min((cgf[None, :] + log_inv[:, None]) / lam[None, :], axis=1)
 
 
+@persistable
 @dataclass(frozen=True)
 class MomentLaws:
     """Moment bounds on the laws of a linear statistic under the resampling Theta.

@@ -8,15 +8,17 @@ binomials over the network's other parameters
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
+from skattr._persistence import persistable
 from skattr.laws._base import Bound, StatisticLaw, secret_pairs
 from skattr.wasserstein import w_infinity, wd_closeness
 
 __all__ = ["NetworkLaw"]
 
 
+@persistable
 @dataclass(frozen=True, eq=False)
 class NetworkLaw(StatisticLaw):
     """The law of a count given the secret node's parameter, under a network.
@@ -44,6 +46,7 @@ class NetworkLaw(StatisticLaw):
     reads_reference: bool = False
     states_law: bool = False
     reference_sizes: tuple | None = None
+    source: object = field(default=None, repr=False, compare=False)
 
     def _laws(self, n: int, privacy: str):
         """Yield (support, law | a, law | b) for every pair and network."""

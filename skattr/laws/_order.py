@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from skattr._persistence import persistable
 from skattr._statistic import numpy_lerp, quantile_position
 
 __all__ = ["OrderLaws", "coupling_gap", "order_bracket"]
@@ -235,6 +236,7 @@ def _cdf_rows(parts, mixed, x, r: int, replace: bool):
     return value, error_a + error_b + 2 * cells * _ULP
 
 
+@persistable
 @dataclass(frozen=True)
 class OrderLaws:
     """Exact laws of medians and quantiles of one reference and secret.

@@ -20,6 +20,7 @@ from typing import Callable
 import numpy as np
 from scipy import stats
 
+from skattr._persistence import persistable
 from skattr._random import check_random_state
 from skattr._secret import grid_tolerance
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
@@ -45,6 +46,7 @@ _TICKS = 100
 _MAX_DEFAULT_DRAWS = 2_000_000
 
 
+@persistable
 @dataclass(frozen=True, eq=False)
 class RowEvaluator:
     """f(index) -> (m, d): the query on each subset of rows ``index[i]``.
@@ -66,6 +68,7 @@ class RowEvaluator:
 
 
 
+@persistable
 @dataclass(frozen=True)
 class ResampledLaws:
     """The fitted resampling Theta of one secret: laws of F given each value a.

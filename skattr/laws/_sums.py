@@ -16,6 +16,7 @@ from functools import reduce
 
 import numpy as np
 
+from skattr._persistence import persistable
 from skattr.exceptions import InvalidParameterError
 from skattr.laws._counts import (
     _as_shares,
@@ -238,6 +239,7 @@ def sum_sensitivity(pairs: Iterable, n: int, thetas, values, *,
     return float(worst * step)
 
 
+@persistable
 @dataclass(frozen=True)
 class SumLaws:
     """A finite Theta for sums of an integer attribute: its law in each group.

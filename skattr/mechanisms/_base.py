@@ -12,15 +12,12 @@ from sklearn import get_config
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from skattr import _dask as dask_backend
 from skattr._clipping import clip_reference, reads_reference_rows, resolve_clipping
-from skattr._dask import is_dask_frame
-from skattr._data import clip_frame, column_totals, statistic_values
-from skattr._query import Query, StackedQuery, check_present
+from skattr._query import Query, StackedQuery
 from skattr._random import check_random_state
 from skattr._release import Certificate, Plan, Release
-from skattr._secret import as_secrets
-from skattr._validation import as_frame
+from skattr._secret import SECRETS, as_secrets
+from skattr.backends import frame_of
 from skattr.exceptions import (
     DataValidationError,
     InvalidParameterError,
@@ -82,7 +79,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
 
     _parameter_constraints: dict = {
         "query": [Query, StackedQuery, None],
-        "secret": ["secret"],
+        "secret": [SECRETS],
         "epsilon": [Interval("real", 0, None, closed="neither")],
         "delta": [Interval("real", 0, 1, closed="left")],
         "calibration": [Options(frozenset({"analytic", "classic"}))],
@@ -187,9 +184,10 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
             The fitted mechanism.
         """
         self._validate_params()
-        frame = as_frame(X, what="the reference data")
-        validate_data(self, dask_backend.schema(X), skip_check_array=True)
-        lazy = is_dask_frame(frame)
+        frame, backend = frame_of(X, what="the reference data")
+        validate_data(self, backend.schema(frame) if backend.lazy else X,
+                      skip_check_array=True)
+        lazy = backend.lazy
         if not lazy and len(frame) < 4:
             raise DataValidationError(
                 f"The reference data has n_samples = {len(frame)}; Theta needs at "
@@ -200,7 +198,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         if lazy and not self._reads_dask_reference:
             # This Theta reads the records themselves: the used columns (the
             # query's and the secrets') are collected in one pass.
-            frame = dask_backend.collect(frame, [
+            frame = backend.collect(frame, [
                 c for c in (*self.columns_, *(s.column for s in secrets))
                 if c in frame.columns])
             if len(frame) < 4:
@@ -258,24 +256,15 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
             plans[key] = self._assemble_plan(n)
         return plans[key]
 
-    def _private_frame(self, X) -> pd.DataFrame:
+    def _private_frame(self, X):
+        """Return (the private data's frame, its backend), checked."""
         check_is_fitted(self)
-        frame = as_frame(X, what="the private data")
+        frame, backend = frame_of(X, what="the private data")
         self._check_same_columns(frame)
-        validate_data(self, dask_backend.schema(X), reset=False,
-                      skip_check_array=True)
-        if is_dask_frame(frame):
-            # Checked partition by partition in the release's one pass.
-            return frame
-        for secret in self.secrets_:
-            # A release does not read the secret's column; a numeric one is still
-            # checked (one cheap pass), while checking a categorical one would
-            # cost more than the release itself.
-            if (secret.column in frame.columns
-                    and pd.api.types.is_numeric_dtype(frame[secret.column].dtype)):
-                check_present(frame[secret.column], secret.column,
-                              what="the private data")
-        return frame
+        validate_data(self, backend.schema(frame) if backend.lazy else X,
+                      reset=False, skip_check_array=True)
+        backend.check_secrets(frame, self.secrets_, what="the private data")
+        return frame, backend
 
     def _check_same_columns(self, frame: pd.DataFrame) -> None:
         """Refuse a private frame whose columns are not those seen in ``fit``.
@@ -315,9 +304,8 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         if n is None:
             if X is None:
                 raise InvalidParameterError("plan needs the private data X or n=.")
-            frame = self._private_frame(X)
-            n = (dask_backend.row_count(frame, what="the private data")
-                 if is_dask_frame(frame) else len(frame))
+            frame, backend = self._private_frame(X)
+            n = backend.row_count(frame, what="the private data")
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise InvalidParameterError(f"n must be a positive int; got {n!r}.")
         return self._cached_plan(int(n))
@@ -331,48 +319,18 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
             The noisy values with their certificate. The exact statistic is
             never returned or stored.
         """
-        frame = self._private_frame(X)
-        if is_dask_frame(frame):
-            clip = self.clipping_.as_dict()
-            n, exact = self._dask_statistic(
-                clip_frame(frame, clip) if clip else frame)
-        else:
-            n = len(frame)
-            exact = self._statistic_of(frame)
+        n, exact = self._exact_statistic(*self._private_frame(X))
         plan = self._cached_plan(n)
         noisy = plan.noise_law.perturb(exact, self._noise_source)
         values = pd.Series(noisy, index=self.query_.names(self.columns_),
                            name=self.query_.statistic)
         return Release.of(plan, values)
 
-    def _dask_statistic(self, frame) -> tuple[int, np.ndarray]:
-        """Return (n, F(X)) of a Dask frame: one pass for sums, a few for quantiles."""
-        dask_backend.check_releasable(frame, self.query_)
-        if not self.query_.is_linear:
-            n, values = dask_backend.exact_statistic(frame, self.query_,
-                                                     self.columns_)
-            return n, values
-        n, totals = dask_backend.release_totals(
-            frame, self.query_, self.columns_, self.secrets_,
-            check=self._partition_check)
-        if n < 1:
-            raise DataValidationError(
-                "Found array with 0 sample(s) while a minimum of 1 is required: "
-                "the private data has 0 rows. Pass a non-empty frame.")
-        return n, totals * self.query_.weight(n)
-
-    def _partition_check(self, part: pd.DataFrame) -> None:
-        """Check one partition of a Dask frame as a release checks pandas data."""
-
-    def _statistic_of(self, frame: pd.DataFrame) -> np.ndarray:
-        """Return the exact statistic F(X) (added to noise, never kept)."""
-        if self.query_.is_linear:
-            # Linear: per-column sums without an (n, k) copy of the data.
-            totals = column_totals(frame, self.query_, self.columns_,
-                                   clip=self.clipping_.as_dict())
-            return totals * self.query_.weight(len(frame))
-        return statistic_values(frame, self.query_, self.columns_,
-                                clip=self.clipping_.as_dict())
+    def _exact_statistic(self, frame, backend) -> tuple[int, np.ndarray]:
+        """Return (n, F(X)), the released columns clipped (never kept)."""
+        return backend.statistic(frame, self.query_, self.columns_,
+                                 secrets=self.secrets_,
+                                 clip=self.clipping_.as_dict())
 
     def _start_releases(self) -> None:
         """Reset the fitted state that releases use: the plan cache, the noise.

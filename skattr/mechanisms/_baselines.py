@@ -7,13 +7,11 @@ from dataclasses import replace
 import numpy as np
 from sklearn.utils.validation import validate_data
 
-from skattr import _dask as dask_backend
 from skattr._clipping import resolve_clipping, resolve_declared
-from skattr._dask import is_dask_frame
-from skattr._data import column_totals, secret_indicator
+from skattr._data import secret_indicator
 from skattr._release import Certificate
-from skattr._secret import as_secrets
-from skattr._validation import as_frame
+from skattr._secret import SECRETS, as_secrets
+from skattr.backends import frame_of
 from skattr.calibration._gaussian import gaussian_delta, max_mahalanobis
 from skattr.exceptions import InvalidParameterError
 from skattr.mechanisms._base import BaseMechanism
@@ -124,7 +122,7 @@ class _DPBaseline(BaseMechanism):
     _parameter_constraints = {
         **{k: v for k, v in BaseMechanism._parameter_constraints.items()
            if k not in ("delta", "calibration")},
-        "secret": ["secret", None],
+        "secret": [SECRETS, None],
     }
 
     #: ``df.attrpriv`` may omit ``reference``: the mechanism fits no Theta.
@@ -157,8 +155,9 @@ class _DPBaseline(BaseMechanism):
             The fitted mechanism.
         """
         self._validate_params()
-        frame = as_frame(X, what="the data passed to fit")
-        validate_data(self, dask_backend.schema(X), skip_check_array=True)
+        frame, backend = frame_of(X, what="the data passed to fit")
+        validate_data(self, backend.schema(frame) if backend.lazy else X,
+                      skip_check_array=True)
         secrets = () if self.secret is None else as_secrets(self.secret)
         self._resolve_query(frame, secrets)
         # The bounds are declared (never read off X, which may be the private
@@ -169,16 +168,11 @@ class _DPBaseline(BaseMechanism):
         # Nothing is learned, but bad data or a secret that does not apply to it
         # is reported here, as by the other mechanisms.
         what = "the data passed to fit"
-        if is_dask_frame(frame):
-            # The same checks, partition by partition, in one pass.
-            dask_backend.release_totals(
-                frame, self.query_, self.columns_, what=what,
-                check=lambda part: [secret_indicator(part, s, what=what)
-                                    for s in secrets])
-        else:
-            column_totals(frame, self.query_, self.columns_, what=what)
-            for s in secrets:
-                secret_indicator(frame, s, what=what)
+        # The same checks, chunk by chunk for a lazy frame, in one pass.
+        backend.column_totals(
+            frame, self.query_, self.columns_, what=what,
+            check=lambda part: [secret_indicator(part, s, what=what)
+                                for s in secrets])
         # A Theta given as a parameter (the Markov quilt network) is checked
         # against the columns here; the DP baselines have none.
         self.theta_ = self._fit_theta(frame, secrets)

@@ -9,6 +9,7 @@ import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
 from skattr._release import Certificate
+from skattr._secret import SECRETS
 from skattr.bayes import MarkovQuilt, ParameterNetwork, QuiltChoice
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.mechanisms._baselines import (
@@ -152,7 +153,7 @@ class AttributePrivateMarkovQuilt(_DPBaseline):
     # required (it names the sensitive node).
     _parameter_constraints = {
         **_DPBaseline._parameter_constraints,
-        "secret": ["secret"],
+        "secret": [SECRETS],
         "network": [ParameterNetwork, None],
         "reads": [dict, None],
         "max_quilt_size": [Interval("integral", 0, None, closed="left"), None],

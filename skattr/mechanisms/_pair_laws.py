@@ -111,7 +111,7 @@ class GaussianPairLawMechanism(BaseMechanism):
             # would read the records' values).
             kinds=("gaussian",) if self.law == "gaussian" else ("exact",))
         try:
-            self.law_ = spec.fit_law(request)
+            self.law_ = request.fit(spec)
         except LawUnavailable as why:
             alternative = (
                 "pass law='gaussian' to take F(X) given each secret as Gaussian "
@@ -222,7 +222,8 @@ class GaussianPairLawMechanism(BaseMechanism):
         if n is None:
             if X is None:
                 raise InvalidParameterError("leakage needs the private data X or n=.")
-            n = len(self._private_frame(X))
+            frame, backend = self._private_frame(X)
+            n = backend.row_count(frame, what="the private data")
         self._validate_params()
         delta = self.delta if delta is None else delta
         if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not (
@@ -250,7 +251,8 @@ class GaussianPairLawMechanism(BaseMechanism):
             if X is None:
                 raise InvalidParameterError(
                     "noiseless_certified needs the private data X or n=.")
-            n = len(self._private_frame(X))
+            frame, backend = self._private_frame(X)
+            n = backend.row_count(frame, what="the private data")
         self._validate_params()
         try:
             self.law_.check_noiseless(int(n))

@@ -17,7 +17,8 @@ from collections.abc import Iterator, Mapping
 
 import pandas as pd
 
-from skattr import _dask as dask_backend
+from skattr._persistence import persistable
+from skattr.backends import backend_of, is_frame
 from skattr.exceptions import (
     InvalidParameterError,
     NotCertifiableError,
@@ -257,9 +258,8 @@ class Registry(Mapping):
                                      reference=reference, data=data,
                                      params=params, among=among)
         # n is public; a Dask frame's is counted once, not per candidate.
-        n = n_rows if n_rows is not None else (
-            dask_backend.row_count(data, what="the private data")
-            if dask_backend.is_dask_frame(data) else len(data))
+        n = n_rows if n_rows is not None else backend_of(data).row_count(
+            data, what="the private data")
         candidates, errors = [], []
         for name, est in fitted.items():
             if isinstance(est, Exception):
@@ -342,8 +342,7 @@ def _resolve_reference(reference, data, mechanism, needs_reference):
                 "no longer holds exactly. Pass public reference data instead.",
                 PrivacyLeakWarning, stacklevel=_caller_stacklevel())
         return data
-    if not (isinstance(reference, pd.DataFrame)
-            or dask_backend.is_dask_frame(reference)):
+    if not is_frame(reference):
         raise InvalidParameterError(
             "reference must be a (pandas or Dask) DataFrame of public data from "
             "the same population (or 'self' to fit on the private data, with a "
@@ -356,5 +355,5 @@ MECHANISMS = Registry()
 
 
 def register(cls: type) -> type:
-    """Class decorator: add a mechanism to :data:`MECHANISMS`."""
-    return MECHANISMS.register(cls)
+    """Class decorator: add a mechanism to :data:`MECHANISMS` (and to files)."""
+    return persistable(MECHANISMS.register(cls), estimator=True)

@@ -141,10 +141,10 @@ class _WassersteinFamily(BaseMechanism):
         spec = self.theta_spec_ = resolve_theta(self.theta, ("auto", "moments"))
         seed = (self.random_state if isinstance(self.random_state, Integral)
                 and not isinstance(self.random_state, bool) else None)
-        self.law_ = spec.fit_law(LawRequest(
+        self.law_ = LawRequest(
             frame=frame, query=self.query_, columns=self.columns_,
             secrets=tuple(secrets), kinds=self.calibrates, seed=seed,
-            privacy=self.privacy))
+            privacy=self.privacy).fit(spec)
 
     def _theta_description(self) -> str:
         return self.law_.description

@@ -53,6 +53,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from skattr._persistence import persistable
 from skattr._random import OSEntropy, check_random_state
 from skattr.exceptions import DataValidationError, NotCertifiableError
 from skattr.noise._laws import LaplaceNoise, _fmt
@@ -210,6 +211,7 @@ def _round_up(value: Fraction) -> float:
     return out
 
 
+@persistable
 @dataclass(frozen=True, eq=False)
 class DiscreteLaplaceNoise(LaplaceNoise):
     """Discrete Laplace noise on the grid g, exactly sampled, on each statistic.

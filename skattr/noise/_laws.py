@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import integrate, special, stats
 
+from skattr._persistence import persistable
 from skattr._random import check_random_state, gaussian_noise, laplace_noise
 from skattr.exceptions import InvalidParameterError
 
@@ -201,6 +202,7 @@ class NoiseLaw(ABC):
         return SumOfNoises(mine + theirs)
 
 
+@persistable
 @dataclass(frozen=True, eq=False)
 class GaussianNoise(NoiseLaw):
     """N(0, covariance) on k statistics.
@@ -283,6 +285,7 @@ class GaussianNoise(NoiseLaw):
                 f"statistic {sd}")
 
 
+@persistable
 @dataclass(frozen=True, eq=False)
 class LaplaceNoise(NoiseLaw):
     """``basis @ y`` with y_i i.i.d. Laplace(0, scale), one per basis column.
@@ -372,6 +375,7 @@ class LaplaceNoise(NoiseLaw):
         return f"Laplace(0, {_fmt(self.scale)}) on {where}"
 
 
+@persistable
 @dataclass(frozen=True, eq=False)
 class SumOfNoises(NoiseLaw):
     """Independent noises added to the same statistics (e.g. Chen Thm 4.7).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skattr._release import Release, _fmt
+from skattr._release import Release, fmt
 from skattr.plotting._common import axes_or_new, check_axes, pyplot
 from skattr.utils._param_validation import Interval, validate_parameter_constraints
 
@@ -86,7 +86,7 @@ def plot_release(release, alpha=0.05, ax=None):
                                    strict=True)])
     ax.set_ylim(-0.5, values.size - 0.5)
     ax.set_xlabel(f"released value with its {level} interval over the noise")
-    ax.set_title(f"({_fmt(float(release.epsilon))}, {_fmt(float(release.delta))})"
+    ax.set_title(f"({fmt(float(release.epsilon))}, {fmt(float(release.delta))})"
                  f"-{release.guarantee}\n{release.mechanism}, n = {release.n}")
     ax.grid(True, axis="x", alpha=0.3)
     return ax

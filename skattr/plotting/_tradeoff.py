@@ -5,11 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
-from skattr._accessor import _as_query
-from skattr._dask import is_dask_frame, row_count
-from skattr._query import Query
+from skattr._verbs import statistic_query
+from skattr.backends import backend_of, is_frame
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.plotting._common import (
     axes_or_new,
@@ -166,7 +164,7 @@ def plot_tradeoff(data, columns=None, *, secret=None, reference=None,
         curves = [_curve(label, {est.mechanism_name: est}, grid, n, beta)
                   for label, est in fitted.items()]
     else:
-        if not (isinstance(data, pd.DataFrame) or is_dask_frame(data)):
+        if not is_frame(data):
             raise InvalidParameterError(
                 "plot_tradeoff's data must be the private DataFrame, a fitted "
                 "skattr mechanism or a dict of label -> fitted mechanism; got "
@@ -176,10 +174,7 @@ def plot_tradeoff(data, columns=None, *, secret=None, reference=None,
                 "plot_tradeoff plans at every epsilon of epsilons=; drop "
                 "epsilon=.")
         names = _mechanism_names(mechanisms)
-        query = (Query(statistic, columns, value)
-                 if isinstance(statistic, str) and statistic in ("count",
-                                                                 "proportion")
-                 else _as_query(statistic, columns))
+        query = statistic_query(statistic, columns, value)
         from skattr.mechanisms import MECHANISMS
 
         for name in names:
@@ -187,8 +182,7 @@ def plot_tradeoff(data, columns=None, *, secret=None, reference=None,
             MECHANISMS.check_params(name, MECHANISMS.classes_for(name, query),
                                     params)
         if n is None:
-            n = (row_count(data, what="the private data") if is_dask_frame(data)
-                 else len(data))
+            n = backend_of(data).row_count(data, what="the private data")
         # One fit per mechanism, shared by "auto" and its named line: the
         # parameters are the same, so the plans are cached once too.
         fits: dict = {}

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from skattr._persistence import persistable
 from skattr.exceptions import InvalidParameterError
 from skattr.laws import BoxLaw
 from skattr.theta._request import check_exact_request
@@ -13,6 +14,7 @@ from skattr.theta._request import check_exact_request
 __all__ = ["ProbabilityBox"]
 
 
+@persistable
 @dataclass(frozen=True)
 class ProbabilityBox:
     """Every p with ``low <= p <= high``: a continuous Theta for count laws.

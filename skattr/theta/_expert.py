@@ -7,6 +7,7 @@ from typing import Callable
 
 import numpy as np
 
+from skattr._persistence import persistable
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.theta._models import GroupMoments, JointGaussian
 from skattr.theta._request import LawUnavailable, gaussian_law_of
@@ -16,6 +17,7 @@ __all__ = ["ExpertTheta"]
 _MODEL_TYPES = (GroupMoments, JointGaussian)
 
 
+@persistable
 class ExpertTheta:
     """A set Theta of distributions stated by an expert rather than fit on data.
 

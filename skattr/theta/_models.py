@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import stats
 
+from skattr._persistence import persistable
 from skattr.exceptions import (
     DataValidationError,
     InvalidParameterError,
@@ -64,6 +65,7 @@ def _as_size(size, name: str) -> int | None:
     return int(size)
 
 
+@persistable
 @dataclass(frozen=True)
 class GroupMoments:
     """theta as per-group moments: records with the secret's value vs the rest.
@@ -223,6 +225,7 @@ class GroupMoments:
         return prob, centre, total
 
 
+@persistable
 @dataclass(frozen=True)
 class JointGaussian:
     """theta as a joint Gaussian over the secret's z and the contributions h.

@@ -13,8 +13,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from skattr._data import Reference
+from skattr._persistence import persistable
 from skattr._query import Query
+from skattr.backends import Reference
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.laws import ExactLaw, GaussianLaw
 from skattr.laws._exact import MAX_EXACT_ATOMS, lattice_width
@@ -36,6 +37,7 @@ class LawUnavailable(NotCertifiableError):
     """A Theta gives none of the kinds of law asked for; the message says why."""
 
 
+@persistable
 @dataclass(frozen=True, eq=False)
 class LawRequest:
     """What a mechanism asks Theta for: the law of its statistic, of given kinds.
@@ -73,6 +75,21 @@ class LawRequest:
     moments: bool = False
     seed: int | None = None
     privacy: str = "dataset"
+
+    def about(self, frame, query, columns=None) -> LawRequest:
+        """Return the same request for another statistic, on ``frame``."""
+        return replace(self, frame=frame, query=query,
+                       columns=tuple(query.columns if columns is None
+                                     else columns))
+
+    def fit(self, spec):
+        """Return ``spec``'s law for this request, which remembers its source.
+
+        The law keeps (spec, this request without the data), so that it can
+        be refitted for other statistics (:meth:`StatisticLaw.joint`).
+        """
+        law = spec.fit_law(self)
+        return replace(law, source=(spec, replace(self, frame=None)))
 
     def reference(self) -> Reference:
         """Return the reference data as Theta reads it (the data seam)."""

@@ -20,6 +20,7 @@ from typing import Callable
 import numpy as np
 
 from skattr._data import record_contributions, secret_indicator
+from skattr._persistence import persistable
 from skattr._random import seed_of
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.laws._coupling import ResamplingLaw
@@ -39,6 +40,7 @@ def row_evaluator(query, frame, columns) -> Callable[[np.ndarray], np.ndarray]:
 
 
 
+@persistable
 @dataclass(frozen=True)
 class Resample:
     """Theta for any statistic: datasets drawn from the reference records.

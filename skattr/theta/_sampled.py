@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from skattr._persistence import persistable
 from skattr._random import check_random_state, gaussian_noise, seed_of
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.theta._fit import fit_group_moments
@@ -23,6 +24,7 @@ def refuse_mean_secret(secret) -> None:
             "Gaussian model of Zhang et al. Sec. 4.2).")
 
 
+@persistable
 @dataclass(frozen=True)
 class MonteCarloMoments:
     """theta estimated as Chen and Ohrimenko do (App. C.1), by sampling datasets.
@@ -100,7 +102,7 @@ class _SampledTheta:
     """The Theta protocol of the estimators fit on the records' contributions.
 
     ``fit(z, h, ...)`` is the estimator's own; the protocol reads z and h
-    through the data seam's :class:`~skattr._data.Reference`.
+    through the data seam's :class:`~skattr.backends.Reference`.
     """
 
     states_law = False
@@ -128,6 +130,7 @@ class _SampledTheta:
         return None
 
 
+@persistable
 @dataclass(frozen=True)
 class MonteCarlo(_SampledTheta):
     """Estimate Theta by sampling datasets from the reference data (Chen App. C.1).
@@ -179,6 +182,7 @@ class MonteCarlo(_SampledTheta):
 RESAMPLED_RECORDS = 20_000
 
 
+@persistable
 @dataclass(frozen=True)
 class Bootstrap(_SampledTheta):
     """Theta as a set: per-group moments fit on bootstrap replicates of the reference.

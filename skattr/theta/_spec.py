@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from skattr._persistence import persistable
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.laws import ExactLaw
 from skattr.laws._sums import SumLaws, bootstrap_exact_law, fit_exact_law
@@ -80,6 +81,7 @@ def check_group_sizes(inside: np.ndarray, label: str) -> None:
             "the plug-in fit as the truth with theta='moments' (recorded).")
 
 
+@persistable
 @dataclass(frozen=True)
 class PlugIn:
     """``theta="moments"``: the reference's fit taken as the population's.
@@ -124,6 +126,7 @@ class PlugIn:
         return fit_exact_law(reference.records()[:, 0], inside, statistic)
 
 
+@persistable
 @dataclass(frozen=True)
 class FitAndBootstrap:
     """``theta="auto"``: the reference's fit and its stratified bootstrap.
@@ -185,6 +188,7 @@ class FitAndBootstrap:
                                    inside, self.replicates, 0)
 
 
+@persistable
 @dataclass(frozen=True)
 class JointGaussianFit:
     """``theta="gaussian"``: the joint Gaussian model (Zhang et al. Sec. 4.2).
@@ -257,6 +261,7 @@ def resolve_theta(theta, names=tuple(_NAMES)):
     return theta
 
 
+@persistable
 @dataclass(frozen=True, eq=False)
 class CountProbabilities:
     """Theta stated as rows ``[P(counted | out), P(counted | in)]`` (a finite set).
@@ -289,6 +294,7 @@ class CountProbabilities:
                         description=f"{len(thetas)} stated p pairs")
 
 
+@persistable
 @dataclass(frozen=True, eq=False)
 class StatedSumLaws:
     """Theta stated as a :class:`~skattr.theta.SumLaws`: an integer sum's laws."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from skattr.exceptions import InvalidParameterError
 
-__all__ = ["Interval", "Options", "validate_parameter_constraints"]
+__all__ = ["Interval", "OneOrMore", "Options", "validate_parameter_constraints"]
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,29 @@ class Options:
         return "one of " + ", ".join(repr(v) for v in sorted(self.values, key=str))
 
 
+@dataclass(frozen=True)
+class OneOrMore:
+    """An instance of a type, or a non-empty list or tuple of them.
+
+    ``what`` names one instance in an error message (e.g. "a skattr.Secret
+    (e.g. ...)"); the message adds "or a non-empty list of them".
+    """
+
+    type: type
+    what: str = ""
+
+    def is_satisfied_by(self, value) -> bool:
+        """Whether ``value`` is one instance, or a non-empty list of them."""
+        if isinstance(value, self.type):
+            return True
+        return (isinstance(value, (list, tuple)) and len(value) > 0
+                and all(isinstance(v, self.type) for v in value))
+
+    def __str__(self) -> str:
+        what = self.what or f"an instance of {self.type.__name__!r}"
+        return f"{what} or a non-empty list of them"
+
+
 def _describe(constraint) -> str:
     if constraint is None:
         return "None"
@@ -94,9 +117,6 @@ def _describe(constraint) -> str:
         return "a callable"
     if constraint == "boolean":
         return "a bool"
-    if constraint == "secret":
-        return ("a skattr.Secret (e.g. skattr.Secret.proportion('sex', 'Female', "
-                "pairs=[(0.45, 0.55)])) or a non-empty list of them")
     return str(constraint)
 
 
@@ -117,13 +137,6 @@ def _satisfies(constraint, value) -> bool:
         import numpy as np
 
         return isinstance(value, (bool, np.bool_))
-    if constraint == "secret":
-        from skattr._secret import Secret
-
-        if isinstance(value, Secret):
-            return True
-        return (isinstance(value, (list, tuple)) and len(value) > 0
-                and all(isinstance(s, Secret) for s in value))
     return constraint.is_satisfied_by(value)
 
 
@@ -134,9 +147,8 @@ def validate_parameter_constraints(constraints: dict, params: dict, caller: str)
     ----------
     constraints : dict
         Maps a parameter name to a list of accepted constraints: ``None``, a type,
-        the strings ``"random_state"``, ``"callable"``, ``"boolean"`` or
-        ``"secret"`` (a :class:`~skattr.Secret` or a non-empty list of them),
-        an :class:`Interval` or :class:`Options`.
+        the strings ``"random_state"``, ``"callable"`` or ``"boolean"``, an
+        :class:`Interval`, :class:`Options` or :class:`OneOrMore`.
     params : dict
         The parameters to check (``estimator.get_params(deep=False)``).
     caller : str

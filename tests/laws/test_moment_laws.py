@@ -271,7 +271,7 @@ def test_non_linear_statistics_have_no_moment_laws():
 def test_ledger_round_trips_moment_bounds():
     import json
 
-    from skattr._ledger import _theta_from_json, _theta_to_json
+    from skattr._ledger._files import _theta_from_json, _theta_to_json
     for value in ("auto", True, False):
         theta = Resample(random_state=3, moment_bounds=value)
         record = json.loads(json.dumps(_theta_to_json(theta)))
@@ -279,7 +279,7 @@ def test_ledger_round_trips_moment_bounds():
 
 
 def test_old_ledger_files_draw_means():
-    from skattr._ledger import _theta_from_json
+    from skattr._ledger._files import _theta_from_json
     old = {"resample": {"n_draws": None, "failure_share": 0.1, "max_exact": 10,
                         "random_state": 1, "replace": False}}
     assert _theta_from_json(old).moment_bounds is False

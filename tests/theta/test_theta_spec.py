@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 import skattr
-from skattr._data import Reference
+from skattr.backends import Reference
 from skattr.exceptions import InvalidParameterError
 from skattr.mechanisms import AttributePrivateGaussian, WassersteinMechanism
 from skattr.theta import Bootstrap, ExpertTheta, GroupMoments, MonteCarlo

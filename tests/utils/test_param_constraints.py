@@ -17,7 +17,7 @@ import skattr
 from skattr.datasets import make_hospital
 from skattr.exceptions import InvalidParameterError
 from skattr.utils import all_estimators
-from skattr.utils._param_validation import Interval, Options
+from skattr.utils._param_validation import Interval, OneOrMore, Options
 
 SECRET = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
 
@@ -77,14 +77,12 @@ def _accepts(constraint, value) -> bool:
             isinstance(value, (numbers.Integral, np.random.Generator,
                                np.random.RandomState))
             and not isinstance(value, bool))
-    if constraint == "secret":
-        if isinstance(value, skattr.Secret):
+    if isinstance(constraint, OneOrMore):
+        if isinstance(value, constraint.type):
             return True
-        try:
-            items = list(value)
-        except TypeError:
+        if not isinstance(value, (list, tuple)):
             return False
-        return bool(items) and all(isinstance(s, skattr.Secret) for s in items)
+        return bool(value) and all(isinstance(s, constraint.type) for s in value)
     if constraint == "callable":
         return callable(value)
     if constraint == "boolean":
@@ -121,7 +119,7 @@ def _violators(constraint) -> list:
         return out
     if constraint == "random_state":
         return ["seed", 0.5, True]
-    if constraint == "secret":
+    if isinstance(constraint, OneOrMore):
         return ["gender", 42, [], ["gender"]]
     if constraint == "callable":
         return [42]

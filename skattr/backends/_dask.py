@@ -1,4 +1,4 @@
-"""The Dask side of the data seam: one pass over a Dask DataFrame per job.
+"""The Dask backend: one pass over a Dask DataFrame per job.
 
 skattr's releases and its moment Theta need only sufficient statistics: the
 row count and the column totals of a linear statistic, or per secret group
@@ -16,9 +16,9 @@ replicates, exact laws) collect the columns they use to the driver in one
 pass (:func:`collect`): the same numbers as pandas, in the same order.
 
 Dask is an optional dependency (``pip install 'skattr[dask]'``): nothing here
-imports it until a Dask DataFrame is met, and :func:`install_accessor`
-registers ``.attrpriv`` on Dask DataFrames when :mod:`dask.dataframe` is
-imported, before or after skattr.
+imports it until a Dask DataFrame is met, and
+:meth:`DaskBackend.register_accessor` registers ``.attrpriv`` on Dask
+DataFrames when :mod:`dask.dataframe` is imported, before or after skattr.
 """
 
 from __future__ import annotations
@@ -31,16 +31,40 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from skattr._data import (
+    GroupStatistics,
+    numeric_values,
+    record_contributions,
+    secret_indicator,
+    statistics_of,
+)
+from skattr._data import (
+    clip_frame as pandas_clip_frame,
+)
+from skattr._data import (
+    column_ranges as pandas_column_ranges,
+)
+from skattr._data import (
+    column_totals as pandas_column_totals,
+)
+from skattr._data import (
+    digests as pandas_digests,
+)
+from skattr._data import (
+    hash_sums as pandas_hash_sums,
+)
+from skattr._query import check_present
+from skattr._statistic import numpy_lerp, quantile_position
+from skattr.backends._protocol import DataBackend
 from skattr.exceptions import (
     DataValidationError,
-    MissingDependencyError,
     NotCertifiableError,
 )
 
-__all__ = ["EXACT_STATISTICS", "check_releasable", "clip_frame", "collect",
-           "column_ranges", "exact_statistic", "group_statistics", "hash_sums",
-           "install_accessor", "is_dask_frame", "is_dask_series",
-           "release_totals", "row_count", "schema"]
+__all__ = ["EXACT_STATISTICS", "DaskBackend", "check_releasable", "clip_frame",
+           "collect", "column_ranges", "exact_statistic", "group_statistics",
+           "hash_sums", "is_dask_frame", "is_dask_series", "release_totals",
+           "row_count", "schema"]
 
 
 def is_dask_frame(obj) -> bool:
@@ -150,9 +174,6 @@ def release_totals(frame, query, columns, secrets=(), *,
     columns, a numeric secret column for missing values, and ``check``) and
     summed by :func:`skattr._data.column_totals`; the partial sums add up.
     """
-    from skattr._data import column_totals
-    from skattr._query import check_present
-
     numeric_secrets = [s.column for s in secrets
                        if s.column in frame.columns
                        and pd.api.types.is_numeric_dtype(frame[s.column].dtype)]
@@ -162,8 +183,8 @@ def release_totals(frame, query, columns, secrets=(), *,
             check_present(part[column], column, what=what)
         if check is not None:
             check(part)
-        return [len(part), *np.atleast_1d(column_totals(part, query, columns,
-                                                        what=what))]
+        return [len(part), *np.atleast_1d(pandas_column_totals(
+            part, query, columns, what=what))]
 
     out = _reduce(frame, chunk, np.add)
     return int(out[0]), out[1:]
@@ -176,14 +197,12 @@ def column_ranges(frame, columns, *, what: str = "the reference data"
     Each partition is read by :func:`skattr._data.column_ranges` (checked as
     pandas checks the whole frame); an empty partition changes nothing.
     """
-    from skattr._data import column_ranges as pandas_ranges
-
     k = len(columns)
 
     def chunk(part):
         if not len(part):
             return np.concatenate([np.full(k, np.inf), np.full(k, -np.inf)])
-        low, high = pandas_ranges(part, columns, what=what)
+        low, high = pandas_column_ranges(part, columns, what=what)
         return np.concatenate([low, high])
 
     def merge(left, right):
@@ -204,12 +223,10 @@ def clip_frame(frame, clip: dict, *, what: str = "the private data"):
     Each partition goes through :func:`skattr._data.clip_frame`, which
     checks its columns as pandas checks a frame.
     """
-    from skattr._data import clip_frame as pandas_clip
-
     clip = dict(clip)
     floats = dict.fromkeys(clip, np.float64)
     return frame.map_partitions(
-        lambda part: (pandas_clip(part, clip, what=what) if len(part)
+        lambda part: (pandas_clip_frame(part, clip, what=what) if len(part)
                       else part.astype(floats)),
         meta=frame._meta.astype(floats))
 
@@ -219,8 +236,6 @@ def _flatten(stats) -> np.ndarray:
 
 
 def _unflatten(vector: np.ndarray, k: int):
-    from skattr._data import GroupStatistics
-
     count = vector[:2]
     mean = vector[2:2 + 2 * k].reshape(2, k)
     m2 = vector[2 + 2 * k:].reshape(2, k, k)
@@ -235,8 +250,6 @@ def group_statistics(frame, query, columns, secrets, *,
     they merge by Chan, Golub and LeVeque's pairwise update, exactly as
     chunks of a pandas frame would.
     """
-    from skattr._data import record_contributions, secret_indicator, statistics_of
-
     k = len(query.names(columns))
     width = 2 + 2 * k + 2 * k * k
 
@@ -261,8 +274,6 @@ def group_statistics(frame, query, columns, secrets, *,
 
 def _column_moments(frame, columns, what):
     """Return (n, per-column min, max, mean, centred sum of squares), one pass."""
-    from skattr._data import numeric_values
-
     k = len(columns)
 
     def chunk(part):
@@ -311,8 +322,6 @@ def _order_statistics(frame, columns, ranks, low, high, what) -> dict:
     its own range. Binning is monotone in the value, so a rank's bin and its
     place in the bin give the value exactly.
     """
-    from skattr._data import numeric_values
-
     # (column, rank) -> (range low, range high, values below the range)
     todo = {(j, int(r)): (float(low[j]), float(high[j]), 0)
             for j, rs in enumerate(ranks) for r in rs}
@@ -429,31 +438,12 @@ def exact_statistic(frame, query, columns, *, what: str = "the private data"
             np.mean(np.array([found[(j, middle[0])], found[(j, middle[1])]]))
             if n % 2 == 0 else found[(j, middle[0])]
             for j in range(len(columns))])
-    from skattr._statistic import numpy_lerp, quantile_position
-
     plan = [quantile_position(n, level) for level in query.q]
     ranks = [sorted({r for b, a, _ in plan for r in (b, a)})] * len(columns)
     found = _order_statistics(frame, columns, ranks, low, high, what)
     return n, np.array([
         float(numpy_lerp(np.float64(found[(j, b)]), np.float64(found[(j, a)]), t))
         for j in range(len(columns)) for b, a, t in plan])
-
-
-_MIX = np.uint64(0xBF58476D1CE4E5B9)
-
-
-def _partition_hash_sums(part: pd.DataFrame, columns) -> list[int]:
-    """Return sums mod 2^64 of each column's value hashes (two each) and rows'."""
-    sums = []
-    with np.errstate(over="ignore"):
-        for hashes in ([pd.util.hash_pandas_object(part[c], index=False)
-                        for c in columns]
-                       + [pd.util.hash_pandas_object(part[list(columns)],
-                                                     index=False)]):
-            h = hashes.to_numpy(dtype=np.uint64)
-            mixed = (h ^ (h >> np.uint64(31))) * _MIX
-            sums += [int(h.sum(dtype=np.uint64)), int(mixed.sum(dtype=np.uint64))]
-    return sums
 
 
 def hash_sums(frame, columns) -> tuple[int, list[str]]:
@@ -468,23 +458,19 @@ def hash_sums(frame, columns) -> tuple[int, list[str]]:
     exactly in floating point.
     """
     columns = list(columns)
-    if not is_dask_frame(frame):
-        sums = _partition_hash_sums(frame, columns)
-        rows = len(frame)
-    else:
-        def chunk(part):
-            limbs = [(value >> (16 * i)) & 0xFFFF
-                     for value in _partition_hash_sums(part, columns)
-                     for i in range(4)]
-            return [len(part), *limbs]
 
-        out = _reduce(frame, chunk, np.add)
-        rows = int(out[0])
-        limbs = [int(v) for v in out[1:]]
-        sums = [sum(limbs[4 * j + i] << (16 * i) for i in range(4)) % 2**64
-                for j in range(len(limbs) // 4)]
-    return rows, [f"{sums[2 * j]:016x}{sums[2 * j + 1]:016x}"
-                  for j in range(len(sums) // 2)]
+    def chunk(part):
+        limbs = [(value >> (16 * i)) & 0xFFFF
+                 for value in pandas_hash_sums(part, columns)
+                 for i in range(4)]
+        return [len(part), *limbs]
+
+    out = _reduce(frame, chunk, np.add)
+    rows = int(out[0])
+    limbs = [int(v) for v in out[1:]]
+    sums = [sum(limbs[4 * j + i] << (16 * i) for i in range(4)) % 2**64
+            for j in range(len(limbs) // 4)]
+    return rows, pandas_digests(sums)
 
 
 def collect(frame, columns) -> pd.DataFrame:
@@ -497,20 +483,23 @@ def collect(frame, columns) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------ the accessor
-def _register() -> None:
-    """Register ``.attrpriv`` on Dask DataFrames (dask.dataframe is imported)."""
+def _register(name: str, accessor: type) -> None:
+    """Register an accessor on Dask DataFrames (dask.dataframe is imported)."""
     from dask.dataframe.extensions import register_dataframe_accessor
 
-    from skattr._accessor import AttributePrivacyAccessor
-
-    if getattr(sys.modules["dask.dataframe"], "_skattr_registered", False):
+    module = sys.modules["dask.dataframe"]
+    done = getattr(module, "_skattr_registered", set())
+    if name in done:
         return
-    register_dataframe_accessor("attrpriv")(AttributePrivacyAccessor)
-    sys.modules["dask.dataframe"]._skattr_registered = True
+    register_dataframe_accessor(name)(accessor)
+    module._skattr_registered = done | {name}
 
 
 class _RegisterOnImport(importlib.abc.MetaPathFinder):
-    """Register the accessor right after ``dask.dataframe`` is first imported."""
+    """Register the accessors right after ``dask.dataframe`` is first imported."""
+
+    def __init__(self):
+        self.accessors: dict[str, type] = {}
 
     def find_spec(self, name, path=None, target=None):
         if name != "dask.dataframe":
@@ -529,28 +518,88 @@ class _RegisterOnImport(importlib.abc.MetaPathFinder):
             run(module)
             sys.meta_path[:] = [f for f in sys.meta_path
                                 if not isinstance(f, _RegisterOnImport)]
-            _register()
+            for name, accessor in self.accessors.items():
+                _register(name, accessor)
 
         loader.exec_module = exec_module
         return spec
 
 
-def install_accessor() -> None:
-    """Register ``.attrpriv`` on Dask DataFrames, now or when Dask is imported.
+class DaskBackend(DataBackend):
+    """Dask DataFrames: every job one pass of pandas code over the partitions."""
 
-    Importing skattr does not import Dask (a second of start-up): if
-    :mod:`dask.dataframe` is already imported the accessor is registered at
-    once, otherwise as soon as it is.
-    """
-    if "dask.dataframe" in sys.modules:
-        _register()
-    elif importlib.util.find_spec("dask") is not None and not any(
-            isinstance(f, _RegisterOnImport) for f in sys.meta_path):
-        sys.meta_path.insert(0, _RegisterOnImport())
+    name = "dask"
+    lazy = True
 
+    def recognizes(self, obj) -> bool:
+        return is_dask_frame(obj) or is_dask_series(obj)
 
-def require_dask() -> None:
-    """Raise MissingDependencyError unless Dask's DataFrame is installed."""
-    if importlib.util.find_spec("dask") is None:
-        raise MissingDependencyError(
-            "Dask DataFrames need Dask: pip install 'skattr[dask]'.")
+    def as_frame(self, obj, *, what: str):
+        return obj if is_dask_frame(obj) else obj.to_frame()    # still lazy
+
+    def schema(self, frame) -> pd.DataFrame:
+        return schema(frame)
+
+    def row_count(self, frame, *, what: str | None = None) -> int:
+        return row_count(frame, what=what)
+
+    def check_releasable(self, frame, query) -> None:
+        check_releasable(frame, query)
+
+    def check_secrets(self, frame, secrets, *, what: str) -> None:
+        """Check nothing now: each partition is checked in the release's pass."""
+
+    def statistic(self, frame, query, columns, *, secrets=(), clip=None,
+                  what: str = "the private data"):
+        if clip:
+            frame = clip_frame(frame, clip, what=what)
+        check_releasable(frame, query)
+        if not query.is_linear:
+            return exact_statistic(frame, query, columns, what=what)
+        n, totals = release_totals(frame, query, columns, secrets, what=what)
+        if n < 1:
+            raise DataValidationError(
+                "Found array with 0 sample(s) while a minimum of 1 is required: "
+                f"{what} has 0 rows. Pass a non-empty frame.")
+        return n, totals * query.weight(n)
+
+    def column_totals(self, frame, query, columns, *, what: str, check=None):
+        return release_totals(frame, query, columns, what=what, check=check)
+
+    def group_statistics(self, frame, query, columns, secrets, *,
+                         what: str = "the reference data"):
+        return group_statistics(frame, query, columns, secrets, what=what)
+
+    def column_ranges(self, frame, columns, *, what: str = "the reference data"):
+        return column_ranges(frame, columns, what=what)
+
+    def clip(self, frame, clip: dict, *, what: str = "the private data"):
+        return clip_frame(frame, clip, what=what)
+
+    def collect(self, frame, columns) -> pd.DataFrame:
+        return collect(frame, columns)
+
+    def hash_sums(self, frame, columns):
+        return hash_sums(frame, columns)
+
+    def like(self, frame: pd.DataFrame, model):
+        import dask.dataframe as dd
+
+        return dd.from_pandas(frame, npartitions=max(1, min(model.npartitions, 2)))
+
+    def register_accessor(self, name: str, accessor: type) -> None:
+        """Register now if :mod:`dask.dataframe` is imported, else when it is.
+
+        Importing skattr does not import Dask (a second of start-up).
+        """
+        if "dask.dataframe" in sys.modules:
+            _register(name, accessor)
+            return
+        if importlib.util.find_spec("dask") is None:
+            return
+        finder = next((f for f in sys.meta_path
+                       if isinstance(f, _RegisterOnImport)), None)
+        if finder is None:
+            finder = _RegisterOnImport()
+            sys.meta_path.insert(0, finder)
+        finder.accessors[name] = accessor

@@ -1,0 +1,52 @@
+"""One release made through a ledger, as the ledger keeps it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from skattr._release import Release
+
+__all__ = ["LedgerEntry"]
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One release made through a ledger.
+
+    Attributes
+    ----------
+    release : Release or None
+        The release, with its own certificate (of it alone); None in a
+        ledger loaded from JSON, which keeps ``record`` instead.
+    statistics : tuple of (Query, float)
+        Per released value, its base statistic (the sum of a column or the
+        count of a value) and the weight w(n) it is released with.
+    noise_cov : ndarray of shape (k, k)
+        The covariance of the noise added to the values.
+    joint_epsilon : float
+        The joint epsilon (at the budget's delta) of every release up to and
+        including this one.
+    record : dict or None
+        ``Release.to_dict()`` of the release, for a loaded ledger.
+    laplace : dict or None
+        For a Laplace-noise release (the Wasserstein mechanisms): which
+        statistic it is (``key``), its own ``epsilon`` and ``delta``, and
+        ``beta``, the part of delta a drawn law may misjudge.
+    joint_delta : float or None
+        The joint delta when it is below the budget's (Laplace releases);
+        None means the budget's delta.
+    """
+
+    release: Release | None
+    statistics: tuple
+    noise_cov: np.ndarray
+    joint_epsilon: float
+    record: dict | None = None
+    laplace: dict | None = None
+    joint_delta: float | None = None
+
+    def as_record(self) -> dict:
+        """Return the release as plain data (``Release.to_dict()``)."""
+        return self.record if self.release is None else self.release.to_dict()

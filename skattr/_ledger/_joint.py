@@ -1,0 +1,337 @@
+"""The joint certificate of a ledger's releases, from the joint law of their statistics.
+
+Pufferfish privacy does not compose: two statistics each certified alone can
+reveal the secret together. The joint release is certified from the joint
+law of everything released, under the secret's pairs.
+
+Gaussian-noise releases (:class:`GaussianJoint`). Let F be the d distinct
+statistics released so far (a statistic released twice counts once),
+Y = A F + N the K released values, A the K x d selection of each value's
+statistic and N the independent noises, block-diagonal covariance Sigma_N.
+Under each side of a pair, F has the joint Theta's mean and covariance
+(cross-covariances included, from the same reference: the newest release's
+law refitted for the stacked statistics, :meth:`StatisticLaw.joint`). When
+Sigma_N is invertible, the likelihood ratio of Y depends on Y only through
+A^T Sigma_N^-1 Y, so the joint release is exactly as private as
+F + N(0, M^-1), M = A^T Sigma_N^-1 A (a d-dimensional release: "work in its
+span"). Otherwise (some value released without noise) Y's law is taken in K
+dimensions and restricted to the span of its covariances: a mean difference
+outside it reveals the secret (epsilon infinite). The epsilon at the
+budget's delta is the exact profile of the two Gaussians, worst case over
+pairs and Theta. Releases of one count or integer sum under its exact law
+combine as one release with the precision-weighted noise.
+
+Laplace-noise releases (:class:`LaplaceJoint`, the Wasserstein mechanisms).
+Copies of one statistic share one coupling of its two laws, so their
+epsilons add. Different statistics are certified from their joint law under
+the resampling Theta (:func:`skattr.laws._coupling.joint_closeness`).
+Gaussian and Laplace noise on one dataset are refused: the two certificates
+rest on different models, and no joint law of both is modelled here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from skattr._clipping import clip_reference, resolve_clipping
+from skattr._query import StackedQuery
+from skattr._random import seed_of
+from skattr.calibration._exact_noise import exact_leakage
+from skattr.calibration._pair_noise import raw_leakage_epsilon
+from skattr.exceptions import NotCertifiableError
+from skattr.laws import ExactLaw, PairLaws
+from skattr.laws._coupling import joint_closeness
+from skattr.theta._resample import Resample
+from skattr.theta._spec import resolve_theta
+
+__all__ = ["BUDGET_RTOL", "GaussianJoint", "LaplaceJoint"]
+
+#: Relative tolerance of the budget check: epsilons are computed to ~1e-9.
+BUDGET_RTOL = 1e-9
+# Eigenvalues below this fraction of the largest are outside the span.
+_SPAN_RTOL = 1e-10
+
+
+def _in_span(mean_diff, cov_a, cov_b) -> tuple | None:
+    """Restrict two Gaussians to the span of their covariances.
+
+    Returns (mean_diff, cov_a, cov_b) in an orthonormal basis of the span, or
+    None when the mean difference leaves it (the laws are mutually singular:
+    the secret is revealed). Laws with different spans are singular too.
+    """
+    total = cov_a + cov_b
+    values, vectors = np.linalg.eigh((total + total.T) / 2)
+    keep = values > _SPAN_RTOL * max(values.max(initial=0.0), 0.0)
+    basis = vectors[:, keep]
+    outside = mean_diff - basis @ (basis.T @ mean_diff)
+    scale = max(np.abs(mean_diff).max(initial=0.0), 1e-300)
+    if np.abs(outside).max(initial=0.0) > 1e-9 * scale:
+        return None
+    ca, cb = basis.T @ cov_a @ basis, basis.T @ cov_b @ basis
+    for c in (ca, cb):
+        if c.size and np.linalg.eigvalsh(c)[0] <= _SPAN_RTOL * values.max():
+            # One side is degenerate where the other is not: singular laws.
+            return None
+    return basis.T @ mean_diff, ca, cb
+
+
+def clipped_reference(frame, query, columns, bounds, secret, *, reads: bool):
+    """Return the reference clipped as a release of ``query`` clips it.
+
+    ``reads``: Theta reads the reference's rows (otherwise its ranges are
+    not read, as a mechanism's ``fit`` does not read them).
+    """
+    clipping = resolve_clipping(bounds, query, columns, frame,
+                                reads_reference=reads, needs_declared=False)
+    return clip_reference(frame, clipping, [secret]) if reads else frame
+
+
+class GaussianJoint:
+    """The joint epsilon of Gaussian-noise releases, from their joint law.
+
+    Parameters
+    ----------
+    ledger : Ledger
+        Its secret, Theta, law, clipping, reference (or data, for a stated
+        Theta), n and budget's delta.
+    """
+
+    def __init__(self, ledger):
+        self.ledger = ledger
+        self._cache = None
+
+    def epsilon(self, entries, law) -> float:
+        """Return the joint epsilon of ``entries`` ((statistics, noise_cov) each).
+
+        ``law`` is the newest release's law of F: the joint law is it,
+        refitted for every distinct statistic released.
+        """
+        released = [s for stats, _ in entries for s in stats]
+        distinct = list(dict.fromkeys(base for base, _ in released))
+        index = {s: i for i, s in enumerate(distinct)}
+        k, d = len(released), len(distinct)
+        select = np.zeros((k, d))
+        select[np.arange(k), [index[b] for b, _ in released]] = [
+            w for _, w in released]
+        noise = np.zeros((k, k))
+        start = 0
+        for stats, cov in entries:
+            end = start + len(stats)
+            noise[start:end, start:end] = cov
+            start = end
+        if self.ledger.law != "gaussian":
+            return self._exact_epsilon(distinct, select, noise, law)
+        return self._epsilon(self._joint_laws(distinct, law), select, noise)
+
+    def _joint_law(self, distinct, law):
+        """Return the law of the d distinct statistics (the last set, cached).
+
+        A release of statistics already out reuses it: Theta is fitted once
+        per new statistic.
+        """
+        key = tuple(distinct)
+        if self._cache is None or self._cache[0] != key:
+            ledger = self.ledger
+            query = distinct[0] if len(distinct) == 1 else StackedQuery.of(
+                *distinct)
+            frame = ledger._data if ledger.reference is None else ledger.reference
+            columns = query.resolve_columns(frame, exclude=[ledger.secret.column])
+            query = query.with_columns(columns)
+            reads = resolve_theta(ledger.theta).reads_reference
+            frame = clipped_reference(frame, query, columns, ledger.bounds,
+                                      ledger.secret, reads=reads)
+            self._cache = (key, law.joint(query, frame=frame, columns=columns),
+                           query.names(columns))
+        return self._cache[1], self._cache[2]
+
+    def _exact_epsilon(self, distinct, select, noise, law) -> float:
+        """Return the joint epsilon of releases of one statistic, from its exact law.
+
+        k noisy copies F + N_j (weights w_j) are as private as F + N(0, v),
+        v = 1 / sum_j w_j^2 / var_j (the precision-weighted average is
+        sufficient); a copy without noise releases F itself (v = 0).
+        """
+        ledger = self.ledger
+        if len(distinct) > 1:
+            raise NotCertifiableError(
+                "The joint law of several statistics is certified as Gaussian "
+                "with Theta's joint moments, which must be stated: open the "
+                "ledger with law='gaussian' (the releases record it). With "
+                f"law={ledger.law!r} a ledger certifies releases of one "
+                "statistic.")
+        joint, _ = self._joint_law(distinct, law)
+        if not isinstance(joint, ExactLaw):
+            raise NotCertifiableError(
+                "This statistic has no exact law here; open the ledger with "
+                "law='gaussian' to certify its releases jointly.")
+        variances = np.diag(noise)
+        variance = (0.0 if np.any(variances <= 0) else
+                    1.0 / float(np.sum(select[:, 0] ** 2 / variances)))
+        return exact_leakage(joint.exact_pairs(ledger._n), ledger.budget[1],
+                             variance)
+
+    def _joint_laws(self, distinct, law) -> PairLaws:
+        """Return the Gaussian laws of the d distinct statistics under every pair."""
+        joint, names = self._joint_law(distinct, law)
+        laws = PairLaws.concatenate(joint.pair_laws(self.ledger._n))
+        # The query orders its columns; map them back to `distinct`.
+        wanted = [q.names(q.columns)[0] for q in distinct]
+        if list(names) != wanted:
+            order = [list(names).index(w) for w in wanted]
+            laws = PairLaws(laws.mean_diff[:, order],
+                            laws.cov_a[:, order][:, :, order],
+                            laws.cov_b[:, order][:, :, order],
+                            laws.theta_index, laws.n_theta, laws.assumptions)
+        return laws
+
+    def _epsilon(self, laws: PairLaws, select: np.ndarray,
+                 noise: np.ndarray) -> float:
+        delta = self.ledger.budget[1]
+        values = np.linalg.eigvalsh(noise) if noise.size else np.zeros(0)
+        if values.size and values[0] > _SPAN_RTOL * max(values[-1], 1e-300):
+            # Sufficient statistic: F + N(0, M^-1), M = A^T Sigma_N^-1 A.
+            precision = select.T @ np.linalg.solve(noise, select)
+            extra = np.linalg.inv(precision)
+            extra = (extra + extra.T) / 2
+            reduced = PairLaws(laws.mean_diff, laws.cov_a + extra,
+                               laws.cov_b + extra, laws.theta_index,
+                               laws.n_theta, laws.assumptions)
+            return float(raw_leakage_epsilon(reduced, delta).max(initial=0.0))
+        # Some value released without noise: Y's law in K dimensions, in
+        # the span of its covariances.
+        worst = 0.0
+        for diff, ca, cb in zip(laws.mean_diff, laws.cov_a, laws.cov_b,
+                                strict=True):
+            spanned = _in_span(select @ diff, select @ ca @ select.T + noise,
+                               select @ cb @ select.T + noise)
+            if spanned is None:
+                return math.inf
+            d, a, b = spanned
+            if d.size == 0:
+                continue
+            one = PairLaws(d[None], a[None], b[None], np.zeros(1, dtype=int), 1)
+            worst = max(worst, float(raw_leakage_epsilon(one, delta).max()))
+        return worst
+
+
+class LaplaceJoint:
+    """The joint guarantee of Laplace-noise releases (the Wasserstein mechanisms).
+
+    Each entry is a dict: the statistic's ``key``, its own ``epsilon`` and
+    ``delta``, ``beta`` (the part of delta a drawn law may misjudge), the
+    noise's ``scale``, whether it was fitted on the resampling Theta
+    (``resample``) and its ``privacy``.
+    """
+
+    def __init__(self, ledger):
+        self.ledger = ledger
+        # Each released statistic's query and its resampling Theta with the
+        # ledger's one seed (every statistic on the same datasets).
+        self.queries: dict = {}
+        self.laws: dict = {}
+        self.seed: int | None = None
+
+    @staticmethod
+    def delta(entries: list) -> float:
+        """Return max_j (delta_j - beta_j) + sum_j beta_j (drawn failures add)."""
+        return float(max(e["delta"] - e["beta"] for e in entries)
+                     + sum(e["beta"] for e in entries))
+
+    def joint_delta(self, entries: list) -> float | None:
+        """Return the joint delta of Laplace releases; None means the budget's."""
+        if len({e["key"] for e in entries}) > 1:
+            return None
+        return self.delta(entries)
+
+    def epsilon(self, entries: list) -> float:
+        """Return the joint epsilon of Laplace-noise releases.
+
+        One statistic released again and again: k releases of the same
+        statistic F under the same Theta, release j with Laplace noise of
+        scale b_j = W_j / epsilon_j, W_j its (W, delta_j)-closeness. Take
+        delta* = max delta_j and a coupling of the two laws of F moving all
+        but delta* of the mass by at most W(delta*) <= W_j for every j (the
+        least W is non-increasing in delta). Coupling the k copies along it
+        moves the stacked statistic by at most sum_j W_j / b_j = sum_j
+        epsilon_j in the noises' metric sum_j |x_j - y_j| / b_j, so the
+        joint release is (sum_j epsilon_j, delta*)-private (Chen and
+        Ohrimenko, Thm 3.1-3.2). A W_j bounded from drawn laws holds except
+        with a chance beta_j (part of delta_j), independent between fits:
+        delta* is then max_j (delta_j - beta_j) plus sum_j beta_j. Above the
+        budget's delta the joint is refused (epsilon infinite).
+
+        Different statistics: from their joint law
+        (:func:`~skattr.laws._coupling.joint_closeness`).
+        """
+        budget_delta = self.ledger.budget[1]
+        if len({e["key"] for e in entries}) > 1:
+            return self._different(entries)
+        if self.delta(entries) > budget_delta * (1 + BUDGET_RTOL):
+            return math.inf
+        return float(sum(e["epsilon"] for e in entries))
+
+    def _different(self, entries: list) -> float:
+        """Return the joint epsilon of Laplace releases of different statistics.
+
+        Never a sum of epsilons: the laws of each statistic alone can be the
+        same under both values while their joint law reveals the secret.
+        """
+        if not all(e.get("resample") for e in entries):
+            raise NotCertifiableError(
+                "The ledger certifies Laplace-noise releases of different "
+                "statistics from their joint law under the resampling Theta; "
+                "a release here used another Theta (the exact count laws), "
+                "whose joint law with other statistics is not modelled. Open "
+                "the ledger with theta=skattr.theta.Resample() to release "
+                "different statistics with Laplace noise.")
+        privacy = {e["privacy"] for e in entries}
+        if len(privacy) > 1:
+            raise NotCertifiableError(
+                "Laplace-noise releases with dataset and distributional privacy "
+                "have no joint certificate; keep one privacy= per ledger.")
+        privacy = privacy.pop()
+        weights: dict = {}
+        for e in entries:
+            w = math.inf if e["scale"] == 0 else 1.0 / e["scale"]
+            weights[e["key"]] = weights.get(e["key"], 0.0) + w
+        ledger = self.ledger
+        n = ledger._n
+        pairs = (ledger.secret.grid_pairs(
+            n, alternative="use privacy='distributional'")
+                 if privacy == "dataset" else
+                 list(zip(*(v.tolist() for v in ledger.secret.pair_values(n)),
+                          strict=True)))
+        return joint_closeness([self._resampled(key) for key in weights],
+                               list(weights.values()), pairs, n, privacy,
+                               ledger.budget[1])
+
+    def _resampled(self, key):
+        """Return a released statistic's resampling Theta, seeded by the ledger."""
+        ledger = self.ledger
+        if key not in self.laws:
+            if key not in self.queries:
+                raise NotCertifiableError(
+                    "A release loaded from a ledger file is a statistic the file "
+                    "cannot restate (a function); its joint law with a different "
+                    "statistic cannot be certified after loading. Release only "
+                    "that statistic again through this ledger, or keep the "
+                    "ledger in one process (and in memory) to release others.")
+            if ledger.reference is None:
+                raise NotCertifiableError(
+                    "The joint law of different Laplace-noise statistics is "
+                    "drawn from reference data; open the ledger with "
+                    "reference=.")
+            if self.seed is None:
+                given = getattr(ledger.theta, "random_state", None)
+                self.seed = seed_of(given, owner="Resample")
+            spec = (ledger.theta if isinstance(ledger.theta, Resample)
+                    else Resample())
+            spec = replace(spec, random_state=self.seed)
+            query, columns = self.queries[key]
+            frame = clipped_reference(ledger.reference, query, columns,
+                                      ledger.bounds, ledger.secret, reads=True)
+            self.laws[key] = spec.fit(frame, query, columns, ledger.secret)
+        return self.laws[key]

@@ -1,0 +1,614 @@
+"""A privacy ledger: the joint guarantee of every release made on one dataset.
+
+Pufferfish privacy does not compose: two statistics each certified alone can
+reveal the secret together. The ledger certifies the *joint* release of
+everything it has released (:mod:`skattr._ledger._joint`), and refuses a
+release that would take the joint guarantee over its budget before any
+noise is drawn.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from skattr._ledger._entry import LedgerEntry
+from skattr._ledger._files import from_json, statistic_to_json, to_json
+from skattr._ledger._joint import BUDGET_RTOL, GaussianJoint, LaplaceJoint
+from skattr._query import Query, StackedQuery
+from skattr._release import Plan, Release
+from skattr._verbs import statistic_query, with_verbs
+from skattr.backends import backend_of, is_frame
+from skattr.exceptions import (
+    BudgetExceededError,
+    InvalidParameterError,
+    NotCertifiableError,
+)
+
+__all__ = ["Ledger", "LedgerEntry", "joint_noise"]
+
+# epsilon="remaining": the own epsilon found to this relative precision, and
+# the largest tried (beyond it the release needs no noise in practice).
+_FIT_RTOL = 1e-3
+_MAX_FITTED_EPSILON = 1e4
+
+
+def joint_noise(cls) -> str | None:
+    """How a ledger certifies a mechanism's releases jointly, or None.
+
+    ``"gaussian"``: Gaussian noise calibrated to a Gaussian or exact law of
+    F, certified jointly from the statistics' joint law. ``"laplace"``:
+    Laplace noise on each value calibrated to the resampling model (the
+    Wasserstein mechanisms), certified jointly through couplings. Anything
+    else (the differential-privacy baselines, the Markov quilt mechanisms,
+    Laplace noise calibrated to a Gaussian law) is refused.
+    """
+    if not cls.auto_candidate:
+        return None
+    if cls.noise == "gaussian" and {"gaussian", "exact"} & set(cls.calibrates):
+        return "gaussian"
+    if cls.noise == "laplace" and "resampling" in cls.calibrates:
+        return "laplace"
+    return None
+
+
+class _Composed:
+    """The registered mechanisms a ledger certifies jointly with one noise."""
+
+    def __init__(self, noise: str):
+        self.noise = noise
+
+    def __get__(self, obj, owner=None) -> tuple:
+        from skattr.mechanisms import MECHANISMS
+
+        return tuple(name for name, cls in MECHANISMS.items()
+                     if joint_noise(cls) == self.noise)
+
+
+def _single_statistics(query, n: int) -> tuple:
+    """Split a linear query into (base statistic, weight) per released value.
+
+    A released value is w(n) times the sum over records of a contribution h:
+    a mean and a sum of one column share h (the column), as do a count and a
+    proportion of one value; the base statistic is that sum, so a mean and a
+    sum of the same column are one statistic of the joint law.
+    """
+    parts = query.parts if isinstance(query, StackedQuery) else (query,)
+    out = []
+    for part in parts:
+        weight = float(part.weight(n))
+        for column in part.columns:
+            base = (Query("sum", [column]) if part.statistic in ("mean", "sum")
+                    else Query("count", [column], part.value))
+            out.append((base, weight))
+    return tuple(out)
+
+
+def _single_statistics(query, n: int) -> tuple:
+    """Split a linear query into (base statistic, weight) per released value.
+
+    A released value is w(n) times the sum over records of a contribution h:
+    a mean and a sum of one column share h (the column), as do a count and a
+    proportion of one value; the base statistic is that sum, so a mean and a
+    sum of the same column are one statistic of the joint law.
+    """
+    parts = query.parts if isinstance(query, StackedQuery) else (query,)
+    out = []
+    for part in parts:
+        weight = float(part.weight(n))
+        for column in part.columns:
+            base = (Query("sum", [column]) if part.statistic in ("mean", "sum")
+                    else Query("count", [column], part.value))
+            out.append((base, weight))
+    return tuple(out)
+
+
+_LEDGER_KEYWORDS = """\
+**params
+    The release's own parameters: ``epsilon`` (its own guarantee, or
+    ``"remaining"`` for the largest the budget allows), ``delta``,
+    ``mechanism`` (``"apgm"`` for linear statistics and
+    ``"approx-wasserstein"`` for the others by default; ``"auto"`` the
+    least-error mechanism the ledger certifies jointly) and any parameter of
+    that mechanism. The secret, reference, Theta, law, clipping and noise
+    source are the ledger's. The joint guarantee is checked, and a release
+    over the budget refused, before any noise is drawn."""
+
+_LEDGER_RETURNS = """\
+Returns
+-------
+Release
+    The noisy values and their own certificate (the joint one is
+    ``ledger.spent``).
+
+Raises
+------
+BudgetExceededError
+    The release would take the joint guarantee over the budget."""
+
+
+@with_verbs(_LEDGER_KEYWORDS, _LEDGER_RETURNS)
+class Ledger:
+    """Every release made on one private dataset, certified jointly, with a budget.
+
+    Open one with ``df.attrpriv.ledger(secret=..., reference=...,
+    budget=(epsilon, delta))``. Its ``mean``, ``sum``, ``count`` and
+    ``proportion`` take the accessor's keywords (``epsilon``, ``delta``,
+    ``mechanism``, ``calibration``, ...); the secret, the reference data and
+    Theta are the ledger's. ``epsilon="remaining"`` gives a release the
+    largest own epsilon whose joint epsilon stays within the budget. Each
+    release is calibrated alone as usual, then the joint guarantee of every
+    release so far, this one included, is certified from the joint law; if
+    it exceeds the budget the release is refused with
+    :class:`~skattr.exceptions.BudgetExceededError` before any noise is
+    drawn.
+
+    Parameters
+    ----------
+    data : DataFrame
+        The private dataset (never modified).
+    secret : Secret
+        The one secret every release hides.
+    reference : DataFrame, Dask DataFrame or None
+        Public reference data for Theta (None with an ``ExpertTheta``). A
+        Dask frame is collected to the driver once, every column.
+    budget : (epsilon, delta)
+        The joint guarantee never to exceed. The joint epsilon is computed
+        at this delta.
+    theta : str or Theta object, default="auto"
+        Theta of every release and of the joint law. A
+        :class:`~skattr.theta.Resample` also seeds the draws of the joint law
+        of different Laplace-noise statistics (its ``random_state``; None
+        draws one seed when the ledger first needs it, kept in the file).
+    law : {"auto", "exact", "gaussian"} or None, default=None ("auto")
+        The law of every release and of the joint release. ``"gaussian"``
+        takes the statistics' joint law as Gaussian with Theta's joint
+        moments (an assumption every release records); it is needed to
+        certify several distinct statistics together. Otherwise only
+        releases of one statistic (a count, or the mean or sum of one
+        integer column: its exact law) are certified jointly, exactly.
+    random_state : None, int or Generator, default=None
+        The noise of every release; None draws from the operating system.
+    bounds : "reference", dict, sequence of (low, high), (low, high) or None, \
+default="reference"
+        The clipping of every release and of the joint law (the mechanisms'
+        ``bounds=``; one policy per ledger, so that a column is one statistic
+        whichever release reads it): each released column clipped to the
+        reference data's range, or to declared ranges; None clips nothing.
+
+    Attributes
+    ----------
+    releases : list of LedgerEntry
+        The releases, in order.
+
+    Notes
+    -----
+    Gaussian-noise releases (``"apgm"``, the default for linear statistics,
+    the Expected Value family, ``"optimal"``; ``mechanism="auto"`` picks the
+    one of least expected error) are certified from their joint law.
+    Laplace-noise releases of the Wasserstein mechanisms (the default for
+    medians, quantiles, standard deviations and functions) are certified
+    jointly: one statistic released again and again by one coupling of its
+    two laws, which serves every copy, so their epsilons add; different
+    statistics from their joint law under the resampling Theta (open the
+    ledger with ``theta=skattr.theta.Resample(random_state=...)`` to fix its
+    draws), exactly when the datasets can be enumerated and otherwise from
+    one drawn coupling. A mix of Laplace and Gaussian noise, and any other
+    mechanism, are refused (fail closed). The joint certificate of different
+    statistics is never a sum of epsilons: see the module notes of
+    ``skattr/_ledger.py``.
+
+    Examples
+    --------
+    >>> import skattr
+    >>> from skattr.datasets import make_hospital
+    >>> private = make_hospital(300, random_state=1)
+    >>> reference = make_hospital(3000, random_state=0)
+    >>> secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    >>> ledger = private.attrpriv.ledger(secret=secret, reference=reference,
+    ...                                  budget=(2.0, 1e-3), law="gaussian",
+    ...                                  random_state=0)
+    >>> rel = ledger.mean(["weight"], epsilon=1.0)
+    >>> round(ledger.spent[0], 2) <= 1.0
+    True
+    """
+
+    #: Gaussian-noise mechanisms whose releases the ledger certifies jointly
+    #: (read off the registry: :func:`joint_noise`).
+    GAUSSIAN = _Composed("gaussian")
+    #: Laplace-noise mechanisms, certified jointly among themselves.
+    LAPLACE = _Composed("laplace")
+
+    def __init__(self, data: pd.DataFrame, *, secret, reference=None, budget,
+                 theta="auto", law=None, random_state=None,
+                 bounds="reference"):
+        from skattr._secret import Secret
+        from skattr.mechanisms import BaseMechanism
+        from skattr.utils._param_validation import validate_parameter_constraints
+
+        validate_parameter_constraints(
+            {"bounds": BaseMechanism._parameter_constraints["bounds"]},
+            {"bounds": bounds}, "Ledger")
+
+        if is_frame(reference) and backend_of(reference).lazy:
+            # The joint laws read the reference's records, for statistics not
+            # yet named: it is collected to the driver once, every column (as
+            # each Theta that reads records collects its own columns). Pass
+            # only the columns to be released, or a sample, to keep it small.
+            reference = backend_of(reference).collect(reference,
+                                                      reference.columns)
+        if not is_frame(data):
+            raise InvalidParameterError(
+                f"A ledger is opened on a pandas or Dask DataFrame; got "
+                f"{type(data).__name__}.")
+        if not isinstance(secret, Secret):
+            raise InvalidParameterError(
+                "A ledger hides one secret: pass secret=skattr.Secret...(...).")
+        try:
+            eps, delta = budget
+            eps, delta = float(eps), float(delta)
+        except (TypeError, ValueError) as exc:
+            raise InvalidParameterError(
+                f"budget must be a pair (epsilon, delta); got {budget!r}.") from exc
+        if not (eps > 0 and 0 < delta < 1):
+            raise InvalidParameterError(
+                f"budget must have epsilon > 0 and delta in (0, 1); got "
+                f"{budget!r}.")
+        law = "auto" if law is None else law
+        if law not in ("auto", "exact", "gaussian"):
+            raise InvalidParameterError(
+                f"law must be 'auto', 'exact' or 'gaussian'; got {law!r}.")
+        if getattr(theta, "grid_shape", None) is not None:
+            raise NotCertifiableError(
+                "Theta stated as parameter ranges (ExpertTheta.from_ranges) is "
+                "certified on its grid only when each requirement peaks at a "
+                "grid line's end, which the ledger's joint epsilon does not "
+                "check; state Theta as a finite set of models.")
+        self._data = data
+        # n is public: a lazy frame's rows are counted once, here.
+        self._n = backend_of(data).row_count(data, what="the private data")
+        self.secret = secret
+        self.reference = reference
+        self.budget = (eps, delta)
+        self.theta = theta
+        self.law = law
+        self.random_state = random_state
+        self.bounds = bounds
+        self.releases: list[LedgerEntry] = []
+        self._rng = None
+        self._columns: set = set()
+        # The joint certificates: of Gaussian-noise releases, from their
+        # statistics' joint law; of Laplace-noise releases, from couplings.
+        self._gaussian = GaussianJoint(self)
+        self._laplace = LaplaceJoint(self)
+
+    def __repr__(self) -> str:
+        eps, delta = self.spent
+        return (f"Ledger({len(self.releases)} releases, spent ({eps:.4g}, "
+                f"{delta:g}) of ({self.budget[0]:g}, {self.budget[1]:g}))")
+
+    # ------------------------------------------------------------ accounting
+    @property
+    def spent(self) -> tuple[float, float]:
+        """The joint (epsilon, delta) of everything released (0 when nothing is)."""
+        if not self.releases:
+            return 0.0, 0.0
+        last = self.releases[-1]
+        return (last.joint_epsilon,
+                self.budget[1] if last.joint_delta is None else last.joint_delta)
+
+    @property
+    def remaining(self) -> float:
+        """Epsilon left before the budget (the joint epsilon can grow by less)."""
+        return max(self.budget[0] - self.spent[0], 0.0)
+
+    def summary(self) -> pd.DataFrame:
+        """Return a table of the releases: values, own guarantee, joint epsilon."""
+        rows = []
+        for i, entry in enumerate(self.releases):
+            r = entry.as_record()
+            rows.append({
+                "release": i + 1,
+                "statistics": ", ".join(map(str, r["values"])),
+                "values": ", ".join(f"{v:.6g}" for v in r["values"].values()),
+                "mechanism": r["mechanism"],
+                "own (epsilon, delta)": f"({r['epsilon']:g}, {r['delta']:g})",
+                "noise sd": ", ".join(
+                    f"{s:.4g}" for s in (
+                        np.sqrt(np.diag(entry.noise_cov)) if not entry.laplace
+                        else [math.sqrt(2) * entry.laplace.get("scale", math.nan)]
+                        * len(r["values"]))),
+                "joint epsilon": entry.joint_epsilon,
+            })
+        return pd.DataFrame(rows, columns=[
+            "release", "statistics", "values", "mechanism",
+            "own (epsilon, delta)", "noise sd", "joint epsilon"])
+
+    def plan(self, columns=None, *, statistic="mean", value=None,
+             **params) -> tuple[Plan, float]:
+        """Return a release's plan and the joint epsilon it would bring; spends nothing.
+
+        Returns
+        -------
+        plan : Plan
+            The release's own noise and certificate.
+        joint_epsilon : float
+            The joint epsilon (at the budget's delta) of every release so far
+            and this one; above ``budget[0]`` the release would be refused.
+        """
+        found = self._planned_joint(statistic_query(statistic, columns, value),
+                                    params)
+        return found[1], found[-1]
+
+    def _planned(self, query, params):
+        # A lazy frame: before any fit.
+        backend_of(self._data).check_releasable(self._data, query)
+        for key in ("secret", "reference", "theta", "law", "bounds", "sampling"):
+            if key in params:
+                raise InvalidParameterError(
+                    f"{key}= is the ledger's own; open another ledger for "
+                    f"another {key}.")
+        if "random_state" in params:
+            raise InvalidParameterError(
+                "random_state= is the ledger's own (one noise source for every "
+                "release); pass it when opening the ledger.")
+        linear = getattr(query, "is_linear", False)
+        mechanism = params.pop("mechanism",
+                               "apgm" if linear else "approx-wasserstein")
+        if mechanism == "auto" and not linear:
+            # No Gaussian law of a non-linear statistic here.
+            mechanism = "approx-wasserstein"
+        from skattr.mechanisms import MECHANISMS
+
+        if mechanism not in MECHANISMS and mechanism != "auto":
+            import difflib
+
+            close = difflib.get_close_matches(str(mechanism), self.GAUSSIAN, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise InvalidParameterError(
+                f"Unknown mechanism {mechanism!r}.{hint} The ledger releases "
+                f"through {', '.join(self.GAUSSIAN + self.LAPLACE)}.")
+        if mechanism in self.LAPLACE:
+            return self._planned_laplace(query, mechanism, params)
+        if mechanism not in self.GAUSSIAN and mechanism != "auto":
+            raise NotCertifiableError(
+                f"The ledger certifies releases of Gaussian-noise mechanisms "
+                f"jointly ({', '.join(self.GAUSSIAN)}); mechanism={mechanism!r} "
+                "has no joint certificate here, so it is refused rather than "
+                "counted by a sum of epsilons.")
+        # "auto": the registry's choice among the Gaussian-noise mechanisms,
+        # the least expected error.
+        est, plan = self._build(query, mechanism, params)
+        if plan.noise_law.kind != "gaussian" and not plan.noise_law.is_zero:
+            raise NotCertifiableError(
+                f"mechanism={mechanism!r} planned {plan.noise_law.kind} noise, "
+                "which the ledger does not certify jointly.")
+        statistics = _single_statistics(est.query_, self._n)
+        return est, plan, statistics, np.asarray(plan.noise_law.covariance,
+                                                 dtype=float), None
+
+    def _planned_laplace(self, query, mechanism: str, params: dict):
+        """Plan a Wasserstein-mechanism release (Laplace noise on each value)."""
+        est, plan = self._build(query, mechanism, params)
+        law = plan.noise_law
+        if not (law.is_zero or (law.kind == "laplace"
+                                and np.allclose(law.basis, np.eye(law.k)))):
+            raise NotCertifiableError(
+                f"mechanism={mechanism!r} planned {law.kind} noise that is not "
+                "independent Laplace noise on each value; the ledger does not "
+                "certify it jointly.")
+        # The same statistic under the same Theta: the mechanism, the query
+        # and every parameter but the privacy ones (and the progress bar,
+        # which changes nothing and is not stored).
+        others = {k: v for k, v in sorted(params.items())
+                  if k not in ("epsilon", "delta", "progress")}
+        key = f"{mechanism} | {est.query_!r} | {others!r}"
+        # The part of delta that is the chance drawn laws misjudge a tail:
+        # independent between releases (each fit draws anew), so it adds up.
+        from skattr.laws import ResamplingLaw
+
+        resampled = isinstance(est.law_, ResamplingLaw)
+        beta = (est.law_.laws[0].failure_share * float(plan.delta)
+                if resampled else 0.0)
+        laplace = {"key": key, "epsilon": float(plan.epsilon),
+                   "delta": float(plan.delta), "beta": beta,
+                   # The noise's scale on each value, what the joint of
+                   # different statistics weighs their moves by.
+                   "scale": 0.0 if law.is_zero else float(law.scale),
+                   "resample": resampled,
+                   "privacy": est.privacy,
+                   "statistic": statistic_to_json(est.query_, est.columns_)}
+        self._laplace.queries.setdefault(key, (est.query_, est.columns_))
+        return est, plan, (), np.zeros((0, 0)), laplace
+
+    def _build(self, query, mechanism: str, params: dict):
+        """Fit the release's estimator with the ledger's secret, Theta and noise."""
+        from skattr.mechanisms import MECHANISMS
+
+        # The Wasserstein mechanisms take no law= (they use the exact or
+        # resampled laws themselves).
+        law = {} if mechanism in self.LAPLACE else {"law": self.law}
+        est = MECHANISMS.build(query, secret=self.secret, reference=self.reference,
+                              data=self._data, n_rows=self._n,
+                              mechanism=mechanism,
+                              among=lambda cls: joint_noise(cls) == "gaussian",
+                              theta=self.theta, bounds=self.bounds,
+                              random_state=self._noise_source(), **law, **params)
+        return est, est.plan(n=self._n)
+
+    def _noise_source(self):
+        from skattr._random import check_random_state
+
+        if self.random_state is None:
+            return None                 # each release: the operating system's
+        if self._rng is None:
+            self._rng = check_random_state(self.random_state, owner="Ledger")
+        return self._rng
+
+    def _planned_joint(self, query, params) -> tuple:
+        """Plan a release and its joint epsilon; ``epsilon="remaining"`` fits it.
+
+        Returns (est, plan, statistics, noise_cov, laplace, joint).
+        """
+        params = dict(params)
+        if params.get("secure"):
+            # The joint law is computed for continuous noise; the grid's
+            # widening of each release (skattr.noise._discrete) is not
+            # accounted jointly, so no joint certificate would be exact.
+            raise NotCertifiableError(
+                "secure=True is not available in a ledger: its joint guarantee "
+                "is computed for continuous noise. Release a secure statistic "
+                "on its own (df.attrpriv.mean(..., secure=True)), or drop "
+                "secure=True here.")
+        if isinstance(params.get("epsilon"), str):
+            if params["epsilon"] != "remaining":
+                raise InvalidParameterError(
+                    f"epsilon must be a positive number, or 'remaining' for the "
+                    f"largest the budget allows; got {params['epsilon']!r}.")
+            return self._fitted_to_budget(query, params)
+        found = self._planned(query, params)
+        return (*found, self._joint_epsilon(found[0], *found[2:]))
+
+    def _fitted_to_budget(self, query, params) -> tuple:
+        """Plan the release with the largest own epsilon the budget allows.
+
+        The joint epsilon grows with the release's own epsilon (less
+        noise), so the largest own epsilon whose joint epsilon is within
+        the budget is found by bracketing and bisection in log scale, to a
+        relative 1e-3, from below: the plan returned is one whose joint
+        epsilon was computed and is within the budget.
+        """
+        limit = self.budget[0] * (1 + BUDGET_RTOL)
+
+        def attempt(epsilon):
+            found = self._planned(query, dict(params, epsilon=epsilon))
+            return (*found, self._joint_epsilon(found[0], *found[2:]))
+
+        # Bracket: double while the release fits, halve while it does not.
+        low = high = best = None
+        epsilon = max(self.remaining, 1e-3 * self.budget[0])
+        while low is None or high is None:
+            trial = attempt(epsilon)
+            if trial[-1] <= limit:
+                low, best = epsilon, trial
+                if high is None and epsilon >= _MAX_FITTED_EPSILON:
+                    return best         # no noise needed up to that epsilon
+                epsilon *= 2
+            else:
+                high = epsilon
+                epsilon /= 2
+                if low is None and epsilon < 1e-9 * self.budget[0]:
+                    raise BudgetExceededError(
+                        f"Refused before any noise was drawn: no epsilon fits "
+                        f"this release within the budget (spent epsilon = "
+                        f"{self.spent[0]:.4g} of {self.budget[0]:g}); the "
+                        "releases so far leave nothing for it.")
+        while high / low > 1 + _FIT_RTOL:
+            middle = math.sqrt(low * high)
+            trial = attempt(middle)
+            if trial[-1] <= limit:
+                low, best = middle, trial
+            else:
+                high = middle
+        return best
+
+    def _release(self, query, **params) -> Release:
+        """Release ``query`` if the joint guarantee stays within the budget."""
+        est, plan, statistics, noise_cov, laplace, joint = self._planned_joint(
+            query, params)
+        if joint > self.budget[0] * (1 + BUDGET_RTOL):
+            spent = self.spent[0]
+            raise BudgetExceededError(
+                f"Refused before any noise was drawn: with this release the "
+                f"joint guarantee of the {len(self.releases) + 1} releases "
+                f"would be epsilon = {joint:.4g} at delta = {self.budget[1]:g}, "
+                f"over the budget epsilon = {self.budget[0]:g}. Spent so far: "
+                f"epsilon = {spent:.4g} (remaining {self.remaining:.4g}). "
+                "Release it with a smaller epsilon (more noise)"
+                + (" or a smaller delta (the releases' deltas add up past the "
+                   "budget's)" if math.isinf(joint) and self._laplace_only()
+                   else "") + ", or release fewer statistics.")
+        release = est.release(self._data)
+        self.releases.append(LedgerEntry(
+            release, statistics, noise_cov, joint, laplace=laplace,
+            joint_delta=(None if laplace is None else self._laplace.joint_delta(
+                [e.laplace for e in self.releases] + [laplace]))))
+        self._columns.update(map(str, est.columns_))
+        return release
+
+    # ---------------------------------------------------------- persistence
+    def to_json(self) -> str:
+        """Serialise the ledger (no data, no pickle) to keep it between sessions.
+
+        The file holds the budget, the secret, Theta (its name, a
+        ``Resample``'s parameters and the seed of the joint draws, or an
+        ``ExpertTheta``'s models), every release's statistics, noise and
+        joint epsilon, fingerprints of the private data (its row count and a
+        hash of each released column) and of the reference data, a schema
+        version and a content hash.
+        """
+        return to_json(self)
+
+    @classmethod
+    def from_json(cls, text: str, data, *, reference=None,
+                  random_state=None) -> Ledger:
+        """Load a ledger saved by :meth:`to_json`, on the same private data.
+
+        Raises
+        ------
+        DataValidationError
+            The file is malformed or tampered with (its content hash does not
+            match), of another schema version, or ``data`` (or ``reference``)
+            is not the dataset the ledger was opened on: its row count or a
+            released column's hash differs.
+        """
+        return from_json(cls, text, data, reference=reference,
+                         random_state=random_state)
+
+    # ----------------------------------------------------------- the joint
+    def _joint_epsilon(self, est, new_statistics, new_noise_cov,
+                       new_laplace=None) -> float:
+        """Return the joint epsilon at the budget's delta, the new release included.
+
+        Never below what was spent: the releases so far are a function of
+        the releases with this one, so their epsilon bounds nothing lower
+        (a refit Theta's worst case can move by rounding), and the larger of
+        two valid bounds is valid.
+        """
+        laplace = [e.laplace for e in self.releases if e.laplace]
+        if new_laplace is not None:
+            laplace.append(new_laplace)
+        if laplace:
+            if len(laplace) != len(self.releases) + 1:
+                raise NotCertifiableError(
+                    "The ledger does not certify Gaussian-noise and "
+                    "Laplace-noise releases jointly: their joint law is not "
+                    "modelled, and a sum of epsilons is not a Pufferfish "
+                    "guarantee. Keep one kind of noise per dataset.")
+            computed = self._laplace.epsilon(laplace)
+        else:
+            entries = [(e.statistics, e.noise_cov) for e in self.releases]
+            entries.append((new_statistics, new_noise_cov))
+            computed = self._gaussian.epsilon(entries, est.law_)
+        return max(computed, self.spent[0])
+
+    def laplace_statistic(self, entry: LedgerEntry) -> tuple:
+        """Return (query, columns) of a Laplace-noise release's statistic.
+
+        Raises
+        ------
+        NotCertifiableError
+            The release was loaded from a file that cannot restate its
+            statistic (a function).
+        """
+        found = self._laplace.queries.get((entry.laplace or {}).get("key"))
+        if found is None:
+            raise NotCertifiableError(
+                "This release's statistic is not known to the ledger (loaded "
+                "from a file that cannot restate a function).")
+        return found
+
+    def _laplace_only(self) -> bool:
+        return all(e.laplace for e in self.releases)

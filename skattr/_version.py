@@ -1,0 +1,3 @@
+"""The version of skattr (one home: the package, the command line and saved files)."""
+
+__version__ = "0.2.0"
