@@ -582,10 +582,13 @@ class DaskBackend(DataBackend):
     def hash_sums(self, frame, columns):
         return hash_sums(frame, columns)
 
-    def like(self, frame: pd.DataFrame, model):
+    def from_pandas(self, frame: pd.DataFrame, *, chunks: int = 1):
         import dask.dataframe as dd
 
-        return dd.from_pandas(frame, npartitions=max(1, min(model.npartitions, 2)))
+        return dd.from_pandas(frame, npartitions=chunks)
+
+    def like(self, frame: pd.DataFrame, model):
+        return self.from_pandas(frame, chunks=max(1, min(model.npartitions, 2)))
 
     def register_accessor(self, name: str, accessor: type) -> None:
         """Register now if :mod:`dask.dataframe` is imported, else when it is.

@@ -27,6 +27,7 @@ from skattr._data import (
 )
 from skattr._query import check_present
 from skattr.backends._protocol import DataBackend
+from skattr.exceptions import DataValidationError
 
 __all__ = ["PandasBackend"]
 
@@ -47,6 +48,10 @@ class PandasBackend(DataBackend):
         return frame
 
     def row_count(self, frame, *, what: str | None = None) -> int:
+        if what is not None and len(frame) == 0:
+            raise DataValidationError(
+                f"Found array with 0 sample(s) while a minimum of 1 is required: "
+                f"{what} has 0 rows. Pass a non-empty frame.")
         return len(frame)
 
     def check_releasable(self, frame, query) -> None:

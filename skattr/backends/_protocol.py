@@ -123,6 +123,10 @@ class DataBackend(ABC):
         partitioning, equal across backends for the same rows.
         """
 
+    def from_pandas(self, frame: pd.DataFrame, *, chunks: int = 1):
+        """Return a pandas frame as this backend's frame (in ``chunks`` parts)."""
+        return frame
+
     def like(self, frame: pd.DataFrame, model):
         """Return a pandas frame as this backend's frame, shaped like ``model``."""
         return frame
