@@ -153,8 +153,11 @@ class _WassersteinFamily(BaseMechanism):
     def _sensitivity(self, n: int) -> tuple[float, str, tuple]:
         """W (largest over pairs and Theta), how it was found, what it assumes."""
         bound = self._bound(n)
-        return bound.value, f"Laplace(W / epsilon), W {bound.how}", \
-            bound.assumptions
+        # What Theta assumes (theta="moments": the plug-in fit taken as the
+        # population's), then what the bound does.
+        assumed = tuple(dict.fromkeys((*self.law_.assumptions,
+                                       *bound.assumptions)))
+        return bound.value, f"Laplace(W / epsilon), W {bound.how}", assumed
 
     def _bound(self, n: int):
         raise NotImplementedError

@@ -105,3 +105,23 @@ def test_auto_means_the_fit_and_its_bootstrap_as_for_every_mechanism():
     assert "bootstrap replicates" in auto.plan(n=50).theta
     with pytest.raises(NotCertifiableError, match="at least 10 in each group"):
         WassersteinMechanism(query=query, secret=secret).fit(reference.iloc[:12])
+
+
+@pytest.mark.parametrize("name", ["wasserstein", "approx-wasserstein"])
+def test_the_plug_in_theta_is_recorded_as_an_assumption(name):
+    # theta="moments" takes the reference's frequencies as the population's:
+    # an explicit opt-in the release must record, as the Gaussian
+    # mechanisms' releases do; "auto" (fit and bootstrap replicates) assumes
+    # no such thing.
+    from skattr.datasets import make_hospital
+    reference = make_hospital(2000, random_state=0)
+    secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    kw = dict(query=skattr.Query.count(["gender"], "other"), secret=secret,
+              **({"delta": 0.01} if name == "approx-wasserstein" else {}))
+    cls = skattr.mechanisms.MECHANISMS[name]
+    plug_in = cls(theta="moments", **kw).fit(reference).plan(n=100)
+    assert plug_in.assumptions[0].startswith("ASSUMED (theta='moments')")
+    auto = cls(**kw).fit(reference).plan(n=100)
+    assert not any(a.startswith("ASSUMED") for a in auto.assumptions)
+    # The rest of the certificate is the same model's.
+    assert plug_in.assumptions[1:] == auto.assumptions
