@@ -448,7 +448,7 @@ def test_ledger_files_move_between_pandas_and_dask(frames):
                                      random_state=0)
     ledger.mean(["weight", "height"], mechanism="apgm", epsilon=1.0)
     text = ledger.to_json()
-    assert json.loads(text)["skattr_ledger"]["schema"] == 2
+    assert json.loads(text)["skattr"]["object"]["init"]["schema"] == 3
     # The same rows, partitioned any way or in another order, are the same
     # dataset (every released statistic is a function of them).
     for frame in (dd.from_pandas(private, npartitions=1),
@@ -472,26 +472,29 @@ def test_ledger_files_move_between_pandas_and_dask(frames):
                                     reference=reference)
 
 
-def test_schema_1_ledger_files_still_load(frames):
+def test_schema_1_ledger_files_still_load():
     import hashlib
     import json
+    from pathlib import Path
 
     from skattr._ledger._files import _fingerprint_v1
-    private, reference = frames
-    ledger = private.attrpriv.ledger(secret=SECRET, reference=reference,
-                                     budget=(6.0, 1e-3), law="gaussian",
-                                     random_state=0)
-    ledger.mean(["weight"], mechanism="apgm", epsilon=1.0)
-    payload = json.loads(ledger.to_json())["skattr_ledger"]
+    from skattr.datasets import make_hospital
+    # A file of skattr 0.2 (schema 2), made a schema 1 file: the same
+    # content, with schema 1's fingerprints (SHA-256 of each column).
+    private = make_hospital(200, random_state=1)
+    reference = make_hospital(2000, random_state=0)
+    text = (Path(__file__).parent / "data" /
+            "ledger_schema2_gaussian.json").read_text()
+    payload = json.loads(text)["skattr_ledger"]
     payload["schema"] = 1
-    payload["data"] = _fingerprint_v1(private, ["weight"])
+    payload["data"] = _fingerprint_v1(private, ["height", "weight"])
     payload["reference"] = _fingerprint_v1(
         reference, sorted(map(str, reference.columns)))
     body = json.dumps(payload, sort_keys=True, allow_nan=True)
     text = json.dumps({"skattr_ledger": payload,
                        "sha256": hashlib.sha256(body.encode()).hexdigest()})
     loaded = skattr.Ledger.from_json(text, private, reference=reference)
-    assert loaded.spent == ledger.spent
+    assert loaded.spent == (1.502572064888595, 1e-3)
     with pytest.raises(InvalidParameterError, match="schema 1"):
         skattr.Ledger.from_json(text, dd.from_pandas(private, 2),
                                 reference=reference)

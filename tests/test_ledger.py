@@ -409,25 +409,76 @@ def test_a_loaded_ledger_refuses_other_data():
 @pytest.mark.parametrize("tamper", ["budget", "hash", "schema", "garbage"])
 def test_tampered_files_are_rejected(tamper):
     import json
+
+    from skattr._persistence import canonical
     private, reference, ledger = hospital_ledger()
     ledger.mean(["weight"], epsilon=1.0)
     outer = json.loads(ledger.to_json())
+    fields = outer["skattr"]["object"]["init"]
+    error = skattr.exceptions.PersistenceError
     if tamper == "budget":
-        outer["skattr_ledger"]["budget"][0] = 100.0
-        text, match = json.dumps(outer), "altered"
+        fields["budget"]["items"][0] = 100.0
+        text, match = json.dumps(outer), "does not match its SHA-256"
     elif tamper == "hash":
         outer["sha256"] = "0" * 64
-        text, match = json.dumps(outer), "altered"
+        text, match = json.dumps(outer), "does not match its SHA-256"
     elif tamper == "schema":
         import hashlib
-        outer["skattr_ledger"]["schema"] = 99
-        body = json.dumps(outer["skattr_ledger"], sort_keys=True)
-        outer["sha256"] = hashlib.sha256(body.encode()).hexdigest()
-        text, match = json.dumps(outer), "schema"
+        fields["schema"] = 99
+        outer["sha256"] = hashlib.sha256(
+            canonical(outer["skattr"]).encode("ascii")).hexdigest()
+        text, match = json.dumps(outer), "schema 99"
+        error = skattr.exceptions.DataValidationError
     else:
         text, match = "{not json", "not a skattr ledger"
-    with pytest.raises(skattr.exceptions.DataValidationError, match=match):
+        error = skattr.exceptions.DataValidationError
+    with pytest.raises(error, match=match):
         skattr.Ledger.from_json(text, private, reference=reference)
+
+
+# Files of skattr 0.2 (schema 2, its own JSON), written by it on these data:
+# their spent budget and the joint epsilon of one more release, as 0.2
+# computed them.
+SCHEMA_2 = {
+    "gaussian": ((1.502572064888595, 1e-3), 1.6287843362071073),
+    "exact": ((0.7550391927361488, 1e-3), 0.9610976576805115),
+    "laplace": ((4.227101586739668, 1e-2), 5.464860575327366),
+}
+
+
+@pytest.mark.parametrize("name", list(SCHEMA_2))
+def test_files_of_schema_2_still_load_and_keep_counting(name):
+    from pathlib import Path
+
+    from skattr.datasets import make_hospital
+    text = (Path(__file__).parent / "data" /
+            f"ledger_schema2_{name}.json").read_text()
+    if name == "laplace":
+        private = make_hospital(60, random_state=1)
+        reference = make_hospital(600, random_state=0)
+        following = dict(columns=["weight"], statistic="median", epsilon=0.5,
+                         delta=2e-3)
+    else:
+        private = make_hospital(200, random_state=1)
+        reference = make_hospital(2000, random_state=0)
+        following = (dict(columns=["height"], statistic="mean", epsilon=0.5)
+                     if name == "gaussian" else
+                     dict(columns=["gender"], statistic="count", value="other",
+                          epsilon=0.5))
+    loaded = skattr.Ledger.from_json(text, private, reference=reference)
+    spent, joint = SCHEMA_2[name]
+    assert loaded.spent == spent
+    assert loaded.plan(**following)[1] == pytest.approx(joint, rel=1e-12)
+    # Saved again, it is a file of the current schema, and the same ledger.
+    again = skattr.Ledger.from_json(loaded.to_json(), private,
+                                    reference=reference)
+    assert again.spent == spent and len(again.releases) == len(loaded.releases)
+    # An altered file of schema 2 is refused.
+    import json
+    outer = json.loads(text)
+    outer["skattr_ledger"]["budget"][0] = 100.0
+    with pytest.raises(skattr.exceptions.DataValidationError, match="altered"):
+        skattr.Ledger.from_json(json.dumps(outer), private, reference=reference)
 
 
 @pytest.mark.parametrize("by_column", [False, True])
@@ -449,18 +500,24 @@ def test_expert_theta_is_saved_with_the_ledger(by_column):
         ledger.plan(["x"], epsilon=1.0)[1], rel=1e-12)
 
 
-def test_predicates_and_theta_objects_cannot_be_saved():
+def test_theta_objects_and_predicates_are_saved_functions_are_not():
+    from skattr.predicates import Above
     from skattr.theta import ProbabilityBox
     data = frame(["x"])
-    ledger = data.attrpriv.ledger(secret=SECRET, reference=data,
-                                  theta=ProbabilityBox([0.2, 0.6], [0.4, 0.8]),
+    box = ProbabilityBox([0.2, 0.6], [0.4, 0.8])
+    ledger = data.attrpriv.ledger(secret=SECRET, reference=data, theta=box,
                                   budget=(5.0, DELTA))
-    with pytest.raises(InvalidParameterError, match="not stored"):
-        ledger.to_json()
+    assert skattr.Ledger.from_json(ledger.to_json(), data,
+                                   reference=data).theta == box
+    secret = skattr.Secret.proportion("x", Above(0), pairs=[(0.4, 0.6)])
+    ledger = data.attrpriv.ledger(secret=secret, reference=data,
+                                  budget=(5.0, DELTA), law="gaussian")
+    assert skattr.Ledger.from_json(ledger.to_json(), data,
+                                   reference=data).secret == secret
     secret = skattr.Secret.proportion("x", lambda v: v > 0, pairs=[(0.4, 0.6)])
     ledger = data.attrpriv.ledger(secret=secret, reference=data,
                                   budget=(5.0, DELTA), law="gaussian")
-    with pytest.raises(InvalidParameterError, match="predicates"):
+    with pytest.raises(skattr.exceptions.PersistenceError, match="predicates"):
         ledger.to_json()
 
 

@@ -6,11 +6,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from skattr._persistence import persistable
 from skattr._release import Release
 
 __all__ = ["LedgerEntry"]
 
 
+@persistable
 @dataclass(frozen=True)
 class LedgerEntry:
     """One release made through a ledger.
@@ -19,7 +21,8 @@ class LedgerEntry:
     ----------
     release : Release or None
         The release, with its own certificate (of it alone); None in a
-        ledger loaded from JSON, which keeps ``record`` instead.
+        ledger loaded from a file of schema 1 or 2, which keeps ``record``
+        instead.
     statistics : tuple of (Query, float)
         Per released value, its base statistic (the sum of a column or the
         count of a value) and the weight w(n) it is released with.
@@ -32,8 +35,11 @@ class LedgerEntry:
         ``Release.to_dict()`` of the release, for a loaded ledger.
     laplace : dict or None
         For a Laplace-noise release (the Wasserstein mechanisms): which
-        statistic it is (``key``), its own ``epsilon`` and ``delta``, and
-        ``beta``, the part of delta a drawn law may misjudge.
+        statistic it is (``key``, and ``statistic``: its query and columns,
+        None for a function), its own ``epsilon`` and ``delta``, ``beta``,
+        the part of delta a drawn law may misjudge, the noise's ``scale``,
+        whether it was fitted on the resampling Theta (``resample``) and its
+        ``privacy``.
     joint_delta : float or None
         The joint delta when it is below the budget's (Laplace releases);
         None means the budget's delta.

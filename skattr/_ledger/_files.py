@@ -1,20 +1,27 @@
-"""A ledger's file: fingerprints of its data, and its JSON (schemas 1 and 2).
+"""A ledger's file: fingerprints of its data, and its JSON.
 
-The file holds the budget, the secret, Theta, every release's statistics,
-noise and joint epsilon, and fingerprints of the private and reference data
-(row counts and hashes of columns), so that a ledger loaded on the same data
-keeps counting its budget; a content hash detects corruption.
+The file holds the budget, the secret, Theta, every release (its record,
+statistics, noise and joint epsilon), and fingerprints of the private and
+reference data (row counts and hashes of columns), so that a ledger loaded
+on the same data keeps counting its budget. Since schema 3 it is written by
+skattr's one codec (:mod:`skattr._persistence`: exact values, a content
+hash, skattr's own classes only); files of schemas 1 and 2 (skattr 0.2's
+own format) are still read.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from skattr._ledger._entry import LedgerEntry
+from skattr._persistence import from_json as load
+from skattr._persistence import persistable
+from skattr._persistence import to_json as save
 from skattr._query import Query
 from skattr._secret import Secret
 from skattr._statistic import Statistic
@@ -22,10 +29,12 @@ from skattr.backends import backend_of, is_frame
 from skattr.exceptions import DataValidationError, InvalidParameterError
 from skattr.theta import ExpertTheta, GroupMoments, JointGaussian, Resample
 
-__all__ = ["SCHEMA_VERSION", "from_json", "statistic_to_json", "to_json"]
+__all__ = ["SCHEMA_VERSION", "LedgerFile", "from_json", "storable_statistic",
+           "to_json"]
 
-#: Version of the JSON a ledger is saved as (``Ledger.to_json``).
-SCHEMA_VERSION = 2
+#: Version of a ledger's file (``Ledger.to_json``): 3 is skattr's one codec;
+#: 1 and 2 were skattr 0.2's own JSON, still read.
+SCHEMA_VERSION = 3
 
 
 def _fingerprint_v1(frame: pd.DataFrame, columns) -> dict:
@@ -89,30 +98,6 @@ def _check_fingerprint(frame, saved: dict, what: str, schema: int) -> None:
             "dataset: open a new one for other data.")
 
 
-def _plain(value):
-    """Return a JSON-ready value, or raise for one that cannot be stored."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    raise InvalidParameterError(
-        f"The ledger cannot store {value!r} ({type(value).__name__}): state "
-        "secrets and counted values by plain values (numbers, strings), not "
-        "predicates, to save a ledger.")
-
-
-def _bounds_to_json(bounds):
-    """Return ``bounds=`` as JSON: a name, None, column triples or pairs."""
-    if bounds is None or isinstance(bounds, str):
-        return bounds
-    if isinstance(bounds, dict):
-        return {"columns": [[_plain(c), *map(float, v)]
-                            for c, v in bounds.items()]}
-    return {"pairs": np.asarray(bounds, dtype=float).tolist()}
-
-
 def _bounds_from_json(record):
     """Return the ``bounds=`` :func:`_bounds_to_json` wrote."""
     if record is None or isinstance(record, str):
@@ -122,12 +107,6 @@ def _bounds_from_json(record):
     pairs = record["pairs"]
     return tuple(pairs) if pairs and not isinstance(pairs[0], list) else [
         tuple(p) for p in pairs]
-
-
-def _secret_to_json(secret) -> dict:
-    fields = ("column", "property", "value", "pairs", "window", "support",
-              "sets", "set_reading")
-    return {f: _plain(getattr(secret, f)) for f in fields}
 
 
 def _secret_from_json(record: dict):
@@ -140,47 +119,11 @@ def _secret_from_json(record: dict):
     return Secret(**record)
 
 
-_RESAMPLE_FIELDS = ("n_draws", "failure_share", "max_exact", "random_state",
-                    "replace", "exact_quantiles", "moment_bounds")
-
-
-def _model_to_json(model) -> dict:
-    """Return a GroupMoments or JointGaussian as plain data (arrays as lists)."""
-    from dataclasses import fields
-
-    return {"type": type(model).__name__,
-            "fields": {f.name: _plain(np.asarray(v).tolist()
-                                      if isinstance(v, np.ndarray) else v)
-                       for f in fields(model)
-                       for v in [getattr(model, f.name)]}}
-
-
 def _model_from_json(record):
     kind = {"GroupMoments": GroupMoments, "JointGaussian": JointGaussian}
     values = dict(record["fields"])
     values["columns"] = tuple(values["columns"])
     return kind[record["type"]](**values)
-
-
-def _theta_to_json(theta):
-    if isinstance(theta, str):
-        return theta
-    if isinstance(theta, Resample):
-        return {"resample": {f: _plain(getattr(theta, f))
-                             for f in _RESAMPLE_FIELDS}}
-    if isinstance(theta, ExpertTheta) and theta.parameters is None:
-        models = theta.models
-        return {"expert": {
-            "description": theta.description,
-            "models": (
-                [[_plain(k), [_model_to_json(m) for m in v]]
-                 for k, v in models.items()] if isinstance(models, dict)
-                else [_model_to_json(m) for m in models]),
-            "by_column": isinstance(models, dict)}}
-    raise InvalidParameterError(
-        f"The ledger can store Theta given by name ('auto', 'moments', "
-        f"'gaussian'), a Resample or an ExpertTheta of stated models; "
-        f"{type(theta).__name__} objects are not stored yet.")
 
 
 def _theta_from_json(record):
@@ -198,25 +141,6 @@ def _theta_from_json(record):
     return ExpertTheta(models, description=expert["description"])
 
 
-_STATISTIC_FIELDS = ("statistic", "columns", "q", "ddof", "proportiontocut",
-                     "add_constant", "labels")
-
-
-def statistic_to_json(query, columns) -> dict | None:
-    """Return a released statistic as plain data, or None for a function."""
-    try:
-        if isinstance(query, Statistic):
-            if query.func is not None:
-                return None
-            fields = {f: _plain(getattr(query, f)) for f in _STATISTIC_FIELDS}
-            return {"kind": "statistic", "fields": fields,
-                    "columns": _plain(list(columns))}
-        return {"kind": "query", "query": _query_to_json(query),
-                "columns": _plain(list(columns))}
-    except InvalidParameterError:
-        return None                 # a predicate: not stored
-
-
 def _statistic_from_json(record) -> tuple:
     """Return (query, columns) from :func:`_statistic_to_json`'s output."""
     if record["kind"] == "statistic":
@@ -228,75 +152,129 @@ def _statistic_from_json(record) -> tuple:
     return _query_from_json(record["query"]), tuple(record["columns"])
 
 
-def _query_to_json(query) -> list:
-    return [query.statistic, _plain(list(query.columns)), _plain(query.value)]
-
-
 def _query_from_json(record) -> Query:
     statistic, columns, value = record
     return Query(statistic, list(columns), value)
 
 
-def _payload(ledger) -> dict:
-    """Return a ledger as the plain data its file holds."""
-    return {
-        "schema": SCHEMA_VERSION,
-        "budget": list(ledger.budget),
-        "secret": _secret_to_json(ledger.secret),
-        "theta": _theta_to_json(ledger.theta),
-        "theta_seed": ledger._laplace.seed,
-        "law": ledger.law,
-        "bounds": _bounds_to_json(ledger.bounds),
-        "data": _fingerprint(ledger._data, sorted(ledger._columns)),
-        "reference": (None if ledger.reference is None else
-                      _fingerprint(ledger.reference,
-                                   sorted(map(str, ledger.reference.columns)))),
-        "releases": [{
-            "statistics": [[_query_to_json(b), w] for b, w in e.statistics],
-            "noise_cov": np.asarray(e.noise_cov).tolist(),
-            "joint_epsilon": e.joint_epsilon,
-            "laplace": e.laplace,
-            "joint_delta": e.joint_delta,
-            # Values as [label, value] pairs: their order survives the
-            # sorted keys of the file.
-            "record": {**e.as_record(),
-                       "values": [[k, v] for k, v in
-                                  e.as_record()["values"].items()]},
-        } for e in ledger.releases],
-    }
+def storable_statistic(query, columns) -> tuple | None:
+    """Return (query, columns) of a Laplace release's statistic, or None.
+
+    None for a statistic of a Python function, which no file holds (code is
+    never saved): its joint law with other statistics cannot be certified
+    after loading, and a loaded ledger says so.
+    """
+    return None if getattr(query, "func", None) is not None else (
+        query, tuple(columns))
+
+
+@persistable
+@dataclass(frozen=True)
+class LedgerFile:
+    """What a ledger's file holds (schema 3).
+
+    Attributes
+    ----------
+    budget : tuple
+    secret : Secret
+    theta : str or Theta spec
+    law : str
+    bounds : object
+        The ledger's clipping policy.
+    data, reference : dict or None
+        Fingerprints of the private and reference data.
+    releases : tuple of LedgerEntry
+    theta_seed : int or None
+        The seed of the joint draws of different Laplace statistics.
+    schema : int
+    """
+
+    budget: tuple
+    secret: object
+    theta: object
+    law: str
+    bounds: object
+    data: dict
+    reference: dict | None
+    releases: tuple
+    theta_seed: int | None = None
+    schema: int = SCHEMA_VERSION
+
 
 def to_json(ledger) -> str:
-    """Serialise the ledger (no data, no pickle) to keep it between sessions.
+    """Return the ledger's file: no data, no pickle, a content hash."""
+    reference = (None if ledger.reference is None else
+                 _fingerprint(ledger.reference,
+                              sorted(map(str, ledger.reference.columns))))
+    return save(LedgerFile(
+        budget=tuple(ledger.budget), secret=ledger.secret, theta=ledger.theta,
+        law=ledger.law, bounds=ledger.bounds,
+        data=_fingerprint(ledger._data, sorted(ledger._columns)),
+        reference=reference, releases=tuple(ledger.releases),
+        theta_seed=ledger._laplace.seed))
 
-    The file holds the budget, the secret, Theta (its name, a
-    ``Resample``'s parameters and the seed of the joint draws, or an
-    ``ExpertTheta``'s models), every release's statistics, noise and
-    joint epsilon, fingerprints of the private data (its row count and a
-    hash of each released column) and of the reference data, a schema
-    version and a content hash.
-    """
-    payload = _payload(ledger)
-    body = json.dumps(payload, sort_keys=True, allow_nan=True)
-    return json.dumps({"skattr_ledger": payload,
-                       "sha256": hashlib.sha256(body.encode()).hexdigest()},
-                      sort_keys=True, indent=1)
 
 def from_json(cls, text: str, data, *, reference=None, random_state=None):
-    """Load a ledger saved by :meth:`to_json`, on the same private data.
+    """Load a ledger's file on the same private (and reference) data.
 
     Raises
     ------
+    PersistenceError
+        A file of schema 3 that is malformed or altered (content hash).
     DataValidationError
-        The file is malformed or tampered with (its content hash does not
-        match), of another schema version, or ``data`` (or ``reference``)
-        is not the dataset the ledger was opened on: its row count or a
-        released column's hash differs.
+        A file of schema 1 or 2 that is malformed, altered or of another
+        schema; or ``data`` (``reference``) is not the dataset the ledger was
+        opened on: its row count or a released column's hash differs.
     """
     try:
         outer = json.loads(text)
+    except (TypeError, ValueError) as exc:
+        raise DataValidationError(
+            "This is not a skattr ledger file (to_json's output).") from exc
+    if isinstance(outer, dict) and "skattr_ledger" in outer:
+        return _from_schema_1_or_2(cls, outer, data, reference=reference,
+                                   random_state=random_state)
+    record = load(text, LedgerFile)
+    if record.schema != SCHEMA_VERSION:
+        raise DataValidationError(
+            f"The ledger file has schema {record.schema!r}; this skattr reads "
+            f"schemas 1, 2 and {SCHEMA_VERSION}.")
+    _check_data(data, record.data, reference, record.reference, 3)
+    ledger = cls(data, secret=record.secret, reference=reference,
+                 budget=tuple(record.budget), theta=record.theta,
+                 law=record.law, random_state=random_state,
+                 bounds=record.bounds)
+    ledger._laplace.seed = record.theta_seed
+    for entry in record.releases:
+        ledger.releases.append(entry)
+        stored = (entry.laplace or {}).get("statistic")
+        if stored is not None:
+            ledger._laplace.queries.setdefault(entry.laplace["key"],
+                                               tuple(stored))
+    ledger._columns.update(record.data["columns"])
+    return ledger
+
+
+def _check_data(data, saved, reference, saved_reference, schema) -> None:
+    if not is_frame(data):
+        raise InvalidParameterError(
+            "from_json needs the private DataFrame the ledger was opened on "
+            "(pandas or Dask).")
+    _check_fingerprint(data, saved, "private data", schema)
+    if saved_reference is not None:
+        if reference is None:
+            raise InvalidParameterError(
+                "The ledger was opened with reference data; pass the same "
+                "reference= to from_json.")
+        _check_fingerprint(reference, saved_reference, "reference data", schema)
+
+
+def _from_schema_1_or_2(cls, outer, data, *, reference, random_state):
+    """Load a file of skattr 0.2's own JSON (schemas 1 and 2)."""
+    try:
         payload = outer["skattr_ledger"]
         digest = outer["sha256"]
-    except (TypeError, ValueError, KeyError) as exc:
+    except (TypeError, KeyError) as exc:
         raise DataValidationError(
             "This is not a skattr ledger file (to_json's output).") from exc
     body = json.dumps(payload, sort_keys=True, allow_nan=True)
@@ -305,23 +283,12 @@ def from_json(cls, text: str, data, *, reference=None, random_state=None):
             "The ledger file's content hash does not match: it was altered "
             "after it was saved. Use the file to_json wrote.")
     schema = payload.get("schema")
-    if schema not in (1, SCHEMA_VERSION):
+    if schema not in (1, 2):
         raise DataValidationError(
             f"The ledger file has schema {schema!r}; this skattr reads "
-            f"schemas 1 and {SCHEMA_VERSION}.")
-    if not is_frame(data):
-        raise InvalidParameterError(
-            "from_json needs the private DataFrame the ledger was opened on "
-            "(pandas or Dask).")
+            f"schemas 1, 2 and {SCHEMA_VERSION}.")
     saved = payload["data"]
-    _check_fingerprint(data, saved, "private data", schema)
-    if payload["reference"] is not None:
-        if reference is None:
-            raise InvalidParameterError(
-                "The ledger was opened with reference data; pass the same "
-                "reference= to from_json.")
-        _check_fingerprint(reference, payload["reference"], "reference data",
-                           schema)
+    _check_data(data, saved, reference, payload["reference"], schema)
     ledger = cls(data, secret=_secret_from_json(payload["secret"]),
                  reference=reference, budget=tuple(payload["budget"]),
                  theta=_theta_from_json(payload["theta"]),
@@ -335,13 +302,16 @@ def from_json(cls, text: str, data, *, reference=None, random_state=None):
                            for q, w in e["statistics"])
         record = {**e["record"], "values": dict(
             (k, v) for k, v in e["record"]["values"])}
+        laplace = e["laplace"]
+        if laplace is not None:
+            stored = laplace.get("statistic")
+            laplace = {**laplace, "statistic": (
+                None if stored is None else _statistic_from_json(stored))}
+            if laplace["statistic"] is not None:
+                ledger._laplace.queries.setdefault(laplace["key"],
+                                                   laplace["statistic"])
         ledger.releases.append(LedgerEntry(
             None, statistics, np.asarray(e["noise_cov"], dtype=float),
-            float(e["joint_epsilon"]), record, e["laplace"],
-            e["joint_delta"]))
-        stored = (e["laplace"] or {}).get("statistic")
-        if stored is not None:
-            ledger._laplace.queries.setdefault(
-                e["laplace"]["key"], _statistic_from_json(stored))
+            float(e["joint_epsilon"]), record, laplace, e["joint_delta"]))
     ledger._columns.update(saved["columns"])
     return ledger

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from skattr._ledger._entry import LedgerEntry
-from skattr._ledger._files import from_json, statistic_to_json, to_json
+from skattr._ledger._files import from_json, storable_statistic, to_json
 from skattr._ledger._joint import BUDGET_RTOL, GaussianJoint, LaplaceJoint
 from skattr._query import Query, StackedQuery
 from skattr._release import Plan, Release
@@ -419,7 +419,7 @@ default="reference"
                    "scale": 0.0 if law.is_zero else float(law.scale),
                    "resample": resampled,
                    "privacy": est.privacy,
-                   "statistic": statistic_to_json(est.query_, est.columns_)}
+                   "statistic": storable_statistic(est.query_, est.columns_)}
         self._laplace.queries.setdefault(key, (est.query_, est.columns_))
         return est, plan, (), np.zeros((0, 0)), laplace
 
@@ -542,12 +542,19 @@ default="reference"
     def to_json(self) -> str:
         """Serialise the ledger (no data, no pickle) to keep it between sessions.
 
-        The file holds the budget, the secret, Theta (its name, a
-        ``Resample``'s parameters and the seed of the joint draws, or an
-        ``ExpertTheta``'s models), every release's statistics, noise and
-        joint epsilon, fingerprints of the private data (its row count and a
-        hash of each released column) and of the reference data, a schema
-        version and a content hash.
+        The file holds the budget, the secret, Theta (and the seed of the
+        joint draws), every release (its record, statistics, noise and joint
+        epsilon), fingerprints of the private data (its row count and a hash
+        of each released column) and of the reference data, a schema version
+        and a content hash; it is written by skattr's one JSON codec
+        (:mod:`skattr._persistence`: exact values, skattr's own classes
+        only, no code).
+
+        Raises
+        ------
+        PersistenceError
+            The ledger holds a Python function (a lambda predicate: state it
+            with :mod:`skattr.predicates`).
         """
         return to_json(self)
 
@@ -556,13 +563,18 @@ default="reference"
                   random_state=None) -> Ledger:
         """Load a ledger saved by :meth:`to_json`, on the same private data.
 
+        Files of schemas 1 and 2 (skattr 0.2) still load.
+
         Raises
         ------
+        PersistenceError
+            The file is malformed or altered (its content hash does not
+            match).
         DataValidationError
-            The file is malformed or tampered with (its content hash does not
-            match), of another schema version, or ``data`` (or ``reference``)
-            is not the dataset the ledger was opened on: its row count or a
-            released column's hash differs.
+            A file of schema 1 or 2 is malformed or altered, or of another
+            schema; or ``data`` (or ``reference``) is not the dataset the
+            ledger was opened on: its row count or a released column's hash
+            differs.
         """
         return from_json(cls, text, data, reference=reference,
                          random_state=random_state)

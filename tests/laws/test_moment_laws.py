@@ -269,13 +269,10 @@ def test_non_linear_statistics_have_no_moment_laws():
 
 
 def test_ledger_round_trips_moment_bounds():
-    import json
-
-    from skattr._ledger._files import _theta_from_json, _theta_to_json
+    from skattr._persistence import from_json, to_json
     for value in ("auto", True, False):
         theta = Resample(random_state=3, moment_bounds=value)
-        record = json.loads(json.dumps(_theta_to_json(theta)))
-        assert _theta_from_json(record) == theta
+        assert from_json(to_json(theta)) == theta
 
 
 def test_old_ledger_files_draw_means():
