@@ -138,13 +138,13 @@ clipping_ : skattr._clipping.Clipping
 %(query_attributes)s
 secrets_ : tuple of Secret
     The secrets.
-theta_ : tuple of list
-    For each secret, the models of Theta (GroupMoments or JointGaussian).
-law_ : {"exact", "gaussian"}
-    The law of F the noise is certified against.
-exact_laws_ : tuple or None
-    With the exact law, each secret's model of it (count probabilities in
-    and out of the group, or a :class:`~skattr.theta.SumLaws`).
+theta_spec_ : object
+    What ``theta`` names (the spec that fitted the law).
+law_ : GaussianLaw or ExactLaw
+    The law of F the noise is certified against
+    (:class:`~skattr.laws.GaussianLaw`: the models' moments, taken as
+    Gaussian; :class:`~skattr.laws.ExactLaw`: the exact pmfs of a count or
+    an integer sum, with their moments).
 %(input_attributes)s""",
     "input_attributes": """\
 n_features_in_ : int
