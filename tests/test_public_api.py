@@ -12,8 +12,8 @@ import skattr
 
 PACKAGES = ["skattr"] + [
     f"skattr.{name}"
-    for name in ("attacks", "audit", "calibration", "datasets", "dp", "mechanisms",
-                 "noise",
+    for name in ("attacks", "audit", "backends", "calibration", "datasets", "dp",
+                 "laws", "mechanisms", "noise",
                  "model_selection", "plotting", "predicates", "theta", "utils",
                  "wasserstein")
 ]
