@@ -165,6 +165,14 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
             self._parameter_constraints, self.get_params(deep=False),
             type(self).__name__
         )
+        if getattr(self, "secure", False) and self.noise == "gaussian":
+            # Decided by the class alone: refused before any fit.
+            raise NotCertifiableError(
+                f"{type(self).__name__}(secure=True) adds Gaussian noise; "
+                "exact sampling is implemented for Laplace noise on each "
+                "statistic only (the Wasserstein mechanisms, expm-laplace, the "
+                "Markov quilt mechanisms and the Laplace baselines). Choose "
+                "one of them, or secure=False.")
 
     def fit(self, X, y=None):
         """Learn the Theta summaries from reference data.

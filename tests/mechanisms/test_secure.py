@@ -110,13 +110,22 @@ def test_markov_quilt_releases_securely():
 
 @pytest.mark.parametrize("mechanism", [
     ExpectedValueGaussian(query=MEANS, secret=SECRET, law="gaussian"),
-    DirectionalLaplace(query=MEANS, secret=SECRET, law="gaussian",
-                       covariances="assume-equal"),
     DPGaussian(query=MEANS, bounds=HOSPITAL_BOUNDS),
 ], ids=lambda m: type(m).__name__)
-def test_secure_refuses_noise_it_cannot_sample_exactly(hospital, mechanism):
+def test_secure_refuses_gaussian_noise_at_fit(hospital, mechanism):
+    # Gaussian noise is the class's own: refused before anything is fitted.
+    reference, _ = hospital
+    with pytest.raises(NotCertifiableError, match="adds Gaussian noise.*"
+                                                  "secure=False"):
+        mechanism.set_params(secure=True).fit(reference)
+
+
+def test_secure_refuses_noise_it_cannot_sample_exactly(hospital):
+    # Directional Laplace noise is known only once planned.
     reference, private = hospital
-    est = mechanism.set_params(secure=True).fit(reference)
+    est = DirectionalLaplace(query=MEANS, secret=SECRET, law="gaussian",
+                             covariances="assume-equal",
+                             secure=True).fit(reference)
     with pytest.raises(NotCertifiableError, match="secure=False"):
         est.plan(private)
     with pytest.raises(NotCertifiableError, match="secure=False"):
