@@ -46,13 +46,13 @@ def main():
             return ledger.plan(last, statistic="mean", epsilon=1.0)
 
         # The joint certificate alone: the last release already planned.
-        _, _, statistics, noise_cov, _ = ledger._planned(
+        est, _, statistics, noise_cov, _ = ledger._planned(
             skattr.Query.mean(last), {"epsilon": 1.0})
 
-        def certificate(ledger=ledger, statistics=statistics,
+        def certificate(ledger=ledger, est=est, statistics=statistics,
                         noise_cov=noise_cov):
-            ledger._joint_cache = None           # refit the joint Theta too
-            return ledger._joint_epsilon(statistics, noise_cov)
+            ledger._gaussian._cache = None       # refit the joint Theta too
+            return ledger._joint_epsilon(est, statistics, noise_cov)
 
         def alone(private=private, reference=reference, last=last):
             return private.attrpriv.plan(
@@ -93,8 +93,8 @@ def laplace():
     entries = [e.laplace for e in ledger.releases] + [found[4]]
 
     def certificate():
-        ledger._laplace_laws.clear()             # draw the coupling again
-        return ledger._laplace_joint_epsilon(entries)
+        ledger._laplace.laws.clear()             # draw the coupling again
+        return ledger._laplace.epsilon(entries)
 
     def alone():
         return private.attrpriv.plan(

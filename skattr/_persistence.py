@@ -441,8 +441,10 @@ class _Encoder:
             fresh._start_releases()
             skip |= set(vars(fresh))
         state = {k: v for k, v in vars(est).items() if k not in skip}
+        layout = ({"layout": getattr(type(est), "fitted_layout", 1)}
+                  if fitted else {})
         return {"type": "estimator", "class": type(est).__qualname__,
-                "fitted": fitted,
+                "fitted": fitted, **layout,
                 "params": {k: self.encode(v, f"{path}.{k}")
                            for k, v in params.items()},
                 "state": {k: self.encode(v, f"{path}.{k}")
@@ -637,6 +639,17 @@ class _Decoder:
         if not _is_mechanism(cls):
             raise TypeError(f"{cls.__name__} is not an estimator")
         est = cls(**self._fields(data, "params"))
+        if data["fitted"] is True:
+            # The attributes fit sets change with skattr; a file records
+            # their layout (files of skattr 0.2 have none: 1).
+            saved = data.get("layout", 1)
+            if saved != getattr(cls, "fitted_layout", 1):
+                raise PersistenceError(
+                    f"This {cls.__name__} was fitted by an earlier skattr, "
+                    f"whose fitted state (layout {saved!r}) this version does "
+                    "not read. Fit it again on its reference data; its "
+                    f"parameters load as they are ({cls.__name__}(**params), "
+                    "or save it unfitted).")
         est.__dict__.update(self._fields(data, "state", cls))
         if data["fitted"] is True:
             # The noise restarts as after fit: the same integer random_state

@@ -158,3 +158,38 @@ def test_a_statistic_the_backend_cannot_compute_exactly_is_refused_first(
                                      reference=reference, delta=0.05,
                                      random_state=0)
         assert np.isfinite(rel.values).all()
+
+
+@pytest.mark.parametrize("verb", ["mean", "median", "std"])
+def test_a_missing_value_in_a_numeric_secret_column_is_refused_alike(
+        backend, frames, verb):
+    # The secret's column is never released, but a missing value in it is
+    # refused by every backend, for every statistic.
+    private, reference = frames
+    numeric = skattr.Secret.proportion("kids", 1, pairs=[(0.2, 0.4)])
+    broken = private.astype({"kids": float})
+    broken.loc[broken.index[11], "kids"] = np.nan
+    ref = reference.astype({"kids": float})
+    with pytest.raises(DataValidationError, match="kids"):
+        getattr(_on(backend, broken).attrpriv, verb)(
+            ["weight"], secret=numeric, reference=ref, delta=0.05,
+            random_state=0)
+
+
+def test_a_lazy_reference_collects_the_columns_each_question_needs(frames):
+    # A Reference of a lazy frame collects its used columns, and again when
+    # a later question needs another column (through the lazy backend).
+    from skattr.backends import Reference
+    from skattr.backends._dask import DaskBackend
+
+    backend = next(b for b in registered_backends() if b.lazy)
+    if not _available(backend):
+        pytest.skip("no lazy backend's library is installed")
+    assert isinstance(backend, DaskBackend)
+    private, reference = frames
+    lazy = _on(backend, reference, chunks=4)
+    found = Reference(lazy, skattr.Query.mean(["weight"]), ("weight",))
+    np.testing.assert_array_equal(found.records()[:, 0],
+                                  reference["weight"].to_numpy())
+    np.testing.assert_array_equal(found.groups(SECRET),
+                                  (reference["gender"] == "female").to_numpy())

@@ -654,3 +654,17 @@ def test_every_saved_kind_registers_itself():
     for name in ("ExpertTheta", "MonteCarlo", "Bootstrap", "ProbabilityBox",
                  "Resample", "GroupMoments", "JointGaussian", "SumLaws"):
         assert table[name] is getattr(theta, name)
+
+
+def test_a_mechanism_fitted_by_skattr_0_2_is_refused_with_what_to_do():
+    # Files skattr 0.2 wrote: the law of F became law_ in 0.3, so a fitted
+    # state of the old layout is refused (a skattr error, never a crash
+    # later); a mechanism whose fitted state did not change still loads.
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data"
+    with pytest.raises(PersistenceError, match="Fit it again"):
+        BaseMechanism.from_json((data / "apgm_fitted_by_0.2.json").read_text())
+    dp = BaseMechanism.from_json(
+        (data / "dp_laplace_fitted_by_0.2.json").read_text())
+    assert dp.plan(n=100).noise_scale == 4.0

@@ -10,7 +10,7 @@ Y = A F + N the K released values, A the K x d selection of each value's
 statistic and N the independent noises, block-diagonal covariance Sigma_N.
 Under each side of a pair, F has the joint Theta's mean and covariance
 (cross-covariances included, from the same reference: the newest release's
-law refitted for the stacked statistics, :meth:`StatisticLaw.joint`). When
+law refitted for the stacked statistics, :func:`skattr.theta.joint_law`). When
 Sigma_N is invertible, the likelihood ratio of Y depends on Y only through
 A^T Sigma_N^-1 Y, so the joint release is exactly as private as
 F + N(0, M^-1), M = A^T Sigma_N^-1 A (a d-dimensional release: "work in its
@@ -44,6 +44,7 @@ from skattr.calibration._pair_noise import raw_leakage_epsilon
 from skattr.exceptions import NotCertifiableError
 from skattr.laws import ExactLaw, PairLaws
 from skattr.laws._coupling import joint_closeness
+from skattr.theta._request import joint_law
 from skattr.theta._resample import Resample
 from skattr.theta._spec import resolve_theta
 
@@ -143,7 +144,8 @@ class GaussianJoint:
             reads = resolve_theta(ledger.theta).reads_reference
             frame = clipped_reference(frame, query, columns, ledger.bounds,
                                       ledger.secret, reads=reads)
-            self._cache = (key, law.joint(query, frame=frame, columns=columns),
+            self._cache = (key, joint_law(law, query, frame=frame,
+                                          columns=columns),
                            query.names(columns))
         return self._cache[1], self._cache[2]
 

@@ -86,25 +86,6 @@ def _single_statistics(query, n: int) -> tuple:
     return tuple(out)
 
 
-def _single_statistics(query, n: int) -> tuple:
-    """Split a linear query into (base statistic, weight) per released value.
-
-    A released value is w(n) times the sum over records of a contribution h:
-    a mean and a sum of one column share h (the column), as do a count and a
-    proportion of one value; the base statistic is that sum, so a mean and a
-    sum of the same column are one statistic of the joint law.
-    """
-    parts = query.parts if isinstance(query, StackedQuery) else (query,)
-    out = []
-    for part in parts:
-        weight = float(part.weight(n))
-        for column in part.columns:
-            base = (Query("sum", [column]) if part.statistic in ("mean", "sum")
-                    else Query("count", [column], part.value))
-            out.append((base, weight))
-    return tuple(out)
-
-
 _LEDGER_KEYWORDS = """\
 **params
     The release's own parameters: ``epsilon`` (its own guarantee, or
@@ -198,7 +179,7 @@ default="reference"
     one drawn coupling. A mix of Laplace and Gaussian noise, and any other
     mechanism, are refused (fail closed). The joint certificate of different
     statistics is never a sum of epsilons: see the module notes of
-    ``skattr/_ledger.py``.
+    ``skattr/_ledger/_joint.py``.
 
     Examples
     --------
@@ -605,6 +586,20 @@ default="reference"
             entries.append((new_statistics, new_noise_cov))
             computed = self._gaussian.epsilon(entries, est.law_)
         return max(computed, self.spent[0])
+
+    @property
+    def records_iid(self) -> bool:
+        """Whether the ledger's laws model i.i.d. records (drawn with replacement).
+
+        As :func:`skattr.audit.audit_ledger` resamples them: Laplace-noise
+        releases rest on the resampling model (with replacement only for
+        ``Resample(replace=True)``); Gaussian-noise ones on the exact laws
+        (``law="auto"`` or ``"exact"``: i.i.d. records) or on the moments of
+        datasets drawn without replacement (``law="gaussian"``).
+        """
+        if any(e.laplace for e in self.releases):
+            return bool(getattr(self.theta, "replace", False))
+        return self.law != "gaussian"
 
     def laplace_statistic(self, entry: LedgerEntry) -> tuple:
         """Return (query, columns) of a Laplace-noise release's statistic.

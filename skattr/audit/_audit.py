@@ -612,9 +612,7 @@ random_state
         privacy = next((e.laplace["privacy"] for e in ledger.releases
                         if e.laplace), "dataset")
     if replace == "auto":
-        from skattr.theta import Resample
-
-        replace = isinstance(ledger.theta, Resample) and ledger.theta.replace
+        replace = ledger.records_iid
     frame = _local(data)
     source = _Resampling(frame, secret, n, privacy, bool(replace))
     evaluate, laws, names = _ledger_releases(ledger, frame, n)

@@ -174,9 +174,7 @@ def release_totals(frame, query, columns, secrets=(), *,
     columns, a numeric secret column for missing values, and ``check``) and
     summed by :func:`skattr._data.column_totals`; the partial sums add up.
     """
-    numeric_secrets = [s.column for s in secrets
-                       if s.column in frame.columns
-                       and pd.api.types.is_numeric_dtype(frame[s.column].dtype)]
+    numeric_secrets = _numeric_secrets(frame, secrets)
 
     def chunk(part):
         for column in numeric_secrets:
@@ -272,11 +270,24 @@ def group_statistics(frame, query, columns, secrets, *,
                          for i in range(len(secrets))]
 
 
-def _column_moments(frame, columns, what):
-    """Return (n, per-column min, max, mean, centred sum of squares), one pass."""
+def _numeric_secrets(frame, secrets) -> list:
+    """Return the secrets' numeric columns (checked for missing values)."""
+    return [s.column for s in secrets if s.column in frame.columns
+            and pd.api.types.is_numeric_dtype(frame[s.column].dtype)]
+
+
+def _column_moments(frame, columns, what, secrets=()):
+    """Return (n, per-column min, max, mean, centred sum of squares), one pass.
+
+    Each partition's numeric secret columns are checked for missing values,
+    as a release of pandas data checks them.
+    """
     k = len(columns)
+    checked = _numeric_secrets(frame, secrets)
 
     def chunk(part):
+        for column in checked:
+            check_present(part[column], column, what=what)
         if len(part) == 0:
             return np.concatenate([[0.0], np.full(k, np.inf), np.full(k, -np.inf),
                                    np.zeros(2 * k)])
@@ -409,8 +420,8 @@ def _order_statistics(frame, columns, ranks, low, high, what) -> dict:
     return found
 
 
-def exact_statistic(frame, query, columns, *, what: str = "the private data"
-                    ) -> tuple[int, np.ndarray]:
+def exact_statistic(frame, query, columns, *, what: str = "the private data",
+                    secrets=()) -> tuple[int, np.ndarray]:
     """Return (n, the exact median, quantiles or std) of a Dask frame's columns.
 
     The values equal NumPy's on the whole column: the standard deviation from
@@ -421,7 +432,7 @@ def exact_statistic(frame, query, columns, *, what: str = "the private data"
     ``numpy.median`` and ``numpy.quantile`` (linear) combine them.
     """
     columns = list(columns)
-    n, low, high, _, m2 = _column_moments(frame, columns, what)
+    n, low, high, _, m2 = _column_moments(frame, columns, what, secrets)
     need = query.ddof + 1 if query.statistic == "std" else 1
     if n < need:
         raise DataValidationError(
@@ -555,7 +566,8 @@ class DaskBackend(DataBackend):
             frame = clip_frame(frame, clip, what=what)
         check_releasable(frame, query)
         if not query.is_linear:
-            return exact_statistic(frame, query, columns, what=what)
+            return exact_statistic(frame, query, columns, what=what,
+                                   secrets=secrets)
         n, totals = release_totals(frame, query, columns, secrets, what=what)
         if n < 1:
             raise DataValidationError(

@@ -43,7 +43,10 @@ class Reference:
         self.columns = tuple(columns)
         self._contributions = None
         self._backend = backend_of(frame)
+        # A lazy frame is read through its own backend; once its used
+        # columns are collected, the collected frame through pandas'.
         self._source = frame if self._backend.lazy else None
+        self._source_backend = self._backend
         self._wanted = tuple(s.column for s in secrets)
         self._rows = None
 
@@ -59,7 +62,7 @@ class Reference:
                                                 *also))
                       if c in self._source.columns]
             if self._backend.lazy or not set(wanted) <= set(self.frame.columns):
-                self.frame = self._backend.collect(self._source, wanted)
+                self.frame = self._source_backend.collect(self._source, wanted)
                 self._backend = backend_of(self.frame)
                 self._rows = len(self.frame)
         return self.frame

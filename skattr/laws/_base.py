@@ -19,8 +19,11 @@ The Wasserstein mechanisms read every kind but the Gaussian one through two
 questions, :meth:`StatisticLaw.w_infinity` and :meth:`StatisticLaw.closeness`;
 the Gaussian calibrations read :meth:`GaussianLaw.pair_laws` (and
 :meth:`ExactLaw.exact_pairs`). Every law says what it assumes, whether it
-was computed from the reference's rows, and what the reference it came from
-holds (its group sizes), for a confidence statement about the population.
+was computed from the reference's rows, what the reference it came from
+holds (its group sizes, for a confidence statement about the population),
+and where it came from (``source``: the spec and its request), from which
+:func:`skattr.theta.joint_law` gives the joint law of several statistics of
+the same data (a ledger's).
 """
 
 from __future__ import annotations
@@ -100,7 +103,8 @@ class StatisticLaw(ABC):
         about the population needs.
     source : tuple or None
         (Theta's spec, the request it answered, without the data): what
-        :meth:`joint` refits. None for a law not fitted through a request.
+        :func:`skattr.theta.joint_law` refits for several statistics. None
+        for a law not fitted through a request.
     """
 
     kind: ClassVar[str] = ""
@@ -159,27 +163,3 @@ class StatisticLaw(ABC):
         raise NotCertifiableError(
             f"A {type(self).__name__} gives no (W, delta)-closeness; use a "
             "mechanism that calibrates it.")
-
-    def joint(self, query, *, frame, columns=None) -> StatisticLaw:
-        """Return the joint law of ``query``: this statistic stacked with others.
-
-        A ledger certifies several releases of one dataset from the law of
-        their statistics together (cross-covariances included): the same
-        Theta, with the same options, fitted for the stacked ``query`` on
-        ``frame`` (the reference data, clipped as the releases clip it).
-        ``columns`` are the query's resolved columns (its own by default).
-
-        Raises
-        ------
-        NotCertifiableError
-            The law has no Theta to refit (it was stated whole, or loaded
-            from a file), or Theta gives no law of ``query``.
-        """
-        source = getattr(self, "source", None)
-        if source is None:
-            raise NotCertifiableError(
-                f"This {type(self).__name__} keeps no Theta to refit for other "
-                "statistics (it was loaded or stated whole); fit the "
-                "mechanism again to certify releases jointly.")
-        spec, request = source
-        return request.about(frame, query, columns).fit(spec)

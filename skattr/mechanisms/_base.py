@@ -105,6 +105,10 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
     #: ``fit`` reads a Dask reference through the data seam (its sufficient
     #: statistics in one pass); otherwise the used columns are collected.
     _reads_dask_reference: bool = False
+    #: The layout of the attributes ``fit`` sets, as saved files record it
+    #: (``to_json``): a file of another layout is refused on loading, with
+    #: what to do. 2 since the law of F became ``law_`` (skattr 0.3).
+    fitted_layout: int = 2
     #: The kinds of law of F this mechanism calibrates its noise to
     #: (:class:`~skattr.laws.StatisticLaw`), in its order of preference:
     #: ``"gaussian"``, ``"exact"``, ``"box"``, ``"network"``,

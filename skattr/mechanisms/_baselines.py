@@ -127,6 +127,8 @@ class _DPBaseline(BaseMechanism):
 
     #: ``df.attrpriv`` may omit ``reference``: the mechanism fits no Theta.
     needs_reference = False
+    #: Its fitted state is unchanged since skattr 0.2.
+    fitted_layout = 1
     #: ``mechanism="auto"`` never picks a baseline: record-level DP does not hide
     #: a global property, and group DP needs bounds that "auto" cannot supply.
     auto_candidate = False

@@ -313,7 +313,7 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
       R_a x R_b, whose points are at most W = sum_j max(U_aj - L_bj,
       U_bj - L_aj) apart. The box's faces are order statistics of the draws
       that bound each tail with mass delta' / (4 d)
-      (:func:`~skattr.theta._resample.tail_bounds`); the chance beta that any bound is
+      (:func:`~skattr.laws._draws.tail_bounds`); the chance beta that any bound is
       wrong is counted in delta = delta' + beta. Because the draws come from
       public data, independently of the private data, a mechanism whose noise
       scale is itself random in this way is (epsilon, delta' + beta)-private.

@@ -23,7 +23,7 @@ from skattr.laws._sums import SumLaws
 
 __all__ = ["MAX_EXACT_MAGNITUDE", "MAX_EXACT_VALUES", "LawRequest",
            "LawUnavailable", "check_exact_request", "exact_law_of",
-           "gaussian_law_of"]
+           "gaussian_law_of", "joint_law"]
 
 #: Most distinct values of an integer column whose sum's exact law the
 #: Gaussian calibrations compute.
@@ -52,8 +52,8 @@ class LawRequest:
         The released columns.
     secrets : tuple of Secret
     kinds : tuple of str
-        The kinds of law the mechanism calibrates, in its order of
-        preference.
+        The kinds of law the mechanism asks for (one of them is returned):
+        what it calibrates, narrowed by its ``law=`` choice.
     sampling : str
         How a dataset's records are drawn from their groups (moment models).
     moments : bool
@@ -86,7 +86,7 @@ class LawRequest:
         """Return ``spec``'s law for this request, which remembers its source.
 
         The law keeps (spec, this request without the data), so that it can
-        be refitted for other statistics (:meth:`StatisticLaw.joint`).
+        be refitted for other statistics (:func:`joint_law`).
         """
         law = spec.fit_law(self)
         return replace(law, source=(spec, replace(self, frame=None)))
@@ -220,3 +220,28 @@ def exact_law_of(spec, request: LawRequest, reference: Reference, *,
                        f"in and out of the group ({len(thetas[0].probs)} theta)")
     return ExactLaw(thetas=thetas, secrets=secrets, query=request.query,
                     description=description, assumptions=tuple(spec.assumptions))
+
+
+def joint_law(law, query, *, frame, columns=None):
+    """Return the joint law of ``query``: ``law``'s statistic stacked with others.
+
+    A ledger certifies several releases of one dataset from the law of their
+    statistics together (cross-covariances included): the Theta that gave
+    ``law``, with the same options (``law.source``), fitted for the stacked
+    ``query`` on ``frame`` (the reference data, clipped as the releases clip
+    it). ``columns`` are the query's resolved columns (its own by default).
+
+    Raises
+    ------
+    NotCertifiableError
+        The law keeps no Theta to refit (it was not fitted through a
+        request), or Theta gives no law of ``query``.
+    """
+    source = getattr(law, "source", None)
+    if source is None:
+        raise NotCertifiableError(
+            f"This {type(law).__name__} keeps no Theta to refit for other "
+            "statistics (it was stated whole); fit the mechanism through a "
+            "Theta to certify its releases jointly.")
+    spec, request = source
+    return request.about(frame, query, columns).fit(spec)
