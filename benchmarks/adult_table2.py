@@ -419,7 +419,7 @@ def renyi_slack_table(adult) -> str:
 def covariance_gap(adult) -> str:
     """The recorded size of the equal-covariance assumption."""
     plan = mechanism("expm-gaussian", epsilon=1.0).fit(adult).plan(n=N)
-    assumed = [a for a in plan.assumptions if a.startswith("ASSUMED")]
+    assumed = [str(a) for a in plan.assumed if a.kind == "covariances.equal"]
     return assumed[0] if assumed else "covariances equal"
 
 

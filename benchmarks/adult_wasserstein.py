@@ -54,9 +54,10 @@ def rows(adult) -> list[dict]:
                 theta=Resample(random_state=0)).fit(adult).plan(n=N)
             row[delta] = plan.sensitivity
             row[f"time {delta}"] = time.perf_counter() - start
-            row["how"] = ("quantile coupling" if "quantile coupling"
-                          in plan.method else "boxes") + (
-                ", exact laws" if "convolution" in plan.method else
+            how = plan.certified_by
+            row["how"] = ("quantile coupling" if how.uses("coupling.quantile")
+                          else "boxes") + (
+                ", exact laws" if how.uses("laws.order-statistics") else
                 ", drawn laws")
         out.append(row)
     # A linear statistic for comparison: ExpM (Laplace), exact moments, read

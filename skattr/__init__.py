@@ -25,6 +25,7 @@ from skattr import (
     wasserstein,
 )
 from skattr._accessor import AttributePrivacyAccessor
+from skattr._certificate import Assumption, Method, MethodStep
 from skattr._ledger import Ledger, LedgerEntry
 from skattr._query import Query, StackedQuery
 from skattr._release import Plan, Release
@@ -34,9 +35,12 @@ from skattr._version import __version__
 from skattr.utils._public import public_dir
 
 __all__ = [
+    "Assumption",
     "AttributePrivacyAccessor",
     "Ledger",
     "LedgerEntry",
+    "Method",
+    "MethodStep",
     "Plan",
     "Query",
     "Release",

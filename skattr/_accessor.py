@@ -92,6 +92,8 @@ class AttributePrivacyAccessor:
     >>> rel = private.attrpriv.mean(["blood_pressure"], secret=secret,
     ...                             reference=reference, law="gaussian",
     ...                             mechanism="apgm", random_state=0)
+    >>> rel.assumes("law.gaussian"), rel.assumed[-1].option
+    (True, "law='gaussian'")
     >>> rel.assumptions[-1][:26]
     "ASSUMED (law='gaussian'): "
 

@@ -13,6 +13,7 @@ from statsmodels.iolib.summary import Summary as _StatsmodelsSummary
 from statsmodels.iolib.summary import summary_return
 from statsmodels.iolib.table import SimpleTable
 
+from skattr._certificate import Certified, Method, accepts_prose
 from skattr._persistence import persistable
 from skattr.exceptions import InvalidParameterError
 from skattr.noise import (
@@ -47,7 +48,7 @@ def fmt(x) -> str:
 
 @persistable
 @dataclass(frozen=True, kw_only=True)
-class Certificate:
+class Certificate(Certified):
     """What a mechanism's calibration proves, before it is tied to a release.
 
     A mechanism's ``_plan`` returns its noise law and one of these;
@@ -59,10 +60,10 @@ class Certificate:
         The certified guarantee (after any stated relaxation).
     sensitivity : float
         The sensitivity the noise is calibrated to (see :class:`Plan`).
-    method : str
-        How the pairs were certified.
-    assumptions : tuple of str
-        What the certificate takes for granted.
+    certified_by : Method
+        How the pairs were certified (``method``: its prose).
+    assumed : tuple of Assumption
+        What the certificate takes for granted (``assumptions``: their prose).
     guarantee : str
         The kind of privacy certified.
     calibration : str or None
@@ -79,17 +80,21 @@ class Certificate:
     epsilon: float
     delta: float
     sensitivity: float
-    method: str = ""
-    assumptions: tuple = ()
+    certified_by: Method = Method()
+    assumed: tuple = ()
     guarantee: str = "attribute privacy"
     calibration: str | None = None
     inherent_variance: tuple | None = None
     error_ratio: float | None = None
 
+    def __post_init__(self):
+        self._check_records()
+
 
 @persistable
+@accepts_prose
 @dataclass(frozen=True, kw_only=True)
-class Plan:
+class Plan(Certified):
     """What a release would do, computed before any noise is drawn.
 
     Attributes
@@ -140,10 +145,20 @@ class Plan:
         E ||noise||_2.
     accuracy : tuple of (alpha, beta)
         P(||M(X) - F(X)||_2 > alpha) <= beta (Zhang et al. Thm 2).
+    certified_by : Method
+        How the pairs were certified, as data: its steps, each a kind and
+        parameters (``certified_by.kind``, ``certified_by.uses("secure")``).
     method : str
-        How the pairs were certified.
+        The same in prose (``str(certified_by)``): the "certified by" line.
+    assumed : tuple of Assumption
+        What the certificate takes for granted, as data: each a kind, its
+        parameters and whether the user opted into it (``opt_in``, ``option``);
+        ``assumes(kind)`` asks for one.
     assumptions : tuple of str
-        What the certificate takes for granted.
+        The same in prose, one str each: the "assumes" lines. The prose
+        arguments ``method=`` and ``assumptions=`` build a plan too (as skattr
+        0.2's files hold them): known texts become their kinds, others
+        ``"stated"`` records.
     guarantee : str
         The kind of privacy certified at (epsilon, delta): "attribute privacy"
         unless the mechanism certifies another (the differential-privacy
@@ -169,14 +184,15 @@ class Plan:
     sensitivity: float
     inherent_variance: tuple
     noise_law: NoiseLaw
-    method: str = ""
-    assumptions: tuple = ()
+    certified_by: Method = Method()
+    assumed: tuple = ()
     guarantee: str = "attribute privacy"
     error_ratio: float | None = None
     clipping: object = None
     expected_error: float = field(init=False)
 
     def __post_init__(self):
+        self._check_records()
         if not isinstance(self.noise_law, NoiseLaw):
             raise TypeError(
                 "noise_law must be a skattr.noise.NoiseLaw; got "
@@ -475,6 +491,7 @@ def check_monotone(monotone) -> None:
 
 
 @persistable
+@accepts_prose
 @dataclass(frozen=True, kw_only=True)
 class Release(Plan):
     """A released statistic with its certificate.
@@ -627,11 +644,10 @@ class Release(Plan):
         order = np.argsort(levels, kind="stable")
         out = np.empty_like(block)
         out[:, order] = np.sort(block, axis=1)
-        note = ("; post-processed: each column's quantiles sorted into the "
-                "order of their levels (free: post-processing)")
         return replace(self, values=pd.Series(out.ravel(), index=self.values.index,
                                               name=self.values.name),
-                       method=self.method + note)
+                       certified_by=self.certified_by.then(
+                           "post-processed.monotone"))
 
     def to_frame(self) -> pd.DataFrame:
         """Return one row per statistic: value, noise sd and the guarantee."""

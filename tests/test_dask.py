@@ -368,7 +368,8 @@ def test_census_example_small(tmp_path):
         out = example.main(path=str(tmp_path))
     assert list(out["means"].values.index) == ["age", "education", "commute"]
     assert out["means"].n == 60_000 and out["count"].n == 60_000
-    assert out["median"].n == 60_000 and "convolution" in out["median"].method
+    assert out["median"].n == 60_000
+    assert out["median"].certified_by.uses("laws.order-statistics")
     # The same release from pandas, with the same seed.
     census = pd.read_parquet(tmp_path / "census")
     reference = pd.read_parquet(tmp_path / "reference")

@@ -114,8 +114,9 @@ def test_progress_shows_the_draws_and_changes_no_release(private, reference,
     assert capsys.readouterr().err == ""
     for other in (shown, auto):
         assert other.values.equals(quiet.values)
-        assert (other.sensitivity, other.epsilon, other.delta, other.method) == (
-            quiet.sensitivity, quiet.epsilon, quiet.delta, quiet.method)
+        assert (other.sensitivity, other.epsilon, other.delta,
+                other.certified_by) == (quiet.sensitivity, quiet.epsilon,
+                                        quiet.delta, quiet.certified_by)
 
 
 def test_the_plan_cache_ignores_progress(private, reference):

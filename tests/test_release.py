@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from scipy import integrate, special, stats
 
+from skattr import Assumption, Method
 from skattr._release import (
     Plan,
     Release,
@@ -72,8 +73,10 @@ def _plan(cls=Plan, *, gaussian=None, laplace=None, extra_laplace=None, **fields
                 epsilon=1.0, delta=1e-5, calibration="analytic",
                 secrets=("gender == 'female': 0.4 vs 0.6",),
                 theta="moments of the reference data", sensitivity=0.5,
-                inherent_variance=(0.1, 0.2), method="test plan",
-                assumptions=("records are independent", "Theta holds the truth"))
+                inherent_variance=(0.1, 0.2),
+                certified_by=Method.of("stated", text="test plan"),
+                assumed=(Assumption.of("stated", text="records are independent"),
+                         Assumption.of("stated", text="Theta holds the truth")))
     base.update(fields)
     if laplace is not None:
         scale, basis = laplace
@@ -412,7 +415,8 @@ def test_summary_formats():
 
 def test_repr_html_escapes_labels():
     plan = _plan(gaussian=np.eye(1), statistics=("<b>bmi</b>",), theta="a & b",
-                 assumptions=("x < y",), secrets=("<i>gender</i>",))
+                 assumed=(Assumption.of("stated", text="x < y"),),
+                 secrets=("<i>gender</i>",))
     out = plan._repr_html_()
     assert out.startswith("<table") and out.rstrip().endswith("</table>")
     assert "<b>" not in out and "<i>" not in out

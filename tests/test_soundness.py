@@ -89,7 +89,9 @@ def test_the_raw_binary_mean_is_never_certified_noiseless():
         plan = private.attrpriv.plan(["x"], secret=secret, reference=reference,
                                      epsilon=8.0, delta=1e-3, mechanism=name)
         assert not plan.noiseless
-        assert "exact" in plan.method
+        assert plan.assumes("law.exact")
+        assert (plan.certified_by.uses("exact-laws.gaussian-noise")
+                or plan.certified_by.uses("exact-laws.profile"))
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
@@ -179,7 +181,7 @@ def test_exact_sum_laws_of_a_small_integer_column():
     exact = discrete_release_delta(law_a, law_b, "gaussian",
                                    float(plan.noise_std[0]), 1.0)
     assert exact <= plan.delta
-    assert plan.mechanism == "apgm" and "law='exact'" in " ".join(plan.assumptions)
+    assert plan.mechanism == "apgm" and plan.assumes("law.exact")
 
 
 # ------------------------------------------- same mean and variance, other shape
@@ -225,11 +227,12 @@ def test_the_gaussian_law_of_continuous_columns_is_an_explicit_opt_in():
                                   mechanism=name)
     plan = private.attrpriv.plan(["weight"], secret=secret, reference=reference,
                                  mechanism="apgm", law="gaussian")
-    assert any(a.startswith("ASSUMED (law='gaussian')") for a in plan.assumptions)
+    assert plan.assumes("law.gaussian")
+    assert plan.assumed[-1].option == "law='gaussian'"
     # The default picks a mechanism certified without the Gaussian law.
     auto = private.attrpriv.plan(["weight"], secret=secret, reference=reference)
     assert auto.mechanism == "approx-wasserstein"
-    assert not any("law='gaussian'" in a for a in auto.assumptions)
+    assert not auto.assumes("law.gaussian")
 
 
 # ------------------------------------------------------------- classic constant
@@ -249,7 +252,8 @@ def test_classic_calibration_states_the_delta_its_noise_achieves(epsilon,
     exact = gaussian_delta(plan.sensitivity / sigma, epsilon)
     assert plan.delta >= exact
     assert plan.delta == pytest.approx(true_delta, rel=0.02)
-    assert "achieves delta" in plan.method
+    assert plan.certified_by.find("dp.achieved-delta").params == {
+        "epsilon": epsilon, "achieved": plan.delta, "requested": 1e-3}
 
 
 def test_classic_calibration_of_a_theta_mechanism_states_its_true_delta():
@@ -270,7 +274,8 @@ def test_classic_calibration_of_a_theta_mechanism_states_its_true_delta():
                 for c in (ca, cb))
     assert exact > 2e-3  # the classic constant falls short at epsilon 10
     assert plan.delta >= exact * (1 - 1e-4)
-    assert "achieves delta" in plan.method
+    assert plan.certified_by.find("classic.achieved-delta").params == {
+        "achieved": plan.delta, "epsilon": 10.0, "requested": 1e-3}
 
 
 # -------------------------------------------------------------- the relaxation

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
+from skattr._certificate import Assumption
 from skattr._persistence import persistable
 from skattr.bayes._network import ParameterNetwork
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
@@ -131,11 +132,7 @@ class NetworkTheta:
     @property
     def assumptions(self) -> tuple:
         """What the laws take for granted (recorded on the release)."""
-        return (
-            "the attribute parameters follow the stated Bayesian network "
-            "(Theta); given them the records are independent and each is "
-            f"counted with the stated probability, a function of "
-            f"{list(self.reads)} (distributional attribute privacy)",)
+        return (Assumption.of("network.counted", reads=tuple(self.reads)),)
 
     def grid_index(self, node, value) -> int:
         """Return the index of ``value`` on ``node``'s grid, or raise."""

@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 
+from skattr._certificate import MethodStep
 from skattr.calibration._gaussian import (
     _DEFAULT_ORDERS,
     _renyi_divergence,
@@ -57,9 +58,7 @@ __all__ = [
 _BISECTION_STEPS = 80
 
 #: How a certificate of several statistics with unequal covariances is made.
-EXACT_PROFILE = ("exact privacy profile of two Gaussians with unequal "
-                 "covariances (generalised chi-square, numerical inversion "
-                 "rounded up)")
+EXACT_PROFILE = MethodStep.of("profile.unequal-covariances")
 
 
 
@@ -118,14 +117,14 @@ def _least_variance(satisfied, m: int, start_high: np.ndarray) -> np.ndarray:
 
 
 def required_noise_variance(laws: PairLaws, epsilon: float, delta: float,
-                            calibration: str) -> tuple[np.ndarray, str]:
+                            calibration: str) -> tuple[np.ndarray, MethodStep]:
     """Per-pair least variance s of isotropic noise certifying (epsilon, delta).
 
     Returns
     -------
     variances : ndarray of shape (m,)
         The noise variance each pair needs; the mechanism adds the maximum.
-    method : str
+    method : MethodStep
         How the pairs were certified.
     """
     m, k = laws.mean_diff.shape
@@ -138,7 +137,8 @@ def required_noise_variance(laws: PairLaws, epsilon: float, delta: float,
         sq_norm = (laws.mean_diff**2).sum(axis=1)
         if k == 1:
             variance = sq_norm / mu**2 - laws.cov_a[:, 0, 0]
-            return np.maximum(variance, 0.0), f"{calibration} Gaussian calibration"
+            return np.maximum(variance, 0.0), MethodStep.of(
+                "gaussian.calibration", calibration=calibration)
         lam, vecs = np.linalg.eigh(laws.cov_a)
         proj_sq = np.einsum("mki,mk->mi", vecs, laws.mean_diff) ** 2
         tol = 1e-12 * np.maximum(np.abs(lam).max(axis=1, keepdims=True), 1e-300)
@@ -151,7 +151,8 @@ def required_noise_variance(laws: PairLaws, epsilon: float, delta: float,
             return terms.sum(axis=1) <= mu**2
 
         return (_least_variance(ok, m, sq_norm / mu**2),
-                f"{calibration} Gaussian calibration (Mahalanobis distance)")
+                MethodStep.of("gaussian.calibration.mahalanobis",
+                              calibration=calibration))
     start = (laws.mean_diff**2).sum(axis=1) / max_mahalanobis(
         epsilon, delta, "analytic") ** 2 + 1e-300
     if k == 1:
@@ -168,7 +169,7 @@ def required_noise_variance(laws: PairLaws, epsilon: float, delta: float,
             return out | ((diff == 0) & (va == vb))
 
         return (_least_variance(ok, m, start),
-                "exact privacy profile of two Gaussians with unequal variances")
+                MethodStep.of("profile.unequal-variances"))
     eye = np.eye(k)
 
     # Each pair's least variance by the estimate (to a relative 1e-4); the

@@ -31,6 +31,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import ClassVar, NamedTuple
 
+from skattr._certificate import MethodStep
 from skattr.exceptions import NotCertifiableError
 
 __all__ = ["Bound", "StatisticLaw", "secret_pairs"]
@@ -49,14 +50,14 @@ class Bound(NamedTuple):
     ----------
     value : float
         The bound (W in the statistic's units).
-    how : str
-        How it was found: completes "Laplace(W / epsilon), W ...".
-    assumptions : tuple of str
+    how : MethodStep
+        How it was found: its text completes "Laplace(W / epsilon), W ...".
+    assumptions : tuple of Assumption
         What the bound takes for granted.
     """
 
     value: float
-    how: str
+    how: MethodStep
     assumptions: tuple = ()
 
 
@@ -89,7 +90,7 @@ class StatisticLaw(ABC):
         ``"resampling"``).
     description : str
         Where Theta came from (a release's "Theta" line).
-    assumptions : tuple of str
+    assumptions : tuple of Assumption
         What Theta takes for granted (recorded on every release).
     reads_reference : bool
         The law was computed from the reference data's rows (False when an

@@ -27,6 +27,7 @@ from typing import ClassVar
 import numpy as np
 from scipy import stats
 
+from skattr._certificate import Assumption, MethodStep
 from skattr._persistence import persistable
 from skattr.exceptions import NotCertifiableError
 from skattr.laws._base import Bound, StatisticLaw, secret_pairs
@@ -106,9 +107,7 @@ class ResamplingLaw(StatisticLaw):
         return bool(self.laws[0].replace)
 
     def _assumption(self, privacy: str) -> tuple:
-        return (f"the data are distributed as the resampling model says "
-                f"(datasets drawn from the reference data; {privacy} "
-                "privacy)",)
+        return (Assumption.of("resampling-model", privacy=privacy),)
 
     def _pairs(self, secret, n: int, privacy: str) -> list:
         return secret_pairs(secret, n, privacy,
@@ -130,20 +129,19 @@ class ResamplingLaw(StatisticLaw):
                                        strict=True)
                    for a, b in self._pairs(s, n, privacy))
 
-    def _order_method(self, privacy: str) -> str:
+    def _order_method(self, privacy: str) -> MethodStep:
         order = self._order_laws(privacy)[0]
-        return ("the exact laws of the order statistics that make up each "
-                "quantile (or bracket it), by convolution of the groups' "
-                f"{'binomial' if order.replace else 'hypergeometric'} counts "
-                "below each reference value, rounding errors counted")
+        return MethodStep.of(
+            "laws.order-statistics",
+            counts="binomial" if order.replace else "hypergeometric")
 
     # -------------------------------------------------------------- W_inf
     def _exact_w_infinity(self, n: int, privacy: str
-                          ) -> tuple[float | None, str]:
-        """W_inf of the exact resampling laws and how, or None and why not.
+                          ) -> tuple[float | None, MethodStep | str]:
+        """W_inf of the exact resampling laws and the laws read, or None and why not.
 
-        On success the text completes "W the infinity-Wasserstein distance
-        between ...".
+        On success the step's text completes "W the infinity-Wasserstein
+        distance between ..."; on failure the reason is a sentence.
         """
         worst = 0.0
         for s, laws in zip(self.secrets, self.laws, strict=True):
@@ -152,8 +150,9 @@ class ResamplingLaw(StatisticLaw):
                 if any(law is None for law in exact):
                     if self._order_laws(privacy) is not None and self.d == 1:
                         # A bound: the laws' extremes below and above 1e-8.
-                        return self._ordered_gap(n, privacy, 0.0, 1.0), (
-                            f"{self._order_method(privacy)} (an upper bound)")
+                        return (self._ordered_gap(n, privacy, 0.0, 1.0),
+                                MethodStep.of("upper-bound",
+                                              laws=self._order_method(privacy)))
                     return None, (
                         "A function sees the records in a random order, so its "
                         "law spans every ordering" if laws.ordered else
@@ -167,7 +166,7 @@ class ResamplingLaw(StatisticLaw):
                         "R^d (a flow over every pair of values)")
                 (xa, pa), (xb, pb) = exact
                 worst = max(worst, w_infinity(_points(xa), _points(xb), pa, pb))
-        return worst, "the exact laws of every dataset of the resampling model"
+        return worst, MethodStep.of("laws.resampling")
 
     def w_infinity(self, n: int, privacy: str) -> Bound:
         worst, how = self._exact_w_infinity(n, privacy)
@@ -176,8 +175,8 @@ class ResamplingLaw(StatisticLaw):
                 f"{how}; an infinity-Wasserstein distance cannot be certified "
                 "from draws (it depends on the rarest datasets). Use "
                 "mechanism='approx-wasserstein' with delta > 0.")
-        return Bound(worst, f"the infinity-Wasserstein distance between {how} "
-                     "(Chen Thm 3.1)", self._assumption(privacy))
+        return Bound(worst, MethodStep.of("w-inf", laws=how),
+                     self._assumption(privacy))
 
     # ---------------------------------------------------------- closeness
     def _ordered_closeness(self, n: int, privacy: str, delta: float) -> Bound:
@@ -192,7 +191,7 @@ class ResamplingLaw(StatisticLaw):
         if d == 1:
             low = delta / 2
             worst = self._ordered_gap(n, privacy, low, 1 - low)
-            how = f"the quantile coupling over levels [{low:.3g}, 1 - {low:.3g}]"
+            how = MethodStep.of("coupling.quantile", low=low)
         else:
             tail = delta / (4 * d)
             worst = 0.0
@@ -205,26 +204,24 @@ class ResamplingLaw(StatisticLaw):
                         lb, ub = order.tail_bounds(j, b, n, privacy, tail)
                         gap += max(ua - lb, ub - la)
                     worst = max(worst, gap)
-            how = (f"boxes holding all but {2 * d * tail:.3g} of each law, "
-                   "faces at exact tails")
-        return Bound(worst, (
-            f"from {how}, read from "
-            f"{self._order_method(privacy)} (Chen Def 3.2, Thm 3.2); delta = "
-            f"{delta:.3g} disregarded mass"), self._assumption(privacy))
+            how = MethodStep.of("coupling.boxes", mass=2 * d * tail,
+                                faces="exact")
+        return Bound(worst, MethodStep.of(
+            "closeness.order-statistics", coupling=how,
+            laws=self._order_method(privacy), delta=delta),
+            self._assumption(privacy))
 
     def _moment_closeness(self, n: int, privacy: str, values,
                           delta: float) -> Bound:
         """W of a mean, sum, count or proportion from moment bounds: no draws."""
-        worst, how = 0.0, ""
+        worst, how = 0.0, None
         for laws, pairs, _ in values:
             w, found = laws.moments.closeness(pairs, n, privacy, delta)
             if w >= worst:
                 worst, how = w, found
-        return Bound(worst, (
-            f"from {how}, the law of the statistic under "
-            "the resampling model bounded from the groups' reference values "
-            f"(Chen Def 3.2, Thm 3.2); delta = {delta:.3g} disregarded "
-            "mass"), self._assumption(privacy))
+        return Bound(worst, MethodStep.of("closeness.moments", coupling=how,
+                                          delta=delta),
+                     self._assumption(privacy))
 
     def closeness(self, n: int, privacy: str, delta: float, *,
                   progress=False, label: str = "") -> Bound:
@@ -242,9 +239,9 @@ class ResamplingLaw(StatisticLaw):
                                           for a in pair)
                     worst = max(worst, wd_closeness(_points(xa), _points(xb),
                                                     delta, pa, pb))
-            return Bound(worst, "the least (W, delta)-closeness of the exact "
-                         "laws of every dataset of the resampling model (Chen "
-                         "Def 3.2, Thm 3.2)", assumed)
+            return Bound(worst, MethodStep.of(
+                "closeness.exact", laws=MethodStep.of("laws.resampling")),
+                assumed)
         d = self.d
         if self._order_laws(privacy) is not None:
             return self._ordered_closeness(n, privacy, delta)
@@ -294,31 +291,26 @@ class ResamplingLaw(StatisticLaw):
                     gap = np.maximum(ua - lb, ub - la).sum()
                 worst = max(worst, float(gap))
         bar.close()
-        how = (f"the quantile coupling over levels [{disregarded / 2:.3g}, "
-               f"1 - {disregarded / 2:.3g}], quantiles bounded at "
-               f"{_BAND_LEVELS + 1} levels" if d == 1 else
-               f"boxes holding all but {2 * d * tail:.3g} of each law, faces "
-               "bounded")
-        method = (f"from {how} by order statistics of {m} "
-                  f"drawn datasets per property value (Chen Thm 3.2 and the "
-                  f"remark after it); delta = {disregarded:.3g} disregarded mass "
-                  f"+ {beta:.3g} chance the draws misjudge a quantile")
+        how = (MethodStep.of(
+            "coupling.quantile.drawn",
+            coupling=MethodStep.of("coupling.quantile", low=disregarded / 2),
+            levels=_BAND_LEVELS + 1) if d == 1 else
+            MethodStep.of("coupling.boxes", mass=2 * d * tail, faces="drawn"))
+        method = MethodStep.of("closeness.drawn", coupling=how, draws=m,
+                               delta=disregarded, beta=beta)
         if moments:
             # The moment bounds at the drawn bound's disregarded mass: the
             # least of two bounds valid at (disregarded, beta) is valid.
             bound = self._moment_closeness(n, privacy, values, disregarded)
             if bound.value < worst:
-                worst, method = bound.value, (
-                    bound.how + f" + {beta:.3g} unused for draws")
+                worst, method = bound.value, MethodStep.of(
+                    "draws.unused", bound=bound.how, beta=beta)
         exact, how = self._exact_w_infinity(n, privacy)
         if exact is not None and exact < worst:
             # Exact laws too large for closeness still give W_inf, which
             # certifies any delta: the least of two valid bounds is valid
             # (the draws' failure can only matter when theirs is used).
-            worst, method = exact, (
-                "the infinity-Wasserstein distance "
-                f"between {how}, which bounds (W, delta)-closeness (Chen Thm "
-                "3.1-3.2)")
+            worst, method = exact, MethodStep.of("closeness.w-inf", laws=how)
         return Bound(worst, method, assumed)
 
 

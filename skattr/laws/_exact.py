@@ -17,6 +17,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from skattr._certificate import Assumption, MethodStep
 from skattr._persistence import persistable
 from skattr.exceptions import NotCertifiableError
 from skattr.laws._base import Bound, StatisticLaw, secret_pairs
@@ -44,12 +45,13 @@ def lattice_width(values: np.ndarray) -> float:
     return float((values[-1] - values[0]) / max(step, 1))
 
 
-def _independence(theta, privacy: str) -> str:
-    how = ("take the column's values with the stated probabilities"
-           if isinstance(theta, SumLaws)
-           else "are counted with the stated probabilities")
-    return (f"records are independent given the sensitive attribute and {how} "
-            f"({privacy} attribute privacy)")
+def _independence(theta, privacy: str) -> Assumption:
+    reads = "values" if isinstance(theta, SumLaws) else "counts"
+    return Assumption.of("records.independent", reads=reads, privacy=privacy)
+
+
+#: The laws the exact W bounds read.
+_EXACT_COUNTS = MethodStep.of("laws.exact-counts")
 
 
 @persistable
@@ -88,11 +90,9 @@ class ExactLaw(StatisticLaw):
     source: object = field(default=None, repr=False, compare=False)
 
     @property
-    def statement(self) -> str:
+    def statement(self) -> Assumption:
         """What the exact law assumes, as a Gaussian calibration records it."""
-        return ("the law of F(X) given each secret is exact: records are "
-                "independent draws from their group's value frequencies, "
-                "estimated from the reference data (law='exact')")
+        return Assumption.of("law.exact")
 
     def pair_laws(self, n: int) -> list[PairLaws]:
         """Return the moments' Gaussian pair laws (:meth:`GaussianLaw.pair_laws`)."""
@@ -146,8 +146,7 @@ class ExactLaw(StatisticLaw):
                 worst = max(worst, count_sensitivity(pairs, n, theta,
                                                      privacy=privacy))
         return Bound(worst * self.query.weight(n),
-                     "the largest infinity-Wasserstein distance between the "
-                     "exact laws of the count or sum (Zhang Alg. 4)",
+                     MethodStep.of("w-inf.largest", laws=_EXACT_COUNTS),
                      (_independence(self.thetas[0], privacy),))
 
     def closeness(self, n: int, privacy: str, delta: float, *,
@@ -158,8 +157,7 @@ class ExactLaw(StatisticLaw):
             for (xa, u), (xb, v) in pair_pmfs(theta, pairs, n, privacy=privacy):
                 worst = max(worst, wd_closeness(xa, xb, delta, u, v))
         return Bound(worst * self.query.weight(n),
-                     "the least (W, delta)-closeness of the exact laws of the "
-                     "count or sum (Chen Def 3.2, Thm 3.2)",
+                     MethodStep.of("closeness.exact", laws=_EXACT_COUNTS),
                      (_independence(self.thetas[0], privacy),))
 
 
@@ -204,13 +202,10 @@ class BoxLaw(StatisticLaw):
 
     def w_infinity(self, n: int, privacy: str) -> Bound:
         return Bound(self._upper(n, privacy),
-                     "the largest infinity-Wasserstein distance between the "
-                     "exact laws of the count or sum (Zhang Alg. 4)",
+                     MethodStep.of("w-inf.largest", laws=_EXACT_COUNTS),
                      self._assumptions(privacy))
 
     def closeness(self, n: int, privacy: str, delta: float, *,
                   progress=False, label: str = "") -> Bound:
-        return Bound(self._upper(n, privacy),
-                     "the supremum over the box of the infinity-Wasserstein "
-                     "distance between the exact count laws, which bounds "
-                     "(W, delta)-closeness", self._assumptions(privacy))
+        return Bound(self._upper(n, privacy), MethodStep.of("closeness.box"),
+                     self._assumptions(privacy))

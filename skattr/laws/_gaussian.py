@@ -13,6 +13,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from skattr._certificate import Assumption, unique
 from skattr._persistence import persistable
 from skattr._secret import Secret
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
@@ -40,7 +41,7 @@ class PairLaws:
         Which model of Theta each pair was evaluated under.
     n_theta : int
         The number of models.
-    assumptions : tuple of str
+    assumptions : tuple of Assumption
         What the laws take for granted beyond the models.
     """
 
@@ -83,7 +84,7 @@ class PairLaws:
         for p in parts:
             index.append(p.theta_index + offset)
             offset += p.n_theta
-        assumptions = tuple(dict.fromkeys(a for p in parts for a in p.assumptions))
+        assumptions = unique(a for p in parts for a in p.assumptions)
         return PairLaws(
             np.concatenate([p.mean_diff for p in parts]),
             np.concatenate([p.cov_a for p in parts]),
@@ -179,10 +180,7 @@ def pair_laws(models: list, secret: Secret, weight: float, n: int,
                     covs_a.append(sides[0][2][None])
                     covs_b.append(sides[1][2][None])
                 index.append(np.array([t]))
-        assumptions.append(
-            f"set secrets compared by their {reading} reading: F given g in a set "
-            "is taken to be Gaussian with the reading's mean and covariance"
-        )
+        assumptions.append(Assumption.of("secret.set-reading", reading=reading))
     if not diffs or sum(d.shape[0] for d in diffs) == 0:
         # Fail closed: no pair would mean no noise.
         raise NotCertifiableError(
@@ -248,11 +246,9 @@ class GaussianLaw(StatisticLaw):
         return self.sampling == "with-replacement"
 
     @property
-    def statement(self) -> str:
+    def statement(self) -> Assumption:
         """What taking F as Gaussian assumes, as the release records it."""
-        return ("ASSUMED (law='gaussian'): F(X) given each secret is Gaussian "
-                "with the modelled mean and covariance; the shape of its law is "
-                "not checked against the data")
+        return Assumption.of("law.gaussian")
 
     def check_noiseless(self, n: int) -> None:
         """Refuse a noiseless release of fewer than ``MIN_NOISELESS_RECORDS``."""

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special, stats
 
+from skattr._certificate import MethodStep
 from skattr._persistence import persistable
 
 __all__ = ["MomentLaws"]
@@ -155,8 +156,8 @@ class MomentLaws:
     >>> laws = MomentLaws(np.ones((100, 1)), np.tile([[0.0], [1.0]], (100, 1)),
     ...                   weight=lambda n: 1 / n, replace=False)
     >>> w, how = laws.closeness([(0.4, 0.6)], 100, "dataset", 0.01)
-    >>> round(w, 3), how.split(":")[0]
-    (0.169, 'the swap coupling')
+    >>> round(w, 3), how.kind, str(how).split(":")[0]
+    (0.169, 'coupling.swap', 'the swap coupling')
     """
 
     inside: np.ndarray
@@ -332,7 +333,7 @@ class MomentLaws:
 
     # ---------------------------------------------------------- closeness
     def closeness(self, pairs, n: int, privacy: str, delta: float
-                  ) -> tuple[float, str]:
+                  ) -> tuple[float, MethodStep]:
         """Return W such that every pair's laws are (W, delta)-close, and how.
 
         The least of the swap coupling, the boxes and (one statistic,
@@ -340,7 +341,7 @@ class MomentLaws:
         W is in the L1 norm over the d statistics.
         """
         d = self.d
-        candidates: dict[str, float] = {}
+        candidates: dict[MethodStep, float] = {}
         swap = 0.0
         for a, b in pairs:
             parts = [self._swap_bound(a, b, n, privacy, j, delta / d)
@@ -350,9 +351,7 @@ class MomentLaws:
                 break
             swap = max(swap, sum(parts))
         if math.isfinite(swap):
-            candidates["the swap coupling: datasets that differ in the swapped "
-                       "group records, their difference bounded by Chernoff "
-                       "tails of its moment generating function"] = swap
+            candidates[MethodStep.of("coupling.swap")] = swap
         tail = delta / (4 * d)
         values = sorted({v for pair in pairs for v in pair})
         bounds = {a: [self.tail_bounds(a, n, privacy, tail, j) for j in range(d)]
@@ -360,8 +359,8 @@ class MomentLaws:
         box = max(sum(max(ua - lb, ub - la) for (la, ua), (lb, ub)
                       in zip(bounds[a], bounds[b], strict=True))
                   for a, b in pairs)
-        candidates[f"boxes holding all but {2 * d * tail:.3g} of each law, faces "
-                   "at Chernoff tails of the moment generating function"] = box
+        candidates[MethodStep.of("coupling.boxes", mass=2 * d * tail,
+                                 faces="chernoff")] = box
         if d == 1 and self.replace:
             ends = stats.norm.ppf([delta / 2, 1 - delta / 2])
             levels = stats.norm.cdf(np.linspace(*ends, _LEVELS + 1))
@@ -371,8 +370,9 @@ class MomentLaws:
             gap = max(float(np.max(np.maximum(q[a][1][1:] - q[b][0][:-1],
                                               q[b][1][1:] - q[a][0][:-1])))
                       for a, b in pairs)
-            candidates[f"the quantile coupling over levels [{delta / 2:.3g}, 1 - "
-                       f"{delta / 2:.3g}], each quantile between its Chernoff "
-                       "and Berry-Esseen bounds"] = w * gap
+            candidates[MethodStep.of(
+                "coupling.quantile.moments",
+                coupling=MethodStep.of("coupling.quantile", low=delta / 2))
+            ] = w * gap
         how = min(candidates, key=candidates.get)
         return float(candidates[how]), how

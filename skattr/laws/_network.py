@@ -11,11 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from skattr._certificate import MethodStep
 from skattr._persistence import persistable
 from skattr.laws._base import Bound, StatisticLaw, secret_pairs
 from skattr.wasserstein import w_infinity, wd_closeness
 
 __all__ = ["NetworkLaw"]
+
+#: The laws the W bounds read.
+_NETWORK_COUNTS = MethodStep.of("laws.network")
 
 
 @persistable
@@ -61,17 +65,13 @@ class NetworkLaw(StatisticLaw):
     def w_infinity(self, n: int, privacy: str) -> Bound:
         worst = max(w_infinity(x, x, pa, pb) for x, pa, pb in self._laws(n, privacy))
         return Bound(worst * self.query.weight(n),
-                     "the largest infinity-Wasserstein distance between the "
-                     "exact laws of the count given the secret node's "
-                     "parameter, mixtures of binomials over the network (Zhang "
-                     "Alg. 4)", tuple(self.theta.assumptions))
+                     MethodStep.of("w-inf.largest", laws=_NETWORK_COUNTS),
+                     tuple(self.theta.assumptions))
 
     def closeness(self, n: int, privacy: str, delta: float, *,
                   progress=False, label: str = "") -> Bound:
         worst = max(wd_closeness(x, x, delta, pa, pb)
                     for x, pa, pb in self._laws(n, privacy))
         return Bound(worst * self.query.weight(n),
-                     "the least (W, delta)-closeness of the exact laws of the "
-                     "count given the secret node's parameter, mixtures of "
-                     "binomials over the network (Chen Def 3.2, Thm 3.2)",
+                     MethodStep.of("closeness.exact", laws=_NETWORK_COUNTS),
                      tuple(self.theta.assumptions))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from skattr._certificate import Method, MethodStep, unique
 from skattr._release import Certificate
 from skattr.calibration._exact_noise import exact_required_noise_variance
 from skattr.calibration._pair_noise import (
@@ -158,7 +159,8 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
         self.secure = secure
         self.random_state = random_state
 
-    def _required_variance(self, laws: PairLaws) -> tuple[np.ndarray, str]:
+    def _required_variance(self, laws: PairLaws
+                           ) -> tuple[np.ndarray, MethodStep]:
         """Each pair's least isotropic variance, honouring ``calibration``.
 
         With unequal covariances the exact profile certifies; the classic
@@ -176,9 +178,7 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
         k = laws.mean_diff.shape[1]
         if pairs_certified(laws, float(classic.max(initial=0.0)) * np.eye(k),
                            self.epsilon, self.delta, "analytic").all():
-            return classic, ("classic Gaussian calibration on each side's "
-                             "covariance, checked by the exact privacy profile "
-                             "of the unequal covariances")
+            return classic, MethodStep.of("gaussian.classic-checked")
         self._refuse_replaced_classic(laws)
 
     def _plan(self, n: int) -> tuple[GaussianNoise, Certificate]:
@@ -192,8 +192,7 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
         if self._exact_law() is not None:
             variance = exact_required_noise_variance(
                 self._exact_pairs(n), self.epsilon, self.delta)
-            methods.append("exact laws of the statistic plus Gaussian noise: "
-                           "privacy profile computed numerically, rounded up")
+            methods.append(MethodStep.of("exact-laws.gaussian-noise"))
         else:
             for laws in per_secret:
                 required, method = self._required_variance(laws)
@@ -205,15 +204,17 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
         cov = variance * np.eye(k)
         epsilon = self.epsilon
         delta, note = self._stated_delta(laws, cov, self.delta)
-        assumptions = list(laws.assumptions) + list(dict.fromkeys(notes))
+        assumptions = list(laws.assumptions) + list(unique(notes))
         assumptions += self._law_assumptions(n, variance == 0.0)
         if self.lambda_eta is not None:
             epsilon, delta, assumed = max_divergence_relaxation(
                 epsilon, delta, self.lambda_eta, self.eta)
             assumptions.append(assumed)
+        method = Method(unique(methods))
+        if note is not None:
+            method = method.then(note)
         return GaussianNoise(cov), Certificate(
             epsilon=epsilon, delta=delta, sensitivity=laws.sensitivity,
-            inherent_variance=laws.min_variance,
-            method="; ".join(dict.fromkeys(methods)) + note,
-            assumptions=tuple(assumptions),
+            inherent_variance=laws.min_variance, certified_by=method,
+            assumed=tuple(assumptions),
         )

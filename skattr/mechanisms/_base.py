@@ -52,12 +52,11 @@ def _secured(noise: NoiseLaw, cert: Certificate,
             "and the Laplace baselines). Choose one of them, or secure=False.")
     law = DiscreteLaplaceNoise(noise.scale, noise.basis)
     epsilon, delta = law.certify(cert.epsilon, cert.delta)
-    method = (f"{cert.method}; secure: {law.describe()} (Canonne, Kamath and "
-              f"Steinke 2020), the statistic rounded to the grid, the "
-              f"guarantee widened from ({cert.epsilon:.6g}, {cert.delta:.6g}) "
-              f"by eta = {float(law.eta):.3g} per statistic (Mironov 2012)")
+    method = cert.certified_by.then(
+        "secure", noise=law.describe(), epsilon=cert.epsilon, delta=cert.delta,
+        eta=float(law.eta))
     return law, dataclasses.replace(cert, epsilon=epsilon, delta=delta,
-                                    method=method.lstrip("; "))
+                                    certified_by=method)
 
 
 class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
@@ -157,8 +156,8 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
             inherent_variance=(tuple(float(v) for v in inherent)
                                if inherent is not None else (0.0,) * k),
             noise_law=noise,
-            method=cert.method,
-            assumptions=tuple(cert.assumptions),
+            certified_by=cert.certified_by,
+            assumed=cert.assumed,
             guarantee=cert.guarantee,
             error_ratio=cert.error_ratio,
             clipping=getattr(self, "clipping_", None),

@@ -7,6 +7,7 @@ from dataclasses import replace
 import numpy as np
 from sklearn.utils.validation import validate_data
 
+from skattr._certificate import Assumption, Method
 from skattr._clipping import resolve_clipping, resolve_declared
 from skattr._data import secret_indicator
 from skattr._release import Certificate
@@ -201,24 +202,16 @@ class _DPBaseline(BaseMechanism):
         law, cert = self._calibrate(k, per_record)
         if self._group:
             guarantee = f"group differential privacy (groups of k = {k} records)"
-            neighbours = (f"neighbouring datasets differ by replacing up to k = {k} "
-                          f"of the n = {n} records (n public)")
-            if k == n:
-                neighbours += ("; as every record may change, every pair of "
-                               "datasets of n records is covered, whatever "
-                               "global property separates them")
+            neighbours = Assumption.of("dp.group-neighbours", k=k, n=n)
         else:
             guarantee = "differential privacy (one record replaced)"
-            neighbours = ("neighbouring datasets differ by replacing one record "
-                          f"(n = {n} public); this does not hide global "
-                          "properties of the data")
+            neighbours = Assumption.of("dp.neighbours", n=n)
         bounds = resolve_bounds(self.bounds, self.query_)
-        declared = "each record contributes 0 or 1 to a count or proportion"
-        if bounds:
-            declared = "each record clipped to its declared bounds: " + ", ".join(
-                f"{c!s} in [{lo:g}, {hi:g}]" for c, (lo, hi) in bounds.items())
+        declared = (Assumption.of("dp.declared-bounds", bounds=tuple(
+            (c, lo, hi) for c, (lo, hi) in bounds.items())) if bounds else
+            Assumption.of("dp.zero-one"))
         return law, replace(cert, guarantee=guarantee,
-                            assumptions=(neighbours, declared))
+                            assumed=(neighbours, declared))
 
     def _theta_description(self) -> str:
         return "none: differential privacy needs no Theta"
@@ -235,9 +228,8 @@ class _LaplaceBaseline(_DPBaseline):
         return LaplaceNoise.on_each(b, d), Certificate(
             epsilon=float(self.epsilon), delta=0.0, calibration="laplace",
             sensitivity=sensitivity,
-            method=(f"Laplace mechanism: scale b = k l1 / epsilon = {k} x "
-                    f"{sensitivity / k:.6g} / {self.epsilon:g} on each statistic "
-                    "(Dwork & Roth Thm 3.6)"),
+            certified_by=Method.of("dp.laplace", k=k, l1=sensitivity / k,
+                                   epsilon=self.epsilon),
         )
 
 
@@ -258,24 +250,21 @@ class _GaussianBaseline(_DPBaseline):
         sigma = sensitivity / mu
         cov = sigma * sigma * np.eye(d)
         delta = float(self.delta)
+        method = Method.of("dp.gaussian", sigma=sigma)
         if self.calibration == "classic":
-            how = (f"classic constant: sigma = k l2 sqrt(2 ln(1.25/delta)) / "
-                   f"epsilon (Dwork & Roth Thm A.1), mu = {mu:.6g}")
+            method = method.then("dp.gaussian.classic", mu=mu)
             # Proven for epsilon < 1 only: state what the noise really achieves.
             achieved = float(gaussian_delta(mu, self.epsilon))
             if achieved > delta:
-                how += (f"; at epsilon {self.epsilon:g} this noise achieves delta "
-                        f"{achieved:.4g}, not the requested {delta:g} (exact "
-                        "profile), and the release states it")
+                method = method.then("dp.achieved-delta", epsilon=self.epsilon,
+                                     achieved=achieved, requested=delta)
                 delta = achieved
         else:
-            how = (f"analytic calibration (Balle & Wang 2018): sigma = k l2 / mu, "
-                   f"mu = {mu:.6g}")
+            method = method.then("dp.gaussian.analytic", mu=mu)
         return GaussianNoise(cov), Certificate(
             epsilon=float(self.epsilon), delta=delta,
             calibration=self.calibration, sensitivity=sensitivity,
-            method=f"Gaussian mechanism, N(0, sigma^2 I) with sigma = "
-                   f"{sigma:.6g}; {how}",
+            certified_by=method,
         )
 
 

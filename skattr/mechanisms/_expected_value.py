@@ -7,6 +7,7 @@ from abc import abstractmethod
 
 import numpy as np
 
+from skattr._certificate import Assumption, Method, MethodStep
 from skattr._release import Certificate
 from skattr.calibration._exact_noise import exact_required_noise_variance
 from skattr.calibration._gaussian import max_mahalanobis
@@ -98,7 +99,8 @@ class _ExpectedValueMechanism(GaussianPairLawMechanism):
 
     @abstractmethod
     def _calibrate(self, laws: PairLaws, n: int
-                   ) -> tuple[NoiseLaw, float, str, list[str], float | None]:
+                   ) -> tuple[NoiseLaw, float, Method, list[Assumption],
+                              float | None]:
         """Return the noise law, its delta, how it was derived, what it assumes.
 
         And the ratio of its expected error to optimal's (None when not
@@ -121,12 +123,12 @@ class _ExpectedValueMechanism(GaussianPairLawMechanism):
             noise, epsilon, delta, note, assumed = wasserstein_relaxation(
                 noise, epsilon, delta, self.wasserstein_w,
                 self.wasserstein_lambda)
-            method += note
+            method = method.then(note)
             assumptions.append(assumed)
         return noise, Certificate(
             epsilon=epsilon, delta=delta, sensitivity=laws.sensitivity,
-            inherent_variance=laws.min_variance, method=method,
-            assumptions=tuple(assumptions), error_ratio=ratio)
+            inherent_variance=laws.min_variance, certified_by=method,
+            assumed=tuple(assumptions), error_ratio=ratio)
 
 
 class _LaplaceExpectedValue(_ExpectedValueMechanism):
@@ -137,7 +139,8 @@ class _LaplaceExpectedValue(_ExpectedValueMechanism):
     calibrates = ("gaussian",)
 
     @abstractmethod
-    def _laplace_noise(self, laws: PairLaws) -> tuple[float, np.ndarray, str]:
+    def _laplace_noise(self, laws: PairLaws
+                       ) -> tuple[float, np.ndarray, MethodStep]:
         """Return the Laplace scale, basis (k, d) and derivation."""
 
     def _uncalibrated(self) -> NotCertifiableError:
@@ -158,12 +161,10 @@ class _LaplaceExpectedValue(_ExpectedValueMechanism):
                 "4.1/4.3). Use a Gaussian variant, or "
                 "covariances='assume-equal' to take the translation "
                 "assumption explicitly.")
-        scale, basis, method = self._laplace_noise(laws)
-        assumptions = [
-            "the laws of F under the two secrets of each pair are translations "
-            "of each other (Chen & Ohrimenko Thm 4.1, 4.3)"]
+        scale, basis, step = self._laplace_noise(laws)
+        assumptions = [Assumption.of("laws.translations")]
         assumptions += self._law_assumptions(n, scale == 0.0)
-        return LaplaceNoise(scale, basis), 0.0, method, assumptions, None
+        return LaplaceNoise(scale, basis), 0.0, Method((step,)), assumptions, None
 
 
 class _GaussianExpectedValue(_ExpectedValueMechanism):
@@ -193,13 +194,14 @@ class _GaussianExpectedValue(_ExpectedValueMechanism):
         self.max_error_ratio = max_error_ratio
 
     @abstractmethod
-    def _gaussian_noise(self, laws: PairLaws) -> tuple[np.ndarray, str]:
+    def _gaussian_noise(self, laws: PairLaws) -> tuple[np.ndarray, MethodStep]:
         """Return the noise covariance (k, k) and how it was derived."""
 
     def _calibrate(self, laws, n):
         equal = covariances_equal(laws)
         assumptions = []
-        noise_cov, method = self._gaussian_noise(laws)
+        noise_cov, step = self._gaussian_noise(laws)
+        method = Method((step,))
         delta = self.delta
         ratio = None
         replaced = False
@@ -211,18 +213,16 @@ class _GaussianExpectedValue(_ExpectedValueMechanism):
             # from noise along the mean differences' span and scale it.
             basis = span_basis(laws.mean_diff)
             noise_cov = basis @ basis.T * (laws.sensitivity / self._mu()) ** 2
-            method += "; the formula's zero noise did not certify"
+            method = method.then("zero-noise-replaced")
             replaced = True
         if self._exact_law() is not None:
             # The formula used the pmfs' moments; the exact laws decide.
             required = exact_required_noise_variance(
                 self._exact_pairs(n), self.epsilon, self.delta)
             if required > float(noise_cov[0, 0]):
-                method += (f"; raised to variance {required:.4g} to certify "
-                           "the exact laws")
+                method = method.then("exact-laws.raised", variance=required)
                 noise_cov = np.array([[required]])
-            method += ("; exact laws of the statistic plus the noise: privacy "
-                       "profile computed numerically, rounded up")
+            method = method.then("exact-laws.profile")
         else:
             factor = certify_noise_covariance(laws, noise_cov, self.epsilon,
                                               self.delta, self.calibration)
@@ -232,22 +232,21 @@ class _GaussianExpectedValue(_ExpectedValueMechanism):
             if inflated:
                 self._refuse_replaced_classic(laws)
             if factor > 1.0:
-                why = (f"unequal covariances ({profile_name(laws)})"
-                       if not equal else "every pair (the theorem's "
-                       "assumptions hold only approximately)")
-                method += f"; scaled by {factor:.4g} to certify {why}"
+                method = (method.then("scaled.unequal-covariances",
+                                      factor=factor, profile=profile_name(laws))
+                          if not equal else
+                          method.then("scaled.every-pair", factor=factor))
             noise_cov = noise_cov * factor
             if not equal:
-                assumptions.append(
-                    f"the two sides' covariances differ by up to "
-                    f"{max_covariance_gap(laws):.2%} and the certificate "
-                    "covers that")
+                assumptions.append(Assumption.of(
+                    "covariances.certified", gap=max_covariance_gap(laws)))
             ratio = self._error_ratio(laws, noise_cov, inflated, (
                 f"adding noise its formula does not ask for (it asks for "
                 f"none), scaled by {factor:.4g}" if replaced else
                 f"scaling its noise by {factor:.4g}"))
             delta, note = self._stated_delta(laws, noise_cov, delta)
-            method += note
+            if note is not None:
+                method = method.then(note)
         assumptions += self._law_assumptions(n, not np.any(noise_cov))
         return GaussianNoise(noise_cov), delta, method, assumptions, ratio
 
@@ -451,8 +450,7 @@ class ExpectedValueLaplace(_LaplaceExpectedValue):
     def _laplace_noise(self, laws):
         k = laws.mean_diff.shape[1]
         l1 = float(np.abs(laws.mean_diff).sum(axis=1).max(initial=0.0))
-        return (l1 / self.epsilon, np.eye(k),
-                "Laplace scale Delta_E,1 / epsilon on each statistic (Thm 4.1)")
+        return l1 / self.epsilon, np.eye(k), MethodStep.of("expm.laplace")
 
 
 @_fill_doc
@@ -476,8 +474,7 @@ class ExpectedValueGaussian(_GaussianExpectedValue):
     def _gaussian_noise(self, laws):
         k = laws.mean_diff.shape[1]
         variance = (laws.sensitivity / self._mu()) ** 2
-        return (variance * np.eye(k),
-                "N(0, (Delta_E,2 / mu)^2 I) (Thm 4.2)")
+        return variance * np.eye(k), MethodStep.of("expm.gaussian")
 
 
 @_fill_doc
@@ -504,8 +501,7 @@ class DirectionalLaplace(_LaplaceExpectedValue):
         basis = span_basis(laws.mean_diff)
         l1 = float(np.abs(laws.mean_diff @ basis).sum(axis=1).max(initial=0.0))
         return (l1 / self.epsilon, basis,
-                f"Laplace noise on the {basis.shape[1]}-dimensional span of the "
-                "mean differences (Thm 4.3)")
+                MethodStep.of("dirm.laplace", dimension=basis.shape[1]))
 
 
 @_fill_doc
@@ -651,7 +647,9 @@ class OptimalGaussian(_GaussianExpectedValue):
     ...     secret=skattr.Secret.proportion("s", 1, pairs=[(0.3, 0.7)]),
     ...     theta="moments", law="gaussian", epsilon=1.0).fit(ref)
     >>> plan = mech.plan(n=200)
-    >>> "exact privacy profile" in plan.method
+    >>> plan.certified_by.kind
+    'least-error.unequal'
+    >>> plan.certified_by.uses("profile.unequal-covariances")
     True
     """
 

@@ -15,6 +15,7 @@ from collections import OrderedDict
 import numpy as np
 from scipy import optimize
 
+from skattr._certificate import MethodStep
 from skattr.calibration._gaussian import max_mahalanobis
 from skattr.calibration._noise_shape import least_error_noise, noise_objective
 from skattr.calibration._pair_noise import (
@@ -97,10 +98,10 @@ def daum_variance(alpha: np.ndarray, cov: np.ndarray, v: np.ndarray,
     return np.maximum(0.0, (alpha / mu) ** 2 - inherent)
 
 
-def profile_name(laws: PairLaws) -> str:
+def profile_name(laws: PairLaws) -> MethodStep:
     """Name the certificate of unequal covariances for these pairs' dimension."""
     if laws.mean_diff.shape[1] == 1:
-        return "exact privacy profile of two Gaussians"
+        return MethodStep.of("profile.two-gaussians")
     return EXACT_PROFILE
 
 
@@ -151,7 +152,7 @@ def least_error_covariance(laws: PairLaws, epsilon: float, delta: float,
     Returns
     -------
     covariance : ndarray of shape (k, k)
-    method : str
+    method : MethodStep
     """
     equal = covariances_equal(laws)
     key = _key(laws, epsilon, delta, calibration if equal else "exact",
@@ -173,7 +174,7 @@ def _least_error_covariance(laws, epsilon, delta, calibration, objective,
     if not np.any(diffs):
         if equal or pairs_certified(laws, np.zeros((k, k)), epsilon, delta,
                                     calibration).all():
-            return np.zeros((k, k)), "no mean difference: no noise"
+            return np.zeros((k, k)), MethodStep.of("no-mean-difference")
     if k == 1:
         # One statistic: the least noise is the least variance, certified by
         # the closed-form profile (of a shift, or of two Gaussians).
@@ -191,17 +192,14 @@ def _least_error_covariance(laws, epsilon, delta, calibration, objective,
         shapes.append(_solve_least_trace(diffs, covs, mu, iso))
     if equal:
         candidates = [iso, *shapes]
-        method = ("least-error noise covariance certifying every pair "
-                  "(semidefinite program and the Expected Value shapes)")
+        method = MethodStep.of("least-error")
     else:
         # Rank-one shapes lie in the searched families already; the program's
         # solution and a many-direction span do not.
         extra = [c for c in shapes if np.linalg.matrix_rank(c) > 1]
         candidates = least_error_noise(laws, epsilon, delta, objective,
                                        extra=tuple(extra))
-        method = ("least-error noise over rank-one-plus-isotropic and "
-                  "eigen-aligned covariances and the Expected Value shapes, "
-                  f"certified by the {profile_name(laws)}")
+        method = MethodStep.of("least-error.unequal", profile=profile_name(laws))
     best, best_size = None, math.inf
     for cov in sorted(candidates, key=lambda c: noise_objective(c, objective)):
         cov = 0.5 * (cov + cov.T)
@@ -223,33 +221,30 @@ def _least_error_covariance(laws, epsilon, delta, calibration, objective,
     return best, method
 
 
-def dirm_noise(laws: PairLaws, mu: float) -> tuple[np.ndarray, str]:
+def dirm_noise(laws: PairLaws, mu: float) -> tuple[np.ndarray, MethodStep]:
     """DirM: N(0, (Delta_E,2 / mu)^2 V V^T) on the span of the differences."""
     basis = span_basis(laws.mean_diff)
     variance = (laws.sensitivity / mu) ** 2
     return (variance * basis @ basis.T,
-            f"N(0, (Delta_E,2 / mu)^2 V V^T) on the {basis.shape[1]}-"
-            "dimensional span of the mean differences (Sec. 4.2)")
+            MethodStep.of("dirm.gaussian", dimension=basis.shape[1]))
 
 
-def eigm_noise(laws: PairLaws, mu: float) -> tuple[np.ndarray, str]:
+def eigm_noise(laws: PairLaws, mu: float) -> tuple[np.ndarray, MethodStep]:
     """EigM: sigma_k^2 = max(0, (Delta_E,2 / mu)^2 - lambda_k) (Thm 4.5)."""
     covs = laws.equalised().cov_a  # every side's covariance
     _, vecs = np.linalg.eigh(covs.mean(axis=0))
     lam = np.einsum("ki,mkl,li->mi", vecs, covs, vecs)
     target = (laws.sensitivity / mu) ** 2
     variances = np.maximum(0.0, target - lam.min(axis=0))
-    return ((vecs * variances) @ vecs.T,
-            "sigma_k^2 = max(0, (Delta_E,2 / mu)^2 - lambda_k) along the "
-            "covariance's eigenvectors (Thm 4.5)")
+    return (vecs * variances) @ vecs.T, MethodStep.of("eigm")
 
 
-def daum_noise(laws: PairLaws, mu: float) -> tuple[np.ndarray, str]:
+def daum_noise(laws: PairLaws, mu: float) -> tuple[np.ndarray, MethodStep]:
     """DauM: Algorithm 1's variance along v, in closed form (App. A.2)."""
     basis = span_basis(laws.mean_diff)
     k = laws.mean_diff.shape[1]
     if basis.shape[1] == 0:
-        return np.zeros((k, k)), "no mean difference: no noise"
+        return np.zeros((k, k)), MethodStep.of("no-mean-difference")
     if basis.shape[1] > 1:
         raise NotCertifiableError(
             f"DauM needs the mean differences to be parallel (Chen & Ohrimenko "
@@ -259,9 +254,7 @@ def daum_noise(laws: PairLaws, mu: float) -> tuple[np.ndarray, str]:
     sides = laws.equalised()
     diffs, covs = sides.mean_diff, sides.cov_a
     variance = float(daum_variance(diffs @ v, covs, v, mu).max())
-    return (variance * np.outer(v, v),
-            "sigma^2 = max(0, (alpha / mu)^2 - 1 / (v^T Sigma^-1 v)) along v "
-            "(App. A.2, Alg. 1, closed form)")
+    return variance * np.outer(v, v), MethodStep.of("daum")
 
 
 def _solve_least_trace(diffs, covs, mu, start) -> np.ndarray:

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
+from skattr._certificate import Assumption, Method
 from skattr._release import Certificate
 from skattr._secret import SECRETS
 from skattr.bayes import MarkovQuilt, ParameterNetwork, QuiltChoice
@@ -301,25 +302,24 @@ class AttributePrivateMarkovQuilt(_DPBaseline):
         eps = float(self.epsilon)
         worst = max(choices.values(), key=lambda c: c.scale)
         k = len(per_stat)
-        quilts = "; ".join(
-            f"{node}: Q = {{{', '.join(map(str, sorted(c.quilt.quilt, key=str)))}}}"
-            f", e = {c.influence:.4g}, near {sorted(map(str, c.near_targets))}"
+        # Per sensitive node: its quilt, max-influence and the queried nodes
+        # left near it, as the method names them.
+        quilts = tuple(
+            (f"{node}", tuple(map(str, sorted(c.quilt.quilt, key=str))),
+             c.influence, tuple(sorted(map(str, c.near_targets))))
             for node, c in choices.items())
         cert = Certificate(
             epsilon=eps, delta=0.0,
             sensitivity=float(worst.scale * (eps - worst.influence)),
-            method=(f"Markov quilt (Zhang et al. Alg. 2): Laplace scale "
-                    f"{worst.scale:.6g} = max over sensitive nodes of min over "
-                    f"quilts of Delta_(A and N) F / (epsilon - e); {quilts}"),
-            assumptions=(
-                "the attribute parameters follow the stated Bayesian network "
-                "(Theta); the columns are independent given the parameters",
-                "the secret is the sensitive node's parameter: any two values "
-                "of its grid are hidden (Def. 7)",
-                "each record clipped to its declared bounds"
+            certified_by=Method.of("quilt.zhang", scale=worst.scale,
+                                   quilts=quilts),
+            assumed=(
+                Assumption.of("network.parameters"),
+                Assumption.of("network.secret-parameter"),
+                Assumption.of("quilt.declared-bounds")
                 if any(p.statistic in ("mean", "sum")
                        for p in _parts(self.query_)) else
-                "counts and proportions: each record contributes 0 or 1"),
+                Assumption.of("quilt.zero-one")),
             guarantee="distributional attribute privacy",
             calibration="laplace",
         )
@@ -591,11 +591,10 @@ class MarkovQuiltMechanism(_DPBaseline):
         return LaplaceNoise.on_each(scale, k), Certificate(
             epsilon=float(self.epsilon), delta=0.0,
             sensitivity=lipschitz,
-            method=(f"Markov Quilt Mechanism (Song, Wang and Chaudhuri, "
-                    f"Alg. 5): Laplace(L b_max), L = {lipschitz:.6g}, b_max = "
-                    f"{b_max:.6g}"),
-            assumptions=("the entries follow the stated Bayesian network",
-                         "each record clipped to its declared bounds"),
+            certified_by=Method.of("quilt.swc", lipschitz=lipschitz,
+                                   b_max=b_max),
+            assumed=(Assumption.of("network.entries"),
+                     Assumption.of("quilt.declared-bounds")),
             guarantee="Pufferfish privacy of each entry",
             calibration="laplace",
         )

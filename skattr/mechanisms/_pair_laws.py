@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from skattr._certificate import Assumption, MethodStep, unique
 from skattr.calibration._exact_noise import exact_leakage, exact_pairs_delta
 from skattr.calibration._pair_noise import (
     covariances_equal,
@@ -62,7 +63,7 @@ class GaussianPairLawMechanism(BaseMechanism):
         """Return the exact law when F's law is exact, else None (Gaussian)."""
         return self.law_ if isinstance(self.law_, ExactLaw) else None
 
-    def _prepared_laws(self, n: int) -> tuple[list[PairLaws], list[str]]:
+    def _prepared_laws(self, n: int) -> tuple[list[PairLaws], list[Assumption]]:
         """Each secret's pair laws after the ``covariances`` choice, grid-checked.
 
         On an expert grid, the quantities the mechanisms' noise grows with are
@@ -82,9 +83,9 @@ class GaussianPairLawMechanism(BaseMechanism):
                 self._per_theta(laws, required)
             per_secret.append(laws)
             notes += note
-        return per_secret, list(dict.fromkeys(notes))
+        return per_secret, list(unique(notes))
 
-    def _prepare(self, laws: PairLaws) -> tuple[PairLaws, list[str]]:
+    def _prepare(self, laws: PairLaws) -> tuple[PairLaws, list[Assumption]]:
         """Apply the ``covariances`` choice to the pairs' laws.
 
         With "assume-equal" and covariances that differ, each side's covariance is
@@ -93,12 +94,8 @@ class GaussianPairLawMechanism(BaseMechanism):
         """
         if self.covariances != "assume-equal" or covariances_equal(laws):
             return laws, []
-        gap = max_covariance_gap(laws)
         return laws.equalised(), [
-            f"ASSUMED: the laws under the two secrets of a pair are translations "
-            f"of each other (equal covariances), though the modelled covariances "
-            f"differ by up to {gap:.2%}, as in the papers' experiments (Chen & "
-            "Ohrimenko App. C.1); the guarantee holds only under that assumption"]
+            Assumption.of("covariances.equal", gap=max_covariance_gap(laws))]
 
     def _fit_theta(self, frame, secrets) -> None:
         # The name given to theta= becomes its spec object once, here; the
@@ -139,7 +136,7 @@ class GaussianPairLawMechanism(BaseMechanism):
         """Return the exact laws (x_a, p_a, x_b, p_b) of F on both sides of pairs."""
         return self._exact_law().exact_pairs(n)
 
-    def _law_assumptions(self, n: int, noiseless: bool) -> list[str]:
+    def _law_assumptions(self, n: int, noiseless: bool) -> list[Assumption]:
         """Return what the chosen law of F assumes; refuse what it cannot certify.
 
         The law refuses a noiseless release of too few records
@@ -170,23 +167,22 @@ class GaussianPairLawMechanism(BaseMechanism):
             "papers' translation assumption explicitly.")
 
     def _stated_delta(self, laws: PairLaws, noise_cov: np.ndarray,
-                      delta: float) -> tuple[float, str]:
+                      delta: float) -> tuple[float, MethodStep | None]:
         """Return the delta to state: what the noise achieves, for classic noise.
 
         The classic constant is proven for epsilon < 1 only; above, its noise
         can fall short of the requested delta. The release then states the
         delta the noise really achieves at epsilon (exact profile), never the
-        requested one.
+        requested one, and says so (None when the requested one holds).
         """
         if self.calibration != "classic" or self._exact_law() is not None:
-            return delta, ""
+            return delta, None
         achieved = pairs_delta(laws, noise_cov, self.epsilon)
         if achieved <= delta:
-            return delta, ""
-        return achieved, (f"; the classic constant's noise achieves delta "
-                          f"{achieved:.4g} at epsilon {self.epsilon:g}, not the "
-                          f"requested {delta:g} (exact profile), and the "
-                          "release states it")
+            return delta, None
+        return achieved, MethodStep.of("classic.achieved-delta",
+                                       achieved=achieved, epsilon=self.epsilon,
+                                       requested=delta)
 
     def _theta_description(self) -> str:
         return self.law_.description

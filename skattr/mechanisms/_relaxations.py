@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from skattr._certificate import Assumption, MethodStep
 from skattr.exceptions import InvalidParameterError
 from skattr.noise import LaplaceNoise, NoiseLaw
 
@@ -50,19 +51,17 @@ def relaxed_certificate(epsilon: float, delta: float, lambda_eta: float,
 
 
 def max_divergence_relaxation(epsilon: float, delta: float, lambda_eta: float,
-                              eta: float) -> tuple[float, float, str]:
+                              eta: float) -> tuple[float, float, Assumption]:
     """Theorem 4.6's certificate and the assumption a release records."""
     epsilon, delta = relaxed_certificate(epsilon, delta, lambda_eta, eta)
-    return epsilon, delta, (
-        f"the modelled law of F(X) given each secret and its true law are "
-        f"within {eta:g}-approximate max-divergence {lambda_eta:g} of each "
-        "other, both ways (Zhang et al. Alg. 2; certificate of Chen & "
-        "Ohrimenko Thm 4.6, which corrects Zhang et al. Thm 3)")
+    return epsilon, delta, Assumption.of(
+        "relaxation.max-divergence", lambda_eta=lambda_eta, eta=eta)
 
 
 def wasserstein_relaxation(noise: NoiseLaw, epsilon: float, delta: float,
                            w: float, lam: float
-                           ) -> tuple[NoiseLaw, float, float, str, str]:
+                           ) -> tuple[NoiseLaw, float, float, MethodStep,
+                                      Assumption]:
     """Theorem 4.7: add Laplace(W / lambda) to every statistic.
 
     If the modelled laws are within infinity-Wasserstein distance W of the
@@ -71,15 +70,14 @@ def wasserstein_relaxation(noise: NoiseLaw, epsilon: float, delta: float,
 
     Returns
     -------
-    noise, epsilon, delta, method note, assumption
+    noise, epsilon, delta, method step, assumption
     """
     extra = w / lam
     noise = noise + LaplaceNoise.on_each(extra, noise.k)
     return (noise, epsilon + 2 * lam, math.exp(lam) * delta,
-            f"; plus Laplace({extra:.4g}) on each statistic (Thm 4.7)",
-            f"the modelled laws are within infinity-Wasserstein distance "
-            f"{w:g} of the true ones (Thm 4.7); the expected error is then the "
-            "root-mean-square norm (an upper bound)")
+            MethodStep.of("relaxation.wasserstein", scale=extra),
+            Assumption.of("relaxation.wasserstein", wasserstein_w=w,
+                          wasserstein_lambda=lam))
 
 
 def check_relaxations(lambda_eta, wasserstein_w, wasserstein_lambda) -> None:

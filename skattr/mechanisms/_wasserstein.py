@@ -7,6 +7,7 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 
+from skattr._certificate import Method, unique
 from skattr._query import Query, StackedQuery
 from skattr._release import Certificate
 from skattr._statistic import Statistic
@@ -150,14 +151,13 @@ class _WassersteinFamily(BaseMechanism):
         return self.law_.description
 
     # ------------------------------------------------------------ certificate
-    def _sensitivity(self, n: int) -> tuple[float, str, tuple]:
+    def _sensitivity(self, n: int) -> tuple[float, Method, tuple]:
         """W (largest over pairs and Theta), how it was found, what it assumes."""
         bound = self._bound(n)
         # What Theta assumes (theta="moments": the plug-in fit taken as the
         # population's), then what the bound does.
-        assumed = tuple(dict.fromkeys((*self.law_.assumptions,
-                                       *bound.assumptions)))
-        return bound.value, f"Laplace(W / epsilon), W {bound.how}", assumed
+        assumed = unique((*self.law_.assumptions, *bound.assumptions))
+        return bound.value, Method.of("wasserstein", bound=bound.how), assumed
 
     def _bound(self, n: int):
         raise NotImplementedError
@@ -175,8 +175,8 @@ class _WassersteinFamily(BaseMechanism):
                 "certifies this release.")
         return LaplaceNoise.on_each(scale, k), Certificate(
             epsilon=self.epsilon, delta=self._certified_delta(),
-            calibration="laplace", sensitivity=w, method=method,
-            assumptions=assumptions,
+            calibration="laplace", sensitivity=w, certified_by=method,
+            assumed=assumptions,
             guarantee=("distributional attribute privacy"
                        if self.privacy == "distributional" else
                        "attribute privacy"))

@@ -10,7 +10,7 @@ of one of them, or raises :class:`LawUnavailable` saying why it has none.
 Every spec also says whether it reads the reference's rows
 (``reads_reference``, before any fit: ``bounds="reference"`` reads ranges
 only then), whether an expert states the records' law (``states_law``), and
-what it assumes (``assumptions``).
+what it assumes (``assumptions``: :class:`~skattr.Assumption` records).
 
 The names: ``"auto"`` is :class:`FitAndBootstrap` (the reference's fit and its
 stratified bootstrap replicates, worst case over them; for the Wasserstein
@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from skattr._certificate import Assumption
 from skattr._persistence import persistable
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.laws import ExactLaw
@@ -95,11 +96,7 @@ class PlugIn:
     states_law = False
     fixes_law = True
     reads_reference = True
-    assumptions = (
-        "ASSUMED (theta='moments'): the reference's group moments or "
-        "frequencies are the population's (plug-in), with no allowance for "
-        "their estimation error; theta='auto' takes the worst case over "
-        "bootstrap replicates",)
+    assumptions = (Assumption.of("theta.plug-in"),)
 
     def fit_law(self, request: LawRequest):
         """Return the exact law (if asked for and defined) or the Gaussian one."""
@@ -245,7 +242,9 @@ def resolve_theta(theta, names=tuple(_NAMES)):
     --------
     >>> resolve_theta("auto")
     FitAndBootstrap(replicates=50)
-    >>> resolve_theta("moments").assumptions[0][:28]
+    >>> resolve_theta("moments").assumptions[0].kind
+    'theta.plug-in'
+    >>> str(resolve_theta("moments").assumptions[0])[:28]
     "ASSUMED (theta='moments'): t"
     """
     if isinstance(theta, str):

@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 
 import skattr
+from skattr import Assumption
 from skattr.bayes import NetworkTheta, ParameterNetwork
 from skattr.datasets import make_schools, schools_network
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
@@ -174,7 +175,8 @@ def test_release_records_the_network_assumption(school):
         query=skattr.Query.count("height", lambda h: h > 66), secret=SECRET,
         theta=tall_theta(), privacy="distributional", random_state=0).fit(school)
     release = mech.release(school)
-    assert any("Bayesian network" in a for a in release.assumptions)
+    assert release.assumed == (
+        Assumption.of("network.counted", reads=("height",)),)
     assert "Bayesian network" in release.summary()
 
 

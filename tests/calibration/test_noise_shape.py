@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from skattr import MethodStep
 from skattr.calibration._noise_shape import (
     least_error_noise,
     least_multiples,
@@ -109,7 +110,9 @@ def test_least_error_covariance_is_certified_by_the_exact_profile(objective):
     for epsilon in (0.3, 1.0, 3.0):
         cov, method = least_error_covariance(laws, epsilon, DELTA,
                                              objective=objective)
-        assert "exact privacy profile" in method
+        assert method == MethodStep.of(
+            "least-error.unequal",
+            profile=MethodStep.of("profile.unequal-covariances"))
         delta = multivariate_gaussian_pair_delta(np.zeros(2), COV_A + cov, DIFF,
                                                  COV_B + cov, epsilon)
         assert delta <= DELTA

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy import integrate, optimize, stats
 
+from skattr import MethodStep
 from skattr.calibration._pair_noise import (
     covariances_equal,
     max_covariance_gap,
@@ -72,7 +73,7 @@ def test_analytic_variance_is_the_least_that_certifies(gap, var):
     variances, method = required_noise_variance(laws(gap, var), EPSILON, DELTA,
                                                 "analytic")
     s = float(variances[0])
-    assert method == "analytic Gaussian calibration"
+    assert method == MethodStep.of("gaussian.calibration", calibration="analytic")
     assert profile(gap, math.sqrt(var + s), EPSILON) <= DELTA * (1 + 1e-9)
     assert s > 0
     assert profile(gap, math.sqrt(var + 0.99 * s), EPSILON) > DELTA
@@ -107,7 +108,7 @@ def test_enough_inherent_variance_needs_no_noise():
 def test_classic_variance_is_zhang_algorithm_1(gap, var):
     variances, method = required_noise_variance(laws(gap, var), EPSILON, DELTA,
                                                 "classic")
-    assert method == "classic Gaussian calibration"
+    assert method == MethodStep.of("gaussian.calibration", calibration="classic")
     expected = _classic(gap, var, EPSILON, DELTA)
     if expected == 0:
         assert variances[0] == 0.0
@@ -196,7 +197,7 @@ def test_unequal_variances_use_the_exact_two_gaussian_profile():
     pair_laws = laws(gap, var_a, var_b)
     variances, method = required_noise_variance(pair_laws, EPSILON, 1e-3, "analytic")
     s = float(variances[0])
-    assert method == "exact privacy profile of two Gaussians with unequal variances"
+    assert method == MethodStep.of("profile.unequal-variances")
     assert hockey_stick(gap, var_a + s, var_b + s, EPSILON) <= 1e-3 * (1 + 1e-6)
     assert hockey_stick(gap, var_a + 0.99 * s, var_b + 0.99 * s, EPSILON) > 1e-3
     assert pairs_delta(pair_laws, s * np.eye(1), EPSILON) == pytest.approx(

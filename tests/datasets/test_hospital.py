@@ -114,7 +114,7 @@ def test_computed_variances_are_certified_on_the_grid():
     data = make_hospital(50, random_state=0)
     plan = hospital_mechanism("weight", calibration="analytic",
                               variance="computed").fit(data).plan(data)
-    assert "unequal" in plan.method
+    assert plan.certified_by.uses("profile.unequal-variances")
     s = plan.noise_covariance[0, 0]
     k1, gap = 3.5, 71 - 64
     var_f, var_o = k1**2 * 9 + 225, k1**2 * 64 + 225
@@ -158,5 +158,5 @@ def test_conditional_mean_reading_against_the_binomial_law():
         plan = hospital_mechanism(column, calibration="analytic",
                                   set_reading="conditional-mean").fit(data).plan(data)
         assert plan.sensitivity == pytest.approx(scale * worst, rel=1e-9)
-        assert "unequal" in plan.method
+        assert plan.certified_by.uses("profile.unequal-variances")
     assert worst == pytest.approx(5.1052 / 24.5, rel=1e-4)

@@ -129,7 +129,7 @@ def test_a_certificate_does_not_depend_on_the_chunks(reference, monkeypatch):
     monkeypatch.setattr(_draws, "CHUNK_POSITIONS", 3000)
     chunked = plan()
     assert chunked.sensitivity == whole.sensitivity
-    assert chunked.method == whole.method
+    assert chunked.certified_by == whole.certified_by
 
 
 def test_memory_is_bounded_by_the_chunk_size(reference):

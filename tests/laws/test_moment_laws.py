@@ -216,8 +216,12 @@ def _mechanism(moment_bounds, **kw):
 
 def test_mean_uses_moment_bounds_without_draws():
     plan = _mechanism(True).fit(_hospital()).plan(n=300)
-    assert "moment generating function" in plan.method or "Berry" in plan.method
-    assert "drawn" not in plan.method
+    # Chernoff tails of the moment generating function, or Berry-Esseen.
+    coupling = plan.certified_by.find("closeness.moments").params["coupling"]
+    assert coupling.kind in ("coupling.swap", "coupling.quantile.moments") or (
+        coupling.kind == "coupling.boxes"
+        and coupling.params["faces"] == "chernoff")
+    assert not plan.certified_by.uses("closeness.drawn")
     assert plan.delta == 1e-3
 
 
@@ -238,7 +242,7 @@ def test_auto_uses_moments_when_draws_are_large(monkeypatch):
     auto = _mechanism("auto").fit(ref).plan(n=300)
     moments = _mechanism(True).fit(ref).plan(n=300)
     assert auto.sensitivity == moments.sensitivity
-    assert "drawn" not in auto.method
+    assert not auto.certified_by.uses("closeness.drawn")
 
 
 def test_moment_bound_covers_the_drawn_law_at_large_n():

@@ -237,8 +237,9 @@ def test_mechanism_is_exact_and_no_looser_than_draws():
     drawn = ApproximateWassersteinMechanism(
         theta=Resample(random_state=0, exact_quantiles=False), **kw).fit(
             ref).plan(n=505)
-    assert "convolution" in exact.method and "drawn" not in exact.method
-    assert "drawn" in drawn.method
+    assert exact.certified_by.uses("laws.order-statistics")
+    assert not exact.certified_by.uses("closeness.drawn")
+    assert drawn.certified_by.uses("closeness.drawn")
     assert 0 < exact.sensitivity <= drawn.sensitivity
     # The whole delta is disregarded mass: no failure probability is spent.
     assert exact.delta == 1e-3
@@ -246,7 +247,9 @@ def test_mechanism_is_exact_and_no_looser_than_draws():
     # (W, delta) of the approximate mechanism.
     pure = WassersteinMechanism(query=Statistic.median("age"), secret=secret,
                                 theta=Resample()).fit(ref).plan(n=505)
-    assert "infinity-Wasserstein" in pure.method and "upper bound" in pure.method
+    bound = pure.certified_by.find("w-inf")
+    assert bound.params["laws"].kind == "upper-bound"
+    assert bound.params["laws"].params["laws"].kind == "laws.order-statistics"
     assert pure.sensitivity >= exact.sensitivity
 
 
@@ -257,7 +260,9 @@ def test_several_quantiles_use_exact_boxes():
               secret=secret, delta=1e-3)
     exact = ApproximateWassersteinMechanism(
         theta=Resample(random_state=0), **kw).fit(ref).plan(n=500)
-    assert "faces at exact tails" in exact.method
+    coupling = exact.certified_by.find("closeness.order-statistics").params[
+        "coupling"]
+    assert coupling.kind == "coupling.boxes" and coupling.params["faces"] == "exact"
     assert exact.statistics == ("age:q0.25", "age:q0.75", "hours:q0.25",
                                 "hours:q0.75")
     # The box's W is the sum of each value's worst face gap: every value's
@@ -284,7 +289,8 @@ def test_with_replacement_a_dataset_may_outgrow_the_reference():
         query=Statistic.median("age"), theta=Resample(replace=True), **kw).fit(
             ref).plan(n=1_000)
     assert 0 < big.sensitivity < small.sensitivity
-    assert "binomial" in big.method
+    assert big.certified_by.find("laws.order-statistics").params == {
+        "counts": "binomial"}
     # Without replacement the datasets cannot be formed: a clear refusal.
     with pytest.raises(Exception, match="replace=True"):
         ApproximateWassersteinMechanism(
@@ -295,7 +301,8 @@ def test_with_replacement_a_dataset_may_outgrow_the_reference():
         query=Statistic.std("age"), secret=secret, delta=0.05,
         theta=Resample(replace=True, random_state=0, n_draws=2_000)).fit(
             ref).plan(n=5_000)
-    assert np.isfinite(std.sensitivity) and "drawn" in std.method
+    assert np.isfinite(std.sensitivity)
+    assert std.certified_by.uses("closeness.drawn")
 
 
 def test_distributional_privacy():
@@ -305,11 +312,11 @@ def test_distributional_privacy():
               privacy="distributional")
     mixed = ApproximateWassersteinMechanism(
         theta=Resample(replace=True), **kw).fit(ref).plan(n=200)
-    assert "convolution" in mixed.method
+    assert mixed.certified_by.uses("laws.order-statistics")
     # Without replacement the group size mixes over every k: drawn.
     drawn = ApproximateWassersteinMechanism(
         theta=Resample(random_state=0), **kw).fit(ref).plan(n=200)
-    assert "drawn" in drawn.method
+    assert drawn.certified_by.uses("closeness.drawn")
     assert mixed.sensitivity > 0 and drawn.sensitivity > 0
 
 
@@ -326,7 +333,7 @@ def test_accessor_median_is_exact_by_default():
         ["age"], secret=Secret.proportion("rich", True, pairs=[(0.2, 0.4)]),
         reference=ref, mechanism="approx-wasserstein", delta=1e-3,
         random_state=0)
-    assert "convolution" in release.method
+    assert release.certified_by.uses("laws.order-statistics")
     assert Query.median("age").evaluate(private).iloc[0] == pytest.approx(
         release.values.iloc[0], abs=50 * release.sensitivity)
 
@@ -351,7 +358,8 @@ def test_monotone_quantiles_are_free_post_processing():
     assert not raw.values[["age:q0.25", "age:q0.5", "age:q0.75"]
                           ].is_monotonic_increasing or not raw.values[
         ["hours:q0.25", "hours:q0.5", "hours:q0.75"]].is_monotonic_increasing
-    assert "post-processed" in tidy.method
+    assert tidy.certified_by.steps[-1].kind == "post-processed.monotone"
+    assert tidy.certified_by.steps[:-1] == raw.certified_by.steps
     assert (tidy.epsilon, tidy.delta, tidy.sensitivity) == (
         raw.epsilon, raw.delta, raw.sensitivity)
     with pytest.raises(InvalidParameterError, match="quantile levels"):
@@ -377,5 +385,5 @@ def test_a_ledger_releases_monotone_quantiles():
     release = ledger.quantile(["age"], q=[0.75, 0.25], monotone=True,
                               epsilon=0.05, delta=1e-3)
     assert release.values["age:q0.25"] <= release.values["age:q0.75"]
-    assert "post-processed" in release.method
+    assert release.certified_by.uses("post-processed.monotone")
     assert ledger.spent[0] == pytest.approx(0.05)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from skattr import Query, Secret
+from skattr import Assumption, Query, Secret
 from skattr.datasets import HOSPITAL_PAPER, hospital_theta
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.laws._gaussian import PairLaws, pair_laws
@@ -122,7 +122,8 @@ def test_paper_reading_uses_the_midpoints():
         laws.cov_a[0], (0.375 * model.cov_in + 0.625 * model.cov_out) / n)
     np.testing.assert_allclose(
         laws.cov_b[0], (0.625 * model.cov_in + 0.375 * model.cov_out) / n)
-    assert "paper reading" in laws.assumptions[0]
+    assert laws.assumptions == (
+        Assumption.of("secret.set-reading", reading="paper"),)
 
 
 @pytest.mark.parametrize("column", ["weight", "blood_pressure", "temperature"])
@@ -174,7 +175,8 @@ def test_conditional_mean_reading_matches_enumeration(n):
     np.testing.assert_allclose(laws.mean_diff[0], (mean_u - mean_v) / n, rtol=1e-10)
     np.testing.assert_allclose(laws.cov_a[0], cov_u / n**2, rtol=1e-9)
     np.testing.assert_allclose(laws.cov_b[0], cov_v / n**2, rtol=1e-9)
-    assert "conditional-mean reading" in laws.assumptions[0]
+    assert laws.assumptions == (
+        Assumption.of("secret.set-reading", reading="conditional-mean"),)
     # Each set is represented inside it: the difference is smaller than the
     # pointwise extreme.
     point = pair_laws([model], Secret.proportion("sex", "F", sets=HOSPITAL_SETS),

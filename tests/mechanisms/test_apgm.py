@@ -10,6 +10,7 @@ from scipy import integrate, stats
 from sklearn.base import clone
 
 import skattr
+from skattr import Assumption, Method
 from skattr.calibration._gaussian import gaussian_delta
 from skattr.exceptions import (
     ClassicCalibrationWarning,
@@ -170,7 +171,7 @@ def test_unequal_variances_use_exact_profile():
     achieved = max(hockey(ma, va, mb, vb), hockey(mb, vb, ma, va))
     assert achieved <= delta * (1 + 1e-6)
     assert achieved == pytest.approx(delta, rel=1e-4)
-    assert "unequal" in plan.method
+    assert plan.certified_by == Method.of("profile.unequal-variances")
 
 
 def test_non_gaussian_variant_reports_relaxed_certificate():
@@ -185,7 +186,9 @@ def test_non_gaussian_variant_reports_relaxed_certificate():
     # (tests/test_soundness.py).
     assert plan.delta == pytest.approx(
         (1 + math.exp(1.1)) * 1e-5 + math.exp(0.1) * 1e-4)
-    assert any("Alg. 2" in a for a in plan.assumptions)
+    assert plan.assumed[-1] == Assumption.of(
+        "relaxation.max-divergence", lambda_eta=0.1, eta=1e-5)
+    assert plan.assumed[-1].option == "lambda_eta=0.1, eta=1e-05"
     base = AttributePrivateGaussian(
         law="gaussian",
         query=skattr.Query.mean(["y"]), secret=SECRET, epsilon=1.0, delta=1e-4,

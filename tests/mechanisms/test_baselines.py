@@ -9,7 +9,7 @@ import pytest
 from scipy import special, stats
 
 import skattr
-from skattr import Query
+from skattr import Assumption, Query
 from skattr.exceptions import (
     ClassicCalibrationWarning,
     DataValidationError,
@@ -109,7 +109,9 @@ def test_group_is_k_times_record(frame):
         np.testing.assert_allclose(seven.noise_std, 7 * one.noise_std, rtol=1e-12)
         assert seven.expected_error == pytest.approx(7 * one.expected_error,
                                                      rel=1e-9)
-        assert "k = 7" in seven.guarantee and "k = 7" in seven.assumptions[0]
+        assert "k = 7" in seven.guarantee
+        assert seven.assumed[0] == Assumption.of("dp.group-neighbours", k=7, n=N)
+        assert every.assumed[0] == Assumption.of("dp.group-neighbours", k=N, n=N)
 
 
 def test_analytic_beats_classic_below_one_and_matches_balle_wang(frame):
@@ -255,7 +257,9 @@ def test_records_outside_the_bounds_are_clipped_to_them(frame, column, value):
     ref = DPLaplace(query=query, bounds=BOUNDS, random_state=0).fit(clipped)
     pd.testing.assert_series_equal(rel.values, ref.release(clipped).values)
     assert rel.clipping.as_dict() == BOUNDS
-    assert "clipped to its declared bounds" in rel.assumptions[-1]
+    assert rel.assumed[-1].kind == "dp.declared-bounds"
+    assert {c: (lo, hi) for c, lo, hi in rel.assumed[-1].params["bounds"]
+            } == BOUNDS
     assert bad.loc[5, column] == value      # the caller's frame is unchanged
 
 
@@ -335,13 +339,13 @@ def test_certificate_fields(frame):
     assert rel.theta == "none: differential privacy needs no Theta"
     assert rel.inherent_variance == (0.0, 0.0, 0.0)
     assert rel.calibration == "laplace" and rel.delta == 0.0
-    assert "clipped to its declared bounds" in rel.assumptions[1]
+    assert rel.assumed[1].kind == "dp.declared-bounds"
     summary = rel.summary()
     assert "(1, 0)-group differential privacy (groups of k = 2 records)" in summary
     assert "attribute privacy" not in summary
     plain = DPGaussian(query=Query.mean(["a"]), bounds=BOUNDS).fit(frame)
     assert plain.secrets_ == () and plain.plan(frame).secrets == ()
-    assert "does not hide global properties" in plain.plan(frame).assumptions[0]
+    assert plain.plan(frame).assumed[0] == Assumption.of("dp.neighbours", n=N)
 
 
 def test_fit_learns_nothing_and_fit_transform_does_not_warn(frame):

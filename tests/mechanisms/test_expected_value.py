@@ -9,6 +9,7 @@ import pytest
 from scipy import optimize
 
 import skattr
+from skattr import MethodStep
 from skattr.exceptions import NotCertifiableError
 from skattr.mechanisms import (
     DirectionalGaussian,
@@ -188,17 +189,21 @@ def test_unequal_covariances_are_certified_or_refused():
         1e-3 * (1 + 1e-9))
     assert gaussian_pair_delta(2.0, 1.0 + var * 0.99, 0.0, 200.0 + var * 0.99,
                                0.9) > 1e-3
-    assert "scaled by" in plan.method
+    scaled = plan.certified_by.find("scaled.unequal-covariances")
+    assert scaled.params["factor"] > 1
+    assert scaled.params["profile"] == MethodStep.of("profile.two-gaussians")
     assert var > (C * 2 / 0.9) ** 2
     with pytest.raises(NotCertifiableError, match="translations"):
         _mech(ExpectedValueLaplace, *args, **kw).plan(n=1)
     assumed = _mech(ExpectedValueGaussian, *args, covariances="assume-equal",
                     **kw).plan(n=1)
-    assert any(a.startswith("ASSUMED") for a in assumed.assumptions)
+    assert assumed.assumes("covariances.equal")
     assert assumed.noise_covariance[0, 0] == pytest.approx((C * 2 / 0.9) ** 2)
     lap = _mech(ExpectedValueLaplace, *args, covariances="assume-equal",
                 **kw).plan(n=1)
-    assert any("33.33%" in a for a in lap.assumptions)
+    (gap,) = [a.params["gap"] for a in lap.assumed
+              if a.kind == "covariances.equal"]
+    assert gap == pytest.approx(1 / 3, abs=5e-5)
 
 
 def test_relaxed_certificate_of_theorem_4_6():
@@ -257,7 +262,7 @@ def test_assume_equal_uses_each_sides_covariance_for_both():
     certified = mech.set_params(covariances="certify").leakage(n=1)
     assert certified >= closed
     plan = mech.set_params(covariances="assume-equal").plan(n=1)
-    assert any(a.startswith("ASSUMED") for a in plan.assumptions)
+    assert plan.assumes("covariances.equal")
 
 
 def test_adult_leakage_is_about_4_9(adult):

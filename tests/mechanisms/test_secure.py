@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import skattr
+from skattr import MethodStep
 from skattr.datasets import make_hospital, make_schools, schools_network
 from skattr.exceptions import NotCertifiableError
 from skattr.mechanisms import (
@@ -60,7 +61,9 @@ def test_secure_plan_widens_the_certificate_by_the_bound(hospital, mechanism):
     assert Fraction(plan.epsilon) >= Fraction(base.epsilon) + 2 * eta
     assert plan.epsilon - base.epsilon < 2 * law.k * 2.0**-40 * 1.01
     assert Fraction(plan.delta) >= Fraction(base.delta) * (1 + eta)
-    assert "secure" in plan.method and "Mironov" in plan.method
+    assert plan.certified_by.steps == base.certified_by.steps + (
+        MethodStep.of("secure", noise=law.describe(), epsilon=base.epsilon,
+                      delta=base.delta, eta=float(law.eta)),)
     assert plan.expected_error == pytest.approx(base.expected_error, rel=1e-12)
 
 

@@ -120,8 +120,9 @@ def test_the_plug_in_theta_is_recorded_as_an_assumption(name):
               **({"delta": 0.01} if name == "approx-wasserstein" else {}))
     cls = skattr.mechanisms.MECHANISMS[name]
     plug_in = cls(theta="moments", **kw).fit(reference).plan(n=100)
-    assert plug_in.assumptions[0].startswith("ASSUMED (theta='moments')")
+    assert plug_in.assumed[0] == skattr.Assumption.of("theta.plug-in")
+    assert plug_in.assumed[0].option == "theta='moments'"
     auto = cls(**kw).fit(reference).plan(n=100)
-    assert not any(a.startswith("ASSUMED") for a in auto.assumptions)
+    assert not any(a.opt_in for a in auto.assumed)
     # The rest of the certificate is the same model's.
-    assert plug_in.assumptions[1:] == auto.assumptions
+    assert plug_in.assumed[1:] == auto.assumed
