@@ -4,9 +4,15 @@ import os
 from pathlib import Path
 
 import pytest
+import threadpoolctl
 
 import skattr
 from skattr.datasets import load_adult, make_hospital
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # One BLAS thread per pytest-xdist worker: the workers already use every
+    # core, and OpenBLAS's spinning threads would fight over them.
+    threadpoolctl.threadpool_limits(1)
 
 
 @pytest.fixture(scope="session")

@@ -772,6 +772,7 @@ def _run_cli(argv, output, paths, tmp_dir, capsys):
 
 
 # Released 9 of 30.
+@pytest.mark.slow
 @pytest.mark.floors({"cli": 4}, refused_by=("argparse", "skattr: error"))
 @settings(FUZZ_SETTINGS, max_examples=30)   # a release through a CSV: ~0.4 s
 @given(data=st.data())

@@ -205,6 +205,7 @@ def test_noise_never_shrinks_as_delta_shrinks(frames, name, log_delta, epsilon):
     _count("delta monotone", "checked")
 
 
+@pytest.mark.slow
 @PROPERTY_SETTINGS
 @given(eps=st.lists(st.floats(0.1, 10.0), min_size=2, max_size=2, unique=True))
 def test_auto_noise_never_shrinks_as_epsilon_shrinks(frames, eps):
@@ -265,6 +266,7 @@ def small_frames():
 
 
 # Released (not refused) on all 3 examples.
+@pytest.mark.slow
 @pytest.mark.floors(checked=2)
 @PROPERTY_SETTINGS
 @given(verb=st.sampled_from(sorted(_VERBS)), odd=st.booleans(),
@@ -431,7 +433,8 @@ def test_certificates_do_not_depend_on_row_order(frames, name, perm_seed):
     _count("row order", "checked")
 
 
-@pytest.mark.parametrize("verb", ["mean", "median"])
+@pytest.mark.parametrize("verb", ["mean",
+                                  pytest.param("median", marks=pytest.mark.slow)])
 def test_default_theta_certificate_does_not_depend_on_row_order(small_frames,
                                                                 verb):
     # theta="auto" adds bootstrap replicates (the mean) or resampled laws (the

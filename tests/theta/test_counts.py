@@ -114,6 +114,7 @@ def test_example_2_sensitivity():
     assert count_sensitivity(combinations(SHARES, 2), N, _box(0.4, 0.6)) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lo, hi, expected", [(0.3, 0.7, 2), (0.0, 1.0, 4)])
 def test_sensitivity_grows_with_theta(lo, hi, expected):
     # "when Theta = {0.3 <= p1, p2 <= 0.7}, the worst case Wasserstein distance

@@ -298,6 +298,7 @@ def test_with_replacement_a_dataset_may_outgrow_the_reference():
     assert np.isfinite(std.sensitivity) and "drawn" in std.method
 
 
+@pytest.mark.slow
 def test_distributional_privacy():
     ref = _income()
     secret = Secret.proportion("rich", True, pairs=[(0.2, 0.4)])
