@@ -59,7 +59,6 @@ def fitted():
     return {}
 
 
-
 # The fuzz and property campaigns (tests/test_fuzz.py, tests/test_properties.py)
 # attach their counts of cases to each test's report as the user property
 # "skattr_cases": (module, noun, cases by kind, outcomes). They are added up
