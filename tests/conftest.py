@@ -4,9 +4,15 @@ import os
 from pathlib import Path
 
 import pytest
+import threadpoolctl
 
 import skattr
 from skattr.datasets import load_adult, make_hospital
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # One BLAS thread per pytest-xdist worker: the workers already use every
+    # core, and OpenBLAS's spinning threads would fight over them.
+    threadpoolctl.threadpool_limits(1)
 
 
 @pytest.fixture(scope="session")
@@ -52,3 +58,48 @@ def fitted():
     """A cache of fitted mechanisms, keyed by the test's own description."""
     return {}
 
+
+# The fuzz and property campaigns (tests/test_fuzz.py, tests/test_properties.py)
+# attach their counts of cases to each test's report as the user property
+# "skattr_cases": (module, noun, cases by kind, outcomes). They are added up
+# here, where every report arrives (the controller under pytest-xdist), and
+# printed in the terminal summary: "test_fuzz: N fuzz cases (...)".
+
+_CASE_TOTALS = {}
+
+
+def pytest_runtest_logreport(report):
+    if report.when != "teardown":
+        return
+    for name, value in report.user_properties:
+        if name != "skattr_cases":
+            continue
+        module, noun, cases, outcomes = value
+        totals = _CASE_TOTALS.setdefault((module, noun), ({}, {}))
+        for total, counts in zip(totals, (cases, outcomes), strict=True):
+            for key, n in counts.items():
+                total[key] = total.get(key, 0) + n
+
+
+def pytest_terminal_summary(terminalreporter):
+    for (module, noun), (cases, outcomes) in sorted(_CASE_TOTALS.items()):
+        detail = ", ".join(f"{k} {v}" for k, v in sorted(cases.items()))
+        line = f"{module}: {sum(cases.values())} {noun} ({detail}"
+        if outcomes:
+            line += "; outcomes: " + ", ".join(
+                f"{k} {v}" for k, v in sorted(outcomes.items()))
+        terminalreporter.write_line(line + ")")
+
+
+# Floors on what a campaign releases: a test marked
+# @pytest.mark.floors(...) has its module's assert_floors(...) called with the
+# marker's arguments once the test function has returned (after all of a
+# Hypothesis test's examples), so that too few releases fail that test.
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem):
+    result = yield
+    for marker in pyfuncitem.iter_markers("floors"):
+        pyfuncitem.module.assert_floors(*marker.args, **marker.kwargs)
+    return result

@@ -88,6 +88,7 @@ def test_reference_self_warns(frames):
         private.attrpriv.mean(["weight"], secret=SECRET, reference=np.zeros((3, 3)))
 
 
+@pytest.mark.slow
 def test_auto_picks_the_certified_mechanism_of_least_expected_error(frames):
     reference, private = frames
     cols = ["weight", "blood_pressure"]

@@ -35,6 +35,7 @@ def test_demo_takes_a_seed(capsys):
     assert "--seed 3" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_release_from_csv(tmp_path, capsys):
     private = tmp_path / "private.csv"
     reference = tmp_path / "reference.csv"
@@ -58,6 +59,7 @@ def test_release_from_csv(tmp_path, capsys):
     assert "no noise drawn" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_release_of_a_median_and_quantiles(tmp_path, capsys):
     private = tmp_path / "private.csv"
     reference = tmp_path / "reference.csv"

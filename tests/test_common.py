@@ -1,8 +1,10 @@
 """scikit-learn's estimator checks over every public skattr estimator."""
 
+import re
 import warnings
 
 import numpy as np
+import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skattr
@@ -104,7 +106,24 @@ EXPECTED_FAILED_CHECKS = {
 }
 
 
-@parametrize_with_checks(_instances(), expected_failed_checks=_expected_failed_checks)
+def _stable_ids(parametrize):
+    """``parametrize`` with ids free of the secret's function's memory address.
+
+    scikit-learn names each case by the estimator's repr, which shows
+    ``<function above_median at 0x...>``: an address that differs between the
+    processes of pytest-xdist, whose workers must collect the same ids.
+    """
+    ids = parametrize.kwargs["ids"]
+
+    def stable(obj):
+        name = ids(obj)
+        return None if name is None else re.sub(r"at0x[0-9a-fA-F]+", "", name)
+
+    return pytest.mark.parametrize(*parametrize.args, ids=stable)
+
+
+@_stable_ids(parametrize_with_checks(_instances(),
+                                     expected_failed_checks=_expected_failed_checks))
 def test_sklearn_compatible_estimator(estimator, check):
     # fit_transform fits Theta on the released data, which the estimators
     # rightly warn about; the checks call it on purpose.

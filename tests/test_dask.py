@@ -108,6 +108,7 @@ def test_moments_theta_reads_a_dask_reference_in_one_pass(frames, monkeypatch):
     assert calls == ["pass"]        # n and the totals together
 
 
+@pytest.mark.slow
 def test_wasserstein_count_with_a_dask_reference(frames):
     private, reference = frames
     secret = skattr.Secret.proportion("weight", lambda w: w > 150,
@@ -207,6 +208,7 @@ def test_what_dask_frames_cannot_do_is_refused(frames):
                          reference=reference, random_state=0)
 
 
+@pytest.mark.slow
 def test_importing_skattr_does_not_import_dask():
     code = ("import sys, skattr; assert 'dask' not in sys.modules; "
             "import dask.dataframe as dd, pandas as pd; "
@@ -309,6 +311,7 @@ def test_a_crowded_bin_is_split_by_another_pass(monkeypatch):
     assert np.array_equal(got, stat.values(frame, ["x"]))
 
 
+@pytest.mark.slow
 def test_median_quantile_and_std_releases_equal_pandas(frames):
     # One fit per statistic; two copies of the fitted estimator draw the same
     # noise, one releasing the pandas frame, one the Dask frame.
@@ -327,6 +330,7 @@ def test_median_quantile_and_std_releases_equal_pandas(frames):
         same_release(est.release(private), twin.release(ddf))
 
 
+@pytest.mark.slow
 def test_the_accessor_releases_a_dask_median(frames):
     from skattr.theta import Resample
     private, reference = frames
@@ -406,6 +410,7 @@ def test_a_dask_series_and_an_empty_frame(frames):
 # --- The ledger on a Dask DataFrame -------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_ledger_on_dask_matches_the_pandas_one(frames):
     from skattr.theta import Resample
     private, reference = frames
@@ -516,6 +521,7 @@ def test_a_ledger_counts_a_dask_frames_rows_once(frames, monkeypatch):
     assert counted == [1]
 
 
+@pytest.mark.slow
 def test_a_seeded_resampling_theta_certifies_alike_on_dask_and_pandas():
     # The drawn datasets take each group's records in the order of the values
     # the statistic reads: neither the reference's row order nor the columns a

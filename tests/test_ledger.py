@@ -107,6 +107,7 @@ def test_correlation_counterexample_each_zero_jointly_large():
     assert len(tight.releases) == 1
 
 
+@pytest.mark.slow
 def test_correlation_counterexample_empirically():
     # The joint outputs of datasets drawn on each side: threshold tests on the
     # product y1 * y2 (positive under +0.9, negative under -0.9) prove an
@@ -652,6 +653,7 @@ def test_repeated_laplace_releases_of_one_count_add_up_and_hold_empirically():
     assert 0.75 < lower <= ledger.spent[0]
 
 
+@pytest.mark.slow
 def test_repeated_medians_add_epsilons_and_their_drawn_deltas():
     from skattr.datasets import make_hospital
     private = make_hospital(60, random_state=1)
@@ -680,6 +682,7 @@ def test_repeated_medians_add_epsilons_and_their_drawn_deltas():
                        delta=2e-3)[1] == pytest.approx(2.5)
 
 
+@pytest.mark.slow
 def test_auto_picks_the_least_error_gaussian_mechanism():
     private, reference, ledger = hospital_ledger()
     rel = ledger.mean(["weight", "height"], mechanism="auto", epsilon=1.0)

@@ -140,6 +140,7 @@ def test_tradeoff_marks_releases_with_no_noise(private, reference):
     assert _marks(ax, "not certifiable") == []
 
 
+@pytest.mark.slow
 def test_tradeoff_auto_is_the_registry_choice_at_each_epsilon(reference):
     # A proportion has exact laws (seeded bootstrap): every fit is the same, so
     # the accessor's "auto" plan can be compared number for number.

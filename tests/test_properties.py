@@ -7,8 +7,9 @@
 - certificates do not depend on the order of the rows.
 
 Every example is seeded (``derandomize=True``); the number of cases tried is
-printed at the end of the module (``-rA`` or the terminal line
-"test_properties: N property cases").
+printed in the terminal summary ("test_properties: N property cases"). Where
+a refusal ends an example early, a floor (``@pytest.mark.floors``) requires
+the property to have been checked on most of the test's examples.
 """
 
 import copy
@@ -79,19 +80,52 @@ PROPERTY_SETTINGS = settings(max_examples=3, **_SEEDED)
 CAMPAIGN_SETTINGS = settings(max_examples=30, **_SEEDED)
 
 CASES = Counter()
+#: The examples of the running test function alone, by property and by whether
+#: the property was checked on a certified plan or release ("checked") or a
+#: refusal ended the example early ("refused"): what its floors are checked
+#: against.
+RUN = Counter()
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _report_cases(request):
-    yield
-    total = sum(CASES.values())
-    detail = ", ".join(f"{k} {v}" for k, v in sorted(CASES.items()))
-    line = f"test_properties: {total} property cases ({detail})"
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    capture = request.config.pluginmanager.get_plugin("capturemanager")
-    if reporter is not None and capture is not None:
-        with capture.global_and_fixture_disabled():
-            reporter.write_line(line)
+@pytest.fixture(autouse=True)
+def _tally(request):
+    """Count each test's examples apart, and add them to the module's line.
+
+    The total ("test_properties: N property cases ...") is added up from the
+    test reports by tests/conftest.py and printed in the terminal summary, so
+    that it is whole under pytest-xdist too.
+    """
+    RUN.clear()
+    before = CASES.copy()
+    yield RUN
+    outcomes = Counter()
+    for (_, outcome), n in RUN.items():
+        outcomes[outcome] += n
+    request.node.user_properties.append(("skattr_cases", (
+        "test_properties", "property cases", dict(CASES - before),
+        dict(outcomes))))
+
+
+def _count(prop, outcome):
+    """Count an example of property ``prop``: "checked" or "refused"."""
+    CASES[prop] += 1
+    RUN[prop, outcome] += 1
+
+
+def assert_floors(checked):
+    """Check a test's ``@pytest.mark.floors``, once all its examples have run.
+
+    The property was checked (not ended early by a refusal) on at least
+    ``checked`` of the test's examples: a count, or a share when a float. A
+    mechanism that refused every example would otherwise pass having checked
+    nothing. tests/conftest.py calls this after the test function returns.
+    """
+    done = sum(n for (_, out), n in RUN.items() if out == "checked")
+    total = sum(RUN.values())
+    floor = checked if isinstance(checked, int) else checked * total
+    assert total > 0 and done >= max(floor, 1), (
+        f"the property was checked on {done} of {total} examples "
+        f"(floor {checked}): {dict(RUN)}")
 
 
 @pytest.fixture(scope="module")
@@ -132,44 +166,50 @@ def _assert_no_less_noise(small, big, what):
         assert small.noise_scale >= big.noise_scale * (1 - tol), what
 
 
+# Checked on all 3 examples of every mechanism.
+@pytest.mark.floors(checked=2)
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 @PROPERTY_SETTINGS
 @given(eps=st.lists(st.floats(0.05, 20.0), min_size=2, max_size=2, unique=True))
 def test_noise_never_shrinks_as_epsilon_shrinks(frames, name, eps):
-    CASES["epsilon monotone"] += 1
     reference, _ = frames
     small_eps, big_eps = sorted(eps)
     small = _plan_or_none(name, reference, epsilon=small_eps)
     big = _plan_or_none(name, reference, epsilon=big_eps)
     if small is None:
-        return          # refusing the stronger guarantee is never less noise
+        # Refusing the stronger guarantee is never less noise.
+        return _count("epsilon monotone", "refused")
     assert big is not None, (
         f"{name} certifies epsilon={small_eps} but refuses {big_eps}")
     assert small.epsilon <= big.epsilon
     _assert_no_less_noise(small, big, f"{name}: epsilon {small_eps} vs {big_eps}")
+    _count("epsilon monotone", "checked")
 
 
+# Checked on all 3 examples of every mechanism.
+@pytest.mark.floors(checked=2)
 @pytest.mark.parametrize("name", sorted(set(CONFIGS) - _NO_DELTA))
 @PROPERTY_SETTINGS
 @given(log_delta=st.lists(st.floats(-9.0, -1.5), min_size=2, max_size=2,
                           unique=True),
        epsilon=st.sampled_from([0.3, 1.0, 4.0]))
 def test_noise_never_shrinks_as_delta_shrinks(frames, name, log_delta, epsilon):
-    CASES["delta monotone"] += 1
     reference, _ = frames
     small_d, big_d = sorted(10.0 ** np.asarray(log_delta))
     small = _plan_or_none(name, reference, epsilon=epsilon, delta=small_d)
     big = _plan_or_none(name, reference, epsilon=epsilon, delta=big_d)
     if small is None:
-        return
+        return _count("delta monotone", "refused")
     assert big is not None, f"{name} certifies delta={small_d} but refuses {big_d}"
     _assert_no_less_noise(small, big, f"{name}: delta {small_d} vs {big_d}")
+    _count("delta monotone", "checked")
 
 
+@pytest.mark.slow
 @PROPERTY_SETTINGS
 @given(eps=st.lists(st.floats(0.1, 10.0), min_size=2, max_size=2, unique=True))
 def test_auto_noise_never_shrinks_as_epsilon_shrinks(frames, eps):
-    CASES["auto epsilon monotone"] += 1
+    _count("auto epsilon monotone", "checked")
     reference, private = frames
     small_eps, big_eps = sorted(eps)
     kw = dict(secret=SECRET, reference=reference, **_GAUSSIAN)
@@ -225,30 +265,34 @@ def small_frames():
     return make_hospital(300, random_state=0), make_hospital(40, random_state=1)
 
 
+# Released (not refused) on all 3 examples.
+@pytest.mark.slow
+@pytest.mark.floors(checked=2)
 @PROPERTY_SETTINGS
 @given(verb=st.sampled_from(sorted(_VERBS)), odd=st.booleans(),
        seed=st.integers(0, 2**32 - 1))
 def test_accessor_never_mutates_its_inputs(small_frames, verb, odd, seed):
-    CASES["no mutation (accessor)"] += 1
     reference, private = small_frames
     if odd:
         private, reference = _odd_private(private), _odd_private(reference)
         reference.index = pd.RangeIndex(len(reference))
     secret = skattr.Secret.proportion("gender", "female", pairs=[[0.4, 0.6]])
     saved = copy.deepcopy((private, reference, secret))
+    outcome = "checked"
     try:
         _VERBS[verb](private, secret=secret, reference=reference,
                      random_state=seed)
     except NotCertifiableError:
-        pass
+        outcome = "refused"     # a refusal must not mutate its inputs either
     _assert_same_frame(private, saved[0])
     _assert_same_frame(reference, saved[1])
     assert secret == saved[2] and repr(secret) == repr(saved[2])
+    _count("no mutation (accessor)", outcome)
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_estimators_never_mutate_their_inputs(frames, name):
-    CASES["no mutation (estimator)"] += 1
+    _count("no mutation (estimator)", "checked")
     reference, private = frames
     reference, private = _odd_private(reference), _odd_private(private)
     est = _estimator(name, random_state=0)
@@ -265,7 +309,7 @@ def test_estimators_never_mutate_their_inputs(frames, name):
 
 
 def test_ledger_never_mutates_its_inputs(frames):
-    CASES["no mutation (ledger)"] += 1
+    _count("no mutation (ledger)", "checked")
     reference, private = (_odd_private(f) for f in frames)
     saved = copy.deepcopy((private, reference, SECRET))
     ledger = private.attrpriv.ledger(secret=SECRET, reference=reference,
@@ -282,11 +326,12 @@ def test_ledger_never_mutates_its_inputs(frames):
 # ---------------------------------------------------------------------------
 # mechanism.release and the accessor agree under the same seed.
 
+# Checked on all 3 examples of every mechanism.
+@pytest.mark.floors(checked=2)
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 @PROPERTY_SETTINGS
 @given(seed=st.integers(0, 2**32 - 1), epsilon=st.floats(0.2, 8.0))
 def test_release_and_accessor_agree_under_a_seed(frames, name, seed, epsilon):
-    CASES["estimator == accessor"] += 1
     reference, private = frames
     verb, columns, value, params = CONFIGS[name]
     try:
@@ -298,7 +343,7 @@ def test_release_and_accessor_agree_under_a_seed(frames, name, seed, epsilon):
                 columns, *([value] if value else []), secret=SECRET,
                 reference=reference, mechanism=name, epsilon=epsilon,
                 random_state=seed, **params)
-        return
+        return _count("estimator == accessor", "refused")
     by_accessor = getattr(private.attrpriv, verb)(
         columns, *([value] if value else []), secret=SECRET, reference=reference,
         mechanism=name, epsilon=epsilon, random_state=seed, **params)
@@ -309,6 +354,7 @@ def test_release_and_accessor_agree_under_a_seed(frames, name, seed, epsilon):
         assert getattr(by_accessor, field) == getattr(by_estimator, field), field
     np.testing.assert_array_equal(by_accessor.noise_covariance,
                                   by_estimator.noise_covariance)
+    _count("estimator == accessor", "checked")
 
 
 # ---------------------------------------------------------------------------
@@ -323,7 +369,7 @@ def _exact(private, verb, columns, value):
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 @pytest.mark.parametrize("epsilon", [1e6, 1e12])
 def test_huge_epsilon_gives_the_exact_statistic(frames, name, epsilon):
-    CASES["epsilon -> infinity"] += 1
+    _count("epsilon -> infinity", "checked")
     reference, _ = frames
     private = make_hospital(120, random_state=1)
     verb, columns, value, _ = CONFIGS[name]
@@ -351,11 +397,12 @@ def _certificate(plan):
             plan.calibration, plan.assumptions, plan.statistics)
 
 
+# Checked on all 3 examples of every mechanism.
+@pytest.mark.floors(checked=2)
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 @PROPERTY_SETTINGS
 @given(perm_seed=st.integers(0, 2**32 - 1))
 def test_certificates_do_not_depend_on_row_order(frames, name, perm_seed):
-    CASES["row order"] += 1
     reference, private = frames
     rng = np.random.default_rng(perm_seed)
     shuffled_ref = reference.iloc[rng.permutation(len(reference))]
@@ -363,7 +410,7 @@ def test_certificates_do_not_depend_on_row_order(frames, name, perm_seed):
     try:
         est = _estimator(name, random_state=7).fit(reference)
     except NotCertifiableError:
-        return
+        return _count("row order", "refused")
     plan, rel = est.plan(private), est.release(private)
     est2 = _estimator(name, random_state=7).fit(shuffled_ref)
     plan2, rel2 = est2.plan(shuffled_priv), est2.release(shuffled_priv)
@@ -383,16 +430,18 @@ def test_certificates_do_not_depend_on_row_order(frames, name, perm_seed):
     # the summation order of the private statistic.
     np.testing.assert_allclose(rel2.values.to_numpy(), rel.values.to_numpy(),
                                rtol=1e-9)
+    _count("row order", "checked")
 
 
-@pytest.mark.parametrize("verb", ["mean", "median"])
+@pytest.mark.parametrize("verb", ["mean",
+                                  pytest.param("median", marks=pytest.mark.slow)])
 def test_default_theta_certificate_does_not_depend_on_row_order(small_frames,
                                                                 verb):
     # theta="auto" adds bootstrap replicates (the mean) or resampled laws (the
     # median) of the reference, drawn from random_state: the bootstrap draws
     # each group's records in a canonical order, so a permutation of the
     # reference's rows draws the same replicates.
-    CASES["row order (theta='auto')"] += 1
+    _count("row order (theta='auto')", "checked")
     reference, private = small_frames
     shuffled = reference.iloc[np.random.default_rng(0).permutation(len(reference))]
     with warnings.catch_warnings():
@@ -528,7 +577,9 @@ _inner = {
 }
 
 
+# Checked on all 30 examples.
 @pytest.mark.slow
+@pytest.mark.floors(checked=15)
 @CAMPAIGN_SETTINGS
 @given(name=st.sampled_from(sorted(CONFIGS)),
        eps=st.lists(st.floats(0.01, 100.0), min_size=2, max_size=2, unique=True))
@@ -536,7 +587,9 @@ def test_campaign_noise_never_shrinks_as_epsilon_shrinks(frames, name, eps):
     _inner["epsilon"](frames, name, eps)
 
 
+# Checked on all 30 examples.
 @pytest.mark.slow
+@pytest.mark.floors(checked=15)
 @CAMPAIGN_SETTINGS
 @given(name=st.sampled_from(sorted(set(CONFIGS) - _NO_DELTA)),
        log_delta=st.lists(st.floats(-12.0, -1.0), min_size=2, max_size=2,
@@ -547,7 +600,9 @@ def test_campaign_noise_never_shrinks_as_delta_shrinks(frames, name, log_delta,
     _inner["delta"](frames, name, log_delta, epsilon)
 
 
+# Checked on all 30 examples.
 @pytest.mark.slow
+@pytest.mark.floors(checked=15)
 @CAMPAIGN_SETTINGS
 @given(name=st.sampled_from(sorted(CONFIGS)), seed=st.integers(0, 2**32 - 1),
        epsilon=st.floats(0.05, 50.0))
@@ -555,7 +610,9 @@ def test_campaign_release_and_accessor_agree(frames, name, seed, epsilon):
     _inner["agree"](frames, name, seed, epsilon)
 
 
+# Checked on all 30 examples.
 @pytest.mark.slow
+@pytest.mark.floors(checked=15)
 @CAMPAIGN_SETTINGS
 @given(name=st.sampled_from(sorted(CONFIGS)), perm_seed=st.integers(0, 2**32 - 1))
 def test_campaign_certificates_do_not_depend_on_row_order(frames, name,

@@ -162,6 +162,7 @@ def test_exact_count_laws_certify_the_count_query():
     np.testing.assert_allclose(np.interp(support, xa * 40, pa), pmf, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_exact_sum_laws_of_a_small_integer_column():
     rng = np.random.default_rng(3)
     g = rng.random(3000) < 0.5

@@ -82,6 +82,7 @@ def test_small_epsilon_defence_brings_accuracy_to_chance(frames):
     assert result.ci_low <= _accuracy_bound(0.1, 1e-3)
 
 
+@pytest.mark.slow
 def test_accuracy_falls_with_epsilon_and_stays_under_the_certificate(frames):
     reference, auxiliary, test = frames
     results = {}
@@ -326,6 +327,7 @@ def test_scorer_is_picklable_and_scores_a_fitted_defence(frames):
     assert scorer(defence, reference) == direct.fit(auxiliary).score(test)
 
 
+@pytest.mark.slow
 def test_grid_search_picks_the_most_useful_epsilon_under_the_limit(frames):
     reference, auxiliary, test = frames
     est = AttributePrivateGaussian(law="gaussian",

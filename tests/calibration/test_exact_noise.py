@@ -21,6 +21,7 @@ def _binomial_pair(n, pa, pb):
 PAIRS = [_binomial_pair(20, 0.4, 0.6), _binomial_pair(20, 0.3, 0.5)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("epsilon, delta", [(1.0, 1e-3), (0.5, 1e-2), (3.0, 1e-4)])
 def test_the_least_variance_certifies_and_less_does_not(epsilon, delta):
     v = exact_required_noise_variance(PAIRS, epsilon, delta)

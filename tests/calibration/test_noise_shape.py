@@ -85,6 +85,7 @@ def _frontier_minimum(laws, shapes, epsilon, objective="expected-error"):
                for ti, s in zip(t, shapes, strict=True) if np.isfinite(ti))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("epsilon", [0.3, 1.0, 3.0])
 def test_search_is_no_worse_than_brute_force_over_both_families(epsilon):
     # k = 2: rank-one-plus-isotropic a u u^T + b I on a fine grid of the

@@ -43,6 +43,7 @@ def test_one_statistic_matches_the_closed_form_from_the_certified_side(
     assert exact - 1e-12 <= value <= exact + 1e-7
 
 
+@pytest.mark.slow
 def test_two_independent_statistics_match_the_product_law():
     # Diagonal covariances: the loss is a sum of independent one-dimensional
     # losses, whose joint profile a fine two-dimensional grid integrates.
@@ -145,6 +146,7 @@ def test_the_characteristic_function_is_that_of_the_loss():
             assert prob == pytest.approx((x > t).mean(), abs=4e-3) and err < 1e-8
 
 
+@pytest.mark.slow
 def test_nearly_equal_covariances_stay_accurate():
     # Covariances 1% apart make a_j tiny and the completed square's offset
     # huge: the profile must still match Monte Carlo (it overstated delta

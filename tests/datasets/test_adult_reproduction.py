@@ -87,6 +87,7 @@ def test_expm_error_is_the_closed_form_from_group_means(adult):
         assert value == pytest.approx(sigma * chi_mean, rel=1e-9)
 
 
+@pytest.mark.slow
 def test_daum_at_epsilon_5_the_paper_lies_in_the_monte_carlo_spread(adult):
     # The paper estimates Theta from 1,000 sampled datasets per value (App.
     # C.1), and DauM's variance at epsilon = 5 is the difference of two nearly
@@ -121,6 +122,7 @@ def test_attack_without_defence_is_about_75_percent(adult_split):
     assert result.n_datasets == 400
 
 
+@pytest.mark.slow
 def test_expm_at_epsilon_01_brings_the_attack_to_chance(adult_split):
     auxiliary, test, model = adult_split
     # A Generator, so that every release draws fresh noise.

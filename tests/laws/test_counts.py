@@ -107,6 +107,7 @@ def test_categorical_law_matches_enumeration(privacy):
         np.testing.assert_allclose(pmf, _brute_force(a, 3, p, privacy), atol=1e-12)
 
 
+@pytest.mark.slow
 def test_example_2_sensitivity():
     # "the Wasserstein distance W_inf(P(F(X)|g(X2=0)), P(F(X)|g(X2=4)) = 1".
     u, v = (count_pmf(a, N, P_WORST)[1] for a in (0.0, 1.0))
@@ -114,6 +115,7 @@ def test_example_2_sensitivity():
     assert count_sensitivity(combinations(SHARES, 2), N, _box(0.4, 0.6)) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lo, hi, expected", [(0.3, 0.7, 2), (0.0, 1.0, 4)])
 def test_sensitivity_grows_with_theta(lo, hi, expected):
     # "when Theta = {0.3 <= p1, p2 <= 0.7}, the worst case Wasserstein distance

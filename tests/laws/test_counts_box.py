@@ -123,6 +123,7 @@ def test_distributional_unit_box_stays_conservative():
     assert not result.exact
 
 
+@pytest.mark.slow
 def test_never_below_a_dense_grid():
     # Boxes inside [0.05, 0.95]^2 and n <= 8 keep every tail above 1e-12, where
     # count_sensitivity (w_infinity's absolute resolution) is exact too.

@@ -225,6 +225,7 @@ def test_mean_uses_moment_bounds_without_draws():
     assert plan.delta == 1e-3
 
 
+@pytest.mark.slow
 def test_auto_keeps_the_least_of_the_draws_and_the_moments():
     ref = _hospital()
     auto = _mechanism("auto").fit(ref).plan(n=300).sensitivity

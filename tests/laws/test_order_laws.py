@@ -305,6 +305,7 @@ def test_with_replacement_a_dataset_may_outgrow_the_reference():
     assert std.certified_by.uses("closeness.drawn")
 
 
+@pytest.mark.slow
 def test_distributional_privacy():
     ref = _income()
     secret = Secret.proportion("rich", True, pairs=[(0.2, 0.4)])

@@ -122,6 +122,7 @@ def _income(n=6000, seed=0):
                          "hours": np.round(rng.normal(38, 8, n) + 5 * rich)})
 
 
+@pytest.mark.slow
 def test_median_release_adds_the_planned_laplace_noise():
     ref = _income()
     private = _income(100, seed=1)
@@ -201,6 +202,7 @@ def test_refusals_say_what_to_do():
             secret=Secret.mean("hours", pairs=[(35, 40)])).fit(ref)
 
 
+@pytest.mark.slow
 def test_accessor_verbs_for_any_statistic():
     ref = _income()
     private = _income(100, seed=1)
@@ -325,6 +327,7 @@ def test_large_exact_laws_in_several_dimensions():
     assert plan.certified_by.uses("coupling.boxes")
 
 
+@pytest.mark.slow
 def test_a_function_of_the_record_order_sees_random_orders():
     # Review finding: datasets used to list the group's records first, so a
     # function of the first record looked harmless. The model's records come in

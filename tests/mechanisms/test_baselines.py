@@ -192,6 +192,7 @@ def test_chen_table_2_group_dp_gaussian(epsilon, paper):
     np.testing.assert_allclose(parts, [0.73, 0.15, 1, 1, 0.98], rtol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls, kwargs", [(DPGaussian, {}),
                                          (GroupDPLaplace, {"group_size": 3})])
 def test_release_noise_has_the_planned_law(frame, cls, kwargs):

@@ -290,6 +290,7 @@ def test_adult_leakage_is_about_4_9(adult):
     assert mech.set_params(covariances="certify").leakage(n=100) > eps
 
 
+@pytest.mark.slow
 def test_wasserstein_relaxation_of_theorem_4_7():
     base = _mech(ExpectedValueGaussian, [2.0, 1.0], [0.0, 0.0],
                  np.eye(2)).plan(FRAME)

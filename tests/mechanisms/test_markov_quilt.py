@@ -163,6 +163,7 @@ def test_releases_never_mutate_and_follow_the_seed(schools):
     assert a.values.equals(b.values) and a.noise_scale > 0
 
 
+@pytest.mark.slow
 def test_accessor_and_auto(schools):
     net = schools_network()
     rel = schools.attrpriv.count("height", lambda h: h > 66, secret=SECRET,

@@ -135,6 +135,7 @@ def test_secure_refuses_noise_it_cannot_sample_exactly(hospital):
         est.release(private)
 
 
+@pytest.mark.slow
 def test_accessor_passes_secure(hospital):
     reference, private = hospital
     release = private.attrpriv.mean(

@@ -51,6 +51,7 @@ def test_distributional_privacy_and_proportions():
     assert prop.sensitivity == pytest.approx(0.25)    # a count's W over n
 
 
+@pytest.mark.slow
 def test_theta_from_reference_and_release_law():
     rng = np.random.default_rng(0)
     ref = pd.DataFrame({"x2": (rng.random(4000) < 0.5).astype(int)})

@@ -106,6 +106,7 @@ def test_floating_point_noise_does_carry_the_low_order_bits():
     assert differ > 0
 
 
+@pytest.mark.slow
 def test_per_statistic_factor_bound_holds_against_the_exact_laws():
     # eta = 1/t + 1/(6 t^2) bounds |log P'(z) / P''(z)|, P'' the continuous
     # Laplace(t) noise rounded to the grid: checked at a coarse t, where the

@@ -59,6 +59,7 @@ def test_monte_carlo_is_reproducible_and_order_free(reference):
         model_a.moments_given_set(0.2, 0.4, 50)
 
 
+@pytest.mark.slow
 def test_bootstrap_takes_the_worst_case_over_replicates(reference):
     q = skattr.Query.mean(["x", "y"])
     single = ExpectedValueGaussian(law="gaussian", theta="moments",
