@@ -830,11 +830,9 @@ def _fuzz_frames(kinds, seed=0):
 _FUZZ_SECRET = skattr.Secret.proportion("g", "a", pairs=[(0.4, 0.6)])
 
 
-@pytest.mark.xfail(strict=True, raises=np.linalg.LinAlgError, reason=(
-    "skattr fault: eigm's least-error search (mechanisms/_least_error.py, "
-    "_solve_least_trace) inverts a singular matrix when a released column "
-    "is constant or nearly 0 (1e-298), and raises numpy's LinAlgError "
-    "instead of releasing or refusing"))
+# A fault the fuzzer found: eigm's least-error search inverted a singular
+# matrix when a released column is constant or nearly 0 (1e-298), raising
+# numpy's LinAlgError instead of releasing or refusing.
 @pytest.mark.parametrize("kinds", [["float", "constant"], ["float", "tiny"]])
 def test_eigm_with_a_degenerate_column_certifies_or_refuses(kinds):
     private, reference = _fuzz_frames(kinds)
@@ -848,12 +846,16 @@ def test_eigm_with_a_degenerate_column_certifies_or_refuses(kinds):
     attempt("estimator.eigm", run)
 
 
-@pytest.mark.xfail(strict=True, raises=OverflowError, reason=(
-    "skattr fault: a quantile of a column with values of 1e300 is released "
-    "with Laplace noise of scale 1e300, whose covariance 2 b^2 overflows "
-    "(noise/_laws.py, LaplaceNoise.covariance) when the release is read"))
+# A fault the fuzzer found: a quantile of a column with values of 1e300 was
+# released with Laplace noise of scale 1e300, whose covariance 2 b^2
+# overflowed when the release was read; such noise is now refused.
 def test_a_quantile_with_noise_of_scale_1e300_certifies_or_refuses():
     private, reference = _fuzz_frames(["huge"])
-    attempt("accessor.quantile", lambda: private.attrpriv.quantile(
+    assert attempt("accessor.quantile", lambda: private.attrpriv.quantile(
         ["x"], [0.1, 0.9], secret=_FUZZ_SECRET, reference=reference,
-        epsilon=1.0, monotone=True, random_state=0))
+        epsilon=1.0, monotone=True, random_state=0)) == "refused"
+    # With the column clipped to a plausible range it is released.
+    assert attempt("accessor.quantile", lambda: private.attrpriv.quantile(
+        ["x"], [0.1, 0.9], secret=_FUZZ_SECRET, reference=reference,
+        epsilon=1.0, delta=0.01, bounds={"x": (-1e3, 1e3)},
+        random_state=0)) == "released"

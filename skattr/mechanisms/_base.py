@@ -139,6 +139,14 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
             raise AssertionError(
                 f"{type(self).__name__}._plan returned noise for {noise.k} "
                 f"statistics; the query releases {k}.")
+        if not np.all(np.isfinite(noise.covariance)):
+            # Fail closed: noise of no finite variance has no error to state
+            # and no interval; the statistic's scale is beyond floating point.
+            raise NotCertifiableError(
+                f"{type(self).__name__} would add noise of no finite variance "
+                f"(sensitivity {cert.sensitivity:.3g}): the released columns "
+                "take values too large for floating point. Clip them to a "
+                "plausible range with bounds={column: (low, high)}.")
         inherent = cert.inherent_variance
         if getattr(self, "secure", False):
             noise, cert = _secured(noise, cert, type(self).__name__)

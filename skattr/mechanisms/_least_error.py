@@ -189,7 +189,12 @@ def _least_error_covariance(laws, epsilon, delta, calibration, objective,
     iso = float(required.max()) * np.eye(k)
     shapes = _fixed_shapes(laws, mu)
     if np.any(diffs):
-        shapes.append(_solve_least_trace(diffs, covs, mu, iso))
+        try:
+            shapes.append(_solve_least_trace(diffs, covs, mu, iso))
+        except np.linalg.LinAlgError:
+            # A search that met a singular matrix (a constant statistic)
+            # proposes nothing; the other shapes are certified as usual.
+            pass
     if equal:
         candidates = [iso, *shapes]
         method = MethodStep.of("least-error")

@@ -322,8 +322,10 @@ class LaplaceNoise(NoiseLaw):
 
     @property
     def covariance(self) -> np.ndarray:
-        """2 b^2 B B^T."""
-        return _frozen(2.0 * self.scale**2 * self.basis @ self.basis.T)
+        """2 b^2 B B^T (infinite where it overflows)."""
+        with np.errstate(over="ignore"):
+            variance = 2.0 * np.float64(self.scale) ** 2
+        return _frozen(variance * self.basis @ self.basis.T)
 
     @property
     def k(self) -> int:
