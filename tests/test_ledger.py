@@ -368,6 +368,7 @@ def hospital_ledger(budget=(3.0, DELTA)):
     return private, reference, ledger
 
 
+@pytest.mark.slow
 def test_json_round_trip_keeps_the_joint_accounting():
     private, reference, ledger = hospital_ledger()
     ledger.mean(["weight"], epsilon=1.0)
@@ -447,7 +448,9 @@ SCHEMA_2 = {
 }
 
 
-@pytest.mark.parametrize("name", list(SCHEMA_2))
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=pytest.mark.slow) if name == "laplace" else name
+    for name in SCHEMA_2])
 def test_files_of_schema_2_still_load_and_keep_counting(name):
     from pathlib import Path
 
@@ -600,6 +603,7 @@ def test_exact_law_ledger_combines_copies_of_one_count():
     assert len(ledger.releases) == 2
 
 
+@pytest.mark.slow
 def test_laplace_statistics_outside_the_resampling_theta_are_refused():
     data, reference = count_data(60, 1), count_data(2000, 0)
     ledger = data.attrpriv.ledger(secret=SECRET, reference=reference,
@@ -932,7 +936,9 @@ def _declared_joint(cls) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("name", list(skattr.mechanisms.MECHANISMS))
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=pytest.mark.slow) if "wasserstein" in name else name
+    for name in skattr.mechanisms.MECHANISMS])
 def test_every_registered_mechanism_with_a_joint_law_is_taken(name):
     # A new mechanism whose law composes must release through a ledger with
     # no list to edit; one whose law does not is refused (fail closed), never

@@ -249,6 +249,7 @@ def test_pair_delta_equal_variance_is_gaussian_delta():
     )
 
 
+@pytest.mark.slow
 def test_pair_delta_matches_integration():
     """Unequal-variance profile equals numerical integration, both ways."""
     rng = np.random.default_rng(12345)

@@ -59,6 +59,7 @@ def _adaptive_delta(pair, sd, epsilon):
     return out
 
 
+@pytest.mark.slow
 def test_the_profile_matches_adaptive_quadrature():
     # The trapezoid oracle errs by ~1e-9 at the kink of (p - e^eps q)_+;
     # adaptive quadrature with breakpoints is accurate to ~1e-14.

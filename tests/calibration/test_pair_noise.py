@@ -192,6 +192,7 @@ def test_pairs_delta_two_statistics_is_the_mahalanobis_profile():
 # -- unequal variances -------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_unequal_variances_use_the_exact_two_gaussian_profile():
     gap, var_a, var_b = 1.0, 0.2, 0.05
     pair_laws = laws(gap, var_a, var_b)

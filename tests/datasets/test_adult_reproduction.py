@@ -113,6 +113,7 @@ def adult_split(adult):
             adult.iloc[order[20_000:]])
 
 
+@pytest.mark.slow
 def test_attack_without_defence_is_about_75_percent(adult_split):
     auxiliary, test, _ = adult_split
     attack = PropertyInferenceAttack(query=QUERY, secret=SECRET, values=(0.45, 0.55),

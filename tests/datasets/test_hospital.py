@@ -39,6 +39,7 @@ def test_make_hospital_follows_the_paper():
     assert make_hospital(5, random_state=1).equals(make_hospital(5, random_state=1))
 
 
+@pytest.mark.slow  # the experiment's fixture: 4 s
 def test_sensitivities_follow_from_the_ranges(classic):
     for column, paper in HOSPITAL_PAPER.items():
         row = classic.loc[f"mean {column}"]
@@ -69,6 +70,7 @@ def test_paper_variances_and_computed_ones():
     assert computed["temperature"] == pytest.approx(0.08)
 
 
+@pytest.mark.slow  # the experiment's fixture: 4 s
 def test_classic_errors_reproduce_the_paper(classic):
     c = math.sqrt(2 * math.log(1.25 / 1e-3))
     for column in ("weight", "blood_pressure"):
@@ -86,6 +88,7 @@ def test_classic_errors_reproduce_the_paper(classic):
     assert row["noise sigma"] < 0.016
 
 
+@pytest.mark.slow  # the experiment's fixture: 4 s
 def test_analytic_calibration_needs_less_noise(analytic, classic):
     assert analytic.loc["mean temperature", "noiseless"]
     assert analytic.loc["mean temperature", "MAE"] == 0.0

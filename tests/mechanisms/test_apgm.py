@@ -89,6 +89,7 @@ def test_noiseless_when_inherent_variance_covers_sensitivity():
     assert mech.leakage(frame) <= 1.0
 
 
+@pytest.mark.slow
 def test_leakage_matches_independent_closed_form():
     n, var, delta = 40, 2.0, 1e-3
     mech = AttributePrivateGaussian(
