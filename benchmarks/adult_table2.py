@@ -9,12 +9,14 @@ than 50K is 0.45 or 0.55.
 Sections of the output:
 
 (a) Table 2 as the paper computes it: classic calibration, the papers'
-    equal-covariance assumption (``covariances="assume-equal"``), the exact
-    closed form of Theta, beside the paper; plus the spread of the paper's own
+    equal-covariance assumption
+    (``law=AssumeGaussian(covariances="assume-equal")``), the exact closed
+    form of Theta, beside the paper; plus the spread of the paper's own
     Monte-Carlo estimate of Theta over seeds.
 (b) The same with the analytic calibration, adding "optimal" and "apgm".
 (c) The same certified for the unequal covariances the data has
-    (``covariances="certify"``), and where that cost comes from.
+    (``law=AssumeGaussian(covariances="certify")``), and where that cost
+    comes from.
 (d) The attack: a seeded split of Adult into 10,000 auxiliary, 10,000 test and
     25,222 records to fit the defences on; mean accuracy over R repetitions.
 
@@ -43,6 +45,7 @@ from skattr.attacks import PropertyInferenceAttack
 from skattr.calibration import renyi_gaussian_delta
 from skattr.datasets import load_adult
 from skattr.exceptions import ClassicCalibrationWarning, NotCertifiableError
+from skattr.laws import AssumeGaussian
 from skattr.mechanisms import MECHANISMS
 from skattr.theta import MonteCarlo
 
@@ -127,7 +130,7 @@ def mechanism(name: str, *, epsilon: float, delta: float = DELTA,
     else:
         # The papers' reading: F given a secret is Gaussian with the
         # (plug-in) moments; skattr records both assumptions.
-        params.update(covariances=covariances, theta=theta, law="gaussian")
+        params.update(theta=theta, law=AssumeGaussian(covariances=covariances))
     return MECHANISMS[name](**params)
 
 
@@ -278,11 +281,12 @@ def analytic_table(adult) -> str:
 
 # (c) ------------------------------------------------------------------------
 
-# skattr 0.2's figures under covariances="certify", when several statistics
-# with unequal covariances were certified through a Renyi-divergence bound and
-# a mechanism's noise was only scaled up (docs/adult_results.md of 0.2.0,
-# analytic calibration; None: refused). Kept to show what the exact profile
-# changed; no code of 0.2's path is left to recompute them.
+# skattr 0.2's figures under AssumeGaussian(covariances="certify"), when
+# several statistics with unequal covariances were certified through a
+# Renyi-divergence bound and a mechanism's noise was only scaled up
+# (docs/adult_results.md of 0.2.0, analytic calibration; None: refused). Kept
+# to show what the exact profile changed; no code of 0.2's path is left to
+# recompute them.
 RENYI_CERTIFY_0_2 = {
     "expm-gaussian": (172.31, 35.64, 6.30),
     "eigm": (172.81, 37.33, None),
@@ -401,8 +405,9 @@ def renyi_slack_table(adult) -> str:
 
     rows = []
     for eps in EPSILONS:
-        exact = planned(fitted.set_params(covariances="assume-equal"), eps)
-        certified = planned(fitted.set_params(covariances="certify"), eps)
+        exact = planned(fitted.set_params(
+            law=AssumeGaussian(covariances="assume-equal")), eps)
+        certified = planned(fitted.set_params(law=AssumeGaussian()), eps)
         # Psi holds both orders, so each side's covariance is taken for both.
         equal = max(_least_isotropic_variance(diff, c, c, eps) for c in covs)
         unequal = max(_least_isotropic_variance(diff, a, b, eps)
@@ -639,7 +644,7 @@ hours 1-99.
 
 This uses the paper's classic calibration c = sqrt(2 ln(1.25/delta)), which is
 proven for epsilon < 1 only, and the equal-covariance assumption of Sec. 5.1
-(`covariances="assume-equal"`) and the Gaussian law of the means
+(`law=AssumeGaussian(covariances="assume-equal")`) and the Gaussian law of the means
 (`law="gaussian"`), all recorded on each release. Beyond epsilon 1 a release
 states the delta its noise really achieves; here the classic constant's noise
 achieves delta 1.1e-6, 8.1e-6 and 2.5e-4 at epsilon 0.2, 1 and 5 (exact profile
@@ -681,11 +686,11 @@ the statistic can be released without noise.
 
 ## (c) Certified for the data's unequal covariances
 
-`covariances="certify"` drops the assumption: the two secrets' laws of the
-five statistics have covariances up to 9.8% apart, and the noise is certified
-for them by the exact privacy profile of two Gaussians with unequal
-covariances (the privacy loss is a generalised chi-square; its tails are
-inverted numerically and the integration error is added to the certified
+`law=AssumeGaussian(covariances="certify")` drops the assumption: the two
+secrets' laws of the five statistics have covariances up to 9.8% apart, and the
+noise is certified for them by the exact privacy profile of two Gaussians with
+unequal covariances (the privacy loss is a generalised chi-square; its tails
+are inverted numerically and the integration error is added to the certified
 side). Optimal (G) no longer scales a candidate up: it searches rank-one noise
 along the mean difference plus isotropic noise, and noise aligned with the
 covariances' eigenvectors, along their certified frontier. Analytic
@@ -728,7 +733,7 @@ attacker's shadow datasets), 10,000 test records and 25,222 records that the
 defences are fit on. A standardising logistic regression is trained on 200
 shadow datasets of 100 records, half at each value, and scored on 200 test
 datasets. The defences use the classic calibration and
-`covariances="assume-equal"`.
+`law=AssumeGaussian(covariances="assume-equal")`.
 
 Each cell reads mean ± standard deviation over {args.repetitions} repetitions
 (the paper averages 50), then [the accuracy of the best attacker if the

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from skattr import Query, Secret, Statistic
 from skattr.datasets import load_adult
+from skattr.laws import AssumeGaussian
 from skattr.mechanisms import ApproximateWassersteinMechanism, ExpectedValueLaplace
 from skattr.theta import Resample
 
@@ -63,7 +64,7 @@ def rows(adult) -> list[dict]:
     # A linear statistic for comparison: ExpM (Laplace), exact moments, read
     # as the paper does (the plug-in Theta, F taken as Gaussian: translations).
     expm = ExpectedValueLaplace(query=Query.mean("age"), secret=secret,
-                                covariances="assume-equal", law="gaussian",
+                                law=AssumeGaussian(covariances="assume-equal"),
                                 theta="moments").fit(adult).plan(n=N)
     out.append({"statistic": "mean age, ExpM (L) for comparison",
                 DELTAS[0]: expm.noise_scale, DELTAS[1]: expm.noise_scale,

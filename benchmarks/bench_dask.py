@@ -46,8 +46,8 @@ def main(rows: int = 10_000_000) -> None:
         client.wait_for_workers(2)
         reference = make_frame(20_000, seed=1)
         est = skattr.mechanisms.AttributePrivateGaussian(
-            query=skattr.Query.mean(columns), secret=secret, law="gaussian",
-            theta="moments", sampling="with-replacement",
+            query=skattr.Query.mean(columns), secret=secret, theta="moments",
+            law=skattr.laws.AssumeGaussian(sampling="with-replacement"),
             random_state=0).fit(reference)
 
         def fit():

@@ -1,7 +1,7 @@
 """Target (E): planning with the exact profile, against the Renyi path it replaced.
 
 Chen and Ohrimenko's Adult setting (five statistics, n = 100, the papers'
-plug-in Gaussian law, ``covariances="certify"``), planned by
+plug-in Gaussian law, ``law=AssumeGaussian()``), planned by
 ``mechanism="optimal"`` (reshaped noise certified by the exact profile of two
 Gaussians with unequal covariances) and ``"apgm"`` (least isotropic noise, the
 same certificate), with one pair of secrets (0.45 vs 0.55) and with 20 pairs.

@@ -48,9 +48,10 @@ def measure(n_rows: int, n_columns: int = 5, numeric_dtype: str = "float64",
     reference = make_reference(reference_rows, n_columns, "object")
     columns = [c for c in reference.columns if c != SENSITIVE]
     mechanism = AttributePrivateGaussian(
-        law="gaussian", query=skattr.Query.mean(columns),
+        law=skattr.laws.AssumeGaussian(sampling="with-replacement"),
+        query=skattr.Query.mean(columns),
         secret=skattr.Secret.proportion(SENSITIVE, "Female", pairs=[(0.45, 0.55)]),
-        epsilon=1.0, delta=1e-3, sampling="with-replacement",
+        epsilon=1.0, delta=1e-3,
     ).fit(reference)
     private = make_private(n_rows, n_columns, numeric_dtype)
 

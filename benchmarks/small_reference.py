@@ -220,7 +220,8 @@ def mechanism_noise(x, z, theta, release: Release) -> float | None:
     secret = skattr.Secret.proportion("g", 1, pairs=[release.pair])
     mech = AttributePrivateGaussian(
         query=skattr.Query.mean(["x"]), secret=secret, epsilon=release.epsilon,
-        delta=DELTA, law="gaussian", theta=theta, sampling="with-replacement")
+        delta=DELTA, theta=theta,
+        law=skattr.laws.AssumeGaussian(sampling="with-replacement"))
     try:
         return float(mech.fit(frame).plan(n=release.n).noise_covariance[0, 0])
     except (DataValidationError, NotCertifiableError):
@@ -619,8 +620,9 @@ def markdown(main: list, review: list, draws: int, seconds: float, jobs: int,
         "plan's noise N(0, v).",
         "",
         "Each reference dataset drawn from the truth is fit with "
-        "`AttributePrivateGaussian(query=Query.mean(['x']), law='gaussian', "
-        "sampling='with-replacement', delta=1e-3)`, with `theta='moments'` "
+        "`AttributePrivateGaussian(query=Query.mean(['x']), "
+        "law=AssumeGaussian(sampling='with-replacement'), delta=1e-3)`, with "
+        "`theta='moments'` "
         "(plug-in) and `theta=Bootstrap(B, random_state=s)` for B = 10, 20 and "
         "50 (the same s for the three, so B10's replicates are B50's first "
         "ten). A fit's true epsilon is the least epsilon at which the exact "

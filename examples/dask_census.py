@@ -114,8 +114,9 @@ def main(rows: int = 50_000_000, path: str | None = None,
             start = time.perf_counter()
             means = skattr.mechanisms.AttributePrivateGaussian(
                 query=skattr.Query.mean(["age", "education", "commute"]),
-                secret=SECRET, theta="moments", law="gaussian",
-                sampling="with-replacement", epsilon=1.0, delta=1e-6,
+                secret=SECRET, theta="moments",
+                law=skattr.laws.AssumeGaussian(sampling="with-replacement"),
+                epsilon=1.0, delta=1e-6,
                 random_state=0).fit(reference)
             fitted = time.perf_counter() - start
             rel = means.release(census)
@@ -127,8 +128,9 @@ def main(rows: int = 50_000_000, path: str | None = None,
             start = time.perf_counter()
             count = census.attrpriv.count(
                 ["income"], lambda v: v > 75_000, secret=SECRET,
-                reference=reference, theta="moments", law="gaussian",
-                sampling="with-replacement", mechanism="apgm", epsilon=1.0,
+                reference=reference, theta="moments",
+                law=skattr.laws.AssumeGaussian(sampling="with-replacement"),
+                mechanism="apgm", epsilon=1.0,
                 delta=1e-6, random_state=1)
             counted = time.perf_counter() - start
             print(f"\nhigh earners released in {counted:.1f} s (Theta fitted "

@@ -13,10 +13,10 @@ the prose::
 
 An assumption is *opt-in* when the user took it with an option whose default
 does not (``theta="moments"``, ``law="gaussian"``,
-``covariances="assume-equal"``, a set reading other than pointwise, Chen and
-Ohrimenko's relaxations); ``option`` names that setting. The others come with
-the privacy definition chosen (Theta, the mechanism) and hold by construction
-or are part of what the guarantee means.
+``law=AssumeGaussian(covariances="assume-equal")``, a set reading other than
+pointwise, Chen and Ohrimenko's relaxations); ``option`` names that setting.
+The others come with the privacy definition chosen (Theta, the mechanism)
+and hold by construction or are part of what the guarantee means.
 
 A parameter's value is a number, a string, a tuple of them, or another record
 (a step names the laws or the coupling it reads by nesting them): every value
@@ -144,7 +144,7 @@ ASSUMPTIONS: dict[str, _Kind] = {
         "each other (equal covariances), though the modelled covariances "
         "differ by up to {gap:.2%}, as in the papers' experiments (Chen & "
         "Ohrimenko App. C.1); the guarantee holds only under that assumption",
-        "gap", option="covariances='assume-equal'"),
+        "gap", option="law=AssumeGaussian(covariances='assume-equal')"),
     "covariances.certified": _kind(
         "the two sides' covariances differ by up to {gap:.2%} and the "
         "certificate covers that", "gap"),
@@ -157,14 +157,15 @@ ASSUMPTIONS: dict[str, _Kind] = {
         "within {eta:g}-approximate max-divergence {lambda_eta:g} of each "
         "other, both ways (Zhang et al. Alg. 2; certificate of Chen & "
         "Ohrimenko Thm 4.6, which corrects Zhang et al. Thm 3)",
-        "lambda_eta", "eta", option="lambda_eta={lambda_eta!r}, eta={eta!r}"),
+        "lambda_eta", "eta",
+        option="relaxation=MaxDivergenceGap(lam={lambda_eta!r}, eta={eta!r})"),
     "relaxation.wasserstein": _kind(
         "the modelled laws are within infinity-Wasserstein distance "
         "{wasserstein_w:g} of the true ones (Thm 4.7); the expected error is "
         "then the root-mean-square norm (an upper bound)",
         "wasserstein_w", "wasserstein_lambda",
-        option="wasserstein_w={wasserstein_w!r}, "
-               "wasserstein_lambda={wasserstein_lambda!r}"),
+        option="relaxation=WassersteinGap(w={wasserstein_w!r}, "
+               "lam={wasserstein_lambda!r})"),
     # Bayesian networks of the attribute parameters.
     "network.counted": _kind(_network_counted, "reads"),
     "network.parameters": _kind(
@@ -439,7 +440,7 @@ class Assumption(_Record):
     >>> from skattr import Assumption
     >>> gap = Assumption.of("covariances.equal", gap=0.0276)
     >>> gap.opt_in, gap.option, gap.params
-    (True, "covariances='assume-equal'", {'gap': 0.0276})
+    (True, "law=AssumeGaussian(covariances='assume-equal')", {'gap': 0.0276})
     >>> str(gap)[:60]
     'ASSUMED: the laws under the two secrets of a pair are transl'
     """

@@ -13,7 +13,7 @@ import pandas as pd
 from skattr._release import Release
 from skattr._secret import Secret
 from skattr._version import __version__
-from skattr.exceptions import SkattrError
+from skattr.exceptions import InvalidParameterError, SkattrError
 from skattr.mechanisms import MECHANISMS
 
 __all__ = ["main"]
@@ -188,9 +188,17 @@ def _release(args) -> int:
                   mechanism=args.mechanism, random_state=args.random_state)
     # Options left unset are not passed: the mechanism's own default applies,
     # and a parameter it does not take is refused only when asked for.
+    law = args.law
+    if args.covariances is not None:
+        if law != "gaussian":
+            raise InvalidParameterError(
+                "--covariances shapes the Gaussian law of the statistic; pass "
+                "it with --law gaussian (the exact laws have no covariances "
+                "to equalise).")
+        law = skattr.laws.AssumeGaussian(covariances=args.covariances)
     given = {"delta": args.delta, "calibration": args.calibration,
-             "law": args.law, "group_size": args.group_size,
-             "bounds": _as_bounds(args.bounds), "covariances": args.covariances,
+             "law": law, "group_size": args.group_size,
+             "bounds": _as_bounds(args.bounds),
              "progress": args.progress, "secure": args.secure or None}
     kwargs.update({k: v for k, v in given.items() if v is not None})
     if kwargs.get("bounds") == "none":
@@ -235,6 +243,7 @@ def _write(rel: Release, path: str) -> None:
 _KEYWORD = re.compile(r"\b(law|theta|mechanism|privacy|calibration|covariances|"
                       r"delta|epsilon|reference)='([^']*)'")
 _RATIO = re.compile(r"\bmax_error_ratio=(None|[0-9.]+)")
+_MODEL = re.compile(r"\blaw=AssumeGaussian\(covariances='([^']*)'\)")
 
 
 def _as_options(message: str) -> str:
@@ -244,7 +253,11 @@ def _as_options(message: str) -> str:
     --------
     >>> _as_options("pass law='gaussian', or mechanism='approx-wasserstein'")
     'pass --law gaussian, or --mechanism approx-wasserstein'
+    >>> _as_options("or law=AssumeGaussian(covariances='assume-equal') to take")
+    'or --law gaussian --covariances assume-equal to take'
     """
+    message = _MODEL.sub(lambda m: f"--law gaussian --covariances {m.group(1)}",
+                         message)
     message = _RATIO.sub(lambda m: "--max-error-ratio "
                          + ("none" if m.group(1) == "None" else m.group(1)),
                          message)

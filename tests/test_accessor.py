@@ -7,6 +7,7 @@ import pytest
 import skattr
 from skattr.datasets import make_hospital
 from skattr.exceptions import InvalidParameterError, PrivacyLeakWarning
+from skattr.laws import AssumeGaussian
 
 SECRET = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
 
@@ -80,7 +81,7 @@ def test_reference_self_warns(frames):
     big = make_hospital(400, random_state=5)
     with pytest.warns(PrivacyLeakWarning, match="reference='self'"):
         big.attrpriv.mean(["weight"], secret=SECRET, reference="self",
-                          sampling="with-replacement", law="gaussian")
+                          law=AssumeGaussian(sampling="with-replacement"))
     with pytest.raises(InvalidParameterError, match="fits Theta on reference data"):
         private.attrpriv.mean(["weight"], secret=SECRET)
     with pytest.raises(InvalidParameterError,

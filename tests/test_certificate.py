@@ -22,6 +22,7 @@ from skattr._persistence import canonical
 from skattr._release import Certificate, Plan, Release
 from skattr.datasets import make_hospital
 from skattr.exceptions import PersistenceError
+from skattr.laws import AssumeGaussian
 from skattr.noise import GaussianNoise, LaplaceNoise
 
 DATA = Path(__file__).parent / "data"
@@ -286,10 +287,10 @@ STEP_TEXTS = {
 OPT_IN = {
     "theta.plug-in": "theta='moments'",
     "law.gaussian": "law='gaussian'",
-    "covariances.equal": "covariances='assume-equal'",
+    "covariances.equal": "law=AssumeGaussian(covariances='assume-equal')",
     "secret.set-reading": "set_reading='conditional-mean'",
-    "relaxation.max-divergence": "lambda_eta=0.05, eta=1e-05",
-    "relaxation.wasserstein": "wasserstein_w=0.3, wasserstein_lambda=0.1",
+    "relaxation.max-divergence": "relaxation=MaxDivergenceGap(lam=0.05, eta=1e-05)",
+    "relaxation.wasserstein": "relaxation=WassersteinGap(w=0.3, lam=0.1)",
 }
 
 
@@ -510,15 +511,15 @@ def test_a_release_records_the_options_taken():
     reference = make_hospital(2000, random_state=0)
     private = make_hospital(120, random_state=1)
     rel = private.attrpriv.mean(["weight"], secret=SECRET, reference=reference,
-                                mechanism="expm-gaussian", law="gaussian",
-                                theta="moments", covariances="assume-equal",
-                                random_state=0)
+                                mechanism="expm-gaussian",
+                                law=AssumeGaussian(covariances="assume-equal"),
+                                theta="moments", random_state=0)
     assert [a.kind for a in rel.assumed] == [
         "covariances.equal", "theta.plug-in", "law.gaussian"]
     assert all(a.opt_in for a in rel.assumed)
     (gap,) = [a for a in rel.assumed if a.kind == "covariances.equal"]
     assert 0 < gap.params["gap"] < 0.1 and gap.option == (
-        "covariances='assume-equal'")
+        "law=AssumeGaussian(covariances='assume-equal')")
     assert rel.certified_by.kind == "expm.gaussian"
     assert rel.to_dict()["assumptions"] == list(rel.assumptions)
     assert rel.to_dict()["method"] == rel.method

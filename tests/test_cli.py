@@ -157,6 +157,11 @@ def test_unequal_covariance_options(tmp_path, capsys):
     assert main(base + ["--mechanism", "optimal", "--covariances",
                         "assume-equal", "--plan"]) == 0
     assert "ASSUMED: the laws under the two secrets" in capsys.readouterr().out
+    # The option shapes the Gaussian law only: without it, refused with why.
+    no_law = [a for a in base if a not in ("--law", "gaussian")]
+    assert main(no_law + ["--mechanism", "optimal", "--covariances",
+                          "assume-equal", "--plan"]) == 2
+    assert "pass it with --law gaussian" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(base + ["--max-error-ratio", "lots"])
     assert "expected a number >= 1 or 'none'" in capsys.readouterr().err

@@ -11,6 +11,7 @@ import skattr
 from skattr._clipping import Clipping
 from skattr.datasets import make_hospital
 from skattr.exceptions import DataValidationError, InvalidParameterError
+from skattr.laws import AssumeGaussian
 from skattr.mechanisms import (
     ApproximateWassersteinMechanism,
     AttributePrivateGaussian,
@@ -370,9 +371,9 @@ def test_reference_self_publishes_no_range_of_the_private_data():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         release = private.attrpriv.mean(
-            ["weight"], secret=secret, reference="self", law="gaussian",
-            mechanism="apgm", delta=1e-3, sampling="with-replacement",
-            random_state=0)
+            ["weight"], secret=secret, reference="self",
+            law=AssumeGaussian(sampling="with-replacement"), mechanism="apgm",
+            delta=1e-3, random_state=0)
     assert not release.clipping.ranges
     text = str(release.summary())
     for value in (private["weight"].min(), private["weight"].max()):

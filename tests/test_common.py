@@ -9,6 +9,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skattr
 from skattr.exceptions import PrivacyLeakWarning
+from skattr.laws import AssumeGaussian
 from skattr.utils import all_estimators
 
 
@@ -39,11 +40,6 @@ def _instances():
     for _, cls in all_estimators():
         accepted = cls().get_params()
         params = {"secret": secret, "random_state": 0}
-        if "sampling" in accepted:
-            # The checks fit and release on the same small arrays, which sampling
-            # without replacement cannot model (a release may need more records
-            # than a group has).
-            params["sampling"] = "with-replacement"
         if not cls.needs_reference:
             # Declared bounds where the sensitivity needs them; the others
             # keep their default, the reference data's range.
@@ -52,13 +48,16 @@ def _instances():
             # Not the default, so the checks see it kept by clone, get_params
             # and fit; it shows nothing here (no step draws datasets).
             params["progress"] = True
-        if cls.mechanism_name in TRANSLATION_ASSUMED:
-            params["covariances"] = "assume-equal"
         if "law" in accepted:
             # The checks' arrays are continuous: the Gaussian law of their
             # means is taken explicitly (law="auto" refuses it, as it must;
-            # tests/test_soundness.py tests that).
-            params["law"] = "gaussian"
+            # tests/test_soundness.py tests that). The checks fit and release
+            # on the same small arrays, which sampling without replacement
+            # cannot model (a release may need more records than a group has).
+            params["law"] = AssumeGaussian(
+                sampling="with-replacement",
+                covariances=("assume-equal" if cls.mechanism_name
+                             in TRANSLATION_ASSUMED else "certify"))
             # The checks release 20 records; the Gaussian law refuses to
             # release so few with no noise, so ask for a guarantee that needs
             # noise.

@@ -379,8 +379,9 @@ def test_census_example_small(tmp_path):
     reference = pd.read_parquet(tmp_path / "reference")
     expected = skattr.mechanisms.AttributePrivateGaussian(
         query=skattr.Query.mean(["age", "education", "commute"]),
-        secret=example.SECRET, theta="moments", law="gaussian",
-        sampling="with-replacement", epsilon=1.0, delta=1e-6,
+        secret=example.SECRET, theta="moments",
+        law=skattr.laws.AssumeGaussian(sampling="with-replacement"),
+        epsilon=1.0, delta=1e-6,
         random_state=0).fit(reference).release(census)
     same_release(expected, out["means"])
     expected = census.attrpriv.median(

@@ -29,6 +29,7 @@ from skattr.datasets import (
     schools_network,
 )
 from skattr.exceptions import PersistenceError, PrivacyLeakWarning
+from skattr.laws import AssumeGaussian
 from skattr.mechanisms import (
     ApproximateWassersteinMechanism,
     AttributePrivateGaussian,
@@ -81,10 +82,10 @@ def _configured(cls, hospital, schools):
         return cls(**params), reference[:400], private[:50]
     if name == "daum":
         params["query"] = skattr.Query.mean(["weight"])   # one direction
-    if name in TRANSLATION_ASSUMED:
-        params["covariances"] = "assume-equal"
     if "law" in accepted:
-        params["law"] = "gaussian"
+        params["law"] = AssumeGaussian(
+            covariances="assume-equal" if name in TRANSLATION_ASSUMED
+            else "certify")
     if "bounds" in accepted:
         params["bounds"] = {"weight": (0.0, 400.0), "height": (40.0, 90.0)}
     return (cls(**params), *hospital)

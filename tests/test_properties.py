@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 import skattr
 from skattr.datasets import make_hospital
 from skattr.exceptions import NotCertifiableError, SkattrError
+from skattr.laws import AssumeGaussian
 from skattr.mechanisms import MECHANISMS
 from skattr.utils import all_estimators
 
@@ -36,7 +37,7 @@ N_PRIVATE = 60
 # plug-in Theta (both explicit opt-ins, recorded on the release): the fast,
 # deterministic fit that lets hypothesis try many parameters.
 _GAUSSIAN = {"law": "gaussian", "theta": "moments"}
-_EQUAL = {**_GAUSSIAN, "covariances": "assume-equal"}
+_EQUAL = {**_GAUSSIAN, "law": AssumeGaussian(covariances="assume-equal")}
 _NETWORK = skattr.bayes.ParameterNetwork(
     parents={}, grids={"gender": [0.4, 0.6]}, cpts={"gender": [0.5, 0.5]})
 

@@ -23,6 +23,7 @@ from scipy import stats
 import skattr
 from skattr.calibration._gaussian import gaussian_delta
 from skattr.exceptions import NotCertifiableError
+from skattr.laws import AssumeGaussian
 from skattr.mechanisms import MECHANISMS, AttributePrivateGaussian, DPGaussian
 from skattr.mechanisms._relaxations import relaxed_certificate
 from skattr.theta import count_pmf, sum_pmf
@@ -264,8 +265,8 @@ def test_classic_calibration_of_a_theta_mechanism_states_its_true_delta():
         warnings.simplefilter("ignore")
         mech = AttributePrivateGaussian(
             query=skattr.Query.mean(["weight"]), secret=secret, epsilon=10.0,
-            delta=1e-3, calibration="classic", covariances="assume-equal",
-            law="gaussian").fit(reference)
+            delta=1e-3, calibration="classic",
+            law=AssumeGaussian(covariances="assume-equal")).fit(reference)
         plan = mech.plan(n=500)
     var = float(plan.noise_covariance[0, 0])
     laws = mech._laws(500)[0]
@@ -313,7 +314,8 @@ def test_apgm_relaxation_uses_the_corrected_bound():
     secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
     plan = AttributePrivateGaussian(
         query=skattr.Query.mean(["weight"]), secret=secret, epsilon=1.0,
-        delta=1e-3, law="gaussian", lambda_eta=0.1, eta=5e-4).fit(
+        delta=1e-3, law="gaussian",
+        relaxation=skattr.mechanisms.MaxDivergenceGap(lam=0.1, eta=5e-4)).fit(
             reference).plan(n=50)
     assert plan.epsilon == pytest.approx(1.2)
     assert plan.delta == pytest.approx(
@@ -390,8 +392,9 @@ def test_a_forty_record_reference_holds_its_epsilon_in_95_percent_of_draws():
             try:
                 plan = AttributePrivateGaussian(
                     query=skattr.Query.mean(["x"]), secret=secret,
-                    epsilon=epsilon, law="gaussian", theta=theta,
-                    sampling="with-replacement").fit(reference).plan(n=n)
+                    epsilon=epsilon, theta=theta,
+                    law=AssumeGaussian(sampling="with-replacement"),
+                ).fit(reference).plan(n=n)
             except NotCertifiableError:
                 continue
             if true_epsilon(float(plan.noise_covariance[0, 0])) > 1.1 * epsilon:

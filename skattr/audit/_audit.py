@@ -356,7 +356,8 @@ def audit(mechanism, data, *, n: int, pair=None, secret=None,
     replace : "auto" or bool, default="auto"
         Resample with replacement (i.i.d. records). "auto" follows the
         mechanism's model: its ``Resample`` Theta, an exact law or
-        ``sampling="with-replacement"`` draw with replacement.
+        ``law=AssumeGaussian(sampling="with-replacement")`` draw with
+        replacement.
     privacy : {"auto", "dataset", "distributional"}, default="auto"
         How many group records a dataset holds (see ``data``); "auto" takes
         the mechanism's ``privacy``, else dataset privacy.

@@ -9,6 +9,7 @@ laws of order statistics, moment bounds, and the datasets the resampling
 model draws.
 """
 
+from skattr.laws._assume import AssumeGaussian
 from skattr.laws._base import Bound, StatisticLaw
 from skattr.laws._counts import count_pmf
 from skattr.laws._coupling import ResamplingLaw
@@ -19,6 +20,7 @@ from skattr.laws._sums import SumLaws, sum_pmf
 from skattr.utils._public import public_dir
 
 __all__ = [
+    "AssumeGaussian",
     "BoxLaw",
     "Bound",
     "ExactLaw",

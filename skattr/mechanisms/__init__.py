@@ -26,6 +26,7 @@ from skattr.mechanisms._markov_quilt import (
     AttributePrivateMarkovQuilt,
     MarkovQuiltMechanism,
 )
+from skattr.mechanisms._relaxations import MaxDivergenceGap, WassersteinGap
 from skattr.mechanisms._wasserstein import (
     ApproximateWassersteinMechanism,
     WassersteinMechanism,
@@ -49,7 +50,9 @@ __all__ = [
     "GroupDPGaussian",
     "GroupDPLaplace",
     "MarkovQuiltMechanism",
+    "MaxDivergenceGap",
     "OptimalGaussian",
+    "WassersteinGap",
     "WassersteinMechanism",
 ]
 

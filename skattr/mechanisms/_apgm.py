@@ -13,9 +13,13 @@ from skattr.calibration._pair_noise import (
     required_noise_variance,
 )
 from skattr.laws._gaussian import PairLaws
+from skattr.mechanisms._keywords_of_0_2 import (
+    pair_law_keywords,
+    takes_keywords_of_0_2,
+)
 from skattr.mechanisms._pair_laws import GaussianPairLawMechanism
 from skattr.mechanisms._registry import register
-from skattr.mechanisms._relaxations import max_divergence_relaxation
+from skattr.mechanisms._relaxations import MaxDivergenceGap
 from skattr.noise import GaussianNoise
 from skattr.utils._docstrings import fill_doc
 from skattr.utils._param_validation import Interval
@@ -44,16 +48,14 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
     %(gaussian_delta)s
     %(gaussian_calibration)s
     %(pair_law_theta)s
-    %(sampling)s
-    covariances : {"certify", "assume-equal"}, default="certify"
-        Theorem 1 assumes F given a secret has the same variance for every
-        secret. ``"certify"``: when the modelled covariances differ, the exact
-        privacy profile of the two Gaussians certifies the pair (closed form
-        for one statistic, a generalised chi-square for several), and
-        ``calibration="classic"`` is honoured only if its noise certifies.
-        ``"assume-equal"``: take the theorem's assumption, using each side's
-        covariance for both; the release records it.
     %(law)s
+        Theorem 1 assumes F given a secret has the same variance for every
+        secret. With ``AssumeGaussian(covariances="certify")`` (the default)
+        and modelled covariances that differ, the exact privacy profile of
+        the two Gaussians certifies the pair (closed form for one statistic,
+        a generalised chi-square for several), and ``calibration="classic"``
+        is honoured only if its noise certifies; ``"assume-equal"`` takes the
+        theorem's assumption, using each side's covariance for both.
     %(max_divergence)s
     %(theta_bounds)s
     %(secure)s
@@ -88,8 +90,8 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
     silently: the exact law is used where it exists (counts, integer columns),
     and the Gaussian law only with ``law="gaussian"``, which the release
     records. For means over many records it holds approximately (central limit
-    theorem); state ``lambda_eta`` and ``eta`` to account for the
-    approximation (Algorithm 2 of the long version).
+    theorem); pass ``relaxation=MaxDivergenceGap(lam, eta)`` to account for
+    the approximation (Algorithm 2 of the long version).
 
     References
     ----------
@@ -132,29 +134,26 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
         **GaussianPairLawMechanism._parameter_constraints,
         # Gaussian noise certifies no (epsilon, 0) guarantee.
         "delta": [Interval("real", 0, 1, closed="neither")],
-        "lambda_eta": [Interval("real", 0, None, closed="left"), None],
-        "eta": [Interval("real", 0, 1, closed="left")],
+        # Theorem 4.7's extra Laplace noise is the Expected Value family's.
+        "relaxation": [MaxDivergenceGap, None],
     }
 
     mechanism_name = "apgm"
     noise = "gaussian"
 
+    @takes_keywords_of_0_2
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
-                 calibration="analytic", theta="auto",
-                 sampling="without-replacement", covariances="certify",
-                 law="auto", lambda_eta=None, eta=0.0, bounds="reference",
-                 secure=False, random_state=None):
+                 calibration="analytic", theta="auto", law="auto",
+                 relaxation=None, bounds="reference", secure=False,
+                 random_state=None, **deprecated):
         self.query = query
         self.secret = secret
         self.epsilon = epsilon
         self.delta = delta
         self.calibration = calibration
         self.theta = theta
-        self.sampling = sampling
-        self.covariances = covariances
-        self.law = law
-        self.lambda_eta = lambda_eta
-        self.eta = eta
+        self.law, self.relaxation = pair_law_keywords(
+            law, relaxation, deprecated, type(self).__name__, wasserstein=False)
         self.bounds = bounds
         self.secure = secure
         self.random_state = random_state
@@ -206,13 +205,13 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
         delta, note = self._stated_delta(laws, cov, self.delta)
         assumptions = list(laws.assumptions) + list(unique(notes))
         assumptions += self._law_assumptions(n, variance == 0.0)
-        if self.lambda_eta is not None:
-            epsilon, delta, assumed = max_divergence_relaxation(
-                epsilon, delta, self.lambda_eta, self.eta)
-            assumptions.append(assumed)
         method = Method(unique(methods))
         if note is not None:
             method = method.then(note)
+        if self.relaxation is not None:
+            _, epsilon, delta, method, assumed = self.relaxation.apply(
+                None, epsilon, delta, method)
+            assumptions.append(assumed)
         return GaussianNoise(cov), Certificate(
             epsilon=epsilon, delta=delta, sensitivity=laws.sensitivity,
             inherent_variance=laws.min_variance, certified_by=method,

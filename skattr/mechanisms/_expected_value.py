@@ -23,6 +23,10 @@ from skattr.calibration._pair_noise import (
 )
 from skattr.exceptions import NotCertifiableError
 from skattr.laws._gaussian import PairLaws
+from skattr.mechanisms._keywords_of_0_2 import (
+    pair_law_keywords,
+    takes_keywords_of_0_2,
+)
 from skattr.mechanisms._least_error import (
     daum_noise,
     daum_variance,
@@ -34,11 +38,7 @@ from skattr.mechanisms._least_error import (
 )
 from skattr.mechanisms._pair_laws import GaussianPairLawMechanism
 from skattr.mechanisms._registry import register
-from skattr.mechanisms._relaxations import (
-    check_relaxations,
-    max_divergence_relaxation,
-    wasserstein_relaxation,
-)
+from skattr.mechanisms._relaxations import MaxDivergenceGap, WassersteinGap
 from skattr.noise import GaussianNoise, LaplaceNoise, NoiseLaw
 from skattr.utils._docstrings import fill_doc
 from skattr.utils._param_validation import Interval, Options
@@ -65,31 +65,22 @@ class _ExpectedValueMechanism(GaussianPairLawMechanism):
 
     _parameter_constraints = {
         **GaussianPairLawMechanism._parameter_constraints,
-        "lambda_eta": [Interval("real", 0, None, closed="left"), None],
-        "eta": [Interval("real", 0, 1, closed="left")],
-        "wasserstein_w": [Interval("real", 0, None, closed="left"), None],
-        "wasserstein_lambda": [Interval("real", 0, None, closed="neither"), None],
+        "relaxation": [MaxDivergenceGap, WassersteinGap, None],
     }
 
+    @takes_keywords_of_0_2
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
-                 calibration="analytic", theta="auto",
-                 sampling="without-replacement", covariances="certify",
-                 law="auto", lambda_eta=None, eta=0.0, wasserstein_w=None,
-                 wasserstein_lambda=None, bounds="reference", secure=False,
-                 random_state=None):
+                 calibration="analytic", theta="auto", law="auto",
+                 relaxation=None, bounds="reference", secure=False,
+                 random_state=None, **deprecated):
         self.query = query
         self.secret = secret
         self.epsilon = epsilon
         self.delta = delta
         self.calibration = calibration
         self.theta = theta
-        self.sampling = sampling
-        self.covariances = covariances
-        self.law = law
-        self.lambda_eta = lambda_eta
-        self.eta = eta
-        self.wasserstein_w = wasserstein_w
-        self.wasserstein_lambda = wasserstein_lambda
+        self.law, self.relaxation = pair_law_keywords(
+            law, relaxation, deprecated, type(self).__name__, wasserstein=True)
         self.bounds = bounds
         self.secure = secure
         self.random_state = random_state
@@ -108,23 +99,16 @@ class _ExpectedValueMechanism(GaussianPairLawMechanism):
         """
 
     def _plan(self, n: int) -> tuple[NoiseLaw, Certificate]:
-        check_relaxations(self.lambda_eta, self.wasserstein_w,
-                          self.wasserstein_lambda)
         per_secret, assumptions = self._prepared_laws(n)
         laws = PairLaws.concatenate(per_secret)
         noise, delta, method, assumed, ratio = self._calibrate(laws, n)
         assumptions = list(laws.assumptions) + assumptions + assumed
         epsilon = self.epsilon
-        if self.lambda_eta is not None:
-            epsilon, delta, assumed = max_divergence_relaxation(
-                epsilon, delta, self.lambda_eta, self.eta)
-            assumptions.append(assumed)
-        if self.wasserstein_w is not None and self.wasserstein_w > 0:
-            noise, epsilon, delta, note, assumed = wasserstein_relaxation(
-                noise, epsilon, delta, self.wasserstein_w,
-                self.wasserstein_lambda)
-            method = method.then(note)
-            assumptions.append(assumed)
+        if self.relaxation is not None:
+            noise, epsilon, delta, method, assumed = self.relaxation.apply(
+                noise, epsilon, delta, method)
+            if assumed is not None:
+                assumptions.append(assumed)
         return noise, Certificate(
             epsilon=epsilon, delta=delta, sensitivity=laws.sensitivity,
             inherent_variance=laws.min_variance, certified_by=method,
@@ -159,8 +143,8 @@ class _LaplaceExpectedValue(_ExpectedValueMechanism):
                 f"to {max_covariance_gap(laws):.2%}), so Laplace noise cannot "
                 "certify an (epsilon, 0) guarantee (Chen & Ohrimenko Thm "
                 "4.1/4.3). Use a Gaussian variant, or "
-                "covariances='assume-equal' to take the translation "
-                "assumption explicitly.")
+                "law=AssumeGaussian(covariances='assume-equal') to take the "
+                "translation assumption explicitly.")
         scale, basis, step = self._laplace_noise(laws)
         assumptions = [Assumption.of("laws.translations")]
         assumptions += self._law_assumptions(n, scale == 0.0)
@@ -179,18 +163,17 @@ class _GaussianExpectedValue(_ExpectedValueMechanism):
         "max_error_ratio": [Interval("real", 1, None, closed="left"), None],
     }
 
+    @takes_keywords_of_0_2
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
-                 calibration="analytic", theta="auto",
-                 sampling="without-replacement", covariances="certify",
-                 law="auto", max_error_ratio=MAX_ERROR_RATIO, lambda_eta=None,
-                 eta=0.0, wasserstein_w=None, wasserstein_lambda=None,
-                 bounds="reference", secure=False, random_state=None):
+                 calibration="analytic", theta="auto", law="auto",
+                 max_error_ratio=MAX_ERROR_RATIO, relaxation=None,
+                 bounds="reference", secure=False, random_state=None,
+                 **deprecated):
         super().__init__(
             query=query, secret=secret, epsilon=epsilon, delta=delta,
-            calibration=calibration, theta=theta, sampling=sampling,
-            covariances=covariances, law=law, lambda_eta=lambda_eta, eta=eta,
-            wasserstein_w=wasserstein_w, wasserstein_lambda=wasserstein_lambda,
-            bounds=bounds, secure=secure, random_state=random_state)
+            calibration=calibration, theta=theta, law=law, relaxation=relaxation,
+            bounds=bounds, secure=secure, random_state=random_state,
+            **deprecated)
         self.max_error_ratio = max_error_ratio
 
     @abstractmethod
@@ -283,25 +266,18 @@ class _GaussianExpectedValue(_ExpectedValueMechanism):
         return self.calibration if covariances_equal(laws) else "analytic"
 
 
-_COVARIANCES = """
-    covariances : {"certify", "assume-equal"}, default="certify"
-        The theorems assume the laws under the two secrets are translations
-        (equal covariances). ``"certify"``: when the modelled covariances differ,
-        the noise is verified by the exact privacy profile of two Gaussians
-        with unequal covariances and scaled up until it certifies (Gaussian;
-        see ``max_error_ratio``), or the release is refused (Laplace).
-        ``"assume-equal"``: take the assumption as the paper's experiments
-        do; the release records it.
-    """
 
-_WASSERSTEIN_RELAXATION = """
-    wasserstein_w : float or None, default=None
-        Thm 4.7: if the modelled laws are within infinity-Wasserstein distance
-        W = ``wasserstein_w`` of the true ones, Laplace noise of scale
-        W / lambda is added to every statistic and the certificate becomes
-        (epsilon + 2 lambda, e^lambda delta). Not with ``lambda_eta``.
-    wasserstein_lambda : float or None, default=None
-        The lambda of Thm 4.7, > 0; given with ``wasserstein_w``.
+_RELAXATION = """
+    relaxation : MaxDivergenceGap, WassersteinGap or None, default=None
+        How far the modelled law of F may be from the true one, for a
+        certificate that holds on the truth (recorded on the release).
+        :class:`~skattr.mechanisms.MaxDivergenceGap` ``(lam, eta)``: Chen
+        and Ohrimenko's Thm 4.6, (epsilon + 2 lam, (1 + e^(epsilon + lam))
+        eta + e^lam delta). :class:`~skattr.mechanisms.WassersteinGap`
+        ``(w, lam)``: Thm 4.7, Laplace noise of scale w / lam added to every
+        statistic and (epsilon + 2 lam, e^lam delta). Replaces 0.2's
+        ``lambda_eta``, ``eta``, ``wasserstein_w`` and ``wasserstein_lambda``
+        (still taken, with a FutureWarning, until 0.4).
     """
 
 # The parameters in the order of the signature; the Laplace variants differ
@@ -318,13 +294,10 @@ _LAPLACE_PARAMETERS = """
         judge the statistic without noise.
     %(gaussian_calibration)s
     %(pair_law_theta)s
-    %(sampling)s
-    %(covariances)s
     %(law)s
         The Laplace variants refuse the exact law: their theorems need the
         laws under the two secrets to be translations of each other.
-    %(max_divergence)s
-    %(wasserstein_relaxation)s
+    %(relaxation)s
     %(theta_bounds)s
     %(secure)s
     %(random_state)s
@@ -332,7 +305,8 @@ _LAPLACE_PARAMETERS = """
 
 _MAX_ERROR_RATIO = """
     max_error_ratio : float >= 1 or None, default=10.0
-        With unequal covariances (``covariances="certify"``) this mechanism's
+        With unequal covariances (``AssumeGaussian(covariances="certify")``,
+        the default) this mechanism's
         fixed noise shape may certify only once scaled up. It is then refused
         (``NotCertifiableError``, saying by how much) when its expected error
         exceeds ``max_error_ratio`` times that of ``mechanism="optimal"``,
@@ -355,12 +329,9 @@ _GAUSSIAN_PARAMETERS = """
     %(gaussian_delta)s
     %(gaussian_calibration)s
     %(pair_law_theta)s
-    %(sampling)s
-    %(covariances)s
     %(law)s
     %(max_error_ratio)s
-    %(max_divergence)s
-    %(wasserstein_relaxation)s
+    %(relaxation)s
     %(theta_bounds)s
     %(secure)s
     %(random_state)s
@@ -374,16 +345,13 @@ _OPTIMAL_PARAMETERS = """
     %(epsilon)s
     %(gaussian_delta)s
     %(gaussian_calibration)s
-        With unequal covariances (``covariances="certify"``) the noise is
-        certified by the exact privacy profile, the counterpart of the
+        With unequal covariances (``AssumeGaussian(covariances="certify")``)
+        the noise is certified by the exact privacy profile, the counterpart of the
         analytic calibration; ``"classic"`` is then refused.
     %(pair_law_theta)s
-    %(sampling)s
-    %(covariances)s
     %(law)s
     %(objective)s
-    %(max_divergence)s
-    %(wasserstein_relaxation)s
+    %(relaxation)s
     %(theta_bounds)s
     %(secure)s
     %(random_state)s
@@ -403,8 +371,7 @@ _REFERENCES = """
     """
 
 _fill_doc = fill_doc(
-    covariances=_COVARIANCES,
-    wasserstein_relaxation=_WASSERSTEIN_RELAXATION,
+    relaxation=_RELAXATION,
     laplace_parameters=_LAPLACE_PARAMETERS,
     max_error_ratio=_MAX_ERROR_RATIO,
     objective=_OBJECTIVE,
@@ -439,7 +406,8 @@ class ExpectedValueLaplace(_LaplaceExpectedValue):
     >>> mech = skattr.mechanisms.ExpectedValueLaplace(
     ...     query=skattr.Query.mean(["blood_pressure"]),
     ...     secret=skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)]),
-    ...     covariances="assume-equal", law="gaussian").fit(ref)
+    ...     law=skattr.laws.AssumeGaussian(covariances="assume-equal"),
+    ... ).fit(ref)
     >>> plan = mech.plan(n=50)
     >>> round(plan.noise_scale, 3), plan.delta
     (1.205, 0.0)
@@ -559,8 +527,8 @@ class EigenvectorGaussian(_GaussianExpectedValue):
     >>> mech = skattr.mechanisms.EigenvectorGaussian(
     ...     query=skattr.Query.sum(["a", "b"]),
     ...     secret=skattr.Secret.proportion("s", 1, pairs=[(0.0, 1.0)]),
-    ...     theta=theta, sampling="with-replacement", calibration="classic",
-    ...     law="gaussian",
+    ...     theta=theta, calibration="classic",
+    ...     law=skattr.laws.AssumeGaussian(sampling="with-replacement"),
     ...     epsilon=0.999, delta=1e-3).fit(frame)
     >>> lam, vec = np.linalg.eigh(mech.plan(n=1).noise_covariance)
     >>> np.round(lam, 2)
@@ -606,7 +574,8 @@ class OptimalGaussian(_GaussianExpectedValue):
     least tr(Sigma_Z) with ``objective="trace"``) that certifies every pair
     and every Theta model.
 
-    With equal covariances (or ``covariances="assume-equal"``) a pair is
+    With equal covariances (or ``AssumeGaussian(covariances="assume-equal")``) a
+    pair is
     certified when (mu_a - mu_b)^T (Sigma + Sigma_Z)^-1 (mu_a - mu_b) <= mu^2,
     i.e. Sigma + Sigma_Z >= d d^T / mu^2 (a semidefinite program): skattr
     solves its least-trace form with scipy (SLSQP on a Cholesky factor, adding
@@ -614,14 +583,15 @@ class OptimalGaussian(_GaussianExpectedValue):
     solution and the DauM, EigM, directional and isotropic ones, so it never
     does worse than any of them.
 
-    With unequal covariances (``covariances="certify"``) a translation-based
-    condition does not apply and scaling a candidate up wastes noise: skattr
-    searches two families along their certified frontier, rank-one noise
-    along the mean differences plus isotropic noise (a grid of the isotropic
-    part refined twice: the frontier's minimum to about 1%), and noise aligned
-    with the covariances' eigenvectors (a local pattern search), with the
-    program's solution beside them, and certifies the winner by the exact
-    privacy profile of two Gaussians (a generalised chi-square, rounded up).
+    With unequal covariances (``AssumeGaussian(covariances="certify")``) a
+    translation-based condition does not apply and scaling a candidate up
+    wastes noise: skattr searches two families along their certified frontier,
+    rank-one noise along the mean differences plus isotropic noise (a grid of
+    the isotropic part refined twice: the frontier's minimum to about 1%), and
+    noise aligned with the covariances' eigenvectors (a local pattern search),
+    with the program's solution beside them, and certifies the winner by the
+    exact privacy profile of two Gaussians (a generalised chi-square, rounded
+    up).
 
     %(optimal_parameters)s
 
@@ -661,18 +631,17 @@ class OptimalGaussian(_GaussianExpectedValue):
         "objective": [Options(frozenset(OBJECTIVES))],
     }
 
+    @takes_keywords_of_0_2
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
-                 calibration="analytic", theta="auto",
-                 sampling="without-replacement", covariances="certify",
-                 law="auto", objective="expected-error", lambda_eta=None,
-                 eta=0.0, wasserstein_w=None, wasserstein_lambda=None,
-                 bounds="reference", secure=False, random_state=None):
+                 calibration="analytic", theta="auto", law="auto",
+                 objective="expected-error", relaxation=None,
+                 bounds="reference", secure=False, random_state=None,
+                 **deprecated):
         _ExpectedValueMechanism.__init__(
             self, query=query, secret=secret, epsilon=epsilon, delta=delta,
-            calibration=calibration, theta=theta, sampling=sampling,
-            covariances=covariances, law=law, lambda_eta=lambda_eta, eta=eta,
-            wasserstein_w=wasserstein_w, wasserstein_lambda=wasserstein_lambda,
-            bounds=bounds, secure=secure, random_state=random_state)
+            calibration=calibration, theta=theta, law=law, relaxation=relaxation,
+            bounds=bounds, secure=secure, random_state=random_state,
+            **deprecated)
         self.objective = objective
 
     def _gaussian_noise(self, laws):

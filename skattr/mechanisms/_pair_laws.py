@@ -16,8 +16,15 @@ from skattr.calibration._pair_noise import (
     required_noise_variance,
 )
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
-from skattr.laws import ExactLaw, PairLaws
+from skattr.laws import AssumeGaussian, ExactLaw, PairLaws
 from skattr.mechanisms._base import BaseMechanism
+from skattr.mechanisms._keywords_of_0_2 import (
+    LAW_KEYWORDS,
+    RELAXATION_KEYWORDS,
+    RefusedKeywords,
+    pair_law_keywords,
+)
+from skattr.mechanisms._relaxations import WassersteinGap
 from skattr.theta import Bootstrap, ExpertTheta, MonteCarlo
 from skattr.theta._request import LawRequest, LawUnavailable
 from skattr.theta._spec import resolve_theta
@@ -44,10 +51,35 @@ class GaussianPairLawMechanism(BaseMechanism):
         **BaseMechanism._parameter_constraints,
         "theta": [Options(frozenset({"auto", "moments", "gaussian"})), ExpertTheta,
                   MonteCarlo, Bootstrap],
-        "sampling": [Options(frozenset({"without-replacement", "with-replacement"}))],
-        "covariances": [Options(frozenset({"certify", "assume-equal"}))],
-        "law": [Options(frozenset({"auto", "exact", "gaussian"}))],
+        "law": [Options(frozenset({"auto", "exact", "gaussian"})), AssumeGaussian],
     }
+
+    @property
+    def _gaussian(self) -> AssumeGaussian | None:
+        """The Gaussian model ``law=`` takes (``"gaussian"``: its defaults), or None."""
+        if isinstance(self.law, AssumeGaussian):
+            return self.law
+        return AssumeGaussian() if self.law == "gaussian" else None
+
+    def set_params(self, **params):
+        """Set parameters; 0.2's keywords fold into law= and relaxation= (to 0.4)."""
+        old = {k: params.pop(k) for k in list(params)
+               if k in LAW_KEYWORDS or k in RELAXATION_KEYWORDS}
+        if old:
+            params["law"], params["relaxation"] = pair_law_keywords(
+                params.get("law", self.law),
+                params.get("relaxation", self.relaxation), old,
+                type(self).__name__,
+                wasserstein=WassersteinGap in self._parameter_constraints.get(
+                    "relaxation", ()))
+        return super().set_params(**params)
+
+    def _validate_params(self):
+        # 0.2's keywords, when they name no value of 0.3, first.
+        for name in ("law", "relaxation"):
+            if isinstance(getattr(self, name), RefusedKeywords):
+                raise InvalidParameterError(getattr(self, name).message)
+        super()._validate_params()
 
     def _per_theta(self, laws: PairLaws, required: np.ndarray,
                    what: str = "required noise variance") -> np.ndarray:
@@ -92,7 +124,9 @@ class GaussianPairLawMechanism(BaseMechanism):
         taken for both (the papers' translation assumption) and the assumption is
         recorded with the size of the difference.
         """
-        if self.covariances != "assume-equal" or covariances_equal(laws):
+        model = self._gaussian
+        if (model is None or model.covariances != "assume-equal"
+                or covariances_equal(laws)):
             return laws, []
         return laws.equalised(), [
             Assumption.of("covariances.equal", gap=max_covariance_gap(laws))]
@@ -103,10 +137,11 @@ class GaussianPairLawMechanism(BaseMechanism):
         spec = self.theta_spec_ = resolve_theta(self.theta)
         request = LawRequest(
             frame=frame, query=self.query_, columns=self.columns_,
-            secrets=tuple(secrets), moments=True, sampling=self.sampling,
+            secrets=tuple(secrets), moments=True,
+            sampling=(self._gaussian or AssumeGaussian()).sampling,
             # law="gaussian" takes no exact law, so none is looked for (it
             # would read the records' values).
-            kinds=("gaussian",) if self.law == "gaussian" else ("exact",))
+            kinds=("gaussian",) if self._gaussian is not None else ("exact",))
         try:
             self.law_ = request.fit(spec)
         except LawUnavailable as why:
@@ -163,8 +198,9 @@ class GaussianPairLawMechanism(BaseMechanism):
             f"{self.mechanism_name} does not certify them: it would have to be "
             "replaced by noise certified by the exact privacy profile, which is "
             "what calibration='analytic' does (exact for every epsilon). Pass "
-            "calibration='analytic', or covariances='assume-equal' to take the "
-            "papers' translation assumption explicitly.")
+            "calibration='analytic', or law=AssumeGaussian(covariances="
+            "'assume-equal') to take the papers' translation assumption "
+            "explicitly.")
 
     def _stated_delta(self, laws: PairLaws, noise_cov: np.ndarray,
                       delta: float) -> tuple[float, MethodStep | None]:

@@ -24,8 +24,12 @@ from skattr.exceptions import (
     NotCertifiableError,
     PrivacyLeakWarning,
 )
-from skattr.utils._param_validation import validate_parameter_constraints
+from skattr.utils._param_validation import (
+    Interval,
+    validate_parameter_constraints,
+)
 from skattr.utils._progress import check_progress
+from skattr.utils._stack import caller_stacklevel
 
 __all__ = ["MECHANISMS", "Registry", "register"]
 
@@ -45,8 +49,9 @@ _DISPLAY = frozenset({"progress"})
 
 def _parameters(cls) -> tuple[str, ...]:
     """Return the keyword parameters of ``cls.__init__`` (its get_params)."""
-    return tuple(name for name in inspect.signature(cls.__init__).parameters
-                 if name != "self")
+    return tuple(name for name, p in
+                 inspect.signature(cls.__init__).parameters.items()
+                 if name != "self" and p.kind is not p.VAR_KEYWORD)
 
 
 class Registry(Mapping):
@@ -176,7 +181,10 @@ class Registry(Mapping):
         (``bounds=None``). ``fits`` holds outcomes already known, by name,
         and is updated.
         """
+        from skattr.mechanisms._keywords_of_0_2 import fold_keywords_of_0_2
+
         classes = self.classes_for(mechanism, query)
+        params = fold_keywords_of_0_2(params, mechanism)
         self.check_params(mechanism, classes, params)
         # A Theta stated whole (a NetworkTheta) reads nothing from reference
         # data: fit then reads only the data's columns.
@@ -288,19 +296,26 @@ class Registry(Mapping):
         return candidates[self.least_error(candidates)][0]
 
 
+#: The deltas a mechanism certifying delta = 0 (it takes no ``delta``) meets.
+_PURE_DELTA = [Interval("real", 0, 1, closed="left")]
+
+
 def _check_values(classes: Mapping[str, type], params: Mapping) -> None:
     """Refuse a value that no class taking its parameter accepts.
 
     ``"auto"`` skips a candidate whose parameters do not fit it (delta = 0 for
     a Gaussian mechanism), so a value valid for none of them (a misspelt
     ``law="gausian"``) must be refused here, or it would be silently dropped
-    with the candidates that take it.
+    with the candidates that take it. A class that takes no ``delta``
+    certifies delta = 0, which any delta in [0, 1) allows.
     """
     for name, value in params.items():
         errors = []
         for cls in classes.values():
             accepted = cls._parameter_constraints.get(name)
-            if accepted is None or name not in _parameters(cls):
+            if name == "delta" and name not in _parameters(cls):
+                accepted = _PURE_DELTA
+            elif accepted is None or name not in _parameters(cls):
                 continue
             try:
                 validate_parameter_constraints({name: accepted}, {name: value},
@@ -312,15 +327,6 @@ def _check_values(classes: Mapping[str, type], params: Mapping) -> None:
         else:
             if errors:
                 raise errors[0]
-
-
-def _caller_stacklevel() -> int:
-    """Return the stacklevel of the first frame outside skattr (the user's)."""
-    frame, level = inspect.currentframe(), 0
-    while frame is not None and frame.f_globals.get("__name__", "").startswith(
-            "skattr."):
-        frame, level = frame.f_back, level + 1
-    return max(level, 1)
 
 
 def _resolve_reference(reference, data, mechanism, needs_reference):
@@ -340,7 +346,7 @@ def _resolve_reference(reference, data, mechanism, needs_reference):
                 "reference='self' fits Theta on the private data itself; the "
                 "noise then depends on the data it protects and the certificate "
                 "no longer holds exactly. Pass public reference data instead.",
-                PrivacyLeakWarning, stacklevel=_caller_stacklevel())
+                PrivacyLeakWarning, stacklevel=caller_stacklevel())
         return data
     if not is_frame(reference):
         raise InvalidParameterError(

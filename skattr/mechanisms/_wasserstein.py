@@ -15,6 +15,10 @@ from skattr.bayes import NetworkTheta
 from skattr.exceptions import NotCertifiableError
 from skattr.laws import SumLaws
 from skattr.mechanisms._base import BaseMechanism
+from skattr.mechanisms._keywords_of_0_2 import (
+    takes_keywords_of_0_2,
+    unused_keywords_of_0_2,
+)
 from skattr.mechanisms._registry import register
 from skattr.noise import LaplaceNoise
 from skattr.theta._box import ProbabilityBox
@@ -32,10 +36,6 @@ _SECRET = """
         Proportion secrets; pairs must be multiples of 1/n for dataset privacy.
     """
 
-_CALIBRATION = """
-    calibration : {"analytic", "classic"}, default="analytic"
-        Unused (Laplace noise); kept for a uniform interface.
-    """
 
 _THETA = """
     theta : "auto", "moments", array-like of shape (m, 2), ProbabilityBox, \
@@ -86,7 +86,7 @@ _ATTRIBUTES = """
     %(input_attributes)s
     """
 
-_fill_doc = fill_doc(secret=_SECRET, calibration=_CALIBRATION, theta=_THETA,
+_fill_doc = fill_doc(secret=_SECRET, theta=_THETA,
                      privacy=_PRIVACY, attributes=_ATTRIBUTES,
                      progress=PROGRESS_DOC)
 
@@ -94,8 +94,10 @@ _fill_doc = fill_doc(secret=_SECRET, calibration=_CALIBRATION, theta=_THETA,
 class _WassersteinFamily(BaseMechanism):
     """What the two Wasserstein Mechanisms share: Theta, pairs and the Plan."""
 
+    # No calibration (Laplace noise); delta only for the approximate mechanism.
     _parameter_constraints = {
-        **BaseMechanism._parameter_constraints,
+        **{k: v for k, v in BaseMechanism._parameter_constraints.items()
+           if k not in ("calibration", "delta")},
         "query": [Query, StackedQuery, Statistic, None],
         "theta": [Options(frozenset({"auto", "moments"})), list, tuple, np.ndarray,
                   ProbabilityBox, SumLaws, Resample, NetworkTheta],
@@ -106,16 +108,19 @@ class _WassersteinFamily(BaseMechanism):
     accepts_statistics = True
     calibrates = ("exact", "box", "network", "resampling")
     noise = "laplace"
+    _unused_of_0_2 = {"calibration": "analytic", "delta": 0.0}
 
-    def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=0.0,
-                 calibration="analytic", theta="auto", privacy="dataset",
-                 bounds="reference", secure=False, random_state=None,
-                 progress="auto"):
+    @takes_keywords_of_0_2
+    def __init__(self, *, query=None, secret=None, epsilon=1.0, theta="auto",
+                 privacy="dataset", bounds="reference", secure=False,
+                 random_state=None, progress="auto", **deprecated):
+        # 0.2 took calibration= (and, for the exact mechanism, delta=) for a
+        # uniform interface; Laplace noise certifying delta = 0 uses neither.
+        unused_keywords_of_0_2(deprecated, type(self).__name__,
+                               self._unused_of_0_2)
         self.query = query
         self.secret = secret
         self.epsilon = epsilon
-        self.delta = delta
-        self.calibration = calibration
         self.theta = theta
         self.privacy = privacy
         self.bounds = bounds
@@ -203,9 +208,6 @@ class WassersteinMechanism(_WassersteinFamily):
         The released statistic(s).
     %(secret)s
     %(epsilon)s
-    delta : float, default=0.0
-        Ignored: the certificate has delta = 0.
-    %(calibration)s
     %(theta)s
     %(privacy)s
     %(theta_bounds)s
@@ -278,7 +280,6 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
     delta : float, default=1e-3
         The certificate's delta, > 0: the mass disregarded, plus (with drawn
         laws) the chance that the draws misjudge a tail.
-    %(calibration)s
     %(theta)s
     %(privacy)s
     %(theta_bounds)s
@@ -347,15 +348,18 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
     }
 
     mechanism_name = "approx-wasserstein"
+    _unused_of_0_2 = {"calibration": "analytic"}
 
+    @takes_keywords_of_0_2
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
-                 calibration="analytic", theta="auto", privacy="dataset",
-                 bounds="reference", secure=False, random_state=None,
-                 progress="auto"):
-        super().__init__(query=query, secret=secret, epsilon=epsilon, delta=delta,
-                         calibration=calibration, theta=theta, privacy=privacy,
-                         bounds=bounds, secure=secure,
-                         random_state=random_state, progress=progress)
+                 theta="auto", privacy="dataset", bounds="reference",
+                 secure=False, random_state=None, progress="auto",
+                 **deprecated):
+        super().__init__(query=query, secret=secret, epsilon=epsilon,
+                         theta=theta, privacy=privacy, bounds=bounds,
+                         secure=secure, random_state=random_state,
+                         progress=progress, **deprecated)
+        self.delta = delta
 
     def _certified_delta(self) -> float:
         return self.delta

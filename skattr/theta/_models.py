@@ -171,7 +171,7 @@ class GroupMoments:
                 f"A dataset needs {int(np.ceil(drawn.max()))} records of one group, "
                 f"but the reference holds only {size}: sampling without "
                 "replacement cannot form it. Use more reference data or "
-                "sampling='with-replacement'."
+                "law=AssumeGaussian(sampling='with-replacement')."
             )
         if size <= 1:
             return np.zeros_like(drawn)
@@ -210,7 +210,7 @@ class GroupMoments:
                 raise NotCertifiableError(
                     f"A dataset of {n} records cannot be drawn without replacement "
                     f"from {population} reference records. Use more reference "
-                    "data or sampling='with-replacement'."
+                    "data or law=AssumeGaussian(sampling='with-replacement')."
                 )
             law = stats.hypergeom.pmf(k, population, self.size_in, n)
         pmf = law * ((g >= lo - 1e-12) & (g <= hi + 1e-12))

@@ -56,7 +56,7 @@ class MonteCarloMoments:
                     f"A dataset needs {count} records of one group, but the "
                     f"reference holds only {group.shape[0]}: sampling without "
                     "replacement cannot form it. Use more reference data or "
-                    "sampling='with-replacement'.")
+                    "law=AssumeGaussian(sampling='with-replacement').")
             # `count` distinct records per dataset (numpy picks Floyd's algorithm
             # for small samples): a loop over datasets, never over records.
             index = np.array([rng.choice(group.shape[0], count, replace=False)

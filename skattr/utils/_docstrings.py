@@ -97,14 +97,8 @@ Bootstrap, default="auto"
     case over it. A :class:`~skattr.theta.MonteCarlo` or
     :class:`~skattr.theta.Bootstrap`: moments estimated from datasets drawn
     from the reference.""",
-    "sampling": """\
-sampling : {"without-replacement", "with-replacement"}, \
-default="without-replacement"
-    How a private dataset is modelled as drawn from the reference records
-    (for every ``theta`` but ``"gaussian"`` and an ExpertTheta; the exact
-    laws draw records with replacement).""",
     "law": """\
-law : {"auto", "exact", "gaussian"}, default="auto"
+law : {"auto", "exact", "gaussian"} or AssumeGaussian, default="auto"
     The law of F given each secret that the noise is certified against.
     ``"exact"``: the exact pmf of a count, proportion, or sum or mean of one
     integer-valued column (records independent draws from their group's
@@ -112,20 +106,26 @@ law : {"auto", "exact", "gaussian"}, default="auto"
     pmfs plus the noise is computed numerically. ``"gaussian"``: F given a
     secret is Gaussian with the modelled moments (the theorems' assumption),
     recorded on the release; it never certifies a noiseless release of
-    fewer than 30 records. ``"auto"``: the exact law where it exists;
-    otherwise fit refuses, naming the two alternatives (``law="gaussian"``
-    or ``mechanism="approx-wasserstein"``).""",
+    fewer than 30 records; it is ``AssumeGaussian()``, whose options
+    (:class:`~skattr.laws.AssumeGaussian`) set how datasets are drawn from
+    the reference records (``sampling``) and whether the two secrets'
+    covariances are certified or taken as equal (``covariances``). ``"auto"``:
+    the exact law where it exists; otherwise fit refuses, naming the two
+    alternatives (``law="gaussian"`` or ``mechanism="approx-wasserstein"``).
+    0.2's ``sampling`` and ``covariances`` keywords are taken until 0.4, with
+    a FutureWarning naming the ``AssumeGaussian`` to pass.""",
     "max_divergence": """\
-lambda_eta : float or None, default=None
-    For non-Gaussian data (Zhang et al.'s Algorithm 2): a bound on the
+relaxation : MaxDivergenceGap or None, default=None
+    For non-Gaussian data (Zhang et al.'s Algorithm 2):
+    :class:`~skattr.mechanisms.MaxDivergenceGap` ``(lam, eta)`` bounds the
     approximate max-divergence between the true law of F given a secret and
     the modelled one (its Gaussian approximation), both ways, up to ``eta``.
-    The certificate becomes (epsilon + 2 lambda_eta, (1 + e^(epsilon +
-    lambda_eta)) eta + e^lambda_eta delta), Chen and Ohrimenko's Thm 4.6;
-    Zhang et al.'s Thm 3 states e^lambda_eta delta + eta, which does not
-    hold (see :func:`~skattr.mechanisms._relaxations.relaxed_certificate`).
-eta : float, default=0.0
-    The slack of ``lambda_eta``'s approximate max-divergence, in [0, 1).""",
+    The certificate becomes (epsilon + 2 lam, (1 + e^(epsilon + lam)) eta +
+    e^lam delta), Chen and Ohrimenko's Thm 4.6; Zhang et al.'s Thm 3 states
+    e^lam delta + eta, which does not hold (see
+    :func:`~skattr.mechanisms._relaxations.relaxed_certificate`). Replaces
+    0.2's ``lambda_eta`` and ``eta`` (still taken, with a FutureWarning,
+    until 0.4).""",
     # ------------------------------------------------------------ attributes
     "query_attributes": """\
 columns_ : tuple

@@ -19,6 +19,7 @@ import skattr
 from skattr.audit import audit
 from skattr.bayes import ParameterNetwork
 from skattr.datasets import make_schools, schools_network
+from skattr.laws import AssumeGaussian
 from skattr.mechanisms import MECHANISMS
 
 pytestmark = pytest.mark.audit
@@ -111,10 +112,10 @@ def build(name, epsilon, delta, hospital, secret):
         # DauM needs parallel mean differences: one statistic.
         columns = (["blood_pressure"] if name == "daum" or name in LAPLACE_FAMILY
                    else ["weight", "blood_pressure"])
-        extra = ({"covariances": "assume-equal"} if name in LAPLACE_FAMILY
-                 else {})
+        law = AssumeGaussian(covariances="assume-equal" if name in LAPLACE_FAMILY
+                             else "certify")
         mech = cls(query=skattr.Query.mean(columns), secret=secret,
-                   law="gaussian", **extra, **privacy).fit(hospital)
+                   law=law, **privacy).fit(hospital)
         return mech, {"data": hospital, "n": 100}
     if name in WASSERSTEIN:
         # The share of the secret's group itself: its laws are two points,

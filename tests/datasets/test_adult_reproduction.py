@@ -13,6 +13,7 @@ from scipy import special
 from skattr import Query, Secret
 from skattr.attacks import PropertyInferenceAttack
 from skattr.calibration import classic_constant
+from skattr.laws import AssumeGaussian
 from skattr.mechanisms import MECHANISMS
 from skattr.theta import MonteCarlo
 
@@ -44,8 +45,7 @@ def mechanism(name, epsilon, **params):
     if name == "group-dp-gaussian":
         params.update(bounds=BOUNDS, group_size=None)
     else:
-        params.setdefault("covariances", "assume-equal")
-        params.setdefault("law", "gaussian")
+        params.setdefault("law", AssumeGaussian(covariances="assume-equal"))
         params.setdefault("theta", "moments")  # the paper's plug-in Theta
     return MECHANISMS[name](**params)
 

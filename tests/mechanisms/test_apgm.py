@@ -18,7 +18,8 @@ from skattr.exceptions import (
     InvalidParameterError,
     NotCertifiableError,
 )
-from skattr.mechanisms import AttributePrivateGaussian
+from skattr.laws import AssumeGaussian
+from skattr.mechanisms import AttributePrivateGaussian, MaxDivergenceGap
 from skattr.theta import ExpertTheta, GroupMoments, JointGaussian
 
 SECRET = skattr.Secret.proportion("sex", "F", pairs=[(0.4, 0.6)])
@@ -179,7 +180,8 @@ def test_non_gaussian_variant_reports_relaxed_certificate():
     mech = AttributePrivateGaussian(
         law="gaussian",
         query=skattr.Query.mean(["y"]), secret=SECRET, epsilon=1.0, delta=1e-4,
-        lambda_eta=0.1, eta=1e-5, theta=_expert([0.0], [1.0], 1.0, 1.0)).fit(_frame())
+        relaxation=MaxDivergenceGap(lam=0.1, eta=1e-5),
+        theta=_expert([0.0], [1.0], 1.0, 1.0)).fit(_frame())
     plan = mech.plan(n=50)
     assert plan.epsilon == pytest.approx(1.2)
     # Chen & Ohrimenko Thm 4.6's delta; Zhang et al. Thm 3's e^lambda delta + eta
@@ -189,7 +191,8 @@ def test_non_gaussian_variant_reports_relaxed_certificate():
         (1 + math.exp(1.1)) * 1e-5 + math.exp(0.1) * 1e-4)
     assert plan.assumed[-1] == Assumption.of(
         "relaxation.max-divergence", lambda_eta=0.1, eta=1e-5)
-    assert plan.assumed[-1].option == "lambda_eta=0.1, eta=1e-05"
+    assert (plan.assumed[-1].option
+            == "relaxation=MaxDivergenceGap(lam=0.1, eta=1e-05)")
     base = AttributePrivateGaussian(
         law="gaussian",
         query=skattr.Query.mean(["y"]), secret=SECRET, epsilon=1.0, delta=1e-4,
@@ -274,9 +277,8 @@ def test_seeded_noise_is_reproducible_and_default_is_secure(monkeypatch):
 def test_release_never_mutates_and_never_stores_truth():
     frame = _frame(80)
     before = frame.copy(deep=True)
-    mech = AttributePrivateGaussian(law="gaussian",
+    mech = AttributePrivateGaussian(law=AssumeGaussian(sampling="with-replacement"),
                                     query=skattr.Query.mean(["y"]), secret=SECRET,
-                                    sampling="with-replacement",
                                     random_state=0).fit(frame)
     rel = mech.release(frame)
     pd.testing.assert_frame_equal(frame, before)
@@ -312,14 +314,13 @@ def test_classic_warns_at_epsilon_one_or_more():
     ("delta", 1.0, "'delta' parameter"),
     ("calibration", "gauss", "'calibration' parameter"),
     ("theta", "kde", "'theta' parameter"),
-    ("sampling", "bootstrap", "'sampling' parameter"),
-    ("lambda_eta", -0.1, "'lambda_eta' parameter"),
-    ("eta", 1.0, "'eta' parameter"),
+    ("law", "bootstrap", "'law' parameter"),
+    ("relaxation", (0.1, 1e-5), "'relaxation' parameter"),
     ("random_state", "seed", "'random_state' parameter"),
     ("query", "mean", "'query' parameter"),
 ])
 def test_every_constraint_rejects_invalid_values(param, value, match):
-    mech = AttributePrivateGaussian(law="gaussian", secret=SECRET, **{param: value})
+    mech = AttributePrivateGaussian(secret=SECRET, **{"law": "gaussian", param: value})
     with pytest.raises(InvalidParameterError, match=match):
         mech.fit(_frame())
 
@@ -380,7 +381,8 @@ def test_sampling_without_replacement_needs_enough_reference_records():
                                     query=skattr.Query.mean(["y"]), secret=SECRET)
     with pytest.raises(NotCertifiableError, match="without replacement"):
         mech.fit(frame).plan(n=200)
-    mech.set_params(sampling="with-replacement").fit(frame).plan(n=200)
+    mech.set_params(law=AssumeGaussian(sampling="with-replacement")).fit(
+        frame).plan(n=200)
 
 
 @pytest.mark.slow
@@ -391,9 +393,9 @@ def test_release_law_matches_the_model_on_simulated_datasets():
     pop = pd.DataFrame({"sex": np.repeat(["F", "M"], [3000, 3000])})
     pop["y"] = np.where(pop.sex == "F", 1.0, 0.0) + rng.normal(0, 1.0, 6000)
     n = 40
-    mech = AttributePrivateGaussian(law="gaussian",
+    mech = AttributePrivateGaussian(law=AssumeGaussian(sampling="without-replacement"),
                                     query=skattr.Query.mean(["y"]), secret=SECRET,
-                                    epsilon=1.0, sampling="without-replacement",
+                                    epsilon=1.0,
                                     random_state=rng).fit(pop)
     plan = mech.plan(n=n)
     f_idx = np.flatnonzero(pop.sex == "F")
@@ -445,9 +447,9 @@ def test_release_sums_columns_of_any_numeric_dtype():
 def test_numeric_secret_column_is_checked_at_release():
     frame = _frame(100).assign(sex=lambda d: (d.sex == "F").astype(float))
     secret = skattr.Secret.proportion("sex", 1.0, pairs=[(0.4, 0.6)])
-    mech = AttributePrivateGaussian(law="gaussian",
-                                    query=skattr.Query.mean(["y"]), secret=secret,
-                                    sampling="with-replacement").fit(frame)
+    mech = AttributePrivateGaussian(
+        law=AssumeGaussian(sampling="with-replacement"),
+        query=skattr.Query.mean(["y"]), secret=secret).fit(frame)
     bad = frame.copy()
     bad.loc[2, "sex"] = np.inf
     with pytest.raises(DataValidationError, match="'sex' of the private data"):

@@ -11,6 +11,7 @@ from scipy import optimize
 import skattr
 from skattr import MethodStep
 from skattr.exceptions import NotCertifiableError
+from skattr.laws import AssumeGaussian
 from skattr.mechanisms import (
     DirectionalGaussian,
     DirectionalLaplace,
@@ -18,7 +19,9 @@ from skattr.mechanisms import (
     EigenvectorGaussian,
     ExpectedValueGaussian,
     ExpectedValueLaplace,
+    MaxDivergenceGap,
     OptimalGaussian,
+    WassersteinGap,
 )
 from skattr.mechanisms._expected_value import daum_variance
 from skattr.theta import ExpertTheta, GroupMoments
@@ -28,7 +31,8 @@ SECRET = skattr.Secret.proportion("s", 1, pairs=[(0.0, 1.0)])
 FRAME = pd.DataFrame({"s": [0, 1] * 5, "a": 0.0, "b": 0.0, "c": 0.0})
 
 
-def _mech(cls, mean_in, mean_out, cov_in, cov_out=None, **kw):
+def _mech(cls, mean_in, mean_out, cov_in, cov_out=None, covariances="certify",
+          **kw):
     cols = ("a", "b", "c")[:len(mean_in)]
     theta = ExpertTheta([GroupMoments(mean_in=mean_in, mean_out=mean_out,
                                       cov_in=cov_in,
@@ -37,8 +41,9 @@ def _mech(cls, mean_in, mean_out, cov_in, cov_out=None, **kw):
     kw = {"calibration": "classic", "epsilon": 0.9, "delta": 1e-3, **kw}
     # n = 1 with pairs (0, 1): the laws are the two groups' own, as in Chen's
     # Theta of two distributions.
+    law = AssumeGaussian(sampling="with-replacement", covariances=covariances)
     return cls(query=skattr.Query.sum(list(cols)), secret=SECRET, theta=theta,
-               sampling="with-replacement", law="gaussian", **kw).fit(FRAME)
+               law=law, **kw).fit(FRAME)
 
 
 def test_eigm_reproduces_the_papers_example():
@@ -88,17 +93,17 @@ def test_directional_spans_several_directions():
                            cov_out=np.eye(3), columns=("a", "b", "c"))
               for mean in ([1.0, 0.0, 0.0], [0.0, 2.0, 0.0])]
     kw = dict(query=skattr.Query.sum(["a", "b", "c"]), secret=SECRET,
-              theta=ExpertTheta(models), sampling="with-replacement",
-              calibration="classic", epsilon=0.9)
-    lap = DirectionalLaplace(law="gaussian", **kw).fit(FRAME).plan(n=1)
+              theta=ExpertTheta(models), calibration="classic", epsilon=0.9,
+              law=AssumeGaussian(sampling="with-replacement"))
+    lap = DirectionalLaplace(**kw).fit(FRAME).plan(n=1)
     assert lap.noise_basis.shape == (3, 2)
     # l1 norm in the basis of span{e1, e2}: the larger difference, 2.
     assert lap.noise_scale == pytest.approx(2.0 / 0.9)
-    g = DirectionalGaussian(law="gaussian", **kw).fit(FRAME).plan(n=1)
+    g = DirectionalGaussian(**kw).fit(FRAME).plan(n=1)
     assert np.linalg.matrix_rank(g.noise_covariance) == 2
     assert g.noise_covariance[2, 2] == pytest.approx(0.0, abs=1e-12)
     with pytest.raises(NotCertifiableError, match="parallel"):
-        DirectionalUncertaintyGaussian(law="gaussian", **kw).fit(FRAME).plan(n=1)
+        DirectionalUncertaintyGaussian(**kw).fit(FRAME).plan(n=1)
 
 
 def test_daum_closed_form_equals_the_papers_bisection():
@@ -207,8 +212,8 @@ def test_unequal_covariances_are_certified_or_refused():
 
 
 def test_relaxed_certificate_of_theorem_4_6():
-    plan = _mech(ExpectedValueGaussian, [2.0], [0.0], 1.0, lambda_eta=0.05,
-                 eta=1e-6).plan(n=1)
+    plan = _mech(ExpectedValueGaussian, [2.0], [0.0], 1.0,
+                 relaxation=MaxDivergenceGap(lam=0.05, eta=1e-6)).plan(n=1)
     assert plan.epsilon == pytest.approx(0.9 + 0.1)
     assert plan.delta == pytest.approx((1 + math.exp(0.95)) * 1e-6
                                        + math.exp(0.05) * 1e-3)
@@ -228,8 +233,9 @@ def test_every_mechanism_releases_through_the_accessor():
         assert np.isfinite(rel.values).all()
     for name in ("expm-laplace", "dirm-laplace"):
         rel = private.attrpriv.mean(["weight", "blood_pressure"], secret=secret,
-                                    reference=ref, mechanism=name, law="gaussian",
-                                    covariances="assume-equal", random_state=0)
+                                    reference=ref, mechanism=name,
+                                    law=AssumeGaussian(covariances="assume-equal"),
+                                    random_state=0)
         assert rel.noise == "laplace"
 
 
@@ -251,17 +257,17 @@ def test_assume_equal_uses_each_sides_covariance_for_both():
     theta = ExpertTheta([GroupMoments(mean_in=[1.0, 0.5], mean_out=[0.0, 0.0],
                                       cov_in=cov_in, cov_out=cov_out,
                                       columns=("a", "b"))])
-    mech = AttributePrivateGaussian(law="gaussian", query=skattr.Query.sum(["a", "b"]),
-                                    secret=SECRET, theta=theta,
-                                    sampling="with-replacement",
-                                    covariances="assume-equal").fit(FRAME)
+    equal = AssumeGaussian(sampling="with-replacement", covariances="assume-equal")
+    mech = AttributePrivateGaussian(law=equal, query=skattr.Query.sum(["a", "b"]),
+                                    secret=SECRET, theta=theta).fit(FRAME)
     d = np.array([1.0, 0.5])
     closed = max(epsilon_for_mahalanobis(math.sqrt(d @ np.linalg.solve(c, d)), 1e-3)
                  for c in (cov_in, cov_out))
     assert mech.leakage(n=1) == pytest.approx(closed, rel=1e-9)
-    certified = mech.set_params(covariances="certify").leakage(n=1)
+    certified = mech.set_params(
+        law=AssumeGaussian(sampling="with-replacement")).leakage(n=1)
     assert certified >= closed
-    plan = mech.set_params(covariances="assume-equal").plan(n=1)
+    plan = mech.set_params(law=equal).plan(n=1)
     assert plan.assumes("covariances.equal")
 
 
@@ -276,9 +282,9 @@ def test_adult_leakage_is_about_4_9(adult):
          + skattr.Query.count("marital-status", "Never-married")
          + skattr.Query.count("sex", "Female") + skattr.Query.mean("hours-per-week"))
     secret = skattr.Secret.proportion("income", ">50K", pairs=[(0.45, 0.55)])
-    mech = AttributePrivateGaussian(law="gaussian", query=q, secret=secret,
-                                    theta="moments",
-                                    covariances="assume-equal").fit(adult)
+    mech = AttributePrivateGaussian(
+        law=AssumeGaussian(covariances="assume-equal"), query=q, secret=secret,
+        theta="moments").fit(adult)
     eps = mech.leakage(n=100, delta=1e-3)
     assert eps == pytest.approx(4.9, abs=0.15)
     laws = mech._laws(100)[0]
@@ -287,7 +293,7 @@ def test_adult_leakage_is_about_4_9(adult):
                  for c in (laws.cov_a[0], laws.cov_b[0]))
     assert eps == pytest.approx(closed, rel=1e-9)
     # Certified for the unequal covariances the data actually has: more.
-    assert mech.set_params(covariances="certify").leakage(n=100) > eps
+    assert mech.set_params(law="gaussian").leakage(n=100) > eps
 
 
 @pytest.mark.slow
@@ -295,7 +301,7 @@ def test_wasserstein_relaxation_of_theorem_4_7():
     base = _mech(ExpectedValueGaussian, [2.0, 1.0], [0.0, 0.0],
                  np.eye(2)).plan(FRAME)
     mech = _mech(ExpectedValueGaussian, [2.0, 1.0], [0.0, 0.0], np.eye(2),
-                 wasserstein_w=0.3, wasserstein_lambda=0.1, random_state=0)
+                 relaxation=WassersteinGap(w=0.3, lam=0.1), random_state=0)
     plan = mech.plan(FRAME)
     assert plan.epsilon == pytest.approx(0.9 + 0.2)
     assert plan.delta == pytest.approx(math.exp(0.1) * 1e-3)
@@ -307,8 +313,11 @@ def test_wasserstein_relaxation_of_theorem_4_7():
     np.testing.assert_allclose(draws.var(axis=0), np.diag(plan.noise_covariance),
                                rtol=0.12)
     assert plan.alpha(0.05) > base.alpha(0.05)
-    with pytest.raises(skattr.exceptions.InvalidParameterError, match="both"):
-        _mech(ExpectedValueGaussian, [2.0], [0.0], 1.0, wasserstein_w=0.3).plan(n=1)
+    # W = 0: the model is the truth, and nothing changes.
+    exact = _mech(ExpectedValueGaussian, [2.0, 1.0], [0.0, 0.0], np.eye(2),
+                  relaxation=WassersteinGap(w=0.0, lam=0.1)).plan(FRAME)
+    assert (exact.epsilon, exact.delta) == (base.epsilon, base.delta)
+    np.testing.assert_array_equal(exact.noise_covariance, base.noise_covariance)
 
 
 @pytest.mark.parametrize("cls", [ExpectedValueLaplace, ExpectedValueGaussian,
@@ -321,8 +330,8 @@ def test_expert_ranges_with_an_interior_peak_are_refused(cls):
                             cov_in=1.0, cov_out=1.0, columns=("a",))
 
     kw = dict(query=skattr.Query.sum(["a"]), secret=SECRET,
-              sampling="with-replacement", covariances="assume-equal",
-              law="gaussian")
+              law=AssumeGaussian(sampling="with-replacement",
+                                 covariances="assume-equal"))
     peaked = ExpertTheta.from_ranges(model, {"g": (6.0, 10.0)})
     with pytest.raises(NotCertifiableError, match="peaks inside the range"):
         cls(theta=peaked, **kw).fit(FRAME).plan(n=1)

@@ -14,6 +14,7 @@ from skattr.exceptions import (
     InvalidParameterError,
     NotCertifiableError,
 )
+from skattr.laws import AssumeGaussian
 from skattr.mechanisms import MECHANISMS, BaseMechanism
 from skattr.mechanisms._registry import Registry
 
@@ -220,8 +221,9 @@ def test_leakage_honours_the_mechanism(frames):
     assert private.attrpriv.leakage(["weight"], mechanism="apgm",
                                     **common) == apgm
     # A mechanism with another covariance model leaks another amount.
-    equal = private.attrpriv.leakage(["weight"], mechanism="expm-gaussian",
-                                     covariances="assume-equal", **common)
+    equal = private.attrpriv.leakage(
+        ["weight"], mechanism="expm-gaussian",
+        **{**common, "law": AssumeGaussian(covariances="assume-equal")})
     assert equal != apgm and np.isfinite(equal)
     with pytest.raises(InvalidParameterError,
                        match="'wasserstein' computes no leakage"):

@@ -10,6 +10,7 @@ import skattr
 from skattr import MethodStep
 from skattr.datasets import make_hospital, make_schools, schools_network
 from skattr.exceptions import NotCertifiableError
+from skattr.laws import AssumeGaussian
 from skattr.mechanisms import (
     ApproximateWassersteinMechanism,
     AttributePrivateMarkovQuilt,
@@ -34,8 +35,8 @@ def hospital():
 
 
 def _laplace_mechanisms():
-    yield ExpectedValueLaplace(query=MEANS, secret=SECRET, law="gaussian",
-                               covariances="assume-equal")
+    yield ExpectedValueLaplace(query=MEANS, secret=SECRET,
+                               law=AssumeGaussian(covariances="assume-equal"))
     yield ApproximateWassersteinMechanism(query=MEANS, secret=SECRET)
     yield WassersteinMechanism(query=skattr.Query.count("gender", "female"),
                                secret=SECRET)
@@ -126,8 +127,8 @@ def test_secure_refuses_gaussian_noise_at_fit(hospital, mechanism):
 def test_secure_refuses_noise_it_cannot_sample_exactly(hospital):
     # Directional Laplace noise is known only once planned.
     reference, private = hospital
-    est = DirectionalLaplace(query=MEANS, secret=SECRET, law="gaussian",
-                             covariances="assume-equal",
+    est = DirectionalLaplace(query=MEANS, secret=SECRET,
+                             law=AssumeGaussian(covariances="assume-equal"),
                              secure=True).fit(reference)
     with pytest.raises(NotCertifiableError, match="secure=False"):
         est.plan(private)

@@ -6,6 +6,7 @@ import pytest
 
 import skattr
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
+from skattr.laws import AssumeGaussian
 from skattr.mechanisms import AttributePrivateGaussian, ExpectedValueGaussian
 from skattr.theta import Bootstrap, MonteCarlo
 
@@ -23,11 +24,10 @@ def reference():
 @pytest.mark.parametrize("sampling", ["with-replacement", "without-replacement"])
 def test_monte_carlo_agrees_with_the_exact_moments(reference, sampling):
     q = skattr.Query.mean(["x", "y"])
-    exact = AttributePrivateGaussian(law="gaussian",
-                                     query=q, secret=SECRET, sampling=sampling).fit(
+    law = AssumeGaussian(sampling=sampling)
+    exact = AttributePrivateGaussian(law=law, query=q, secret=SECRET).fit(
         reference)
-    mc = AttributePrivateGaussian(law="gaussian",
-                                  query=q, secret=SECRET, sampling=sampling,
+    mc = AttributePrivateGaussian(law=law, query=q, secret=SECRET,
                                   theta=MonteCarlo(4000, random_state=1)).fit(
         reference)
     n = 50
