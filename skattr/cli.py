@@ -189,12 +189,12 @@ def _release(args) -> int:
     # Options left unset are not passed: the mechanism's own default applies,
     # and a parameter it does not take is refused only when asked for.
     law = args.law
-    if args.covariances is not None:
-        if law != "gaussian":
-            raise InvalidParameterError(
-                "--covariances shapes the Gaussian law of the statistic; pass "
-                "it with --law gaussian (the exact laws have no covariances "
-                "to equalise).")
+    if args.covariances == "assume-equal" and law != "gaussian":
+        raise InvalidParameterError(
+            "--covariances assume-equal is an option of the Gaussian law of the "
+            "statistic; pass it with --law gaussian (the exact laws have no "
+            "covariances to equalise).")
+    if args.covariances is not None and law == "gaussian":
         law = skattr.laws.AssumeGaussian(covariances=args.covariances)
     given = {"delta": args.delta, "calibration": args.calibration,
              "law": law, "group_size": args.group_size,

@@ -162,6 +162,12 @@ def test_unequal_covariance_options(tmp_path, capsys):
     assert main(no_law + ["--mechanism", "optimal", "--covariances",
                           "assume-equal", "--plan"]) == 2
     assert "pass it with --law gaussian" in capsys.readouterr().err
+    # The default option asks for nothing: with any law, as if not given.
+    plain = main(no_law + ["--mechanism", "optimal", "--plan"])
+    said = capsys.readouterr()
+    assert main(no_law + ["--mechanism", "optimal", "--covariances", "certify",
+                          "--plan"]) == plain
+    assert capsys.readouterr() == said
     with pytest.raises(SystemExit):
         main(base + ["--max-error-ratio", "lots"])
     assert "expected a number >= 1 or 'none'" in capsys.readouterr().err

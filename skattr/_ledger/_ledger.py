@@ -26,6 +26,7 @@ from skattr.exceptions import (
     InvalidParameterError,
     NotCertifiableError,
 )
+from skattr.laws import AssumeGaussian
 
 __all__ = ["Ledger", "LedgerEntry", "joint_noise"]
 
@@ -326,7 +327,18 @@ default="reference"
     def _planned(self, query, params):
         # A lazy frame: before any fit.
         backend_of(self._data).check_releasable(self._data, query)
-        for key in ("secret", "reference", "theta", "law", "bounds", "sampling"):
+        law = params.get("law")
+        if (isinstance(law, AssumeGaussian) and self.law == "gaussian"
+                and law.sampling == AssumeGaussian().sampling):
+            # The ledger's Gaussian model, its covariance option chosen per
+            # release (0.2's covariances=).
+            pass
+        elif "law" in params:
+            raise InvalidParameterError(
+                "law= is the ledger's own; open another ledger for another "
+                "law (a ledger of law='gaussian' takes law=AssumeGaussian("
+                "covariances=...) per release).")
+        for key in ("secret", "reference", "theta", "bounds", "sampling"):
             if key in params:
                 raise InvalidParameterError(
                     f"{key}= is the ledger's own; open another ledger for "
@@ -410,7 +422,9 @@ default="reference"
 
         # The Wasserstein mechanisms take no law= (they use the exact or
         # resampled laws themselves).
-        law = {} if mechanism in self.LAPLACE else {"law": self.law}
+        params = dict(params)
+        law = params.pop("law", self.law)
+        law = {} if mechanism in self.LAPLACE else {"law": law}
         est = MECHANISMS.build(query, secret=self.secret, reference=self.reference,
                               data=self._data, n_rows=self._n,
                               mechanism=mechanism,

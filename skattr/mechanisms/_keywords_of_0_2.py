@@ -101,16 +101,19 @@ def unused_keywords_of_0_2(old: dict, owner: str, unused: dict) -> None:
 
 
 def pair_law_keywords(law, relaxation, old: dict, owner: str, *,
-                      wasserstein: bool) -> tuple:
+                      wasserstein: bool, update: bool = False) -> tuple:
     """Return ``(law, relaxation)``, 0.2's keywords ``old`` folded in.
 
     ``sampling`` and ``covariances`` become ``law=AssumeGaussian(...)`` when
-    the law is Gaussian; with the exact law they did nothing (it draws
-    records with replacement and has no covariances to equalise), and warn
-    so. The relaxation keywords become a :class:`MaxDivergenceGap` or a
-    :class:`WassersteinGap` (Thm 4.7's only where ``wasserstein``). What
-    cannot be folded (an unknown keyword, contradictory ones, a value out
-    of range) becomes a :class:`RefusedKeywords` that ``fit`` raises.
+    the law is Gaussian; with the exact law they are dropped, with a warning
+    that says what they did there (see :func:`_law`). The relaxation keywords
+    become a :class:`MaxDivergenceGap` or a :class:`WassersteinGap` (Thm
+    4.7's only where ``wasserstein``). With ``update`` (``set_params``) each
+    keyword changes its field of the current value, as each was a parameter
+    of its own in 0.2 (``lambda_eta=None`` or ``wasserstein_w=None`` removes
+    the relaxation). What cannot be folded (an unknown keyword,
+    contradictory ones, a value out of range) becomes a
+    :class:`RefusedKeywords` that ``fit`` raises.
     """
     taken = {**LAW_KEYWORDS, **{k: v for k, v in RELAXATION_KEYWORDS.items()
                                 if wasserstein or k not in _WASSERSTEIN}}
@@ -121,72 +124,100 @@ def pair_law_keywords(law, relaxation, old: dict, owner: str, *,
             "its parameters (0.2's sampling and covariances are law="
             "AssumeGaussian(...) since 0.3, its relaxation keywords "
             "relaxation=).")
-    given = {k: v for k, v in old.items() if not _is_default(v, taken[k])}
+    laws = {k: v for k, v in old.items() if k in LAW_KEYWORDS}
+    relaxations = {k: v for k, v in old.items() if k in RELAXATION_KEYWORDS}
+    if not update:
+        # A constructor: the keywords at their 0.2 defaults say nothing.
+        laws = {k: v for k, v in laws.items() if not _is_default(v, taken[k])}
+        relaxations = {k: v for k, v in relaxations.items()
+                       if not _is_default(v, taken[k])}
     try:
-        law = _law(law, {k: v for k, v in given.items() if k in LAW_KEYWORDS},
-                   owner)
+        law = _law(law, laws, owner, update)
     except InvalidParameterError as exc:
         law = RefusedKeywords(str(exc))
     try:
-        relaxation = _relaxation(relaxation, {k: v for k, v in given.items()
-                                              if k in RELAXATION_KEYWORDS}, old)
+        relaxation = _relaxation(relaxation, relaxations, update)
     except InvalidParameterError as exc:
         relaxation = RefusedKeywords(str(exc))
     return law, relaxation
 
 
-def _law(law, given: dict, owner: str):
+def _law(law, given: dict, owner: str, update: bool):
     """``law`` with 0.2's ``sampling``/``covariances`` folded in."""
     if not given:
         return law
     keywords = ", ".join(f"{k}=" for k in sorted(given))
-    if isinstance(law, AssumeGaussian):
+    if isinstance(law, AssumeGaussian) and not update:
         raise InvalidParameterError(
             f"law={law!r} and the 0.2 keywords {keywords} describe the same "
             "choice; pass law=AssumeGaussian(...) only.")
-    if isinstance(law, str) and law == "gaussian":
-        new = AssumeGaussian(**given)
-        _warn(f"{keywords} with law='gaussian' is law={new!r}; pass that.")
+    if isinstance(law, AssumeGaussian) or (isinstance(law, str)
+                                           and law == "gaussian"):
+        base = law if isinstance(law, AssumeGaussian) else AssumeGaussian()
+        new = AssumeGaussian(**{**vars(base), **given})
+        _warn(f"{keywords} with the Gaussian law is law={new!r}; pass that.")
         return new
-    _warn(f"{owner} ignores {keywords}: they shape the Gaussian model only, "
-          f"and law={law!r} takes the exact law (records drawn with "
-          "replacement, no covariances). Drop them, or pass "
-          f"law={AssumeGaussian(**given)!r} to take the Gaussian model.")
+    if all(_is_default(v, LAW_KEYWORDS[k]) for k, v in given.items()):
+        _warn(f"{keywords} at 0.2's default: drop them.")
+        return law
+    _warn(f"{owner} drops {keywords}: they are options of the Gaussian model, "
+          f"and law={law!r} takes the exact law, which certifies the noise "
+          "(records drawn with replacement). In 0.2 they could still steer "
+          "the search for the noise's shape and recorded an equal-covariance "
+          "assumption the certificate did not rest on, so the noise may "
+          "differ slightly. Pass law="
+          f"{AssumeGaussian(**given)!r} to take the Gaussian model instead.")
     return law
 
 
-def _relaxation(relaxation, given: dict, old: dict):
+def _relaxation(relaxation, given: dict, update: bool):
     """``relaxation`` with 0.2's keywords folded in."""
     if not given:
         return relaxation
-    if relaxation is not None:
+    if relaxation is not None and not update:
         raise InvalidParameterError(
             f"relaxation={relaxation!r} and the 0.2 keywords "
             f"{sorted(given)} describe the same choice; pass relaxation= only.")
-    lam, eta = old.get("lambda_eta"), old.get("eta", 0.0)
-    w, w_lam = old.get("wasserstein_w"), old.get("wasserstein_lambda")
-    if (w is None) != (w_lam is None):
-        raise InvalidParameterError(
-            "Theorem 4.7 needs both W (the infinity-Wasserstein distance "
-            "between the modelled and true laws) and the lambda it may cost: "
-            "pass relaxation=WassersteinGap(w=..., lam=...).")
+    current = {}
+    if isinstance(relaxation, MaxDivergenceGap):
+        current = {"lambda_eta": relaxation.lam, "eta": relaxation.eta}
+    elif isinstance(relaxation, WassersteinGap):
+        current = {"wasserstein_w": relaxation.w,
+                   "wasserstein_lambda": relaxation.lam}
+    merged = {**current, **given}
+    lam, eta = merged.get("lambda_eta"), merged.get("eta", 0.0)
+    w, w_lam = merged.get("wasserstein_w"), merged.get("wasserstein_lambda")
     if lam is not None and w is not None:
         raise InvalidParameterError(
             "Theorems 4.6 (lambda_eta, eta) and 4.7 (wasserstein_w, "
             "wasserstein_lambda) are alternative relaxations; pass one, as "
             "relaxation=MaxDivergenceGap(...) or WassersteinGap(...).")
-    if lam is None and w is None:
+    if lam is None and (w is None) != (w_lam is None) and not (
+            update and w is None):
         raise InvalidParameterError(
-            f"eta={eta!r} is the slack of lambda_eta's max-divergence and does "
-            "nothing alone; pass relaxation=MaxDivergenceGap(lam=..., eta=...).")
-    new = (MaxDivergenceGap(lam=lam, eta=eta) if lam is not None
-           else WassersteinGap(w=w, lam=w_lam))
-    _warn(f"{', '.join(f'{k}=' for k in sorted(given))} are "
-          f"relaxation={new!r}; pass that.")
+            "Theorem 4.7 needs both W (the infinity-Wasserstein distance "
+            "between the modelled and true laws) and the lambda it may cost: "
+            "pass relaxation=WassersteinGap(w=..., lam=...).")
+    keywords = ", ".join(f"{k}=" for k in sorted(given))
+    if lam is not None:
+        new = MaxDivergenceGap(lam=lam, eta=eta)
+    elif w is not None:
+        new = WassersteinGap(w=w, lam=w_lam)
+    else:
+        # eta alone (0.2 ignored it), or a relaxation set_params removes.
+        new = None
+        if not update and not _is_default(eta, 0.0):
+            _warn(f"eta={eta!r} did nothing without lambda_eta (the slack of "
+                  "its max-divergence) and is dropped; pass relaxation="
+                  "MaxDivergenceGap(lam=..., eta=...) for the relaxation.")
+            return None
+    if update or new is not None:
+        _warn(f"{keywords} are relaxation={new!r}; pass that.")
     return new
 
 
-def fold_keywords_of_0_2(params: dict, mechanism: str) -> dict:
+def fold_keywords_of_0_2(params: dict, mechanism: str, *,
+                         wasserstein: bool) -> dict:
     """Return a caller's parameters with 0.2's keywords folded in, or refuse.
 
     For the callers that pass keywords on to the mechanisms (the accessor,
@@ -203,7 +234,7 @@ def fold_keywords_of_0_2(params: dict, mechanism: str) -> dict:
     folded = {k: v for k, v in params.items() if k not in old}
     law, relaxation = pair_law_keywords(
         folded.get("law", "auto"), folded.get("relaxation"), old,
-        f"mechanism={mechanism!r}", wasserstein=True)
+        f"mechanism={mechanism!r}", wasserstein=wasserstein)
     for value in (law, relaxation):
         if isinstance(value, RefusedKeywords):
             raise InvalidParameterError(value.message)

@@ -66,12 +66,15 @@ class GaussianPairLawMechanism(BaseMechanism):
         old = {k: params.pop(k) for k in list(params)
                if k in LAW_KEYWORDS or k in RELAXATION_KEYWORDS}
         if old:
+            # Each old keyword changes its field of the current value, as in
+            # 0.2; with law= or relaxation= given too, they must agree.
             params["law"], params["relaxation"] = pair_law_keywords(
                 params.get("law", self.law),
                 params.get("relaxation", self.relaxation), old,
                 type(self).__name__,
                 wasserstein=WassersteinGap in self._parameter_constraints.get(
-                    "relaxation", ()))
+                    "relaxation", ()),
+                update="law" not in params and "relaxation" not in params)
         return super().set_params(**params)
 
     def _validate_params(self):

@@ -129,6 +129,27 @@ class Registry(Mapping):
                 f"{', '.join(accepting)} (or 'auto').")
         return {mechanism: cls}
 
+    @staticmethod
+    def fold_keywords_of_0_2(mechanism: str, classes: Mapping[str, type],
+                             params: Mapping) -> Mapping:
+        """Fold 0.2's keywords into ``law=``/``relaxation=`` (until 0.4).
+
+        Only for ``classes`` that take them (for others the old keywords are
+        refused by :meth:`check_params`, as in 0.2), with a FutureWarning;
+        what cannot be folded is an InvalidParameterError here.
+        """
+        from skattr.mechanisms._keywords_of_0_2 import fold_keywords_of_0_2
+        from skattr.mechanisms._relaxations import WassersteinGap
+
+        takers = [cls for cls in classes.values()
+                  if {"law", "relaxation"} & set(_parameters(cls))]
+        if not takers:
+            return params
+        return fold_keywords_of_0_2(
+            params, mechanism, wasserstein=any(
+                WassersteinGap in cls._parameter_constraints.get("relaxation", ())
+                for cls in takers))
+
     def check_params(self, mechanism: str, classes: Mapping[str, type],
                      params: Mapping) -> None:
         """Refuse keywords that none of ``classes`` takes, naming the valid ones.
@@ -153,10 +174,13 @@ class Registry(Mapping):
         valid = sorted(taken - _BUILT_BY_CALLER)
         name = unknown[0]
         if name in ("delta", "calibration") and mechanism != "auto":
+            why = ("adds Laplace noise only and certifies delta = 0"
+                   if name == "delta" else
+                   "adds Laplace noise only, which has no Gaussian calibration")
             raise InvalidParameterError(
-                f"mechanism={mechanism!r} adds Laplace noise only and certifies "
-                f"delta = 0, so it takes no {name!r}; drop {name}=, or use a "
-                f"mechanism with Gaussian noise. It takes: {', '.join(valid)}.")
+                f"mechanism={mechanism!r} {why}, so it takes no {name!r}; drop "
+                f"{name}=, or use a mechanism with Gaussian noise. It takes: "
+                f"{', '.join(valid)}.")
         close = difflib.get_close_matches(name, valid, n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
         raise InvalidParameterError(
@@ -181,10 +205,8 @@ class Registry(Mapping):
         (``bounds=None``). ``fits`` holds outcomes already known, by name,
         and is updated.
         """
-        from skattr.mechanisms._keywords_of_0_2 import fold_keywords_of_0_2
-
         classes = self.classes_for(mechanism, query)
-        params = fold_keywords_of_0_2(params, mechanism)
+        params = self.fold_keywords_of_0_2(mechanism, classes, params)
         self.check_params(mechanism, classes, params)
         # A Theta stated whole (a NetworkTheta) reads nothing from reference
         # data: fit then reads only the data's columns.

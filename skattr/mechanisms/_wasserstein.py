@@ -110,6 +110,12 @@ class _WassersteinFamily(BaseMechanism):
     noise = "laplace"
     _unused_of_0_2 = {"calibration": "analytic", "delta": 0.0}
 
+    def set_params(self, **params):
+        """Set parameters; 0.2's keywords that did nothing warn (until 0.4)."""
+        old = {k: params.pop(k) for k in list(params) if k in self._unused_of_0_2}
+        unused_keywords_of_0_2(old, type(self).__name__, self._unused_of_0_2)
+        return super().set_params(**params)
+
     @takes_keywords_of_0_2
     def __init__(self, *, query=None, secret=None, epsilon=1.0, theta="auto",
                  privacy="dataset", bounds="reference", secure=False,

@@ -179,8 +179,10 @@ def plot_tradeoff(data, columns=None, *, secret=None, reference=None,
 
         for name in names:
             # Every name and parameter checked before the first fit.
-            MECHANISMS.check_params(name, MECHANISMS.classes_for(name, query),
-                                    params)
+            classes = MECHANISMS.classes_for(name, query)
+            MECHANISMS.check_params(
+                name, classes,
+                MECHANISMS.fold_keywords_of_0_2(name, classes, params))
         if n is None:
             n = backend_of(data).row_count(data, what="the private data")
         # One fit per mechanism, shared by "auto" and its named line: the

@@ -79,7 +79,6 @@ def test_keywords_at_their_defaults_are_silent():
     ({"wasserstein_lambda": 0.1}, "needs both"),
     ({"lambda_eta": 0.1, "wasserstein_w": 0.3, "wasserstein_lambda": 0.1},
      "alternative relaxations"),
-    ({"eta": 1e-4}, "does nothing alone"),
     ({"lambda_eta": 0.1, "relaxation": MaxDivergenceGap(lam=0.1)},
      "same choice"),
     ({"lambda_eta": -1.0}, r"lam must be a finite number in \[0, inf\)"),
@@ -244,10 +243,42 @@ def test_law_gaussian_is_assume_gaussian_with_its_defaults():
 
 def test_gaussian_options_with_the_exact_law_warn_that_they_do_nothing():
     count = skattr.Query.count("gender", "female")
-    with pytest.warns(FutureWarning, match="ignores covariances=.*exact law"):
+    with pytest.warns(FutureWarning, match="drops covariances=.*exact law.*"
+                                           "may differ"):
         mech = AttributePrivateGaussian(query=count, secret=SECRET,
                                         covariances="assume-equal")
     assert mech.law == "auto"
+
+
+def test_eta_alone_did_nothing_and_is_dropped_with_a_warning():
+    with pytest.warns(FutureWarning, match="did nothing without lambda_eta"):
+        mech = ExpectedValueGaussian(eta=1e-4)
+    assert mech.relaxation is None
+
+
+def test_set_params_changes_one_field_as_in_0_2():
+    # GridSearchCV does clone(base).set_params(...): each old keyword changes
+    # its own field of the current value.
+    base = ExpectedValueGaussian(query=MEANS, secret=GENDER, law=AssumeGaussian(
+        covariances="assume-equal"), relaxation=MaxDivergenceGap(lam=0.1))
+    with pytest.warns(FutureWarning):
+        assert clone(base).set_params(covariances="certify").law == AssumeGaussian()
+    with pytest.warns(FutureWarning):
+        assert clone(base).set_params(sampling="with-replacement").law == (
+            AssumeGaussian(sampling="with-replacement", covariances="assume-equal"))
+    with pytest.warns(FutureWarning):
+        assert clone(base).set_params(eta=1e-6).relaxation == MaxDivergenceGap(
+            lam=0.1, eta=1e-6)
+    with pytest.warns(FutureWarning):
+        assert clone(base).set_params(lambda_eta=None).relaxation is None
+    with pytest.warns(FutureWarning):
+        swapped = clone(base).set_params(lambda_eta=None, wasserstein_w=0.3,
+                                         wasserstein_lambda=0.1)
+    assert swapped.relaxation == WassersteinGap(w=0.3, lam=0.1)
+    # The keywords that did nothing, on the Wasserstein mechanisms.
+    with pytest.warns(FutureWarning, match="ignores delta=0.1"):
+        exact = WassersteinMechanism().set_params(delta=0.1, epsilon=2.0)
+    assert exact.epsilon == 2.0 and "delta" not in exact.get_params()
 
 
 @pytest.mark.parametrize("kw, match", [
@@ -283,3 +314,51 @@ def test_the_accessor_folds_them_too():
     with pytest.raises(InvalidParameterError, match="same choice"):
         private.attrpriv.mean(["weight"], law=AssumeGaussian(),
                               covariances="assume-equal", **kw)
+
+
+def test_old_keywords_reach_only_the_mechanisms_that_took_them():
+    private = HOSPITAL.iloc[:60]
+    kw = dict(secret=GENDER, reference=HOSPITAL, random_state=0)
+    # approx-wasserstein never took covariances: refused, as in 0.2.
+    with pytest.raises(InvalidParameterError, match="takes no parameter"):
+        private.attrpriv.median(["weight"], mechanism="approx-wasserstein",
+                                covariances="assume-equal", **kw)
+    with pytest.raises(InvalidParameterError,
+                       match="no Gaussian calibration, so it takes no "
+                             "'calibration'"):
+        private.attrpriv.median(["weight"], mechanism="approx-wasserstein",
+                                calibration="analytic", **kw)
+
+
+def test_a_ledger_takes_the_gaussian_options_per_release():
+    private = HOSPITAL.iloc[:200]
+    opened = dict(secret=GENDER, reference=HOSPITAL, budget=(30.0, 1e-3),
+                  theta="moments", law="gaussian", random_state=0)
+    equal = AssumeGaussian(covariances="assume-equal")
+    ledger = private.attrpriv.ledger(**opened)
+    rel = ledger.mean(["weight"], mechanism="expm-gaussian", law=equal)
+    assert rel.assumes("covariances.equal")
+    legacy = private.attrpriv.ledger(**opened)
+    with pytest.warns(FutureWarning, match="law=AssumeGaussian"):
+        old = legacy.mean(["weight"], mechanism="expm-gaussian",
+                          covariances="assume-equal")
+    _same(old, rel)
+    assert legacy.spent == ledger.spent
+    # Another sampling is another model: another ledger.
+    with pytest.raises(InvalidParameterError, match="law= is the ledger's own"):
+        ledger.mean(["weight"], law=AssumeGaussian(sampling="with-replacement"))
+
+
+def test_plot_tradeoff_takes_them_too():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from skattr.plotting import plot_tradeoff
+
+    with pytest.warns(FutureWarning, match="law=AssumeGaussian"):
+        ax = plot_tradeoff(HOSPITAL.iloc[:60], ["weight"], secret=GENDER,
+                           reference=HOSPITAL, mechanisms=("apgm",),
+                           law="gaussian", covariances="assume-equal",
+                           theta="moments", epsilons=[1.0, 2.0])
+    assert ax.lines
