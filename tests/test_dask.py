@@ -18,7 +18,9 @@ from skattr.exceptions import (
 dd = pytest.importorskip("dask.dataframe")
 dask = pytest.importorskip("dask")
 
-PARTITIONS = [1, 3, 16, 20]
+# Many partitions (a second a test): in the whole suite.
+PARTITIONS = [1, 3, pytest.param(16, marks=pytest.mark.slow),
+              pytest.param(20, marks=pytest.mark.slow)]
 SECRET = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
 
 
