@@ -420,3 +420,25 @@ def test_huge_or_wide_integer_columns_never_take_an_overflowing_exact_law():
         plan = reference.head(20).attrpriv.plan(["x"], secret=secret,
                                                 reference=reference)
         assert plan.mechanism == "approx-wasserstein"
+
+
+@pytest.mark.parametrize("field", ["epsilon", "delta", "sensitivity"])
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_a_certificate_that_is_not_finite_refuses(field, bad, monkeypatch):
+    # Fail closed (issue 27): a NaN compares false with every bound it should
+    # meet, so a plan holding one is refused before anything is released.
+    from dataclasses import replace
+
+    reference = skattr.datasets.make_hospital(300, random_state=0)
+    mech = skattr.mechanisms.DPLaplace(
+        query=skattr.Query.mean(["weight"]), bounds=(0.0, 400.0),
+        random_state=0).fit(reference)
+    planned = type(mech)._plan
+
+    def broken(self, n):
+        noise, cert = planned(self, n)
+        return noise, replace(cert, **{field: bad})
+
+    monkeypatch.setattr(type(mech), "_plan", broken)
+    with pytest.raises(NotCertifiableError, match=f"its {field} came out as"):
+        mech.release(reference.iloc[:50])

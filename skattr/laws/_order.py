@@ -21,6 +21,7 @@ import numpy as np
 
 from skattr._persistence import persistable
 from skattr._statistic import numpy_lerp, quantile_position
+from skattr.exceptions import NotCertifiableError
 
 __all__ = ["OrderLaws", "coupling_gap", "order_bracket"]
 
@@ -382,7 +383,7 @@ class OrderLaws:
             f_low, e_low = cdf(r_low, index)
             f_high, e_high = ((f_low, e_low) if r_high == r_low
                               else cdf(r_high, index))
-            eta = float(max(e_low.max(), e_high.max()))
+            eta = _finite(max(e_low.max(), e_high.max()), "cdf")
             if eta <= margin or margin >= 1:
                 break
             margin = min(1.0, 2 * eta)
@@ -489,8 +490,9 @@ class OrderLaws:
         # errors, the mass left beyond D, the mass of X_r below the window
         # that may lie above it, and the rounding of the sums.
         cells = rows.size * (depth + 2)
-        eta = float(2 * e_r.max() + 2 * e_g.max(axis=1).sum() + left
-                    + (g[0, 1] if begin > 0 else 0.0) + 2 * cells * _ULP)
+        eta = _finite(2 * e_r.max() + 2 * e_g.max(axis=1).sum() + left
+                      + (g[0, 1] if begin > 0 else 0.0) + 2 * cells * _ULP,
+                      "interpolated quantile's cdf")
         if eta > margin or values.size == 0:
             return None
         return _Table(values=values, f_low=cumulative, f_high=cumulative,
@@ -533,6 +535,21 @@ def _none_between(parts, mixed, support, s_index, t_index, r: int,
     return g.reshape(shape), error.reshape(shape)
 
 
+def _finite(error, what: str) -> float:
+    """Return a table's error bound; refuse (fail closed) one that is not finite.
+
+    A NaN compares false with every margin, so it would pass for a small
+    error and collapse the bounds it widens.
+    """
+    error = float(error)
+    if not math.isfinite(error):
+        raise NotCertifiableError(
+            f"The exact law of this order statistic could not be bounded (its "
+            f"{what} error is {error}); nothing is released. Report this with "
+            "the data's sizes, or use theta=Resample(exact_quantiles=False).")
+    return error
+
+
 def _thinned(values, draws, xs, xt, replace):
     """One group's P(H(x_s) = i and none in (x_s, x_t]), over a window of i.
 
@@ -550,7 +567,10 @@ def _thinned(values, draws, xs, xt, replace):
     start, pmf, error = _count_pmfs(total - between, below, draws, replace)
     with np.errstate(divide="ignore"):
         if replace:
-            log_kappa = draws * np.log1p(-between / total)
+            # No draws avoid anything with certainty (kappa = 1), also when
+            # every record lies in the window (0 * log 0 would be NaN).
+            log_kappa = (draws * np.log1p(-between / total) if draws
+                         else np.zeros(between.shape))
         else:
             log_kappa = _avoid(values.size, draws)[between.astype(np.int64)]
     kappa = np.exp(log_kappa)

@@ -139,6 +139,19 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
             raise AssertionError(
                 f"{type(self).__name__}._plan returned noise for {noise.k} "
                 f"statistics; the query releases {k}.")
+        certified = {"epsilon": cert.epsilon, "delta": cert.delta,
+                     "sensitivity": cert.sensitivity}
+        broken = [name for name, value in certified.items()
+                  if value is not None and not np.all(np.isfinite(value))]
+        if broken:
+            # Fail closed: a NaN compares false with every bound it should
+            # meet, so a certificate holding one proves nothing.
+            raise NotCertifiableError(
+                f"{type(self).__name__} could not certify this release: its "
+                f"{' and '.join(broken)} came out as "
+                f"{', '.join(repr(certified[b]) for b in broken)}. Nothing is "
+                "released. Clip the released columns to a plausible range "
+                "(bounds=), or report the data's sizes if they are ordinary.")
         if not np.all(np.isfinite(noise.covariance)):
             # Fail closed: noise of no finite variance has no error to state
             # and no interval; the statistic's scale is beyond floating point.

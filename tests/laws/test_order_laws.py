@@ -388,3 +388,72 @@ def test_a_ledger_releases_monotone_quantiles():
     assert release.values["age:q0.25"] <= release.values["age:q0.75"]
     assert release.certified_by.uses("post-processed.monotone")
     assert ledger.spent[0] == pytest.approx(0.05)
+
+
+def _median_law_of_counts(groups, n):
+    """Exact law of the interpolated median of n draws with replacement.
+
+    ``groups`` is a list of (draws, values, probabilities): each group's
+    records are i.i.d. draws from its own discrete law. Enumerates every
+    composition of each group's draws over its values (multinomial pmfs),
+    adds the groups' counts, and reads the median of the pooled counts off
+    their cumulative sums: no skattr code.
+    """
+    support = np.unique(np.concatenate([v for _, v, _ in groups]))
+    laws = [((), 1.0)]
+    for draws, values, probs in groups:
+        comps = np.array([c for c in itertools.product(range(draws + 1),
+                                                       repeat=len(values))
+                          if sum(c) == draws])
+        logp = (math.lgamma(draws + 1)
+                - np.sum([[math.lgamma(x + 1) for x in row] for row in comps],
+                         axis=1)
+                + comps @ np.log(np.asarray(probs, float)))
+        at = np.searchsorted(support, values)
+        full = np.zeros((len(comps), support.size), dtype=int)
+        full[:, at] = comps
+        laws = [(np.asarray(c0) + c1 if len(c0) else c1, p0 * p1)
+                for c0, p0 in laws
+                for c1, p1 in zip(full, np.exp(logp), strict=True)]
+    counts = np.array([c for c, _ in laws])
+    probs = np.array([p for _, p in laws])
+    cum = np.cumsum(counts, axis=1)
+    lower = support[np.argmax(cum >= n // 2, axis=1)]        # X_(n/2)
+    upper = support[np.argmax(cum >= n // 2 + 1, axis=1)]    # X_(n/2 + 1)
+    medians = (lower + upper) / 2
+    order = np.argsort(medians, kind="stable")
+    return medians[order], np.cumsum(probs[order])
+
+
+def _quantile(values, cdf, u):
+    return values[np.searchsorted(cdf, u - 1e-12, side="left")]
+
+
+def test_a_group_with_no_draws_inside_the_window_is_not_a_nan():
+    # Regression (issue 27): with replacement and a pair at share 1, the other
+    # group draws nothing; 0 * log(0) was NaN in the table's error, which
+    # compared false with every margin, collapsed the quantile bounds and
+    # under-certified W (0.5 where the exact laws need 1).
+    rng = np.random.default_rng(0)
+    in_group, out_group = rng.choice([0, 1, 2], 100), rng.choice([2, 3], 100)
+    ref = pd.DataFrame({"g": [1] * 100 + [0] * 100,
+                        "kids": np.concatenate([in_group, out_group])})
+    secret = Secret.proportion("g", 1, pairs=[(0.8, 1.0)])
+    with np.errstate(invalid="raise"):
+        plan = ApproximateWassersteinMechanism(
+            query=Statistic.median("kids"), secret=secret, delta=1e-3,
+            theta=Resample(replace=True, random_state=0)).fit(ref).plan(n=100)
+
+    def law(k):
+        groups = []
+        for draws, sample in ((k, in_group), (100 - k, out_group)):
+            if draws:
+                values, counts = np.unique(sample, return_counts=True)
+                groups.append((draws, values.astype(float), counts / counts.sum()))
+        return _median_law_of_counts(groups, 100)
+
+    (xa, fa), (xb, fb) = law(80), law(100)
+    levels = np.linspace(5e-4, 1 - 5e-4, 2001)
+    gap = max(abs(_quantile(xa, fa, u) - _quantile(xb, fb, u)) for u in levels)
+    assert gap == 1.0
+    assert plan.sensitivity >= gap
