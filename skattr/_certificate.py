@@ -131,6 +131,12 @@ ASSUMPTIONS: dict[str, _Kind] = {
         "draws from their group's value frequencies, estimated from the "
         "reference data (law='exact')"),
     "records.independent": _kind(_independent, "reads", "privacy"),
+    "reference.sample": _kind(
+        "the reference data are a random sample of the population (records "
+        "independent given the sensitive attribute); the counting "
+        "probabilities lie in their simultaneous Clopper-Pearson intervals, "
+        "which holds with probability at least {confidence:g} over the "
+        "reference sample", "confidence"),
     "resampling-model": _kind(
         "the data are distributed as the resampling model says (datasets drawn "
         "from the reference data; {privacy} privacy)", "privacy"),

@@ -49,6 +49,12 @@ ASSUMPTION_TEXTS = {
         "the law of F(X) given each secret is exact: records are independent "
         "draws from their group's value frequencies, estimated from the "
         "reference data (law='exact')")),
+    "reference.sample": ({"confidence": 0.999}, (
+        "the reference data are a random sample of the population (records "
+        "independent given the sensitive attribute); the counting "
+        "probabilities lie in their simultaneous Clopper-Pearson intervals, "
+        "which holds with probability at least 0.999 over the reference "
+        "sample")),
     "records.independent": ({"reads": "values", "privacy": "distributional"}, (
         "records are independent given the sensitive attribute and take the "
         "column's values with the stated probabilities (distributional "

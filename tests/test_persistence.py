@@ -219,6 +219,9 @@ THETAS = {
         secret=skattr.Secret.proportion("gender", "female", window=1.0,
                                         support=(0.0, 1.0)),
         theta=ProbabilityBox(low=(0.3, 0.3), high=(0.5, 0.6)), random_state=0),
+    "confidence box": lambda: WassersteinMechanism(
+        query=skattr.Query.count("height", Above(66)), secret=SECRET,
+        theta=skattr.theta.ConfidenceBox(), random_state=0),
     "resampled means (moment bounds)": lambda: ApproximateWassersteinMechanism(
         query=skattr.Query.mean(["weight"]), secret=SECRET,
         theta=Resample(random_state=0), random_state=0),

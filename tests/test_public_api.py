@@ -172,9 +172,9 @@ def test_dp_exponential_mechanism_is_seeded():
 
 def test_theta_exports_what_users_pass_or_call():
     assert sorted(skattr.theta.__all__) == [
-        "Bootstrap", "ExpertTheta", "GroupMoments", "JointGaussian", "MonteCarlo",
-        "ProbabilityBox", "Resample", "SumLaws", "count_pmf", "joint_law",
-        "sum_pmf",
+        "Bootstrap", "ConfidenceBox", "ExpertTheta", "GroupMoments",
+        "JointGaussian", "MonteCarlo", "ProbabilityBox", "Resample", "SumLaws",
+        "count_pmf", "joint_law", "sum_pmf",
     ]
 
 

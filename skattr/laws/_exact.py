@@ -198,7 +198,7 @@ class BoxLaw(StatisticLaw):
         return worst * self.query.weight(n)
 
     def _assumptions(self, privacy: str) -> tuple:
-        return (_independence(None, privacy),)
+        return (_independence(None, privacy), *self.assumptions)
 
     def w_infinity(self, n: int, privacy: str) -> Bound:
         return Bound(self._upper(n, privacy),

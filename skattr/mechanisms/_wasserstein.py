@@ -21,7 +21,7 @@ from skattr.mechanisms._keywords_of_0_2 import (
 )
 from skattr.mechanisms._registry import register
 from skattr.noise import LaplaceNoise
-from skattr.theta._box import ProbabilityBox
+from skattr.theta._box import ConfidenceBox, ProbabilityBox
 from skattr.theta._request import LawRequest
 from skattr.theta._resample import Resample
 from skattr.theta._spec import resolve_theta
@@ -100,7 +100,8 @@ class _WassersteinFamily(BaseMechanism):
            if k not in ("calibration", "delta")},
         "query": [Query, StackedQuery, Statistic, None],
         "theta": [Options(frozenset({"auto", "moments"})), list, tuple, np.ndarray,
-                  ProbabilityBox, SumLaws, Resample, NetworkTheta],
+                  ProbabilityBox, ConfidenceBox, SumLaws, Resample,
+                  NetworkTheta],
         "privacy": [Options(frozenset({"dataset", "distributional"}))],
         "progress": PROGRESS_CONSTRAINT,
     }

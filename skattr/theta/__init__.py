@@ -13,7 +13,7 @@ importable here too.
 
 from skattr.laws._counts import count_pmf
 from skattr.laws._sums import SumLaws, sum_pmf
-from skattr.theta._box import ProbabilityBox
+from skattr.theta._box import ConfidenceBox, ProbabilityBox
 from skattr.theta._expert import ExpertTheta
 from skattr.theta._models import GroupMoments, JointGaussian
 from skattr.theta._request import joint_law
@@ -23,6 +23,7 @@ from skattr.utils._public import public_dir
 
 __all__ = [
     "Bootstrap",
+    "ConfidenceBox",
     "ExpertTheta",
     "GroupMoments",
     "JointGaussian",

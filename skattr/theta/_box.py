@@ -6,12 +6,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from skattr._certificate import Assumption
 from skattr._persistence import persistable
 from skattr.exceptions import InvalidParameterError
 from skattr.laws import BoxLaw
 from skattr.theta._request import check_exact_request
 
-__all__ = ["ProbabilityBox"]
+__all__ = ["ConfidenceBox", "ProbabilityBox", "clopper_pearson"]
 
 
 @persistable
@@ -72,3 +73,116 @@ class ProbabilityBox:
                 f"low={self.low!r}, high={self.high!r}.")
         object.__setattr__(self, "low", tuple(low.tolist()))
         object.__setattr__(self, "high", tuple(high.tolist()))
+
+
+def clopper_pearson(successes, trials, alpha: float) -> tuple:
+    """Return the exact two-sided (1 - alpha) Clopper-Pearson interval(s).
+
+    Examples
+    --------
+    >>> low, high = clopper_pearson(0, 10, 0.05)
+    >>> float(low), round(float(high), 4)
+    (0.0, 0.3085)
+    """
+    from scipy import stats
+
+    k = np.asarray(successes, dtype=float)
+    n = np.asarray(trials, dtype=float)
+    low = np.where(k > 0, stats.beta.ppf(alpha / 2, k, n - k + 1), 0.0)
+    high = np.where(k < n, stats.beta.ppf(1 - alpha / 2, k + 1, n - k), 1.0)
+    return low, high
+
+
+@persistable
+@dataclass(frozen=True)
+class ConfidenceBox:
+    """Theta for a count: the probabilities the reference sample allows.
+
+    The reference records are taken as a random sample of the population;
+    each group's counting probability (``P(counted | not in the group)``,
+    ``P(counted | in it)``) lies in its exact Clopper-Pearson interval, both
+    at once with probability at least ``confidence`` over the reference
+    sample (Bonferroni: each at 1 - (1 - confidence) / 2). The Wasserstein
+    mechanisms certify the supremum over that box (a
+    :class:`ProbabilityBox`, by branch and bound), so the certificate holds
+    for the population the reference came from, with that probability; the
+    release records it. A value the reference never shows in a group is not
+    a value of probability 0: its interval reaches up to what the sample
+    cannot rule out.
+
+    Parameters
+    ----------
+    confidence : float, default=0.999
+        The probability, over the reference sample, that the box holds the
+        population's probabilities. It is not the certificate's delta: delta
+        is a probability over the private data and the noise, for a fixed
+        population; this one is over which reference was drawn.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, skattr
+    >>> from skattr.theta import ConfidenceBox
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat([1, 0], 200)
+    >>> ref = pd.DataFrame({"g": g, "sick": rng.random(400) < 0.1 + 0.1 * g})
+    >>> mech = skattr.mechanisms.WassersteinMechanism(
+    ...     query=skattr.Query.count("sick", True),
+    ...     secret=skattr.Secret.proportion("g", 1, pairs=[(0.4, 0.6)]),
+    ...     theta=ConfidenceBox()).fit(ref)
+    >>> plan = mech.plan(n=100)
+    >>> plan.assumes("reference.sample"), plan.delta
+    (True, 0.0)
+    """
+
+    confidence: float = 0.999
+
+    states_law = False
+    reads_reference = True
+    assumptions = ()
+
+    def __post_init__(self):
+        try:
+            confidence = float(self.confidence)
+        except (TypeError, ValueError):
+            confidence = float("nan")
+        if not 0 < confidence < 1:
+            raise InvalidParameterError(
+                "ConfidenceBox(confidence=...) must be a probability in (0, 1), "
+                f"such as 0.999; got {self.confidence!r}.")
+        object.__setattr__(self, "confidence", confidence)
+
+    def box(self, counted: np.ndarray, inside: np.ndarray) -> ProbabilityBox:
+        """Return the simultaneous Clopper-Pearson box of the two groups."""
+        alpha = (1 - self.confidence) / 2
+        groups = (~inside, inside)
+        low, high = clopper_pearson([counted[g].sum() for g in groups],
+                                    [g.sum() for g in groups], alpha)
+        return ProbabilityBox(low=tuple(low), high=tuple(high))
+
+    def fit_law(self, request):
+        """Return the count laws over the reference's confidence box."""
+        if "box" not in request.kinds:
+            request.refuse("ConfidenceBox", "count laws over a box")
+        check_exact_request(request, sums=False)
+        if len(request.secrets) != 1:
+            raise InvalidParameterError(
+                "ConfidenceBox gives the box of one secret's two groups; pass "
+                "one secret.")
+        reference = request.reference()
+        (secret,) = request.secrets
+        inside = reference.groups(secret) == 1
+        if inside.all() or not inside.any():
+            raise InvalidParameterError(
+                f"The reference data hold no records on one side of "
+                f"{secret.label}; ConfidenceBox needs both groups.")
+        counted = reference.records()[:, 0] != 0
+        box = self.box(counted, inside)
+        return BoxLaw(
+            box=box, secrets=tuple(request.secrets), query=request.query,
+            description=(f"p in the reference's simultaneous "
+                         f"{self.confidence:g} Clopper-Pearson box "
+                         f"[{box.low}, {box.high}] ({int((~inside).sum())} + "
+                         f"{int(inside.sum())} records)"),
+            assumptions=(Assumption.of("reference.sample",
+                                       confidence=self.confidence),),
+            reads_reference=True)
