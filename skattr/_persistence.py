@@ -12,7 +12,7 @@ predicate, a statistic of one's own) is code, so it is refused on saving;
 The file::
 
     {"sha256": "<hex digest>",
-     "skattr": {"schema": 1, "version": "0.2.0", "object": <the object>}}
+     "skattr": {"schema": 1, "version": "0.3.0", "object": <the object>}}
 
 The digest is SHA-256 over the canonical serialisation of the ``"skattr"``
 part (:func:`canonical`: keys sorted, no spaces, ASCII). It detects a file

@@ -1,3 +1,3 @@
 """The version of skattr (one home: the package, the command line and saved files)."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0.dev0"
