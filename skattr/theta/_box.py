@@ -12,7 +12,7 @@ from skattr.exceptions import InvalidParameterError
 from skattr.laws import BoxLaw
 from skattr.theta._request import check_exact_request
 
-__all__ = ["ConfidenceBox", "ProbabilityBox", "clopper_pearson"]
+__all__ = ["ConfidenceBox", "ProbabilityBox"]
 
 
 @persistable
@@ -75,24 +75,6 @@ class ProbabilityBox:
         object.__setattr__(self, "high", tuple(high.tolist()))
 
 
-def clopper_pearson(successes, trials, alpha: float) -> tuple:
-    """Return the exact two-sided (1 - alpha) Clopper-Pearson interval(s).
-
-    Examples
-    --------
-    >>> low, high = clopper_pearson(0, 10, 0.05)
-    >>> float(low), round(float(high), 4)
-    (0.0, 0.3085)
-    """
-    from scipy import stats
-
-    k = np.asarray(successes, dtype=float)
-    n = np.asarray(trials, dtype=float)
-    low = np.where(k > 0, stats.beta.ppf(alpha / 2, k, n - k + 1), 0.0)
-    high = np.where(k < n, stats.beta.ppf(1 - alpha / 2, k + 1, n - k), 1.0)
-    return low, high
-
-
 @persistable
 @dataclass(frozen=True)
 class ConfidenceBox:
@@ -153,10 +135,14 @@ class ConfidenceBox:
 
     def box(self, counted: np.ndarray, inside: np.ndarray) -> ProbabilityBox:
         """Return the simultaneous Clopper-Pearson box of the two groups."""
-        alpha = (1 - self.confidence) / 2
+        from statsmodels.stats.proportion import proportion_confint
+
         groups = (~inside, inside)
-        low, high = clopper_pearson([counted[g].sum() for g in groups],
-                                    [g.sum() for g in groups], alpha)
+        # Exact (Clopper-Pearson: "beta") intervals, each at 1 - alpha / 2.
+        low, high = proportion_confint(
+            np.array([counted[g].sum() for g in groups]),
+            np.array([g.sum() for g in groups]),
+            alpha=(1 - self.confidence) / 2, method="beta")
         return ProbabilityBox(low=tuple(low), high=tuple(high))
 
     def fit_law(self, request):
