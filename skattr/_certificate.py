@@ -292,6 +292,22 @@ STEPS: dict[str, _Kind] = {
     "closeness.exact": _kind(
         "the least (W, delta)-closeness of {laws} (Chen Def 3.2, Thm 3.2)",
         "laws"),
+    "closeness.coupled": _kind(
+        "W the upper delta-quantile of the coupled distance ((W, "
+        "delta)-closeness), for each pair under the better of two couplings "
+        "valid over all of Theta's box: the swap coupling (only the {records} "
+        "records whose group differs between the two secrets may be counted "
+        "differently, each with probability at most {gap:.4g}: at most "
+        "Binomial({records}, {gap:.4g})) and the quantile coupling bounded at "
+        "the box's corners", "records", "gap"),
+    "coupling.gaussian-noise": _kind(
+        "Gaussian noise through a coupling: delta at most the expected "
+        "Gaussian delta of the coupled distance (joint convexity), computed "
+        "exactly, for each pair under the better of two couplings valid over "
+        "all of Theta's box: the swap coupling (only the {records} records "
+        "whose group differs between the two secrets may be counted "
+        "differently, each with probability at most {gap:.4g}) and the "
+        "quantile coupling bounded at the box's corners", "records", "gap"),
     "closeness.box": _kind(
         "the supremum over the box of the infinity-Wasserstein distance "
         "between the exact count laws, which bounds (W, delta)-closeness"),

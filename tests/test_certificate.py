@@ -218,6 +218,21 @@ STEP_TEXTS = {
     "closeness.exact": ({"laws": _COUNTS}, (
         "the least (W, delta)-closeness of the exact laws of the count or sum "
         "(Chen Def 3.2, Thm 3.2)")),
+    "closeness.coupled": ({"records": 20, "gap": 0.3}, (
+        "W the upper delta-quantile of the coupled distance ((W, "
+        "delta)-closeness), for each pair under the better of two couplings "
+        "valid over all of Theta's box: the swap coupling (only the 20 records "
+        "whose group differs between the two secrets may be counted "
+        "differently, each with probability at most 0.3: at most Binomial(20, "
+        "0.3)) and the quantile coupling bounded at the box's corners")),
+    "coupling.gaussian-noise": ({"records": 20, "gap": 0.3}, (
+        "Gaussian noise through a coupling: delta at most the expected "
+        "Gaussian delta of the coupled distance (joint convexity), computed "
+        "exactly, for each pair under the better of two couplings valid over "
+        "all of Theta's box: the swap coupling (only the 20 records whose "
+        "group differs between the two secrets may be counted differently, "
+        "each with probability at most 0.3) and the quantile coupling bounded "
+        "at the box's corners")),
     "closeness.box": ({}, (
         "the supremum over the box of the infinity-Wasserstein distance between "
         "the exact count laws, which bounds (W, delta)-closeness")),

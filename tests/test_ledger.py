@@ -443,7 +443,9 @@ def test_tampered_files_are_rejected(tamper):
 # computed them.
 SCHEMA_2 = {
     "gaussian": ((1.502572064888595, 1e-3), 1.6287843362071073),
-    "exact": ((0.7550391927361488, 1e-3), 0.9610976576805115),
+    # 0.3 certifies the count under the reference's confidence box (the swap
+    # coupling), where 0.2 took its bootstrap frequencies: 0.9610976576805115.
+    "exact": ((0.7550391927361488, 1e-3), 0.9611205887049437),
     "laplace": ((4.227101586739668, 1e-2), 5.464860575327366),
 }
 
@@ -581,16 +583,19 @@ def count_data(n, seed):
 def test_exact_law_ledger_combines_copies_of_one_count():
     from skattr.calibration._exact_profile import discrete_epsilon
 
+    # theta="moments": the exact laws at the reference's frequencies.
     private, reference = count_data(60, 1), count_data(4000, 0)
     ledger = private.attrpriv.ledger(secret=SECRET, reference=reference,
-                                     budget=(3.0, DELTA), random_state=0)
+                                     budget=(3.0, DELTA), theta="moments",
+                                     random_state=0)
     first = ledger.count(["k"], True, epsilon=1.0)
     assert 0.99 < ledger.spent[0] <= 1.0          # exact law, calibrated at 1
     second = ledger.proportion(["k"], True, epsilon=1.0)   # the same count / n
     var = 1 / (1 / first.noise_law.covariance[0, 0]
                + 1 / (second.noise_law.covariance[0, 0] * len(private) ** 2))
     mech = skattr.mechanisms.AttributePrivateGaussian(
-        query=skattr.Query.count("k", True), secret=SECRET).fit(reference)
+        query=skattr.Query.count("k", True), secret=SECRET,
+        theta="moments").fit(reference)
     assert mech.law_.kind == "exact"
     expected = max(discrete_epsilon(xa, pa, xb, pb, noise="gaussian",
                                     scale=math.sqrt(var), delta=DELTA)
@@ -601,6 +606,53 @@ def test_exact_law_ledger_combines_copies_of_one_count():
     with pytest.raises(NotCertifiableError, match="law='gaussian'"):
         ledger.count(["s"], True, epsilon=1.0)
     assert len(ledger.releases) == 2
+
+
+def _coupled_epsilon_by_hand(trials, gap, sigma, delta):
+    """Least epsilon with E[delta of N(D, s^2) vs N(0, s^2)] <= delta, D binomial.
+
+    Balle and Wang's profile written out with scipy's normal law, solved by
+    brentq: shares no code with skattr.
+    """
+    from scipy import optimize, stats
+
+    d = np.arange(1, trials + 1)
+    w = stats.binom.pmf(d, trials, gap)
+    mu = d / sigma
+
+    def excess(eps):
+        profile = (stats.norm.cdf(mu / 2 - eps / mu)
+                   - np.exp(eps) * stats.norm.cdf(-mu / 2 - eps / mu))
+        return float(w @ profile) - delta
+
+    return optimize.brentq(excess, 1e-9, 50, xtol=1e-12)
+
+
+def test_a_default_ledger_combines_copies_of_one_count_over_the_box():
+    # With no options a count's Theta is the reference's 0.999 confidence
+    # box; two releases of the same count (as a count and a proportion) are
+    # as private as one with their combined noise, certified through the
+    # swap coupling: 12 records move (0.4 vs 0.6 of 60), each counted
+    # differently with probability at most high_in - low_out.
+    from statsmodels.stats.proportion import proportion_confint
+
+    private, reference = count_data(60, 1), count_data(4000, 0)
+    ledger = private.attrpriv.ledger(secret=SECRET, reference=reference,
+                                     budget=(3.0, DELTA), random_state=0)
+    first = ledger.count(["k"], True, epsilon=1.0)
+    assert first.assumes("reference.sample")
+    assert 0.99 < ledger.spent[0] <= 1.0
+    second = ledger.proportion(["k"], True, epsilon=1.0)
+    var = 1 / (1 / first.noise_law.covariance[0, 0]
+               + 1 / (second.noise_law.covariance[0, 0] * len(private) ** 2))
+    s, k = reference["s"].to_numpy(), reference["k"].to_numpy()
+    low, high = proportion_confint([k[~s].sum(), k[s].sum()],
+                                   [(~s).sum(), s.sum()], alpha=0.0005,
+                                   method="beta")
+    gap = max(high[1] - low[0], high[0] - low[1])
+    expected = _coupled_epsilon_by_hand(12, gap, math.sqrt(var), DELTA)
+    assert ledger.spent[0] == pytest.approx(expected, rel=1e-6)
+    assert 1.0 < ledger.spent[0] < 2.0
 
 
 @pytest.mark.slow

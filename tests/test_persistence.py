@@ -210,6 +210,9 @@ THETAS = {
         theta="gaussian", random_state=0),
     "exact count laws": lambda: OptimalGaussian(
         query=skattr.Query.count(["gender"], "other"), secret=SECRET,
+        theta="moments", random_state=0),
+    "confidence box (a count's default)": lambda: AttributePrivateGaussian(
+        query=skattr.Query.count(["gender"], "other"), secret=SECRET,
         random_state=0),
     "count with a predicate": lambda: WassersteinMechanism(
         query=skattr.Query.count("height", Above(66)), secret=SECRET,

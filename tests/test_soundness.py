@@ -148,9 +148,11 @@ def test_exact_count_laws_certify_the_count_query():
     reference = _binary_frames(0.8, 0.2)
     private = reference.sample(40, random_state=2)
     secret = skattr.Secret.proportion("g", 1, pairs=[(0.25, 0.75)])
+    # theta="moments": the reference's frequencies (0.8, 0.2 exactly) are
+    # the laws' (the default takes their confidence box instead).
     plan = private.attrpriv.plan(["x"], statistic="count", value=1, secret=secret,
                                  reference=reference, epsilon=1.0, delta=1e-4,
-                                 mechanism="apgm")
+                                 mechanism="apgm", theta="moments")
     (xa, pa), (xb, pb) = _binary_laws(40, 0.25, 0.75, 0.8, 0.2)
     exact = discrete_release_delta((xa * 40, pa), (xb * 40, pb), "gaussian",
                                    float(plan.noise_std[0]), 1.0)

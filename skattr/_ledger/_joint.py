@@ -39,6 +39,7 @@ import numpy as np
 from skattr._clipping import clip_reference, resolve_clipping
 from skattr._query import StackedQuery
 from skattr._random import seed_of
+from skattr.calibration._coupled import pairs_coupled_epsilon
 from skattr.calibration._exact_noise import exact_leakage
 from skattr.calibration._pair_noise import raw_leakage_epsilon
 from skattr.exceptions import NotCertifiableError
@@ -165,13 +166,19 @@ class GaussianJoint:
                 f"law={ledger.law!r} a ledger certifies releases of one "
                 "statistic.")
         joint, _ = self._joint_law(distinct, law)
+        variances = np.diag(noise)
+        variance = (0.0 if np.any(variances <= 0) else
+                    1.0 / float(np.sum(select[:, 0] ** 2 / variances)))
+        if joint.kind == "box":
+            # A count's default Theta: the swap coupling's bound, for F plus
+            # the copies' sufficient noise.
+            return pairs_coupled_epsilon(
+                joint.coupled_distances(ledger._n, "dataset"), variance,
+                ledger.budget[1])
         if not isinstance(joint, ExactLaw):
             raise NotCertifiableError(
                 "This statistic has no exact law here; open the ledger with "
                 "law='gaussian' to certify its releases jointly.")
-        variances = np.diag(noise)
-        variance = (0.0 if np.any(variances <= 0) else
-                    1.0 / float(np.sum(select[:, 0] ** 2 / variances)))
         return exact_leakage(joint.exact_pairs(ledger._n), ledger.budget[1],
                              variance)
 

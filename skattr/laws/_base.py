@@ -151,6 +151,19 @@ class StatisticLaw(ABC):
             f"A {type(self).__name__} gives no infinity-Wasserstein distance; "
             "use a mechanism that calibrates it.")
 
+    def coupled_distances(self, n: int, privacy: str):
+        """Return the law of the distance of F's values under a coupling.
+
+        A :class:`~skattr.laws._distances.CoupledDistances`, worst case over
+        pairs, Theta and secrets: a law stochastically larger than the
+        distance between the values of F on both sides of every pair under
+        one coupling of their laws, from which Gaussian noise is certified
+        by joint convexity (:mod:`skattr.calibration._coupled`).
+        """
+        raise NotCertifiableError(
+            f"A {type(self).__name__} gives no coupled distance law; use a "
+            "mechanism that calibrates it.")
+
     def closeness(self, n: int, privacy: str, delta: float, *,
                   progress=False, label: str = "") -> Bound:
         """Return the least W such that the pairs' laws are (W, delta)-close.

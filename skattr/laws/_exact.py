@@ -22,6 +22,7 @@ from skattr._persistence import persistable
 from skattr.exceptions import NotCertifiableError
 from skattr.laws._base import Bound, StatisticLaw, secret_pairs
 from skattr.laws._count_sensitivity import count_sensitivity, count_sensitivity_box
+from skattr.laws._distances import CoupledDistances, count_coupled_distances
 from skattr.laws._gaussian import GaussianLaw, PairLaws
 from skattr.laws._sums import SumLaws, pair_pmfs, sum_sensitivity
 from skattr.wasserstein import wd_closeness
@@ -170,6 +171,9 @@ class BoxLaw(StatisticLaw):
     ----------
     box : ProbabilityBox
         ``low`` and ``high`` of P(counted | out) and P(counted | in).
+    branch_and_bound : bool
+        W_inf by branch and bound over the box (capped by the swap
+        coupling), or by the cap alone.
     secrets : tuple of Secret
     query : Query
         The released count or proportion.
@@ -186,6 +190,35 @@ class BoxLaw(StatisticLaw):
     states_law: bool = False
     reference_sizes: tuple | None = None
     source: object = field(default=None, repr=False, compare=False)
+    #: Whether W_inf is the branch and bound's supremum (tighter, seconds to
+    #: minutes when the box reaches a probability of 0 or 1) or the swap
+    #: coupling's cap alone (the records moved: instant; the default Theta's).
+    branch_and_bound: bool = True
+
+    @property
+    def statement(self) -> Assumption:
+        """What the box law assumes, as a Gaussian calibration records it."""
+        return _independence(None, "dataset")
+
+    def coupled_distances(self, n: int, privacy: str) -> list[tuple]:
+        """Return, per pair, the distance laws of couplings valid over the box.
+
+        See :func:`~skattr.laws._distances.count_coupled_distances`: the swap
+        coupling (the records moved between the groups are the only ones
+        counted differently, each with probability at most the box's widest
+        gap) and the quantile coupling bounded at the box's corners.
+        """
+        pairs = [pair for s in self.secrets
+                 for pair in secret_pairs(
+                     s, n, privacy, alternative="use privacy='distributional'")]
+        return count_coupled_distances(pairs, n, self.box.low, self.box.high,
+                                       privacy, self.query.weight(n))
+
+    @staticmethod
+    def worst_swap(per_pair) -> CoupledDistances:
+        """Return the swap coupling's law of the pair that moves the most records."""
+        return max((laws[0] for laws in per_pair),
+                   key=lambda law: (law.records * law.gap, law.records))
 
     def _upper(self, n: int, privacy: str) -> float:
         worst = 0.0
@@ -201,11 +234,31 @@ class BoxLaw(StatisticLaw):
         return (_independence(None, privacy), *self.assumptions)
 
     def w_infinity(self, n: int, privacy: str) -> Bound:
-        return Bound(self._upper(n, privacy),
+        # A coupling valid over the box moves F by at most its largest
+        # distance (the swap coupling: the records moved, times F's weight):
+        # a cap on the branch and bound, which gives up on cells that reach
+        # a probability of 0 or 1.
+        per_pair = self.coupled_distances(n, privacy)
+        cap = max((min(float(law.distances[law.probs > 0].max(initial=0.0))
+                       for law in laws) for laws in per_pair), default=0.0)
+        if self.branch_and_bound:
+            cap = min(self._upper(n, privacy), cap)
+        return Bound(cap,
                      MethodStep.of("w-inf.largest", laws=_EXACT_COUNTS),
                      self._assumptions(privacy))
 
     def closeness(self, n: int, privacy: str, delta: float, *,
                   progress=False, label: str = "") -> Bound:
-        return Bound(self._upper(n, privacy), MethodStep.of("closeness.box"),
+        per_pair = self.coupled_distances(n, privacy)
+        w = max((min(law.closeness(delta) for law in laws)
+                 for laws in per_pair), default=0.0)
+        moved = self.worst_swap(per_pair)
+        if self.branch_and_bound:
+            # W_inf bounds (W, delta)-closeness too; the smaller one holds.
+            upper = self._upper(n, privacy)
+            if upper <= w:
+                return Bound(upper, MethodStep.of("closeness.box"),
+                             self._assumptions(privacy))
+        return Bound(w, MethodStep.of("closeness.coupled",
+                                      records=moved.records, gap=moved.gap),
                      self._assumptions(privacy))

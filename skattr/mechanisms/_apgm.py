@@ -6,6 +6,7 @@ import numpy as np
 
 from skattr._certificate import Method, MethodStep, unique
 from skattr._release import Certificate
+from skattr.calibration._coupled import pairs_coupled_variance
 from skattr.calibration._exact_noise import exact_required_noise_variance
 from skattr.calibration._pair_noise import (
     covariances_equal,
@@ -140,6 +141,7 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
 
     mechanism_name = "apgm"
     noise = "gaussian"
+    calibrates = ("gaussian", "exact", "box")
 
     @takes_keywords_of_0_2
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
@@ -181,6 +183,8 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
         self._refuse_replaced_classic(laws)
 
     def _plan(self, n: int) -> tuple[GaussianNoise, Certificate]:
+        if self._coupled(n) is not None:
+            return self._coupled_plan(n)
         per_secret, notes = [], []
         for laws in self._laws(n):
             laws, note = self._prepare(laws)
@@ -217,3 +221,29 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
             inherent_variance=laws.min_variance, certified_by=method,
             assumed=tuple(assumptions),
         )
+
+    def _coupled_plan(self, n: int) -> tuple[GaussianNoise, Certificate]:
+        """Gaussian noise for a box of count laws, through the swap coupling.
+
+        delta is at most the expected Gaussian delta of the coupled distance
+        (:mod:`skattr.calibration._coupled`); the data's own variance is not
+        counted on (it may vanish at a corner of the box).
+        """
+        per_pair = self._coupled(n)
+        variance = pairs_coupled_variance(per_pair, self.epsilon, self.delta)
+        moved = self.law_.worst_swap(per_pair)
+        method = Method((MethodStep.of("coupling.gaussian-noise",
+                                       records=moved.records, gap=moved.gap),))
+        assumptions = self._law_assumptions(n, variance == 0.0)
+        epsilon, delta = self.epsilon, self.delta
+        if self.relaxation is not None:
+            _, epsilon, delta, method, assumed = self.relaxation.apply(
+                None, epsilon, delta, method)
+            assumptions.append(assumed)
+        k = len(self.columns_)
+        return GaussianNoise(variance * np.eye(k)), Certificate(
+            epsilon=epsilon, delta=delta,
+            sensitivity=max(float(law.distances[law.probs > 0].max(initial=0.0))
+                            for laws in per_pair for law in laws[:1]),
+            inherent_variance=(0.0,) * k, certified_by=method,
+            assumed=tuple(assumptions))

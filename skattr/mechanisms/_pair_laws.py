@@ -6,6 +6,10 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from skattr._certificate import Assumption, MethodStep, unique
+from skattr.calibration._coupled import (
+    pairs_coupled_delta,
+    pairs_coupled_epsilon,
+)
 from skattr.calibration._exact_noise import exact_leakage, exact_pairs_delta
 from skattr.calibration._pair_noise import (
     covariances_equal,
@@ -94,6 +98,17 @@ class GaussianPairLawMechanism(BaseMechanism):
         """
         return self.law_.per_theta(laws, required, what)
 
+    def _coupled(self, n: int):
+        """Per pair, the coupled distance laws of a box law of F, else None.
+
+        A count's default Theta is the reference's confidence box
+        (:class:`~skattr.theta.ConfidenceBox`), whose laws are certified
+        through the swap coupling (:meth:`~skattr.laws.BoxLaw.coupled_distances`).
+        """
+        if self.law_.kind != "box":
+            return None
+        return self.law_.coupled_distances(n, "dataset")
+
     def _exact_law(self) -> ExactLaw | None:
         """Return the exact law when F's law is exact, else None (Gaussian)."""
         return self.law_ if isinstance(self.law_, ExactLaw) else None
@@ -144,7 +159,8 @@ class GaussianPairLawMechanism(BaseMechanism):
             sampling=(self._gaussian or AssumeGaussian()).sampling,
             # law="gaussian" takes no exact law, so none is looked for (it
             # would read the records' values).
-            kinds=("gaussian",) if self._gaussian is not None else ("exact",))
+            kinds=(("gaussian",) if self._gaussian is not None else
+                   tuple(k for k in self.calibrates if k != "gaussian")))
         try:
             self.law_ = request.fit(spec)
         except LawUnavailable as why:
@@ -265,6 +281,9 @@ class GaussianPairLawMechanism(BaseMechanism):
                 0 < delta < 1):
             raise InvalidParameterError(
                 f"delta must be in (0, 1) for a leakage; got {delta!r}.")
+        per_pair = self._coupled(int(n))
+        if per_pair is not None:
+            return pairs_coupled_epsilon(per_pair, 0.0, delta)
         if self._exact_law() is not None:
             return exact_leakage(self._exact_pairs(int(n)), delta)
         return float(max(raw_leakage_epsilon(self._prepare(laws)[0], delta).max(
@@ -293,6 +312,9 @@ class GaussianPairLawMechanism(BaseMechanism):
             self.law_.check_noiseless(int(n))
         except NotCertifiableError:
             return False
+        per_pair = self._coupled(int(n))
+        if per_pair is not None:
+            return pairs_coupled_delta(per_pair, 0.0, self.epsilon) <= self.delta
         if self._exact_law() is not None:
             return exact_pairs_delta(self._exact_pairs(int(n)), 0.0,
                                      self.epsilon) <= self.delta

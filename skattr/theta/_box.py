@@ -84,13 +84,15 @@ class ConfidenceBox:
     each group's counting probability (``P(counted | not in the group)``,
     ``P(counted | in it)``) lies in its exact Clopper-Pearson interval, both
     at once with probability at least ``confidence`` over the reference
-    sample (Bonferroni: each at 1 - (1 - confidence) / 2). The Wasserstein
-    mechanisms certify the supremum over that box (a
-    :class:`ProbabilityBox`, by branch and bound), so the certificate holds
-    for the population the reference came from, with that probability; the
-    release records it. A value the reference never shows in a group is not
-    a value of probability 0: its interval reaches up to what the sample
-    cannot rule out.
+    sample (Bonferroni: each at 1 - (1 - confidence) / 2). ``apgm`` and the
+    Wasserstein mechanisms certify the worst case over that box, through
+    couplings valid at every point of it (``docs/population.md`` proves
+    them), so the certificate holds for the population the reference came
+    from, with that probability; the release records it. A value the
+    reference never shows in a group is not a value of probability 0: its
+    interval reaches up to what the sample cannot rule out. It is the
+    default Theta of a count (``theta="auto"``, at 0.999); pass it to choose
+    the confidence.
 
     Parameters
     ----------
@@ -166,9 +168,12 @@ class ConfidenceBox:
         return BoxLaw(
             box=box, secrets=tuple(request.secrets), query=request.query,
             description=(f"p in the reference's simultaneous "
-                         f"{self.confidence:g} Clopper-Pearson box "
-                         f"[{box.low}, {box.high}] ({int((~inside).sum())} + "
-                         f"{int(inside.sum())} records)"),
+                         f"{self.confidence:g} Clopper-Pearson box: "
+                         f"outside the group [{box.low[0]:.4g}, "
+                         f"{box.high[0]:.4g}] ({int((~inside).sum())} "
+                         f"records), inside [{box.low[1]:.4g}, "
+                         f"{box.high[1]:.4g}] ({int(inside.sum())} records)"),
             assumptions=(Assumption.of("reference.sample",
                                        confidence=self.confidence),),
-            reads_reference=True)
+            reads_reference=True, branch_and_bound=False,
+            reference_sizes=((int((~inside).sum()), int(inside.sum())),))

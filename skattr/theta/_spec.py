@@ -45,6 +45,7 @@ from skattr.theta._sampled import Bootstrap, refuse_mean_secret
 
 __all__ = [
     "BOOTSTRAP_REPLICATES",
+    "DEFAULT_CONFIDENCE",
     "MIN_GROUP_RECORDS",
     "FitAndBootstrap",
     "CountProbabilities",
@@ -61,6 +62,10 @@ __all__ = [
 #: 1.1x the certified one (the plug-in: up to 47%, and 35% at 2,000 records per
 #: group when the groups' gap is small).
 BOOTSTRAP_REPLICATES = 50
+
+#: The default Theta's confidence over the reference sample: a count's
+#: default laws hold for the population with at least this probability.
+DEFAULT_CONFIDENCE = 0.999
 
 #: Fewest reference records in each secret group for the default Theta: below
 #: it the bootstrap's noise is 3x that of the true moments and little is known
@@ -156,6 +161,8 @@ class FitAndBootstrap:
             from skattr.theta._resample import Resample
 
             return Resample(random_state=request.seed).fit_law(request)
+        if request.counting():
+            return self._count_law(request)
         reference = request.reference()
         if "exact" in request.kinds:
             return exact_law_of(
@@ -166,6 +173,33 @@ class FitAndBootstrap:
         if "gaussian" in request.kinds:
             return gaussian_law_of(self, request, reference)
         request.refuse("'auto'", "the fit's and its replicates' laws")
+
+    def _count_law(self, request: LawRequest):
+        """Return a count's law: the reference's confidence box, else its moments.
+
+        The counting probabilities of the population lie in the reference's
+        simultaneous Clopper-Pearson box with probability at least
+        ``DEFAULT_CONFIDENCE`` (:class:`~skattr.theta.ConfidenceBox`); the
+        mechanisms that calibrate a box certify the worst case over it. The
+        reference's frequencies themselves (and their bootstrap replicates)
+        are a point estimate, and no default certificate rests on one:
+        theta="moments" takes them, recorded.
+        """
+        from skattr.theta._box import ConfidenceBox
+
+        if "box" in request.kinds:
+            reference = request.reference()
+            for s in request.secrets:
+                check_group_sizes(reference.groups(s) == 1, s.label)
+            return ConfidenceBox(DEFAULT_CONFIDENCE).fit_law(request)
+        if "gaussian" in request.kinds and "exact" not in request.kinds:
+            return gaussian_law_of(self, request, request.reference())
+        raise LawUnavailable(
+            "the default Theta of a count is the reference's confidence box "
+            "(skattr.theta.ConfidenceBox), which this mechanism does not "
+            "calibrate; mechanism='apgm' and the Wasserstein mechanisms do, or "
+            "pass theta='moments' to take the reference's frequencies as the "
+            "population's (recorded)")
 
     def moment_models(self, reference, secret, sampling: str) -> list:
         """Return the plug-in model and one per bootstrap replicate."""

@@ -57,7 +57,10 @@ def test_theta_from_reference_and_release_law():
     ref = pd.DataFrame({"x2": (rng.random(4000) < 0.5).astype(int)})
     ref["x1"] = (rng.random(4000) < np.where(ref.x2 == 1, 0.7, 0.3)).astype(int)
     secret = skattr.Secret.proportion("x2", 1, pairs=[(0.4, 0.6)])
+    # theta="moments": W_inf between the exact laws at the reference's
+    # frequencies (the default takes the worst case over their confidence box).
     mech = WassersteinMechanism(query=skattr.Query.count("x1", 1), secret=secret,
+                                theta="moments",
                                 random_state=np.random.default_rng(1)).fit(ref)
     p_out, p_in = mech.law_.thetas[0][0]
     assert p_in == pytest.approx(ref.x1[ref.x2 == 1].mean())
@@ -87,9 +90,11 @@ def test_refusals():
         _mech(theta=[[0.5, 1.5]])
 
 
-def test_auto_means_the_fit_and_its_bootstrap_as_for_every_mechanism():
-    # "auto" is one model across mechanisms: the plug-in and 50 stratified
-    # bootstrap replicates, worst case; "moments" is the plug-in alone.
+def test_auto_means_the_reference_confidence_box_for_a_count():
+    # "auto" of a count is one model across mechanisms: every counting
+    # probability in the reference's simultaneous 0.999 Clopper-Pearson box
+    # (the population's, at that confidence); "moments" is the plug-in alone,
+    # a point of the box.
     rng = np.random.default_rng(3)
     s = rng.random(300) < 0.5
     c = np.where(s, rng.random(300) < 0.6, rng.random(300) < 0.3)
@@ -99,11 +104,21 @@ def test_auto_means_the_fit_and_its_bootstrap_as_for_every_mechanism():
     auto = WassersteinMechanism(query=query, secret=secret).fit(reference)
     plugin = WassersteinMechanism(query=query, secret=secret,
                                   theta="moments").fit(reference)
-    assert auto.law_.thetas[0].shape == (51, 2)
-    np.testing.assert_array_equal(auto.law_.thetas[0][0], plugin.law_.thetas[0][0])
+    from statsmodels.stats.proportion import proportion_confint
+
+    assert auto.law_.kind == "box"
+    point = plugin.law_.thetas[0][0]
+    assert np.all(np.asarray(auto.law_.box.low) <= point)
+    assert np.all(point <= np.asarray(auto.law_.box.high))
+    # Each interval is the exact one at 1 - 0.001 / 2 (two groups).
+    low, high = proportion_confint(c[s].sum(), s.sum(), alpha=0.0005,
+                                   method="beta")
+    assert (auto.law_.box.low[1], auto.law_.box.high[1]) == pytest.approx(
+        (low, high), rel=1e-12)
     w_auto, w_plugin = auto.plan(n=50).sensitivity, plugin.plan(n=50).sensitivity
     assert w_auto >= w_plugin
-    assert "bootstrap replicates" in auto.plan(n=50).theta
+    assert "Clopper-Pearson" in auto.plan(n=50).theta
+    assert auto.plan(n=50).assumes("reference.sample")
     with pytest.raises(NotCertifiableError, match="at least 10 in each group"):
         WassersteinMechanism(query=query, secret=secret).fit(reference.iloc[:12])
 
@@ -112,8 +127,8 @@ def test_auto_means_the_fit_and_its_bootstrap_as_for_every_mechanism():
 def test_the_plug_in_theta_is_recorded_as_an_assumption(name):
     # theta="moments" takes the reference's frequencies as the population's:
     # an explicit opt-in the release must record, as the Gaussian
-    # mechanisms' releases do; "auto" (fit and bootstrap replicates) assumes
-    # no such thing.
+    # mechanisms' releases do; "auto" (the reference's confidence box) assumes
+    # no such thing: it states the confidence its certificate holds with.
     from skattr.datasets import make_hospital
     reference = make_hospital(2000, random_state=0)
     secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
@@ -125,5 +140,7 @@ def test_the_plug_in_theta_is_recorded_as_an_assumption(name):
     assert plug_in.assumed[0].option == "theta='moments'"
     auto = cls(**kw).fit(reference).plan(n=100)
     assert not any(a.opt_in for a in auto.assumed)
+    assert auto.assumes("reference.sample")
     # The rest of the certificate is the same model's.
-    assert plug_in.assumed[1:] == auto.assumed
+    assert plug_in.assumed[1:] == tuple(a for a in auto.assumed
+                                        if a.kind != "reference.sample")

@@ -1,0 +1,228 @@
+"""The law of the distance between coupled values of F under two secrets.
+
+A coupling pi of the laws of F given secrets a and b puts the two values
+side by side; the law of their distance D = |x - y| (or of any variable
+stochastically larger) is what the coupled calibrations read:
+(W, delta)-closeness is the least w with P(D > w) <= delta (Chen and
+Ohrimenko, Def. 3.2), and Gaussian noise is certified by the expected
+Gaussian delta of D (:mod:`skattr.calibration._coupled`, by joint
+convexity of the hockey-stick divergence).
+
+For counts the swap coupling gives D in closed form: the records whose group
+differs between a and b are the only ones that may be counted differently;
+with one uniform draw deciding both, a record moved from group c to c' is
+counted differently with probability |p_c - p_c'|, at most ``r``, the
+widest gap between the groups' counting probabilities over Theta's box. So
+D is at most Binomial(m, r), m the records moved (dataset privacy), or
+Binomial(n, t r), t the total variation between the two laws of a record's
+group (distributional privacy: each record's group is drawn, and coupled,
+independently). The quantile coupling, bounded over the box by its corners
+(:func:`quantile_envelope`), is the other: its distance is about the shift of
+the two laws' means, and wins when the box is narrow.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from skattr.exceptions import NotCertifiableError
+
+__all__ = ["CoupledDistances", "count_coupled_distances", "quantile_envelope"]
+
+# Relative slack on a tail compared with delta (the tails are sums of a few
+# thousand non-negative floats).
+_ROUNDING = 1e-9
+
+
+@dataclass(frozen=True, eq=False)
+class CoupledDistances:
+    """The law of a coupled distance D: values and their probabilities.
+
+    Attributes
+    ----------
+    distances : ndarray
+        The values of D (in F's units), increasing.
+    probs : ndarray
+        Their probabilities (summing to at most 1; missing mass counts as an
+        infinite distance).
+    records : int
+        The trials of the binomial behind D (records moved), for the record.
+    gap : float
+        The largest probability that a moved record is counted differently
+        (for the quantile envelope: the box's widest side).
+    coupling : {"swap", "quantile"}
+        The coupling D is the distance under.
+    """
+
+    distances: np.ndarray
+    probs: np.ndarray
+    records: int = 0
+    gap: float = 0.0
+    coupling: str = "swap"
+
+    def closeness(self, delta: float) -> float:
+        """Return the least w with P(D > w) <= delta, the coupling's W.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skattr.laws._distances import CoupledDistances
+        >>> CoupledDistances(np.arange(4.0),
+        ...                  np.array([0.5, 0.3, 0.15, 0.05])).closeness(0.1)
+        2.0
+        """
+        d, p = self.distances, self.probs
+        missing = max(0.0, 1.0 - float(p.sum()))
+        # tail[i] = P(D > d[i]), summed from the top so small tails stay exact.
+        tail = np.concatenate([np.cumsum(p[::-1])[::-1][1:], [0.0]]) + missing
+        ok = np.flatnonzero(tail * (1 + _ROUNDING) <= delta)
+        if ok.size == 0 or not math.isfinite(d[ok[0]]):
+            raise NotCertifiableError(
+                "The coupled distance exceeds every bound with probability "
+                f"more than delta={delta:g}: no W is (W, delta)-close.")
+        return float(d[ok[0]])
+
+    @classmethod
+    def binomial(cls, trials: int, gap: float, weight: float
+                 ) -> CoupledDistances:
+        """Return ``weight`` times Binomial(trials, gap)."""
+        k = np.arange(trials + 1)
+        probs = stats.binom.pmf(k, trials, min(max(gap, 0.0), 1.0))
+        return cls(distances=weight * k.astype(float), probs=probs,
+                   records=int(trials), gap=float(gap))
+
+
+#: Per squared support point, the mass the quantile envelope counts as an
+#: infinite distance: its CDFs (sums of at most n + 1 convolved binomial
+#: masses) are each off by at most about (n + 1) 1e-16, so at most that much
+#: mass of t lies on the wrong side of each of the 4 (n + 1) break points.
+#: Ten times that, plus 1e-12.
+_ENVELOPE_SLACK = 1e-15
+#: Most pairs the quantile envelope is computed for (each costs four count
+#: laws); beyond, the swap coupling alone.
+_ENVELOPE_PAIRS = 20
+
+
+def _count_cdf(counts, probs) -> np.ndarray:
+    """CDF on 0..sum(counts) of a sum of independent Binomial(counts[c], probs[c])."""
+    from scipy import signal
+
+    pmf = np.ones(1)
+    for size, p in zip(counts, probs, strict=True):
+        if size:
+            law = stats.binom.pmf(np.arange(size + 1), size,
+                                  min(max(p, 0.0), 1.0))
+            # Direct sums (error a few ulps an entry) while cheap, else FFT.
+            pmf = (np.convolve(pmf, law) if pmf.size * law.size <= 4e7 else
+                   signal.fftconvolve(pmf, law))
+    return np.cumsum(np.clip(pmf, 0.0, None))
+
+
+def _quantiles(cdf: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """Return the least x with F(x) >= level (F on 0, 1, ...; the top past it)."""
+    return np.minimum(np.searchsorted(cdf, levels, side="left"), cdf.size - 1)
+
+
+def quantile_envelope(a, b, n: int, low, high, privacy: str,
+                      weight: float) -> CoupledDistances:
+    """Return the quantile coupling's distance, bounded over a box of probabilities.
+
+    A count's law is stochastically increasing in every group's counting
+    probability, so for every p in the box each quantile function lies
+    between its values at the box's lowest and highest corners; the distance
+    |Q_a(t) - Q_b(t)| of the quantile coupling (t uniform) is at most
+    U(t) = max(Q_b(t; high) - Q_a(t; low), Q_a(t; high) - Q_b(t; low)). The
+    law of U(t) is returned: every quantile function is constant between
+    consecutive values of the four CDFs.
+    """
+    low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    sa, sb = _shares(a), _shares(b)
+    if privacy == "dataset":
+        ka = np.rint(sa * n).astype(int)
+        kb = np.rint(sb * n).astype(int)
+        cdfs = [_count_cdf(ka, low), _count_cdf(ka, high),
+                _count_cdf(kb, low), _count_cdf(kb, high)]
+    else:
+        cdfs = [np.cumsum(stats.binom.pmf(np.arange(n + 1), n,
+                                          min(float(share @ p), 1.0)))
+                for share in (sa, sb) for p in (low, high)]
+    slack = 4.0 * (n + 1) ** 2 * _ENVELOPE_SLACK + 1e-12
+    cuts = np.unique(np.clip(np.concatenate([[0.0, 1.0], *cdfs]), 0.0, 1.0))
+    lengths = np.diff(cuts)
+    keep = lengths > 0
+    mids = (0.5 * (cuts[:-1] + cuts[1:]))[keep]
+    qa_lo, qa_hi, qb_lo, qb_hi = (_quantiles(c, mids) for c in cdfs)
+    gap = np.maximum(np.maximum(qb_hi - qa_lo, qa_hi - qb_lo), 0)
+    order = np.argsort(gap, kind="stable")
+    return CoupledDistances(distances=weight * gap[order].astype(float),
+                            probs=lengths[keep][order] * (1 - slack),
+                            records=int(n), gap=float(np.max(high - low)),
+                            coupling="quantile")
+
+
+def _shares(value) -> np.ndarray:
+    shares = np.atleast_1d(np.asarray(value, dtype=float))
+    return np.array([1.0 - shares[0], shares[0]]) if shares.size == 1 else shares
+
+
+def count_coupled_distances(pairs, n: int, low, high, privacy: str,
+                            weight: float) -> list[tuple[CoupledDistances, ...]]:
+    """Return, per pair, distance laws of couplings valid over a box of counts.
+
+    Each pair's laws are alternatives, each valid for every p in the box: the
+    swap coupling's Binomial(moved records, widest gap) and, for at most
+    ``_ENVELOPE_PAIRS`` pairs, the quantile coupling's envelope
+    (:func:`quantile_envelope`), which wins when the box is narrow (a large
+    reference). A calibration takes the least noise over a pair's
+    alternatives and the most over pairs.
+
+    Parameters
+    ----------
+    pairs : list of (a, b)
+        The secrets' pairs, each a share (binary) or a vector of shares.
+    n : int
+        Records released.
+    low, high : array-like of shape (k,)
+        The box of counting probabilities, one per group.
+    privacy : {"dataset", "distributional"}
+    weight : float
+        F's units per count (1 for a count, 1 / n for a proportion).
+
+    Examples
+    --------
+    Shares 0.4 and 0.6 of 100 records: 20 move; counting probabilities in
+    [0.0, 0.2] outside the group and [0.1, 0.3] inside it differ by at most
+    0.3.
+
+    >>> from skattr.laws._distances import count_coupled_distances
+    >>> (swap, envelope), = count_coupled_distances(
+    ...     [(0.4, 0.6)], 100, (0.0, 0.1), (0.2, 0.3), "dataset", 1.0)
+    >>> swap.records, round(swap.gap, 10), swap.closeness(1e-3)
+    (20, 0.3, 13.0)
+    >>> envelope.coupling, envelope.closeness(1e-3) > swap.closeness(1e-3)
+    ('quantile', True)
+    """
+    low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    k = low.size
+    gaps = high[:, None] - low[None, :]
+    gaps[np.diag_indices(k)] = 0.0
+    gap = float(np.clip(gaps.max(), 0.0, 1.0))
+    pairs = list(pairs)
+    out = []
+    for a, b in pairs:
+        moved = 0.5 * float(np.abs(_shares(a) - _shares(b)).sum())
+        if privacy == "dataset":
+            swap = CoupledDistances.binomial(math.ceil(moved * n - 1e-9), gap,
+                                             weight)
+        else:
+            swap = CoupledDistances.binomial(n, min(1.0, moved * gap), weight)
+        if len(pairs) <= _ENVELOPE_PAIRS:
+            out.append((swap, quantile_envelope(a, b, n, low, high, privacy,
+                                                weight)))
+        else:
+            out.append((swap,))
+    return out
