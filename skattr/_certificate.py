@@ -120,8 +120,15 @@ ASSUMPTIONS: dict[str, _Kind] = {
     "theta.plug-in": _kind(
         "ASSUMED (theta='moments'): the reference's group moments or "
         "frequencies are the population's (plug-in), with no allowance for "
-        "their estimation error; theta='auto' takes the worst case over "
-        "bootstrap replicates", option="theta='moments'"),
+        "their estimation error; theta='auto' takes a count's confidence box "
+        "(valid for the population) or the worst case over bootstrap "
+        "replicates", option="theta='moments'"),
+    "theta.bootstrap": _kind(
+        "Theta is the worst case over the reference's fit and {replicates} "
+        "stratified bootstrap replicates: a measured safeguard against the "
+        "reference's sampling error, not a confidence set, so the "
+        "certificate is not proven to hold for the population the reference "
+        "was sampled from (docs/population.md)", "replicates"),
     "law.gaussian": _kind(
         "ASSUMED (law='gaussian'): F(X) given each secret is Gaussian with the "
         "modelled mean and covariance; the shape of its law is not checked "

@@ -36,11 +36,18 @@ ASSUMED_GAP = (
 
 #: kind -> (parameters, the text skattr 0.2 printed).
 ASSUMPTION_TEXTS = {
+    "theta.bootstrap": ({"replicates": 50}, (
+        "Theta is the worst case over the reference's fit and 50 stratified "
+        "bootstrap replicates: a measured safeguard against the reference's "
+        "sampling error, not a confidence set, so the certificate is not "
+        "proven to hold for the population the reference was sampled from "
+        "(docs/population.md)")),
     "theta.plug-in": ({}, (
         "ASSUMED (theta='moments'): the reference's group moments or "
         "frequencies are the population's (plug-in), with no allowance for "
-        "their estimation error; theta='auto' takes the worst case over "
-        "bootstrap replicates")),
+        "their estimation error; theta='auto' takes a count's confidence box "
+        "(valid for the population) or the worst case over bootstrap "
+        "replicates")),
     "law.gaussian": ({}, (
         "ASSUMED (law='gaussian'): F(X) given each secret is Gaussian with the "
         "modelled mean and covariance; the shape of its law is not checked "

@@ -147,7 +147,11 @@ class FitAndBootstrap:
     states_law = False
     fixes_law = True
     reads_reference = True
-    assumptions = ()
+
+    @property
+    def assumptions(self) -> tuple:
+        """The bootstrap's heuristic, recorded on the laws it gives."""
+        return (Assumption.of("theta.bootstrap", replicates=self.replicates),)
 
     def fit_law(self, request: LawRequest):
         """Return the exact law, the Gaussian one, or the resampling model.
