@@ -144,6 +144,13 @@ ASSUMPTIONS: dict[str, _Kind] = {
         "probabilities lie in their simultaneous Clopper-Pearson intervals, "
         "which holds with probability at least {confidence:g} over the "
         "reference sample", "confidence"),
+    "reference.band": _kind(
+        "the reference data are a random sample of the population (records "
+        "independent given the sensitive attribute); each group's "
+        "distribution function lies in its Dvoretzky-Kiefer-Wolfowitz band "
+        "(Massart's constant), both at once with probability at least "
+        "{confidence:g} over the reference sample, and every value (clipped) "
+        "in the clipping range", "confidence"),
     "resampling-model": _kind(
         "the data are distributed as the resampling model says (datasets drawn "
         "from the reference data; {privacy} privacy)", "privacy"),
@@ -299,6 +306,21 @@ STEPS: dict[str, _Kind] = {
     "closeness.exact": _kind(
         "the least (W, delta)-closeness of {laws} (Chen Def 3.2, Thm 3.2)",
         "laws"),
+    "closeness.band": _kind(
+        "from the swap coupling over the groups' confidence bands: only the "
+        "{records} records whose group differs between the two secrets may "
+        "differ, each by at most the gap between the groups' quantile "
+        "functions over the bands; W the upper delta-quantile of their summed "
+        "gaps (Chen Def 3.2, Thm 3.2)", "records"),
+    "w-inf.band": _kind(
+        "the largest distance of the swap coupling over the groups' "
+        "confidence bands"),
+    "coupling.gaussian-noise.band": _kind(
+        "Gaussian noise through the swap coupling: delta at most the expected "
+        "Gaussian delta of the coupled distance (joint convexity), computed "
+        "exactly; only the {records} records whose group differs between the "
+        "two secrets may differ, each by at most the gap between the two "
+        "groups' quantile functions over their confidence bands", "records"),
     "closeness.coupled": _kind(
         "W the upper delta-quantile of the coupled distance ((W, "
         "delta)-closeness), for each pair under the better of two couplings "

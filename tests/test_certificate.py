@@ -66,6 +66,12 @@ ASSUMPTION_TEXTS = {
         "records are independent given the sensitive attribute and take the "
         "column's values with the stated probabilities (distributional "
         "attribute privacy)")),
+    "reference.band": ({"confidence": 0.999}, (
+        "the reference data are a random sample of the population (records "
+        "independent given the sensitive attribute); each group's distribution "
+        "function lies in its Dvoretzky-Kiefer-Wolfowitz band (Massart's "
+        "constant), both at once with probability at least 0.999 over the "
+        "reference sample, and every value (clipped) in the clipping range")),
     "resampling-model": ({"privacy": "dataset"}, (
         "the data are distributed as the resampling model says (datasets drawn "
         "from the reference data; dataset privacy)")),
@@ -225,6 +231,21 @@ STEP_TEXTS = {
     "closeness.exact": ({"laws": _COUNTS}, (
         "the least (W, delta)-closeness of the exact laws of the count or sum "
         "(Chen Def 3.2, Thm 3.2)")),
+    "closeness.band": ({"records": 20}, (
+        "from the swap coupling over the groups' confidence bands: only the 20 "
+        "records whose group differs between the two secrets may differ, each "
+        "by at most the gap between the groups' quantile functions over the "
+        "bands; W the upper delta-quantile of their summed gaps (Chen Def 3.2, "
+        "Thm 3.2)")),
+    "w-inf.band": ({}, (
+        "the largest distance of the swap coupling over the groups' confidence "
+        "bands")),
+    "coupling.gaussian-noise.band": ({"records": 20}, (
+        "Gaussian noise through the swap coupling: delta at most the expected "
+        "Gaussian delta of the coupled distance (joint convexity), computed "
+        "exactly; only the 20 records whose group differs between the two "
+        "secrets may differ, each by at most the gap between the two groups' "
+        "quantile functions over their confidence bands")),
     "closeness.coupled": ({"records": 20, "gap": 0.3}, (
         "W the upper delta-quantile of the coupled distance ((W, "
         "delta)-closeness), for each pair under the better of two couplings "

@@ -225,6 +225,9 @@ THETAS = {
     "confidence box": lambda: WassersteinMechanism(
         query=skattr.Query.count("height", Above(66)), secret=SECRET,
         theta=skattr.theta.ConfidenceBox(), random_state=0),
+    "confidence band": lambda: AttributePrivateGaussian(
+        query=skattr.Query.mean(["height"]), secret=SECRET,
+        theta=skattr.theta.ConfidenceBand(), random_state=0),
     "resampled means (moment bounds)": lambda: ApproximateWassersteinMechanism(
         query=skattr.Query.mean(["weight"]), secret=SECRET,
         theta=Resample(random_state=0), random_state=0),

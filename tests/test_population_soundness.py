@@ -167,3 +167,121 @@ def test_a_value_the_reference_never_shows_is_not_a_probability_of_0():
     with pytest.raises(skattr.exceptions.InvalidParameterError,
                        match="probability in"):
         ConfidenceBox(confidence=1.0)
+
+
+# Sums and means of a bounded column under theta=ConfidenceBand(): (name,
+# values, law outside the group, law inside, reference records per group, n,
+# pair). The truth: the exact law of the sum of the population's records (k
+# from one law, n - k from the other, by convolution), plus the plan's noise.
+_GEOMETRIC = 0.8 ** np.arange(21)
+SUM_SETTINGS = {
+    "shifted": (np.arange(11), stats.binom.pmf(np.arange(11), 10, 0.3),
+                stats.binom.pmf(np.arange(11), 10, 0.4), (200, 200), 100,
+                (0.4, 0.6)),
+    "equal means": (np.arange(11),
+                    np.r_[0.5, np.zeros(9), 0.5],
+                    stats.binom.pmf(np.arange(11), 10, 0.5), (300, 300), 60,
+                    (0.25, 0.75)),
+    "heavy, clipped": (np.arange(21), _GEOMETRIC / _GEOMETRIC.sum(),
+                       np.r_[np.zeros(20), 1.0] * 0.05
+                       + 0.95 * _GEOMETRIC / _GEOMETRIC.sum(), (100, 400), 80,
+                       (0.4, 0.6)),
+    "point masses": (np.arange(6), np.r_[1.0, np.zeros(5)],
+                     np.r_[np.zeros(5), 1.0], (30, 30), 40, (0.45, 0.55)),
+}
+
+
+def _true_delta_on_grid(pmf_a, pmf_b, noise, scale, epsilon, per_unit=20):
+    """The hockey-stick divergence of a lattice law plus noise, both ways.
+
+    The pmfs live on 0, 1, ...; the noisy densities are computed on a grid
+    of ``per_unit`` points per unit by FFT convolution with the noise's
+    density (scipy), integrated by the trapezoid rule.
+    """
+    from scipy import signal
+
+    h = 1.0 / per_unit
+    reach = int(np.ceil(40 * scale / h))
+    kernel_x = np.arange(-reach, reach + 1) * h
+    kernel = (stats.laplace(scale=scale) if noise == "laplace" else
+              stats.norm(scale=scale)).pdf(kernel_x)
+    out = []
+    for pmf in (pmf_a, pmf_b):
+        spikes = np.zeros((pmf.size - 1) * per_unit + 1)
+        spikes[::per_unit] = pmf
+        out.append(np.clip(signal.fftconvolve(spikes, kernel), 0, None))
+    p, q = out
+    return max(np.trapezoid(np.maximum(0, p - np.exp(epsilon) * q), dx=h),
+               np.trapezoid(np.maximum(0, q - np.exp(epsilon) * p), dx=h))
+
+
+def _sum_pmf(k, n, law_in, law_out):
+    pmf = np.ones(1)
+    for copies, law in ((k, law_in), (n - k, law_out)):
+        for _ in range(copies):
+            pmf = np.convolve(pmf, law)
+    return pmf
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mechanism", ["apgm", "approx-wasserstein"])
+@pytest.mark.parametrize("setting", sorted(SUM_SETTINGS))
+def test_a_confidence_band_sum_holds_for_the_population(setting, mechanism):
+    # 100 references per population; the certificate of each plan, checked
+    # against the population's exact law of the sum with the plan's noise.
+    values, law_out, law_in, sizes, n, pairs = SUM_SETTINGS[setting]
+    rng = np.random.default_rng(31)
+    secret = skattr.Secret.proportion("g", 1, pairs=[pairs])
+    laws = [_sum_pmf(round(a * n), n, law_in, law_out) for a in pairs]
+    g = np.repeat([1, 0], sizes)
+    draws, false, noisy = 100, 0, 0
+    truth = {}
+    for _ in range(draws):
+        x = np.where(g == 1, rng.choice(values, g.size, p=law_in),
+                     rng.choice(values, g.size, p=law_out))
+        reference = pd.DataFrame({"g": g, "x": x})
+        private = reference.sample(n, replace=True, random_state=0)
+        plan = private.attrpriv.plan(
+            ["x"], statistic="sum", secret=secret, reference=reference,
+            mechanism=mechanism, theta=skattr.theta.ConfidenceBand(),
+            bounds={"x": (int(values[0]), int(values[-1]))})
+        assert plan.assumes("reference.band")
+        scale = (plan.noise_scale if plan.noise == "laplace" else
+                 float(np.sqrt(plan.noise_covariance[0, 0])))
+        noisy += scale > 0
+        key = (plan.noise, scale, plan.epsilon)
+        if key not in truth:
+            truth[key] = _true_delta_on_grid(*laws, *key)
+        # 1e-6: the grid's integration error, far below the bounds' slack.
+        false += truth[key] > plan.delta * (1 + 1e-6) + 1e-6
+    assert noisy == draws
+    assert false <= 1, f"{false} of {draws} certificates are false"
+
+
+@pytest.mark.slow
+def test_the_sum_check_can_tell_a_false_certificate():
+    # The same check on 20 references of 20 + 20 records: the plug-in
+    # (theta="moments", exact laws at the reference's frequencies) is false
+    # on 8 of them; the band on none.
+    values, law_out, law_in, _, n, pairs = SUM_SETTINGS["shifted"]
+    rng = np.random.default_rng(31)
+    secret = skattr.Secret.proportion("g", 1, pairs=[pairs])
+    laws = [_sum_pmf(round(a * n), n, law_in, law_out) for a in pairs]
+    g = np.repeat([1, 0], 20)
+    false = {"moments": 0, "band": 0}
+    for _ in range(20):
+        x = np.where(g == 1, rng.choice(values, g.size, p=law_in),
+                     rng.choice(values, g.size, p=law_out))
+        reference = pd.DataFrame({"g": g, "x": x})
+        private = reference.sample(n, replace=True, random_state=0)
+        for name, theta in (("moments", "moments"),
+                            ("band", skattr.theta.ConfidenceBand())):
+            plan = private.attrpriv.plan(
+                ["x"], statistic="sum", secret=secret, reference=reference,
+                mechanism="apgm", theta=theta, bounds={"x": (0, 10)})
+            sigma = float(np.sqrt(plan.noise_covariance[0, 0]))
+            false[name] += _true_delta_on_grid(
+                *laws, "gaussian", sigma, plan.epsilon) > plan.delta * (
+                    1 + 1e-6) + 1e-6
+    assert false["moments"] >= 4
+    assert false["band"] == 0

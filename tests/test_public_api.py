@@ -172,7 +172,8 @@ def test_dp_exponential_mechanism_is_seeded():
 
 def test_theta_exports_what_users_pass_or_call():
     assert sorted(skattr.theta.__all__) == [
-        "Bootstrap", "ConfidenceBox", "ExpertTheta", "GroupMoments",
+        "Bootstrap", "ConfidenceBand", "ConfidenceBox", "ExpertTheta",
+        "GroupMoments",
         "JointGaussian", "MonteCarlo", "ProbabilityBox", "Resample", "SumLaws",
         "count_pmf", "joint_law", "sum_pmf",
     ]

@@ -112,14 +112,24 @@ def coupled_required_noise_variance(distances, probs, epsilon: float,
 
     if certified(0.0):
         return 0.0
-    hi = float(d.max()) / analytic_mu(epsilon, delta)
+    # Start where the distance's upper delta/2-quantile alone would be
+    # certified at delta/2: usually just above the answer.
+    order = np.argsort(d)
+    tail = np.cumsum(p[order][::-1])[::-1] + max(0.0, 1.0 - p.sum())
+    beyond = np.flatnonzero(tail <= delta / 2)
+    start = float(d[order][beyond[0] - 1] if beyond.size and beyond[0] > 0
+                  else d.max())
+    hi = max(start, 1e-300) / analytic_mu(epsilon, delta / 2)
     for _ in range(200):
         if certified(hi):
             break
         hi *= 2.0
     else:  # pragma: no cover - the largest distance alone certifies hi
         raise NotCertifiableError("No Gaussian noise certifies this coupling.")
-    return _least_certified(certified, 0.0, hi, 1e-6) ** 2
+    lo = hi / 2.0
+    while lo > 1e-300 and certified(lo):
+        hi, lo = lo, lo / 2.0
+    return _least_certified(certified, lo, hi, 1e-6) ** 2
 
 
 def coupled_epsilon(distances, probs, variance: float, delta: float) -> float:

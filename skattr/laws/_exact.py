@@ -214,6 +214,12 @@ class BoxLaw(StatisticLaw):
         return count_coupled_distances(pairs, n, self.box.low, self.box.high,
                                        privacy, self.query.weight(n))
 
+    def coupling_step(self, per_pair) -> MethodStep:
+        """How a Gaussian calibration through the couplings is recorded."""
+        moved = self.worst_swap(per_pair)
+        return MethodStep.of("coupling.gaussian-noise", records=moved.records,
+                             gap=moved.gap)
+
     @staticmethod
     def worst_swap(per_pair) -> CoupledDistances:
         """Return the swap coupling's law of the pair that moves the most records."""

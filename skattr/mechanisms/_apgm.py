@@ -231,9 +231,7 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
         """
         per_pair = self._coupled(n)
         variance = pairs_coupled_variance(per_pair, self.epsilon, self.delta)
-        moved = self.law_.worst_swap(per_pair)
-        method = Method((MethodStep.of("coupling.gaussian-noise",
-                                       records=moved.records, gap=moved.gap),))
+        method = Method((self.law_.coupling_step(per_pair),))
         assumptions = self._law_assumptions(n, variance == 0.0)
         epsilon, delta = self.epsilon, self.delta
         if self.relaxation is not None:

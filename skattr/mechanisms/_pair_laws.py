@@ -29,7 +29,13 @@ from skattr.mechanisms._keywords_of_0_2 import (
     pair_law_keywords,
 )
 from skattr.mechanisms._relaxations import WassersteinGap
-from skattr.theta import Bootstrap, ExpertTheta, MonteCarlo
+from skattr.theta import (
+    Bootstrap,
+    ConfidenceBand,
+    ConfidenceBox,
+    ExpertTheta,
+    MonteCarlo,
+)
 from skattr.theta._request import LawRequest, LawUnavailable
 from skattr.theta._spec import resolve_theta
 from skattr.utils._param_validation import Options
@@ -54,7 +60,7 @@ class GaussianPairLawMechanism(BaseMechanism):
     _parameter_constraints = {
         **BaseMechanism._parameter_constraints,
         "theta": [Options(frozenset({"auto", "moments", "gaussian"})), ExpertTheta,
-                  MonteCarlo, Bootstrap],
+                  MonteCarlo, Bootstrap, ConfidenceBox, ConfidenceBand],
         "law": [Options(frozenset({"auto", "exact", "gaussian"})), AssumeGaussian],
     }
 
@@ -156,6 +162,7 @@ class GaussianPairLawMechanism(BaseMechanism):
         request = LawRequest(
             frame=frame, query=self.query_, columns=self.columns_,
             secrets=tuple(secrets), moments=True,
+            ranges=self.clipping_.ranges,
             sampling=(self._gaussian or AssumeGaussian()).sampling,
             # law="gaussian" takes no exact law, so none is looked for (it
             # would read the records' values).

@@ -21,6 +21,7 @@ from skattr.mechanisms._keywords_of_0_2 import (
 )
 from skattr.mechanisms._registry import register
 from skattr.noise import LaplaceNoise
+from skattr.theta._band import ConfidenceBand
 from skattr.theta._box import ConfidenceBox, ProbabilityBox
 from skattr.theta._request import LawRequest
 from skattr.theta._resample import Resample
@@ -100,7 +101,8 @@ class _WassersteinFamily(BaseMechanism):
            if k not in ("calibration", "delta")},
         "query": [Query, StackedQuery, Statistic, None],
         "theta": [Options(frozenset({"auto", "moments"})), list, tuple, np.ndarray,
-                  ProbabilityBox, ConfidenceBox, SumLaws, Resample,
+                  ProbabilityBox, ConfidenceBox, ConfidenceBand, SumLaws,
+                  Resample,
                   NetworkTheta],
         "privacy": [Options(frozenset({"dataset", "distributional"}))],
         "progress": PROGRESS_CONSTRAINT,
@@ -157,7 +159,7 @@ class _WassersteinFamily(BaseMechanism):
         self.law_ = LawRequest(
             frame=frame, query=self.query_, columns=self.columns_,
             secrets=tuple(secrets), kinds=self.calibrates, seed=seed,
-            privacy=self.privacy).fit(spec)
+            privacy=self.privacy, ranges=self.clipping_.ranges).fit(spec)
 
     def _theta_description(self) -> str:
         return self.law_.description

@@ -13,6 +13,7 @@ importable here too.
 
 from skattr.laws._counts import count_pmf
 from skattr.laws._sums import SumLaws, sum_pmf
+from skattr.theta._band import ConfidenceBand
 from skattr.theta._box import ConfidenceBox, ProbabilityBox
 from skattr.theta._expert import ExpertTheta
 from skattr.theta._models import GroupMoments, JointGaussian
@@ -23,6 +24,7 @@ from skattr.utils._public import public_dir
 
 __all__ = [
     "Bootstrap",
+    "ConfidenceBand",
     "ConfidenceBox",
     "ExpertTheta",
     "GroupMoments",

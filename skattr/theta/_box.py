@@ -12,7 +12,7 @@ from skattr.exceptions import InvalidParameterError
 from skattr.laws import BoxLaw
 from skattr.theta._request import check_exact_request
 
-__all__ = ["ConfidenceBox", "ProbabilityBox"]
+__all__ = ["ConfidenceBox", "ProbabilityBox", "ReferenceConfidence"]
 
 
 @persistable
@@ -75,9 +75,48 @@ class ProbabilityBox:
         object.__setattr__(self, "high", tuple(high.tolist()))
 
 
+class ReferenceConfidence:
+    """What the Thetas of a reference taken as a sample share: ``confidence``.
+
+    Subclasses are frozen dataclasses with a ``confidence`` field; this
+    checks it, and reads the one secret's two groups from the reference.
+    """
+
+    states_law = False
+    reads_reference = True
+    assumptions = ()
+
+    def __post_init__(self):
+        try:
+            confidence = float(self.confidence)
+        except (TypeError, ValueError):
+            confidence = float("nan")
+        if not 0 < confidence < 1:
+            raise InvalidParameterError(
+                f"{type(self).__name__}(confidence=...) must be a probability "
+                f"in (0, 1), such as 0.999; got {self.confidence!r}.")
+        object.__setattr__(self, "confidence", confidence)
+
+    def groups(self, request):
+        """Return (reference, secret, inside): the one secret's two groups."""
+        name = type(self).__name__
+        if len(request.secrets) != 1:
+            raise InvalidParameterError(
+                f"{name} gives the confidence set of one secret's two groups; "
+                "pass one secret.")
+        reference = request.reference()
+        (secret,) = request.secrets
+        inside = reference.groups(secret) == 1
+        if inside.all() or not inside.any():
+            raise InvalidParameterError(
+                f"The reference data hold no records on one side of "
+                f"{secret.label}; {name} needs both groups.")
+        return reference, secret, inside
+
+
 @persistable
 @dataclass(frozen=True)
-class ConfidenceBox:
+class ConfidenceBox(ReferenceConfidence):
     """Theta for a count: the probabilities the reference sample allows.
 
     The reference records are taken as a random sample of the population;
@@ -120,21 +159,6 @@ class ConfidenceBox:
 
     confidence: float = 0.999
 
-    states_law = False
-    reads_reference = True
-    assumptions = ()
-
-    def __post_init__(self):
-        try:
-            confidence = float(self.confidence)
-        except (TypeError, ValueError):
-            confidence = float("nan")
-        if not 0 < confidence < 1:
-            raise InvalidParameterError(
-                "ConfidenceBox(confidence=...) must be a probability in (0, 1), "
-                f"such as 0.999; got {self.confidence!r}.")
-        object.__setattr__(self, "confidence", confidence)
-
     def box(self, counted: np.ndarray, inside: np.ndarray) -> ProbabilityBox:
         """Return the simultaneous Clopper-Pearson box of the two groups."""
         from statsmodels.stats.proportion import proportion_confint
@@ -152,17 +176,7 @@ class ConfidenceBox:
         if "box" not in request.kinds:
             request.refuse("ConfidenceBox", "count laws over a box")
         check_exact_request(request, sums=False)
-        if len(request.secrets) != 1:
-            raise InvalidParameterError(
-                "ConfidenceBox gives the box of one secret's two groups; pass "
-                "one secret.")
-        reference = request.reference()
-        (secret,) = request.secrets
-        inside = reference.groups(secret) == 1
-        if inside.all() or not inside.any():
-            raise InvalidParameterError(
-                f"The reference data hold no records on one side of "
-                f"{secret.label}; ConfidenceBox needs both groups.")
+        reference, _, inside = self.groups(request)
         counted = reference.records()[:, 0] != 0
         box = self.box(counted, inside)
         return BoxLaw(

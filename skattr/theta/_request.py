@@ -64,6 +64,9 @@ class LawRequest:
         mechanism's integer ``random_state``).
     privacy : {"dataset", "distributional"}
         Which attribute privacy the laws are for.
+    ranges : tuple of (label, float, float)
+        The clipping ranges of the released columns (``bounds=``): what a
+        Theta valid for the population bounds unseen values by.
     """
 
     frame: object
@@ -75,6 +78,7 @@ class LawRequest:
     moments: bool = False
     seed: int | None = None
     privacy: str = "dataset"
+    ranges: tuple = ()
 
     def about(self, frame, query, columns=None) -> LawRequest:
         """Return the same request for another statistic, on ``frame``."""

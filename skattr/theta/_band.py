@@ -1,0 +1,99 @@
+"""Theta for the sum or mean of a bounded column: the reference's confidence bands."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from skattr._certificate import Assumption
+from skattr._persistence import persistable
+from skattr.exceptions import InvalidParameterError, NotCertifiableError
+from skattr.laws._band import BandLaw, dkw_radius
+from skattr.theta._box import ReferenceConfidence
+
+__all__ = ["ConfidenceBand"]
+
+
+@persistable
+@dataclass(frozen=True)
+class ConfidenceBand(ReferenceConfidence):
+    """Theta for a sum or mean: every group law the reference sample allows.
+
+    The reference records are taken as a random sample of the population;
+    each group's distribution function lies within the
+    Dvoretzky-Kiefer-Wolfowitz band of the reference's (Massart's constant),
+    both groups at once with probability at least ``confidence`` over the
+    reference sample (each at 1 - (1 - confidence) / 2), and every value,
+    clipped, in the clipping range (``bounds=``). ``apgm`` and the
+    Wasserstein mechanisms certify the worst case over the bands through the
+    swap coupling (``docs/population.md``), so the certificate holds for the
+    population the reference came from, with that probability; the release
+    records it. It needs a clipping range: a column with none has no bound
+    that holds for the population.
+
+    Parameters
+    ----------
+    confidence : float, default=0.999
+        The probability, over the reference sample, that the bands hold the
+        population's distribution functions. It is not the certificate's
+        delta (``docs/population.md`` says why).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, skattr
+    >>> from skattr.theta import ConfidenceBand
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat([1, 0], 2000)
+    >>> ref = pd.DataFrame({"g": g, "age": rng.normal(40 + 5 * g, 10)})
+    >>> mech = skattr.mechanisms.AttributePrivateGaussian(
+    ...     query=skattr.Query.mean(["age"]), bounds={"age": (0, 100)},
+    ...     secret=skattr.Secret.proportion("g", 1, pairs=[(0.4, 0.6)]),
+    ...     theta=ConfidenceBand()).fit(ref)
+    >>> plan = mech.plan(n=1000)
+    >>> plan.assumes("reference.band")
+    True
+    """
+
+    confidence: float = 0.999
+
+    def fit_law(self, request):
+        """Return the sum's laws over the reference's confidence bands."""
+        if "box" not in request.kinds:
+            request.refuse("ConfidenceBand", "laws over confidence bands")
+        if not request.summing():
+            raise InvalidParameterError(
+                "ConfidenceBand covers the sum or mean of one column; use "
+                "ConfidenceBox for a count, theta=skattr.theta.Resample() for "
+                "other statistics.")
+        for s in request.secrets:
+            if s.property != "proportion":
+                raise InvalidParameterError(
+                    f"The secret {s.label} protects a mean; ConfidenceBand "
+                    "needs a proportion secret.")
+        (column,) = request.columns
+        ranges = {c: (lo, hi) for c, lo, hi in request.ranges}
+        if column not in ranges:
+            raise NotCertifiableError(
+                f"The column {column!r} has no clipping range, so no bound on "
+                "its sum holds for the population (a value the reference never "
+                "shows may be any size). Declare one with bounds={"
+                f"{column!r}: (low, high)}} or bounds='reference'.")
+        low, high = (float(v) for v in ranges[column])
+        reference, _, inside = self.groups(request)
+        values = np.clip(reference.records()[:, 0].astype(float), low, high)
+        alpha = (1 - self.confidence) / 2
+        sizes = (int((~inside).sum()), int(inside.sum()))
+        eps = tuple(dkw_radius(m, alpha) for m in sizes)
+        return BandLaw(
+            values_out=np.sort(values[~inside]), values_in=np.sort(values[inside]),
+            eps=eps, low=low, high=high, secrets=tuple(request.secrets),
+            query=request.query,
+            description=(f"every group law within the reference's simultaneous "
+                         f"{self.confidence:g} Dvoretzky-Kiefer-Wolfowitz bands: "
+                         f"+-{eps[0]:.4g} outside the group ({sizes[0]} "
+                         f"records), +-{eps[1]:.4g} inside ({sizes[1]}), values "
+                         f"in [{low:g}, {high:g}]"),
+            assumptions=(Assumption.of("reference.band",
+                                       confidence=self.confidence),),
+            reference_sizes=(sizes,))
