@@ -312,6 +312,10 @@ STEPS: dict[str, _Kind] = {
         "differ, each by at most the gap between the groups' quantile "
         "functions over the bands; W the upper delta-quantile of their summed "
         "gaps (Chen Def 3.2, Thm 3.2)", "records"),
+    "w-inf.swap": _kind(
+        "the swap coupling's bound over Theta's box: only the {records} "
+        "records whose group differs between the two secrets may be counted "
+        "differently", "records"),
     "w-inf.band": _kind(
         "the largest distance of the swap coupling over the groups' "
         "confidence bands"),

@@ -237,6 +237,9 @@ STEP_TEXTS = {
         "by at most the gap between the groups' quantile functions over the "
         "bands; W the upper delta-quantile of their summed gaps (Chen Def 3.2, "
         "Thm 3.2)")),
+    "w-inf.swap": ({"records": 20}, (
+        "the swap coupling's bound over Theta's box: only the 20 records whose "
+        "group differs between the two secrets may be counted differently")),
     "w-inf.band": ({}, (
         "the largest distance of the swap coupling over the groups' confidence "
         "bands")),

@@ -169,7 +169,7 @@ class GaussianJoint:
         variances = np.diag(noise)
         variance = (0.0 if np.any(variances <= 0) else
                     1.0 / float(np.sum(select[:, 0] ** 2 / variances)))
-        if joint.kind == "box":
+        if joint.coupled:
             # A count's default Theta: the swap coupling's bound, for F plus
             # the copies' sufficient noise.
             return pairs_coupled_epsilon(

@@ -12,7 +12,7 @@ since gaussian_delta is increasing in the distance, any law that is
 stochastically larger than D's certifies too. The laws hand these functions
 such a distance law (:class:`skattr.laws._distances.CoupledDistances`,
 from ``StatisticLaw.coupled_distances``), which also gives the coupling's
-(W, delta)-closeness.
+(W, delta)-closeness and its almost-sure bound.
 """
 
 from __future__ import annotations
@@ -21,8 +21,13 @@ import math
 
 import numpy as np
 
-from skattr.calibration._gaussian import _gaussian_delta_unchecked, analytic_mu
-from skattr.exceptions import InvalidParameterError, NotCertifiableError
+from skattr.calibration._gaussian import (
+    _bracket_up,
+    _gaussian_delta_unchecked,
+    analytic_mu,
+)
+from skattr.exceptions import NotCertifiableError
+from skattr.laws._distances import CoupledDistances
 
 __all__ = ["coupled_epsilon", "coupled_gaussian_delta",
            "coupled_required_noise_variance", "pairs_coupled_delta",
@@ -35,32 +40,16 @@ _BISECTION_STEPS = 60
 _ROUNDING = 1e-9
 
 
-def _check_distances(distances, probs) -> tuple[np.ndarray, np.ndarray]:
-    d = np.asarray(distances, dtype=float).ravel()
-    p = np.asarray(probs, dtype=float).ravel()
-    if (d.shape != p.shape or d.size == 0 or not np.all(np.isfinite(d))
-            or not np.all(np.isfinite(p)) or np.any(d < 0) or np.any(p < 0)):
-        raise InvalidParameterError(
-            "A coupled distance law needs finite non-negative distances and "
-            "probabilities of the same length; got "
-            f"{d.size} distances and {p.size} probabilities.")
-    if p.sum() > 1 + 1e-9:
-        raise InvalidParameterError(
-            f"A coupled distance law's probabilities sum to {p.sum():.6g} > 1.")
-    return d, p
-
-
-def coupled_gaussian_delta(distances, probs, sigma: float,
+def coupled_gaussian_delta(law: CoupledDistances, sigma: float,
                            epsilon: float) -> float:
     """Return E[gaussian_delta(D / sigma, epsilon)], a certified delta.
 
     Parameters
     ----------
-    distances, probs : array-like
+    law : CoupledDistances
         The law of the coupled distance D (or of a variable stochastically
-        larger than it): its values and their probabilities. Mass missing
-        from ``probs`` (they sum to less than 1) is counted as distance
-        infinity, that is, delta 1.
+        larger than it). Mass missing from its probabilities is counted as
+        distance infinity, that is, delta 1.
     sigma : float
         The standard deviation of the Gaussian noise (0: none).
     epsilon : float
@@ -70,61 +59,55 @@ def coupled_gaussian_delta(distances, probs, sigma: float,
     --------
     One record in twenty differs by one, with probability 0.3 each:
 
-    >>> from scipy import stats
     >>> from skattr.calibration._coupled import coupled_gaussian_delta
-    >>> d = range(21)
-    >>> probs = stats.binom.pmf(d, 20, 0.3)
-    >>> round(coupled_gaussian_delta(d, probs, 5.0, 1.0), 4)
+    >>> from skattr.laws._distances import CoupledDistances
+    >>> law = CoupledDistances.binomial(20, 0.3, 1.0)
+    >>> round(coupled_gaussian_delta(law, 5.0, 1.0), 4)
     0.2128
-    >>> round(coupled_gaussian_delta(d, probs, 25.0, 1.0), 6)
+    >>> round(coupled_gaussian_delta(law, 25.0, 1.0), 6)
     0.000156
     """
-    d, p = _check_distances(distances, probs)
-    missing = max(0.0, 1.0 - p.sum())
+    d, p = law.distances, law.probs
     if sigma <= 0:
-        return float(p[d > 0].sum() + missing)
+        return float(p[d > 0].sum() + law.missing)
     deltas = _gaussian_delta_unchecked(d / sigma, np.full(d.shape, epsilon))
-    return float(deltas @ p + missing)
+    return float(deltas @ p + law.missing)
 
 
-def coupled_required_noise_variance(distances, probs, epsilon: float,
+def _certifies(law, sigma: float, epsilon: float, delta: float) -> float:
+    """Return >= 0 when N(0, sigma^2) certifies (epsilon, delta) (rounding in)."""
+    return delta - coupled_gaussian_delta(law, sigma, epsilon) * (1 + _ROUNDING)
+
+
+def coupled_required_noise_variance(law: CoupledDistances, epsilon: float,
                                     delta: float) -> float:
     """Least variance of Gaussian noise whose coupled delta is at most ``delta``.
 
-    Bisection on sigma (the coupled delta is decreasing in it) from a start
-    that certifies the largest distance alone; the value returned is a
-    checked, certified one (rounded up, with a relative slack for the sum's
-    rounding).
+    Bisection on sigma (the coupled delta is decreasing in it), bracketed
+    from where the distance's upper delta/2-quantile alone is certified at
+    delta/2; the value returned is a checked, certified one.
     """
-    d, p = _check_distances(distances, probs)
     if not 0 < delta < 1:
         raise NotCertifiableError(
             "Gaussian noise through a coupling certifies a delta in (0, 1); "
             f"got delta={delta!r}.")
-    if max(0.0, 1.0 - p.sum()) >= delta:
+    if law.missing >= delta:
         raise NotCertifiableError(
             "The coupled distance is unbounded with probability at least "
             f"delta={delta:g}: no noise certifies it.")
 
     def certified(sigma: float) -> bool:
-        return coupled_gaussian_delta(d, p, sigma, epsilon) * (1 + _ROUNDING) \
-            <= delta
+        return _certifies(law, sigma, epsilon, delta) >= 0
 
     if certified(0.0):
         return 0.0
-    # Start where the distance's upper delta/2-quantile alone would be
-    # certified at delta/2: usually just above the answer.
-    order = np.argsort(d)
-    tail = np.cumsum(p[order][::-1])[::-1] + max(0.0, 1.0 - p.sum())
-    beyond = np.flatnonzero(tail <= delta / 2)
-    start = float(d[order][beyond[0] - 1] if beyond.size and beyond[0] > 0
-                  else d.max())
-    hi = max(start, 1e-300) / analytic_mu(epsilon, delta / 2)
-    for _ in range(200):
-        if certified(hi):
-            break
-        hi *= 2.0
-    else:  # pragma: no cover - the largest distance alone certifies hi
+    try:
+        start = law.closeness(delta / 2)
+    except NotCertifiableError:
+        start = float(law.distances.max())
+    hi = _bracket_up(lambda s: _certifies(law, s, epsilon, delta),
+                     max(start, 1e-300) / analytic_mu(epsilon, delta / 2))
+    if hi is None:  # pragma: no cover - the largest distance alone certifies
         raise NotCertifiableError("No Gaussian noise certifies this coupling.")
     lo = hi / 2.0
     while lo > 1e-300 and certified(lo):
@@ -132,7 +115,8 @@ def coupled_required_noise_variance(distances, probs, epsilon: float,
     return _least_certified(certified, lo, hi, 1e-6) ** 2
 
 
-def coupled_epsilon(distances, probs, variance: float, delta: float) -> float:
+def coupled_epsilon(law: CoupledDistances, variance: float,
+                    delta: float) -> float:
     """Least epsilon (rounded up) whose coupled delta is at most ``delta``.
 
     ``inf`` when no epsilon is certified (no noise and the statistics may
@@ -140,21 +124,19 @@ def coupled_epsilon(distances, probs, variance: float, delta: float) -> float:
     several noisy copies of one count, whose sufficient statistic is F plus
     Gaussian noise of ``variance``.
     """
-    d, p = _check_distances(distances, probs)
     sigma = math.sqrt(max(variance, 0.0))
 
     def certified(epsilon: float) -> bool:
-        return coupled_gaussian_delta(d, p, sigma, epsilon) * (1 + _ROUNDING) \
-            <= delta
+        return _certifies(law, sigma, epsilon, delta) >= 0
 
     if certified(0.0):
         return 0.0
-    if sigma == 0.0 or not certified(1e6):
+    if sigma == 0.0:
         return math.inf
-    lo, hi = 0.0, 1.0
-    while not certified(hi):
-        lo, hi = hi, 2.0 * hi
-    return _least_certified(certified, lo, hi, 1e-9)
+    hi = _bracket_up(lambda e: _certifies(law, sigma, e, delta), 1.0)
+    if hi is None:
+        return math.inf
+    return _least_certified(certified, 0.0, hi, 1e-9)
 
 
 def _least_certified(certified, lo: float, hi: float, rtol: float) -> float:
@@ -176,19 +158,17 @@ def _least_certified(certified, lo: float, hi: float, rtol: float) -> float:
 
 def pairs_coupled_variance(per_pair, epsilon: float, delta: float) -> float:
     """Least Gaussian variance certifying every pair by its best coupling."""
-    return max((min(coupled_required_noise_variance(law.distances, law.probs,
-                                                    epsilon, delta)
+    return max((min(coupled_required_noise_variance(law, epsilon, delta)
                     for law in laws) for laws in per_pair), default=0.0)
 
 
 def pairs_coupled_delta(per_pair, sigma: float, epsilon: float) -> float:
     """Certified delta at ``epsilon`` of every pair plus N(0, sigma^2)."""
-    return max((min(coupled_gaussian_delta(law.distances, law.probs, sigma,
-                                           epsilon) for law in laws)
-                for laws in per_pair), default=0.0)
+    return max((min(coupled_gaussian_delta(law, sigma, epsilon)
+                    for law in laws) for laws in per_pair), default=0.0)
 
 
 def pairs_coupled_epsilon(per_pair, variance: float, delta: float) -> float:
     """Certified epsilon at ``delta`` of every pair plus N(0, variance)."""
-    return max((min(coupled_epsilon(law.distances, law.probs, variance, delta)
+    return max((min(coupled_epsilon(law, variance, delta)
                     for law in laws) for laws in per_pair), default=0.0)

@@ -98,7 +98,7 @@ def summed_distance(gap, probs, copies: int, move: float, span: float,
     """
     steps = int(np.clip(_ATOMS // max(copies, 1), _LEAST_STEPS, _MOST_STEPS))
     step = span / steps if span > 0 else 1.0
-    cells = np.minimum(np.ceil(gap / step - 1e-12), steps).astype(np.int64)
+    cells = np.minimum(np.ceil(gap / step), steps).astype(np.int64)
     one = np.bincount(cells, weights=probs, minlength=steps + 1)
     one = one * move
     one[0] += 1.0 - move
@@ -120,9 +120,12 @@ def summed_distance(gap, probs, copies: int, move: float, span: float,
     # Atoms below 1e-20 (the FFT's float noise, mostly) join the mass counted
     # at infinite distance: a larger bound, and far fewer atoms to calibrate.
     keep = law > 1e-20
+    # Every record's distance is at most its largest cell, whatever the FFT.
+    largest = weight * step * copies * int(cells.max(initial=0)) if move else 0.0
     return CoupledDistances(distances=weight * step * np.flatnonzero(keep),
                             probs=law[keep], records=int(copies),
-                            gap=float(move), coupling="swap")
+                            gap=float(move), coupling="swap",
+                            largest=float(largest))
 
 
 @persistable
@@ -144,6 +147,7 @@ class BandLaw(StatisticLaw):
     """
 
     kind: ClassVar[str] = "box"
+    coupled: ClassVar[bool] = True
 
     values_out: np.ndarray
     values_in: np.ndarray
@@ -198,8 +202,8 @@ class BandLaw(StatisticLaw):
 
     def w_infinity(self, n: int, privacy: str) -> Bound:
         law = self.coupled_distances(n, privacy)[0][0]
-        return Bound(float(law.distances[law.probs > 0].max(initial=0.0)),
-                     MethodStep.of("w-inf.band"), self._assumptions(privacy))
+        return Bound(law.largest, MethodStep.of("w-inf.band"),
+                     self._assumptions(privacy))
 
     def closeness(self, n: int, privacy: str, delta: float, *,
                   progress=False, label: str = "") -> Bound:

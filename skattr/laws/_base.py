@@ -124,6 +124,10 @@ class StatisticLaw(ABC):
     #: replacement) from their groups, as an audit then resamples them.
     records_iid: ClassVar[bool] = False
 
+    #: ``coupled``: the law is certified through couplings valid over a set
+    #: of laws (:meth:`coupled_distances`), not through the pmfs of each.
+    coupled: ClassVar[bool] = False
+
     def check_noiseless(self, n: int) -> None:
         """Refuse to certify a release of n records with no noise, when too few.
 

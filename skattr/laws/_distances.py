@@ -30,6 +30,7 @@ import numpy as np
 from scipy import stats
 
 from skattr.exceptions import NotCertifiableError
+from skattr.laws._counts import _as_shares, _record_counts, count_pmf
 
 __all__ = ["CoupledDistances", "count_coupled_distances", "quantile_envelope"]
 
@@ -56,6 +57,10 @@ class CoupledDistances:
         (for the quantile envelope: the box's widest side).
     coupling : {"swap", "quantile"}
         The coupling D is the distance under.
+    largest : float
+        A bound D never exceeds (what a pure-epsilon W_inf may use); ``inf``
+        when the law is known only up to mass counted as infinite (a float
+        CDF cannot see tails below its resolution).
     """
 
     distances: np.ndarray
@@ -63,6 +68,27 @@ class CoupledDistances:
     records: int = 0
     gap: float = 0.0
     coupling: str = "swap"
+    largest: float = math.inf
+
+    def __post_init__(self):
+        d = np.asarray(self.distances, dtype=float)
+        p = np.asarray(self.probs, dtype=float)
+        # Fail closed: a law that is not a law certifies nothing.
+        if (d.shape != p.shape or d.ndim != 1 or d.size == 0
+                or not np.all(np.isfinite(d)) or not np.all(np.isfinite(p))
+                or np.any(d < 0) or np.any(p < 0) or p.sum() > 1 + 1e-9
+                or np.any(np.diff(d) < 0)):
+            raise NotCertifiableError(
+                "A coupled distance law needs finite, non-negative, increasing "
+                "distances and probabilities of the same length summing to at "
+                "most 1; this one is not.")
+        object.__setattr__(self, "distances", d)
+        object.__setattr__(self, "probs", p)
+
+    @property
+    def missing(self) -> float:
+        """The mass counted at infinite distance (1 minus the probabilities)."""
+        return max(0.0, 1.0 - float(self.probs.sum()))
 
     def closeness(self, delta: float) -> float:
         """Return the least w with P(D > w) <= delta, the coupling's W.
@@ -76,9 +102,9 @@ class CoupledDistances:
         2.0
         """
         d, p = self.distances, self.probs
-        missing = max(0.0, 1.0 - float(p.sum()))
         # tail[i] = P(D > d[i]), summed from the top so small tails stay exact.
-        tail = np.concatenate([np.cumsum(p[::-1])[::-1][1:], [0.0]]) + missing
+        tail = (np.concatenate([np.cumsum(p[::-1])[::-1][1:], [0.0]])
+                + self.missing)
         ok = np.flatnonzero(tail * (1 + _ROUNDING) <= delta)
         if ok.size == 0 or not math.isfinite(d[ok[0]]):
             raise NotCertifiableError(
@@ -92,8 +118,10 @@ class CoupledDistances:
         """Return ``weight`` times Binomial(trials, gap)."""
         k = np.arange(trials + 1)
         probs = stats.binom.pmf(k, trials, min(max(gap, 0.0), 1.0))
+        # The top atoms may underflow to 0; D still never exceeds the trials.
         return cls(distances=weight * k.astype(float), probs=probs,
-                   records=int(trials), gap=float(gap))
+                   records=int(trials), gap=float(gap),
+                   largest=weight * trials if gap > 0 else 0.0)
 
 
 #: Per squared support point, the mass the quantile envelope counts as an
@@ -137,18 +165,19 @@ def quantile_envelope(a, b, n: int, low, high, privacy: str,
     |Q_a(t) - Q_b(t)| of the quantile coupling (t uniform) is at most
     U(t) = max(Q_b(t; high) - Q_a(t; low), Q_a(t; high) - Q_b(t; low)). The
     law of U(t) is returned: every quantile function is constant between
-    consecutive values of the four CDFs.
+    consecutive values of the four CDFs. Float CDFs cannot see the tails
+    beyond their resolution, so the law bounds D only up to the mass it
+    counts as infinite: it has no almost-sure ``largest``.
     """
     low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
-    sa, sb = _shares(a), _shares(b)
+    sa, sb = _as_shares(a, low.size), _as_shares(b, low.size)
     if privacy == "dataset":
-        ka = np.rint(sa * n).astype(int)
-        kb = np.rint(sb * n).astype(int)
+        ka, kb = _record_counts(sa, n), _record_counts(sb, n)
         cdfs = [_count_cdf(ka, low), _count_cdf(ka, high),
                 _count_cdf(kb, low), _count_cdf(kb, high)]
     else:
-        cdfs = [np.cumsum(stats.binom.pmf(np.arange(n + 1), n,
-                                          min(float(share @ p), 1.0)))
+        # Distributional privacy: Binomial(n, phi . p) (count_pmf's law).
+        cdfs = [np.cumsum(count_pmf(share, n, p, privacy=privacy)[1])
                 for share in (sa, sb) for p in (low, high)]
     slack = 4.0 * (n + 1) ** 2 * _ENVELOPE_SLACK + 1e-12
     cuts = np.unique(np.clip(np.concatenate([[0.0, 1.0], *cdfs]), 0.0, 1.0))
@@ -162,11 +191,6 @@ def quantile_envelope(a, b, n: int, low, high, privacy: str,
                             probs=lengths[keep][order] * (1 - slack),
                             records=int(n), gap=float(np.max(high - low)),
                             coupling="quantile")
-
-
-def _shares(value) -> np.ndarray:
-    shares = np.atleast_1d(np.asarray(value, dtype=float))
-    return np.array([1.0 - shares[0], shares[0]]) if shares.size == 1 else shares
 
 
 def count_coupled_distances(pairs, n: int, low, high, privacy: str,
@@ -214,7 +238,7 @@ def count_coupled_distances(pairs, n: int, low, high, privacy: str,
     pairs = list(pairs)
     out = []
     for a, b in pairs:
-        moved = 0.5 * float(np.abs(_shares(a) - _shares(b)).sum())
+        moved = 0.5 * float(np.abs(_as_shares(a, k) - _as_shares(b, k)).sum())
         if privacy == "dataset":
             swap = CoupledDistances.binomial(math.ceil(moved * n - 1e-9), gap,
                                              weight)

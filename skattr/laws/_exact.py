@@ -180,6 +180,7 @@ class BoxLaw(StatisticLaw):
     """
 
     kind: ClassVar[str] = "box"
+    coupled: ClassVar[bool] = True
 
     box: object
     secrets: tuple
@@ -240,17 +241,22 @@ class BoxLaw(StatisticLaw):
         return (_independence(None, privacy), *self.assumptions)
 
     def w_infinity(self, n: int, privacy: str) -> Bound:
-        # A coupling valid over the box moves F by at most its largest
-        # distance (the swap coupling: the records moved, times F's weight):
-        # a cap on the branch and bound, which gives up on cells that reach
-        # a probability of 0 or 1.
+        # A coupling valid over the box moves F by at most its almost-sure
+        # bound (the swap coupling: the records moved, times F's weight; the
+        # quantile envelope, read from float CDFs, has none): a cap on the
+        # branch and bound, which gives up on cells that reach a probability
+        # of 0 or 1.
         per_pair = self.coupled_distances(n, privacy)
-        cap = max((min(float(law.distances[law.probs > 0].max(initial=0.0))
-                       for law in laws) for laws in per_pair), default=0.0)
+        cap = max((min(law.largest for law in laws) for laws in per_pair),
+                  default=0.0)
         if self.branch_and_bound:
-            cap = min(self._upper(n, privacy), cap)
-        return Bound(cap,
-                     MethodStep.of("w-inf.largest", laws=_EXACT_COUNTS),
+            upper = self._upper(n, privacy)
+            if upper <= cap:
+                return Bound(upper,
+                             MethodStep.of("w-inf.largest", laws=_EXACT_COUNTS),
+                             self._assumptions(privacy))
+        return Bound(cap, MethodStep.of("w-inf.swap",
+                                        records=self.worst_swap(per_pair).records),
                      self._assumptions(privacy))
 
     def closeness(self, n: int, privacy: str, delta: float, *,

@@ -241,7 +241,7 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
         k = len(self.columns_)
         return GaussianNoise(variance * np.eye(k)), Certificate(
             epsilon=epsilon, delta=delta,
-            sensitivity=max(float(law.distances[law.probs > 0].max(initial=0.0))
-                            for laws in per_pair for law in laws[:1]),
+            sensitivity=max(min(law.largest for law in laws)
+                            for laws in per_pair),
             inherent_variance=(0.0,) * k, certified_by=method,
             assumed=tuple(assumptions))

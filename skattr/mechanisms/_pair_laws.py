@@ -111,7 +111,7 @@ class GaussianPairLawMechanism(BaseMechanism):
         (:class:`~skattr.theta.ConfidenceBox`), whose laws are certified
         through the swap coupling (:meth:`~skattr.laws.BoxLaw.coupled_distances`).
         """
-        if self.law_.kind != "box":
+        if not self.law_.coupled:
             return None
         return self.law_.coupled_distances(n, "dataset")
 

@@ -80,7 +80,11 @@ class ConfidenceBand(ReferenceConfidence):
                 "shows may be any size). Declare one with bounds={"
                 f"{column!r}: (low, high)}} or bounds='reference'.")
         low, high = (float(v) for v in ranges[column])
-        reference, _, inside = self.groups(request)
+        if len(request.secrets) != 1:
+            raise InvalidParameterError(
+                "ConfidenceBand gives the bands of one secret's two groups; "
+                "pass one secret.")
+        reference, (inside,) = self.groups(request)
         values = np.clip(reference.records()[:, 0].astype(float), low, high)
         alpha = (1 - self.confidence) / 2
         sizes = (int((~inside).sum()), int(inside.sum()))

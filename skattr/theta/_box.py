@@ -97,21 +97,18 @@ class ReferenceConfidence:
                 f"in (0, 1), such as 0.999; got {self.confidence!r}.")
         object.__setattr__(self, "confidence", confidence)
 
-    def groups(self, request):
-        """Return (reference, secret, inside): the one secret's two groups."""
-        name = type(self).__name__
-        if len(request.secrets) != 1:
-            raise InvalidParameterError(
-                f"{name} gives the confidence set of one secret's two groups; "
-                "pass one secret.")
+    def groups(self, request) -> tuple:
+        """Return the reference and, per secret, which records are in its group."""
         reference = request.reference()
-        (secret,) = request.secrets
-        inside = reference.groups(secret) == 1
-        if inside.all() or not inside.any():
-            raise InvalidParameterError(
-                f"The reference data hold no records on one side of "
-                f"{secret.label}; {name} needs both groups.")
-        return reference, secret, inside
+        insides = []
+        for secret in request.secrets:
+            inside = reference.groups(secret) == 1
+            if inside.all() or not inside.any():
+                raise InvalidParameterError(
+                    f"The reference data hold no records on one side of "
+                    f"{secret.label}; {type(self).__name__} needs both groups.")
+            insides.append(inside)
+        return reference, insides
 
 
 @persistable
@@ -123,7 +120,8 @@ class ConfidenceBox(ReferenceConfidence):
     each group's counting probability (``P(counted | not in the group)``,
     ``P(counted | in it)``) lies in its exact Clopper-Pearson interval, both
     at once with probability at least ``confidence`` over the reference
-    sample (Bonferroni: each at 1 - (1 - confidence) / 2). ``apgm`` and the
+    sample (Bonferroni: each at 1 - (1 - confidence) / 2; with several
+    secrets, every secret's box at once and the hull of them). ``apgm`` and the
     Wasserstein mechanisms certify the worst case over that box, through
     couplings valid at every point of it (``docs/population.md`` proves
     them), so the certificate holds for the population the reference came
@@ -159,16 +157,21 @@ class ConfidenceBox(ReferenceConfidence):
 
     confidence: float = 0.999
 
-    def box(self, counted: np.ndarray, inside: np.ndarray) -> ProbabilityBox:
-        """Return the simultaneous Clopper-Pearson box of the two groups."""
+    def box(self, counted: np.ndarray, inside: np.ndarray, *,
+            intervals: int = 2) -> ProbabilityBox:
+        """Return the simultaneous Clopper-Pearson box of the two groups.
+
+        Each interval is at 1 - (1 - confidence) / ``intervals``: all of the
+        release's intervals (two a secret) hold at once (Bonferroni).
+        """
         from statsmodels.stats.proportion import proportion_confint
 
         groups = (~inside, inside)
-        # Exact (Clopper-Pearson: "beta") intervals, each at 1 - alpha / 2.
+        # Exact (Clopper-Pearson: "beta") intervals.
         low, high = proportion_confint(
             np.array([counted[g].sum() for g in groups]),
             np.array([g.sum() for g in groups]),
-            alpha=(1 - self.confidence) / 2, method="beta")
+            alpha=(1 - self.confidence) / intervals, method="beta")
         return ProbabilityBox(low=tuple(low), high=tuple(high))
 
     def fit_law(self, request):
@@ -176,18 +179,28 @@ class ConfidenceBox(ReferenceConfidence):
         if "box" not in request.kinds:
             request.refuse("ConfidenceBox", "count laws over a box")
         check_exact_request(request, sums=False)
-        reference, _, inside = self.groups(request)
+        reference, insides = self.groups(request)
         counted = reference.records()[:, 0] != 0
-        box = self.box(counted, inside)
+        # Several secrets (each its own groups): every secret's box, all at
+        # once, and the smallest box holding them, over which each secret's
+        # pairs are certified (its own box is inside it).
+        boxes = [self.box(counted, inside, intervals=2 * len(insides))
+                 for inside in insides]
+        box = ProbabilityBox(low=tuple(np.min([b.low for b in boxes], axis=0)),
+                             high=tuple(np.max([b.high for b in boxes], axis=0)))
+        sizes = tuple((int((~inside).sum()), int(inside.sum()))
+                      for inside in insides)
         return BoxLaw(
             box=box, secrets=tuple(request.secrets), query=request.query,
             description=(f"p in the reference's simultaneous "
                          f"{self.confidence:g} Clopper-Pearson box: "
                          f"outside the group [{box.low[0]:.4g}, "
-                         f"{box.high[0]:.4g}] ({int((~inside).sum())} "
-                         f"records), inside [{box.low[1]:.4g}, "
-                         f"{box.high[1]:.4g}] ({int(inside.sum())} records)"),
+                         f"{box.high[0]:.4g}], inside [{box.low[1]:.4g}, "
+                         f"{box.high[1]:.4g}] ("
+                         + "; ".join(f"{o} + {i} records" for o, i in sizes)
+                         + (", the hull of the secrets' boxes" if len(sizes) > 1
+                            else "") + ")"),
             assumptions=(Assumption.of("reference.sample",
                                        confidence=self.confidence),),
             reads_reference=True, branch_and_bound=False,
-            reference_sizes=((int((~inside).sum()), int(inside.sum())),))
+            reference_sizes=sizes)

@@ -15,7 +15,7 @@ from skattr.calibration._coupled import (
     pairs_coupled_delta,
     pairs_coupled_variance,
 )
-from skattr.laws._distances import count_coupled_distances
+from skattr.laws._distances import CoupledDistances, count_coupled_distances
 
 BOXES = [
     ((0.0, 0.0), (0.3, 0.56)),           # a reference with no 1 at all
@@ -88,7 +88,8 @@ def test_the_quantile_coupling_wins_on_a_narrow_box_and_the_swap_on_a_wide_one()
 def test_the_coupled_variance_is_the_least_that_certifies():
     d = np.arange(21.0)
     probs = stats.binom.pmf(d, 20, 0.3)
-    variance = coupled_required_noise_variance(d, probs, 1.0, 1e-3)
+    variance = coupled_required_noise_variance(
+        CoupledDistances.binomial(20, 0.3, 1.0), 1.0, 1e-3)
     sigma = np.sqrt(variance)
 
     def delta_at(s):
@@ -111,3 +112,23 @@ def test_distributional_privacy_moves_each_record_with_the_shares_gap():
     # Each record's group differs with probability 0.2, and then its count
     # with probability at most 0.5 - 0.1.
     assert swap.records == 50 and swap.gap == pytest.approx(0.2 * 0.4)
+
+
+def test_only_almost_sure_bounds_reach_a_pure_epsilon_w():
+    # The quantile envelope is read from float CDFs, blind to tails below
+    # their resolution: it bounds D only up to mass counted as infinite, so
+    # it has no almost-sure bound. The swap coupling's is the records moved,
+    # even where the binomial's top atoms underflow to 0.
+    ((swap, envelope),) = count_coupled_distances(
+        [(0.4, 0.6)], 3000, (0.198, 0.298), (0.202, 0.302), "dataset", 1.0)
+    assert envelope.largest == np.inf
+    assert swap.probs[-1] == 0.0 and swap.largest == 600.0
+
+
+def test_a_law_that_is_not_a_law_refuses():
+    from skattr.exceptions import NotCertifiableError
+
+    with pytest.raises(NotCertifiableError, match="coupled distance law"):
+        CoupledDistances(np.array([0.0, np.nan]), np.array([0.5, 0.5]))
+    with pytest.raises(NotCertifiableError, match="coupled distance law"):
+        CoupledDistances(np.array([1.0, 0.0]), np.array([0.5, 0.5]))

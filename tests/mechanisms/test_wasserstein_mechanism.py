@@ -6,7 +6,11 @@ import pytest
 
 import skattr
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
-from skattr.mechanisms import GroupDPLaplace, WassersteinMechanism
+from skattr.mechanisms import (
+    ApproximateWassersteinMechanism,
+    GroupDPLaplace,
+    WassersteinMechanism,
+)
 from skattr.theta import count_pmf
 
 FRAME = pd.DataFrame({"x1": [1, 0, 1, 1, 0, 1, 0, 0],
@@ -144,3 +148,28 @@ def test_the_plug_in_theta_is_recorded_as_an_assumption(name):
     # The rest of the certificate is the same model's.
     assert plug_in.assumed[1:] == tuple(a for a in auto.assumed
                                         if a.kind != "reference.sample")
+
+
+def test_a_default_count_with_two_secrets_takes_the_hull_of_their_boxes():
+    # Each secret's groups get their own Clopper-Pearson intervals, the four
+    # at once (each at 1 - 0.001 / 4); the count is certified over the
+    # smallest box that holds both secrets' boxes.
+    from statsmodels.stats.proportion import proportion_confint
+
+    rng = np.random.default_rng(4)
+    s, t = rng.random(600) < 0.5, rng.random(600) < 0.3
+    c = rng.random(600) < np.where(s, 0.5, 0.3)
+    reference = pd.DataFrame({"s": s, "t": t, "c": c})
+    secrets = [skattr.Secret.proportion("s", True, pairs=[(0.4, 0.6)]),
+               skattr.Secret.proportion("t", True, pairs=[(0.2, 0.4)])]
+    mech = ApproximateWassersteinMechanism(
+        query=skattr.Query.count(["c"], True), secret=secrets).fit(reference)
+    intervals = [proportion_confint([c[~g].sum(), c[g].sum()],
+                                    [(~g).sum(), g.sum()], alpha=0.00025,
+                                    method="beta") for g in (s, t)]
+    low = np.min([lo for lo, _ in intervals], axis=0)
+    high = np.max([hi for _, hi in intervals], axis=0)
+    np.testing.assert_allclose(mech.law_.box.low, low, rtol=1e-12)
+    np.testing.assert_allclose(mech.law_.box.high, high, rtol=1e-12)
+    plan = mech.plan(n=100)
+    assert plan.assumes("reference.sample") and plan.noise_scale > 0
