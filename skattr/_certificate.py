@@ -72,7 +72,8 @@ def _kind(text, *parameters, option=None) -> _Kind:
 
 def _independent(reads: str, privacy: str) -> str:
     how = {"counts": "are counted with the stated probabilities",
-           "values": "take the column's values with the stated probabilities"}
+           "values": "take the column's values with the stated probabilities",
+           "population": "are drawn from their group's law in the population"}
     return (f"records are independent given the sensitive attribute and "
             f"{how[reads]} ({privacy} attribute privacy)")
 
@@ -147,8 +148,9 @@ ASSUMPTIONS: dict[str, _Kind] = {
     "reference.band": _kind(
         "the reference data are a random sample of the population (records "
         "independent given the sensitive attribute); each group's "
-        "distribution function lies in its Dvoretzky-Kiefer-Wolfowitz band "
-        "(Massart's constant), both at once with probability at least "
+        "distribution function lies in its confidence band (Dvoretzky-Kiefer-"
+        "Wolfowitz with Massart's constant, narrowed in the tails by the order "
+        "statistics' Beta laws), all of them at once with probability at least "
         "{confidence:g} over the reference sample, and every value (clipped) "
         "in the clipping range", "confidence"),
     "resampling-model": _kind(

@@ -90,6 +90,19 @@ def laplace_smooth(density: np.ndarray, step: float, scale: float) -> np.ndarray
     return signal.fftconvolve(density, kernel, mode="same") * step
 
 
+def noise_smooth(density: np.ndarray, step: float, noise: str,
+                 scale: float) -> np.ndarray:
+    """Convolve a density on a uniform grid with the noise, on a wider grid.
+
+    The grid is padded by 40 Laplace scales or 12 standard deviations on
+    each side first, so no mass of the release leaves it (the result is
+    longer than ``density``; two densities padded alike stay aligned).
+    """
+    half = int(np.ceil((40 if noise == "laplace" else 12) * scale / step))
+    kernel = _noise_density(np.arange(-half, half + 1) * step, noise, scale)
+    return signal.fftconvolve(np.pad(density, half), kernel, mode="same") * step
+
+
 def gaussian_hockey_stick(mean_a, var_a, mean_b, var_b, epsilon) -> float:
     """delta(epsilon) of N(mean_a, var_a) vs N(mean_b, var_b), by quadrature."""
     sd = np.sqrt(max(var_a, var_b))

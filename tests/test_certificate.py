@@ -69,8 +69,9 @@ ASSUMPTION_TEXTS = {
     "reference.band": ({"confidence": 0.999}, (
         "the reference data are a random sample of the population (records "
         "independent given the sensitive attribute); each group's distribution "
-        "function lies in its Dvoretzky-Kiefer-Wolfowitz band (Massart's "
-        "constant), both at once with probability at least 0.999 over the "
+        "function lies in its confidence band (Dvoretzky-Kiefer-Wolfowitz with "
+        "Massart's constant, narrowed in the tails by the order statistics' "
+        "Beta laws), all of them at once with probability at least 0.999 over the "
         "reference sample, and every value (clipped) in the clipping range")),
     "resampling-model": ({"privacy": "dataset"}, (
         "the data are distributed as the resampling model says (datasets drawn "

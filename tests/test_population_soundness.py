@@ -169,7 +169,8 @@ def test_a_value_the_reference_never_shows_is_not_a_probability_of_0():
         ConfidenceBox(confidence=1.0)
 
 
-# Sums and means of a bounded column under theta=ConfidenceBand(): (name,
+# Sums and means of a bounded column under the default Theta, the
+# reference's confidence bands (theta=ConfidenceBand(0.999)): (name,
 # values, law outside the group, law inside, reference records per group, n,
 # pair). The truth: the exact law of the sum of the population's records (k
 # from one law, n - k from the other, by convolution), plus the plan's noise.
@@ -226,9 +227,10 @@ def _sum_pmf(k, n, law_in, law_out):
 @pytest.mark.slow
 @pytest.mark.parametrize("mechanism", ["apgm", "approx-wasserstein"])
 @pytest.mark.parametrize("setting", sorted(SUM_SETTINGS))
-def test_a_confidence_band_sum_holds_for_the_population(setting, mechanism):
-    # 100 references per population; the certificate of each plan, checked
-    # against the population's exact law of the sum with the plan's noise.
+def test_the_default_sum_holds_for_the_population(setting, mechanism):
+    # 100 references per population; the certificate of each default plan
+    # (theta="auto": the reference's 0.999 confidence bands), checked against
+    # the population's exact law of the sum with the plan's noise.
     values, law_out, law_in, sizes, n, pairs = SUM_SETTINGS[setting]
     rng = np.random.default_rng(31)
     secret = skattr.Secret.proportion("g", 1, pairs=[pairs])
@@ -243,7 +245,7 @@ def test_a_confidence_band_sum_holds_for_the_population(setting, mechanism):
         private = reference.sample(n, replace=True, random_state=0)
         plan = private.attrpriv.plan(
             ["x"], statistic="sum", secret=secret, reference=reference,
-            mechanism=mechanism, theta=skattr.theta.ConfidenceBand(),
+            mechanism=mechanism,
             bounds={"x": (int(values[0]), int(values[-1]))})
         assert plan.assumes("reference.band")
         scale = (plan.noise_scale if plan.noise == "laplace" else

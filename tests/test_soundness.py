@@ -15,7 +15,7 @@ from _oracle import (
     discrete_release_delta,
     gaussian_hockey_stick,
     hockey_stick,
-    laplace_smooth,
+    noise_smooth,
     shape_mean_density,
 )
 from scipy import stats
@@ -88,11 +88,22 @@ def test_the_raw_binary_mean_is_never_certified_noiseless():
     secret = skattr.Secret.proportion("g", 1, pairs=[(0.4, 0.6)])
     for name in ("apgm", "expm-gaussian", "optimal"):
         plan = private.attrpriv.plan(["x"], secret=secret, reference=reference,
-                                     epsilon=8.0, delta=1e-3, mechanism=name)
+                                     epsilon=8.0, delta=1e-3, mechanism=name,
+                                     theta="moments")
         assert not plan.noiseless
         assert plan.assumes("law.exact")
         assert (plan.certified_by.uses("exact-laws.gaussian-noise")
                 or plan.certified_by.uses("exact-laws.profile"))
+    # By default the mean is certified over the reference's confidence bands
+    # (issue 27), by the mechanisms that calibrate them; never noiseless.
+    plan = private.attrpriv.plan(["x"], secret=secret, reference=reference,
+                                 epsilon=8.0, delta=1e-3, mechanism="apgm")
+    assert not plan.noiseless and plan.assumes("reference.band")
+    assert plan.certified_by.uses("coupling.gaussian-noise.band")
+    for name in ("expm-gaussian", "optimal"):
+        with pytest.raises(NotCertifiableError, match="ConfidenceBand"):
+            private.attrpriv.plan(["x"], secret=secret, reference=reference,
+                                  epsilon=8.0, delta=1e-3, mechanism=name)
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
@@ -106,11 +117,20 @@ def test_no_release_of_one_to_five_records_goes_out_noiseless(n):
     for name in ("apgm", "expm-gaussian", "optimal"):
         try:
             plan = private.attrpriv.plan(["x"], secret=secret, reference=reference,
-                                         epsilon=2.0, delta=1e-3, mechanism=name)
+                                         epsilon=2.0, delta=1e-3, mechanism=name,
+                                         theta="moments")
         except NotCertifiableError as exc:
             assert "fewer than 6 records" in str(exc)
         else:
             assert not plan.noiseless
+    # The default's bands (issue 27): apgm adds noise; the mechanisms that
+    # do not calibrate them refuse.
+    plan = private.attrpriv.plan(["x"], secret=secret, reference=reference,
+                                 epsilon=2.0, delta=1e-3, mechanism="apgm")
+    assert not plan.noiseless and plan.assumes("reference.band")
+    with pytest.raises(NotCertifiableError, match="ConfidenceBand"):
+        private.attrpriv.plan(["x"], secret=secret, reference=reference,
+                              epsilon=2.0, delta=1e-3, mechanism="optimal")
     # The Gaussian law, taken explicitly, refuses a noiseless release of so few.
     hospital = skattr.datasets.make_hospital(2000, random_state=0)
     gender = skattr.Secret.proportion("gender", "female", pairs=[(0.0, 1.0)])
@@ -173,19 +193,22 @@ def test_exact_sum_laws_of_a_small_integer_column():
     reference = pd.DataFrame({"g": g.astype(int), "x": x})
     private = reference.head(30)
     secret = skattr.Secret.proportion("g", 1, pairs=[(0.3, 0.7)])
-    plan = private.attrpriv.plan(["x"], statistic="sum", secret=secret,
-                                 reference=reference, epsilon=1.0, delta=1e-3,
-                                 mechanism="apgm")
     inside = g
     values = np.arange(0, 6)
     probs = np.stack([np.bincount(x[~inside], minlength=6) / (~inside).sum(),
                       np.bincount(x[inside], minlength=6) / inside.sum()])
     law_a = sum_pmf(0.3, 30, probs, values)
     law_b = sum_pmf(0.7, 30, probs, values)
-    exact = discrete_release_delta(law_a, law_b, "gaussian",
-                                   float(plan.noise_std[0]), 1.0)
-    assert exact <= plan.delta
-    assert plan.mechanism == "apgm" and plan.assumes("law.exact")
+    # The plug-in's exact law (theta="moments"), and the default's
+    # confidence bands, which hold the reference's frequencies.
+    for theta, kind in (("moments", "law.exact"), ("auto", "reference.band")):
+        plan = private.attrpriv.plan(["x"], statistic="sum", secret=secret,
+                                     reference=reference, epsilon=1.0,
+                                     delta=1e-3, mechanism="apgm", theta=theta)
+        exact = discrete_release_delta(law_a, law_b, "gaussian",
+                                       float(plan.noise_std[0]), 1.0)
+        assert exact <= plan.delta
+        assert plan.mechanism == "apgm" and plan.assumes(kind)
 
 
 # ------------------------------------------- same mean and variance, other shape
@@ -212,9 +235,11 @@ def test_a_difference_of_shape_alone_is_certified():
     raw = max(hockey_stick(dens[0.1], dens[0.9], 0.1, step),
               hockey_stick(dens[0.9], dens[0.1], 0.1, step))
     assert raw > 0.01  # the review's 0.0113: the raw mean is not private
+    # The default certifies the reference's confidence bands (issue 27).
+    assert rel.assumes("reference.band")
     noise, scale = _noise_of(rel)
-    assert noise == "laplace"
-    p, q = (laplace_smooth(dens[a], step, scale) for a in (0.1, 0.9))
+    p, q = (noise_smooth(dens[a], step, noise, scale) for a in (0.1, 0.9))
+    assert abs(float(p.sum()) * step - 1) < 1e-3  # no mass left the grid
     exact = max(hockey_stick(p, q, rel.epsilon, step),
                 hockey_stick(q, p, rel.epsilon, step))
     assert exact <= rel.delta
@@ -224,19 +249,25 @@ def test_the_gaussian_law_of_continuous_columns_is_an_explicit_opt_in():
     reference = skattr.datasets.make_hospital(2000, random_state=0)
     private = skattr.datasets.make_hospital(50, random_state=1)
     secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
-    for name in ("apgm", "expm-gaussian", "daum", "optimal"):
+    for name in ("expm-gaussian", "daum", "optimal"):
         with pytest.raises(NotCertifiableError, match="law='gaussian'.*"
                                                       "approx-wasserstein"):
             private.attrpriv.plan(["weight"], secret=secret, reference=reference,
                                   mechanism=name)
+    # Two columns: no exact law, no confidence bands (one column's mean is
+    # certified over the bands, issue 27).
+    with pytest.raises(NotCertifiableError, match="law='gaussian'.*"
+                                                  "approx-wasserstein"):
+        private.attrpriv.plan(["weight", "height"], secret=secret,
+                              reference=reference, mechanism="apgm")
     plan = private.attrpriv.plan(["weight"], secret=secret, reference=reference,
                                  mechanism="apgm", law="gaussian")
     assert plan.assumes("law.gaussian")
     assert plan.assumed[-1].option == "law='gaussian'"
     # The default picks a mechanism certified without the Gaussian law.
     auto = private.attrpriv.plan(["weight"], secret=secret, reference=reference)
-    assert auto.mechanism == "approx-wasserstein"
-    assert not auto.assumes("law.gaussian")
+    assert auto.mechanism in ("approx-wasserstein", "apgm")
+    assert not auto.assumes("law.gaussian") and auto.assumes("reference.band")
 
 
 # ------------------------------------------------------------- classic constant
@@ -418,10 +449,15 @@ def test_huge_or_wide_integer_columns_never_take_an_overflowing_exact_law():
         with pytest.raises(NotCertifiableError, match="exact law"):
             reference.head(20).attrpriv.plan(["x"], secret=secret,
                                              reference=reference,
-                                             mechanism="apgm")
+                                             mechanism="apgm", theta="moments")
+        # The default: the confidence bands, no lattice; every record that
+        # moves may move by the whole range.
         plan = reference.head(20).attrpriv.plan(["x"], secret=secret,
                                                 reference=reference)
-        assert plan.mechanism == "approx-wasserstein"
+        assert plan.assumes("reference.band") and not plan.noiseless
+        span = float(x.max() - x.min())
+        assert np.isfinite(plan.expected_error)
+        assert plan.expected_error >= 0.1 * span / 20
 
 
 @pytest.mark.parametrize("field", ["epsilon", "delta", "sensitivity"])

@@ -1,18 +1,24 @@
 """Sums and means of a bounded column over the reference's confidence bands.
 
-Each group's distribution function G_c lies, with probability at least
-1 - alpha / 2 over its m_c reference records, within eps_c of their
-empirical one (Dvoretzky-Kiefer-Wolfowitz with Massart's constant:
-P(sup |F_m - G| > eps) <= 2 exp(-2 m eps^2)); the clipping range [lo, hi]
-bounds every (clipped) value. For every G in the band its quantile function
-lies between those of the band's two edges, Q_lo (the upper edge's, which
-puts eps of mass at lo) and Q_hi (the lower edge's, eps at hi).
+A group's m reference records are X_(i) = Q(V_(i)), Q the population's
+quantile function (clipped to [lo, hi]) and V_(1) <= ... <= V_(m) the order
+statistics of m uniforms, whatever the law (continuous or not). With
+probability at least 1 - alpha every V_(i) lies in [a_i, b_i] at once
+(:class:`GroupBand`): the Dvoretzky-Kiefer-Wolfowitz band of the uniforms
+(Massart's constant, at alpha / 2), i/m - eps <= V_(i) <= (i - 1)/m + eps,
+intersected with each V_(i)'s Beta(i, m - i + 1) interval at alpha / 4m on
+each side (Bonferroni over the m ranks, at alpha / 2): the first is the
+narrower in the middle, the second in the tails. Then, Q being
+nondecreasing, Q(u) >= X_(i) whenever u >= b_i and Q(u) <= X_(i) whenever
+u <= a_i: every group law the band allows has its quantile function between
+Q_lo(u) = the largest X_(i) with b_i <= u (lo if none) and Q_hi(u) = the
+smallest X_(i) with a_i >= u (hi if none).
 
 Under the swap coupling the records whose group differs between two
 secrets are the only ones whose values may differ; a moved record's two
 values, coupled by one uniform u (its quantile in each group), differ by at
 most U(u) = max(Q_hi,in(u) - Q_lo,out(u), Q_hi,out(u) - Q_lo,in(u), 0),
-whatever G in the bands. So the sum moves by at most the sum of the moved
+whatever laws in the bands. So the sum moves by at most the sum of the moved
 records' U, a law computed here (rounded up to a grid, convolved by FFT):
 a :class:`~skattr.laws._distances.CoupledDistances` the coupled
 calibrations read (``docs/population.md``).
@@ -32,13 +38,18 @@ from skattr.exceptions import NotCertifiableError
 from skattr.laws._base import Bound, StatisticLaw, secret_pairs
 from skattr.laws._distances import CoupledDistances
 
-__all__ = ["BandLaw", "dkw_radius", "record_distance", "summed_distance"]
+__all__ = ["BandLaw", "GroupBand", "dkw_radius", "record_distance",
+           "summed_distance"]
 
 #: Most atoms of the law of the moved records' summed distance (the grid's
 #: steps per record shrink as more records move).
 _ATOMS = 200_000
 #: Steps of the grid a record's distance is rounded up to, at most and least.
 _MOST_STEPS, _LEAST_STEPS = 2_000, 16
+#: Ranks whose Beta intervals are computed exactly at each end of a group;
+#: between them, on a geometric grid of about as many, each rank takes its
+#: grid neighbours' (the wider: the intervals move monotonically with the rank).
+_EXACT_RANKS = 400
 
 
 def dkw_radius(records: int, alpha: float) -> float:
@@ -53,36 +64,96 @@ def dkw_radius(records: int, alpha: float) -> float:
     return math.sqrt(math.log(2.0 / alpha) / (2.0 * records))
 
 
-def _envelope(values: np.ndarray, eps: float, lo: float, hi: float,
-              levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Return Q_lo(u) and Q_hi(u): the quantiles of the band's two edges."""
-    m = values.size
-    # Q_lo: the least x with min(1, F_m(x) + eps) >= u; lo below eps.
-    rank = np.ceil(m * (levels - eps) - 1e-12).astype(np.int64)
-    q_lo = np.where(rank <= 0, lo, values[np.clip(rank, 1, m) - 1])
-    # Q_hi: the least x with F_m(x) - eps >= u; hi when that needs more than 1.
-    # Rounded toward more distance: Q_lo down, Q_hi up.
-    rank = np.ceil(m * (levels + eps) + 1e-12).astype(np.int64)
-    q_hi = np.where(rank > m, hi, values[np.clip(rank, 1, m) - 1])
-    return q_lo, q_hi
+def _rank_grid(m: int) -> np.ndarray:
+    """Ranks 1..m whose Beta intervals are computed: every one near the ends."""
+    if m <= 4 * _EXACT_RANKS:
+        return np.arange(1, m + 1)
+    ends = np.arange(1, _EXACT_RANKS + 1)
+    middle = np.geomspace(_EXACT_RANKS, m / 2, _EXACT_RANKS)
+    half = np.unique(np.concatenate([ends, np.round(middle)])).astype(np.int64)
+    return np.unique(np.concatenate([half, m + 1 - half, [m // 2, m // 2 + 1]]))
 
 
-def record_distance(values_out, values_in, eps, lo, hi):
+@persistable
+@dataclass(frozen=True, eq=False)
+class GroupBand:
+    """One group's confidence band: bounds on its records' uniform ranks.
+
+    Attributes
+    ----------
+    values : ndarray
+        The group's (clipped) reference values, sorted.
+    below, above : ndarray
+        a_i and b_i: with the band's confidence, every V_(i) in [a_i, b_i].
+    radius : float
+        The Dvoretzky-Kiefer-Wolfowitz half of it (the band's width in the
+        middle).
+    """
+
+    values: np.ndarray
+    below: np.ndarray
+    above: np.ndarray
+    radius: float
+
+    @classmethod
+    def of(cls, values, alpha: float) -> GroupBand:
+        """Return the band that holds with probability at least 1 - alpha.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skattr.laws._band import GroupBand
+        >>> band = GroupBand.of(np.arange(1000.0), 1e-3)
+        >>> round(band.radius, 4)   # the DKW half, at alpha / 2
+        0.0643
+        >>> bool(band.above[0] < 0.02)   # far narrower at the ends
+        True
+        """
+        from scipy.special import betaincinv
+
+        values = np.sort(np.asarray(values, dtype=float))
+        m = values.size
+        radius = dkw_radius(m, alpha / 2)
+        ranks = np.arange(1, m + 1)
+        below = ranks / m - radius
+        above = (ranks - 1) / m + radius
+        grid = _rank_grid(m)
+        tail = alpha / (4 * m)
+        low = betaincinv(grid, m - grid + 1, tail)
+        high = betaincinv(grid, m - grid + 1, 1 - tail)
+        # A rank between grid points takes the previous point's lower bound
+        # and the next one's upper bound (both grow with the rank), and the
+        # inverse's float error is allowed for.
+        low = low[np.searchsorted(grid, ranks, side="right") - 1] * (1 - 1e-9)
+        high = high[np.searchsorted(grid, ranks, side="left")] * (1 + 1e-9)
+        below = np.clip(np.maximum(below, low), 0.0, 1.0)
+        above = np.clip(np.minimum(above, high), 0.0, 1.0)
+        return cls(values=values, below=below, above=above, radius=radius)
+
+    def quantiles(self, levels, lo: float, hi: float):
+        """Return Q_lo(u) and Q_hi(u): every law in the band lies between them."""
+        m = self.values.size
+        k = np.searchsorted(self.above, levels, side="right")
+        q_lo = np.where(k == 0, lo, self.values[np.clip(k, 1, m) - 1])
+        j = np.searchsorted(self.below, levels, side="left")
+        q_hi = np.where(j >= m, hi, self.values[np.clip(j, 0, m - 1)])
+        return q_lo, q_hi
+
+
+def record_distance(out: GroupBand, inside: GroupBand, lo, hi):
     """Return the law of U(u), u uniform: (distances, probabilities).
 
-    The step functions change only where u = j / m +- eps for some group's
-    rank j: between those break points they are constant.
+    The envelopes change only at the bands' a_i and b_i: between those break
+    points they are constant.
     """
-    cuts = [np.array([0.0, 1.0])]
-    for values, e in zip((values_out, values_in), eps, strict=True):
-        ranks = np.arange(values.size + 1) / values.size
-        cuts += [ranks - e, ranks + e]
-    cuts = np.unique(np.clip(np.concatenate(cuts), 0.0, 1.0))
+    cuts = np.unique(np.clip(np.concatenate(
+        [[0.0, 1.0], out.below, out.above, inside.below, inside.above]),
+        0.0, 1.0))
     lengths = np.diff(cuts)
     keep = lengths > 0
     mids = 0.5 * (cuts[:-1] + cuts[1:])[keep]
-    out_lo, out_hi = _envelope(values_out, eps[0], lo, hi, mids)
-    in_lo, in_hi = _envelope(values_in, eps[1], lo, hi, mids)
+    out_lo, out_hi = out.quantiles(mids, lo, hi)
+    in_lo, in_hi = inside.quantiles(mids, lo, hi)
     gap = np.maximum(np.maximum(in_hi - out_lo, out_hi - in_lo), 0.0)
     return gap, lengths[keep]
 
@@ -135,11 +206,9 @@ class BandLaw(StatisticLaw):
 
     Attributes
     ----------
-    values_out, values_in : ndarray
-        The reference's (clipped) values out of and in the secret's group,
-        sorted.
-    eps : tuple of float
-        The bands' radii (out, in).
+    bands : tuple
+        Per secret, ``(out, inside)``: the :class:`GroupBand` of its group's
+        complement and of its group.
     low, high : float
         The clipping range: every released value lies in it.
     secrets : tuple of Secret
@@ -149,9 +218,7 @@ class BandLaw(StatisticLaw):
     kind: ClassVar[str] = "box"
     coupled: ClassVar[bool] = True
 
-    values_out: np.ndarray
-    values_in: np.ndarray
-    eps: tuple
+    bands: tuple
     low: float
     high: float
     secrets: tuple
@@ -162,52 +229,69 @@ class BandLaw(StatisticLaw):
     states_law: bool = False
     reference_sizes: tuple | None = None
     source: object = field(default=None, repr=False, compare=False)
+    _cache: dict = field(default_factory=dict, init=False, repr=False,
+                         compare=False)
+
+    def __post_init__(self):
+        if len(self.bands) != len(self.secrets):
+            raise ValueError("BandLaw needs one band per secret.")
 
     @property
     def statement(self) -> Assumption:
         """What the band law assumes, as a Gaussian calibration records it."""
-        return Assumption.of("records.independent", reads="values",
+        return Assumption.of("records.independent", reads="population",
                              privacy="dataset")
 
-    def _worst(self, n: int, privacy: str) -> tuple[int, float]:
+    @staticmethod
+    def _worst(secret, n: int, privacy: str) -> tuple[int, float]:
         """Return the records that may move and each one's chance (worst pair)."""
         worst = (0, 0.0)
-        for s in self.secrets:
-            for a, b in secret_pairs(
-                    s, n, privacy, alternative="use privacy='distributional'"):
-                moved = abs(float(a) - float(b))
-                candidate = ((math.ceil(moved * n - 1e-9), 1.0)
-                             if privacy == "dataset" else (n, moved))
-                worst = max(worst, candidate, key=lambda c: c[0] * c[1])
+        for a, b in secret_pairs(
+                secret, n, privacy, alternative="use privacy='distributional'"):
+            moved = abs(float(a) - float(b))
+            candidate = ((math.ceil(moved * n - 1e-9), 1.0)
+                         if privacy == "dataset" else (n, moved))
+            worst = max(worst, candidate, key=lambda c: c[0] * c[1])
         return worst
 
     def coupled_distances(self, n: int, privacy: str) -> list[tuple]:
-        """Return the swap coupling's distance law (the worst pair's)."""
-        copies, move = self._worst(n, privacy)
-        gap, probs = record_distance(self.values_out, self.values_in,
-                                     self.eps, self.low, self.high)
-        return [(summed_distance(gap, probs, copies, move,
-                                 self.high - self.low,
-                                 self.query.weight(n)),)]
+        """Return, per secret, the swap coupling's distance law (worst pair)."""
+        key = (int(n), privacy)
+        if key not in self._cache:
+            laws = []
+            for secret, (out, inside) in zip(self.secrets, self.bands,
+                                             strict=True):
+                copies, move = self._worst(secret, n, privacy)
+                gap, probs = record_distance(out, inside, self.low, self.high)
+                laws.append((summed_distance(gap, probs, copies, move,
+                                             self.high - self.low,
+                                             self.query.weight(n)),))
+            self._cache[key] = laws
+        return self._cache[key]
+
+    @staticmethod
+    def _widest(per_pair) -> CoupledDistances:
+        return max((laws[0] for laws in per_pair),
+                   key=lambda law: (law.records * law.gap, law.records))
 
     def coupling_step(self, per_pair) -> MethodStep:
         """How a Gaussian calibration through the coupling is recorded."""
-        law = per_pair[0][0]
         return MethodStep.of("coupling.gaussian-noise.band",
-                             records=law.records)
+                             records=self._widest(per_pair).records)
 
     def _assumptions(self, privacy: str) -> tuple:
-        return (Assumption.of("records.independent", reads="values",
+        return (Assumption.of("records.independent", reads="population",
                               privacy=privacy), *self.assumptions)
 
     def w_infinity(self, n: int, privacy: str) -> Bound:
-        law = self.coupled_distances(n, privacy)[0][0]
-        return Bound(law.largest, MethodStep.of("w-inf.band"),
-                     self._assumptions(privacy))
+        per_pair = self.coupled_distances(n, privacy)
+        return Bound(max(laws[0].largest for laws in per_pair),
+                     MethodStep.of("w-inf.band"), self._assumptions(privacy))
 
     def closeness(self, n: int, privacy: str, delta: float, *,
                   progress=False, label: str = "") -> Bound:
-        law = self.coupled_distances(n, privacy)[0][0]
-        return Bound(law.closeness(delta),
-                     MethodStep.of("closeness.band", records=law.records),
+        per_pair = self.coupled_distances(n, privacy)
+        return Bound(max(laws[0].closeness(delta) for laws in per_pair),
+                     MethodStep.of("closeness.band",
+                                   records=self._widest(per_pair).records),
                      self._assumptions(privacy))

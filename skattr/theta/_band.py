@@ -9,7 +9,7 @@ import numpy as np
 from skattr._certificate import Assumption
 from skattr._persistence import persistable
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
-from skattr.laws._band import BandLaw, dkw_radius
+from skattr.laws._band import BandLaw, GroupBand
 from skattr.theta._box import ReferenceConfidence
 
 __all__ = ["ConfidenceBand"]
@@ -21,11 +21,14 @@ class ConfidenceBand(ReferenceConfidence):
     """Theta for a sum or mean: every group law the reference sample allows.
 
     The reference records are taken as a random sample of the population;
-    each group's distribution function lies within the
-    Dvoretzky-Kiefer-Wolfowitz band of the reference's (Massart's constant),
-    both groups at once with probability at least ``confidence`` over the
-    reference sample (each at 1 - (1 - confidence) / 2), and every value,
-    clipped, in the clipping range (``bounds=``). ``apgm`` and the
+    each group's distribution function lies within the reference's
+    confidence band (:class:`~skattr.laws._band.GroupBand`: the
+    Dvoretzky-Kiefer-Wolfowitz band with Massart's constant, narrowed in the
+    tails by the order statistics' Beta laws), all of them at once with
+    probability at least ``confidence`` over the reference sample (each at
+    1 - (1 - confidence) / 2k for the 2k groups of k secrets), and every
+    value, clipped, in the clipping range (``bounds=``). It is the default
+    Theta of a sum or mean (``theta="auto"``, at 0.999). ``apgm`` and the
     Wasserstein mechanisms certify the worst case over the bands through the
     swap coupling (``docs/population.md``), so the certificate holds for the
     population the reference came from, with that probability; the release
@@ -80,24 +83,26 @@ class ConfidenceBand(ReferenceConfidence):
                 "shows may be any size). Declare one with bounds={"
                 f"{column!r}: (low, high)}} or bounds='reference'.")
         low, high = (float(v) for v in ranges[column])
-        if len(request.secrets) != 1:
-            raise InvalidParameterError(
-                "ConfidenceBand gives the bands of one secret's two groups; "
-                "pass one secret.")
-        reference, (inside,) = self.groups(request)
+        reference, insides = self.groups(request)
         values = np.clip(reference.records()[:, 0].astype(float), low, high)
-        alpha = (1 - self.confidence) / 2
-        sizes = (int((~inside).sum()), int(inside.sum()))
-        eps = tuple(dkw_radius(m, alpha) for m in sizes)
+        # Every group of every secret at once (Bonferroni over 2 a secret).
+        alpha = (1 - self.confidence) / (2 * len(insides))
+        bands = tuple((GroupBand.of(values[~inside], alpha),
+                       GroupBand.of(values[inside], alpha))
+                      for inside in insides)
+        sizes = tuple((int((~inside).sum()), int(inside.sum()))
+                      for inside in insides)
+        radii = "; ".join(
+            f"+-{out.radius:.4g} outside the group ({o} records), "
+            f"+-{inside.radius:.4g} inside ({i})"
+            for (out, inside), (o, i) in zip(bands, sizes, strict=True))
         return BandLaw(
-            values_out=np.sort(values[~inside]), values_in=np.sort(values[inside]),
-            eps=eps, low=low, high=high, secrets=tuple(request.secrets),
-            query=request.query,
+            bands=bands, low=low, high=high,
+            secrets=tuple(request.secrets), query=request.query,
             description=(f"every group law within the reference's simultaneous "
-                         f"{self.confidence:g} Dvoretzky-Kiefer-Wolfowitz bands: "
-                         f"+-{eps[0]:.4g} outside the group ({sizes[0]} "
-                         f"records), +-{eps[1]:.4g} inside ({sizes[1]}), values "
-                         f"in [{low:g}, {high:g}]"),
+                         f"{self.confidence:g} bands (Dvoretzky-Kiefer-Wolfowitz, "
+                         f"narrower in the tails): {radii}, values in "
+                         f"[{low:g}, {high:g}]"),
             assumptions=(Assumption.of("reference.band",
                                        confidence=self.confidence),),
-            reference_sizes=(sizes,))
+            reference_sizes=sizes)

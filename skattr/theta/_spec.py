@@ -131,14 +131,25 @@ class PlugIn:
 @persistable
 @dataclass(frozen=True)
 class FitAndBootstrap:
-    """``theta="auto"``: the reference's fit and its stratified bootstrap.
+    """``theta="auto"``: the default Theta, by statistic.
 
-    The worst case over the plug-in fit and ``replicates`` replicates that
-    resample each secret group's records with replacement (for exact laws,
-    multinomial draws of the groups' frequencies), from at least
-    ``MIN_GROUP_RECORDS`` records on each side. The replicates are seeded: the
-    reference is public, so a seed costs no privacy and makes Theta a function
-    of the reference alone.
+    - a count or proportion: the reference's simultaneous Clopper-Pearson box
+      (:class:`~skattr.theta.ConfidenceBox`, at ``DEFAULT_CONFIDENCE``),
+      valid for the population the reference was sampled from;
+    - the sum or mean of one column, hiding a proportion: the reference's
+      simultaneous Dvoretzky-Kiefer-Wolfowitz bands and the clipping range
+      (:class:`~skattr.theta.ConfidenceBand`), valid for the population; a
+      column with no clipping range is refused;
+    - under ``law="gaussian"`` (an opt-in model), and for the statistics
+      that have no bound valid for the population yet: the worst case over
+      the plug-in fit and ``replicates`` replicates that resample each secret
+      group's records with replacement (for exact laws, multinomial draws of
+      the groups' frequencies), or, for the Wasserstein mechanisms, the
+      resampling model; recorded as a measured safeguard, not a proof.
+
+    Each needs ``MIN_GROUP_RECORDS`` reference records on each side. The
+    replicates are seeded: the reference is public, so a seed costs no
+    privacy and makes Theta a function of the reference alone.
     """
 
     replicates: int = BOOTSTRAP_REPLICATES
@@ -161,6 +172,9 @@ class FitAndBootstrap:
         reference records, seeded by ``request.seed``, the only Theta that
         describes its law.
         """
+        if request.summing() and all(s.property == "proportion"
+                                     for s in request.secrets):
+            return self._sum_law(request)
         if "resampling" in request.kinds and not request.counting():
             from skattr.theta._resample import Resample
 
@@ -191,19 +205,47 @@ class FitAndBootstrap:
         """
         from skattr.theta._box import ConfidenceBox
 
+        return self._confidence_law(
+            request, ConfidenceBox(DEFAULT_CONFIDENCE),
+            "a count is the reference's confidence box (skattr.theta."
+            "ConfidenceBox)", ", or pass theta='moments' to take the "
+            "reference's frequencies as the population's (recorded)")
+
+    def _sum_law(self, request: LawRequest):
+        """Return a sum's or mean's law: the reference's confidence bands.
+
+        Each group's distribution function lies in the reference's
+        simultaneous band with probability at least ``DEFAULT_CONFIDENCE``
+        (:class:`~skattr.theta.ConfidenceBand`), and every value in the
+        clipping range; a column with no clipping range is refused (no bound
+        on its sum holds for the population).
+        """
+        from skattr.theta._band import ConfidenceBand
+
+        return self._confidence_law(
+            request, ConfidenceBand(DEFAULT_CONFIDENCE),
+            "a sum or mean is the reference's confidence bands (skattr.theta."
+            "ConfidenceBand)", "")
+
+    def _confidence_law(self, request: LawRequest, spec, what: str,
+                        otherwise: str):
+        """Return ``spec``'s law (a "box" kind), or the bootstrap's moments.
+
+        A mechanism that calibrates no box gets the bootstrap's Gaussian law
+        under ``law="gaussian"`` (an opt-in, recorded as not proven) and is
+        refused otherwise.
+        """
         if "box" in request.kinds:
             reference = request.reference()
             for s in request.secrets:
                 check_group_sizes(reference.groups(s) == 1, s.label)
-            return ConfidenceBox(DEFAULT_CONFIDENCE).fit_law(request)
+            return spec.fit_law(request)
         if "gaussian" in request.kinds and "exact" not in request.kinds:
             return gaussian_law_of(self, request, request.reference())
         raise LawUnavailable(
-            "the default Theta of a count is the reference's confidence box "
-            "(skattr.theta.ConfidenceBox), which this mechanism does not "
-            "calibrate; mechanism='apgm' and the Wasserstein mechanisms do, or "
-            "pass theta='moments' to take the reference's frequencies as the "
-            "population's (recorded)")
+            f"the default Theta of {what}, which this mechanism does not "
+            f"calibrate; mechanism='apgm' and the Wasserstein mechanisms do"
+            + otherwise)
 
     def moment_models(self, reference, secret, sampling: str) -> list:
         """Return the plug-in model and one per bootstrap replicate."""

@@ -189,15 +189,21 @@ def test_random_state_is_the_cli_name_and_seed_still_works(frames, tmp_path,
 @pytest.mark.parametrize("law", ["gaussian", "auto"])
 def test_delta_zero_under_auto_is_a_clear_refusal_or_a_release(frames, law):
     reference, private = frames
-    # Gaussian noise certifies no (epsilon, 0): those candidates refuse, and
-    # no Laplace candidate certifies these laws.
-    with pytest.raises(NotCertifiableError, match="'delta' parameter of "
-                       "AttributePrivateGaussian must be .* range \\(0, 1\\)"):
-        private.attrpriv.mean(["weight"], secret=SECRET, reference=reference,
-                              delta=0, law=law)
+    # Gaussian noise certifies no (epsilon, 0): a named Gaussian mechanism
+    # refuses; "auto" skips those candidates and releases with the Laplace
+    # noise of the exact Wasserstein mechanism, certified (epsilon, 0) over
+    # the reference's confidence bands (almost-sure bounds only).
+    rel = private.attrpriv.mean(["weight"], secret=SECRET, reference=reference,
+                                delta=0, law=law, random_state=0)
+    assert rel.delta == 0.0 and rel.noise == "laplace"
+    assert rel.mechanism == "wasserstein" and rel.assumes("reference.band")
     with pytest.raises(InvalidParameterError, match="range \\(0, 1\\)"):
         private.attrpriv.mean(["weight"], secret=SECRET, reference=reference,
                               delta=0, law=law, mechanism="expm-gaussian")
+    with pytest.raises(NotCertifiableError, match="'delta' parameter of "
+                       "AttributePrivateGaussian must be .* range \\(0, 1\\)"):
+        private.attrpriv.mean(["weight", "height"], secret=SECRET,
+                              reference=reference, delta=0, law=law)
 
 
 def test_delta_zero_is_certified_by_a_laplace_mechanism_when_one_can():
