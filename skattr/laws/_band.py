@@ -105,7 +105,7 @@ class GroupBand:
         >>> from skattr.laws._band import GroupBand
         >>> band = GroupBand.of(np.arange(1000.0), 1e-3)
         >>> round(band.radius, 4)   # the DKW half, at alpha / 2
-        0.0643
+        0.0644
         >>> bool(band.above[0] < 0.02)   # far narrower at the ends
         True
         """
