@@ -318,6 +318,14 @@ STEPS: dict[str, _Kind] = {
         "the swap coupling's bound over Theta's box: only the {records} "
         "records whose group differs between the two secrets may be counted "
         "differently", "records"),
+    "closeness.order-band": _kind(
+        "from the quantile coupling of the {level:g}-quantile's laws, worst "
+        "case over every pair of group laws in the confidence bands that the "
+        "two secrets share (its distribution function is monotone in theirs); "
+        "W the largest gap on all but delta of the levels (Chen Def 3.2, Thm "
+        "3.2)", "level"),
+    "w-inf.range": _kind(
+        "the clipping range: every released value lies in it"),
     "w-inf.band": _kind(
         "the largest distance of the swap coupling over the groups' "
         "confidence bands"),

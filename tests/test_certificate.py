@@ -241,6 +241,13 @@ STEP_TEXTS = {
     "w-inf.swap": ({"records": 20}, (
         "the swap coupling's bound over Theta's box: only the 20 records whose "
         "group differs between the two secrets may be counted differently")),
+    "closeness.order-band": ({"level": 0.5}, (
+        "from the quantile coupling of the 0.5-quantile's laws, worst case over "
+        "every pair of group laws in the confidence bands that the two secrets "
+        "share (its distribution function is monotone in theirs); W the "
+        "largest gap on all but delta of the levels (Chen Def 3.2, Thm 3.2)")),
+    "w-inf.range": ({}, (
+        "the clipping range: every released value lies in it")),
     "w-inf.band": ({}, (
         "the largest distance of the swap coupling over the groups' confidence "
         "bands")),

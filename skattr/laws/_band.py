@@ -38,7 +38,7 @@ from skattr.exceptions import NotCertifiableError
 from skattr.laws._base import Bound, StatisticLaw, secret_pairs
 from skattr.laws._distances import CoupledDistances
 
-__all__ = ["BandLaw", "GroupBand", "dkw_radius", "record_distance",
+__all__ = ["BandLaw", "BandsLaw", "GroupBand", "dkw_radius", "record_distance",
            "summed_distance"]
 
 #: Most atoms of the law of the moved records' summed distance (the grid's
@@ -140,6 +140,13 @@ class GroupBand:
         return q_lo, q_hi
 
 
+    def upper_after(self, levels, hi: float) -> np.ndarray:
+        """Return Q_hi(u+), the right limit: the least X_(i) with a_i > u."""
+        m = self.values.size
+        j = np.searchsorted(self.below, levels, side="right")
+        return np.where(j >= m, hi, self.values[np.clip(j, 0, m - 1)])
+
+
 def record_distance(out: GroupBand, inside: GroupBand, lo, hi):
     """Return the law of U(u), u uniform: (distances, probabilities).
 
@@ -201,8 +208,8 @@ def summed_distance(gap, probs, copies: int, move: float, span: float,
 
 @persistable
 @dataclass(frozen=True, eq=False)
-class BandLaw(StatisticLaw):
-    """The sum or mean of a bounded column, for every group law in a band.
+class BandsLaw(StatisticLaw):
+    """What the laws over the groups' confidence bands share.
 
     Attributes
     ----------
@@ -212,11 +219,10 @@ class BandLaw(StatisticLaw):
     low, high : float
         The clipping range: every released value lies in it.
     secrets : tuple of Secret
-    query : Query
+    query : Query or Statistic
     """
 
     kind: ClassVar[str] = "box"
-    coupled: ClassVar[bool] = True
 
     bands: tuple
     low: float
@@ -234,7 +240,19 @@ class BandLaw(StatisticLaw):
 
     def __post_init__(self):
         if len(self.bands) != len(self.secrets):
-            raise ValueError("BandLaw needs one band per secret.")
+            raise ValueError(f"{type(self).__name__} needs one band per secret.")
+
+    def _assumptions(self, privacy: str) -> tuple:
+        return (Assumption.of("records.independent", reads="population",
+                              privacy=privacy), *self.assumptions)
+
+
+@persistable
+@dataclass(frozen=True, eq=False)
+class BandLaw(BandsLaw):
+    """The sum or mean of a bounded column, for every group law in the bands."""
+
+    coupled: ClassVar[bool] = True
 
     @property
     def statement(self) -> Assumption:
@@ -278,10 +296,6 @@ class BandLaw(StatisticLaw):
         """How a Gaussian calibration through the coupling is recorded."""
         return MethodStep.of("coupling.gaussian-noise.band",
                              records=self._widest(per_pair).records)
-
-    def _assumptions(self, privacy: str) -> tuple:
-        return (Assumption.of("records.independent", reads="population",
-                              privacy=privacy), *self.assumptions)
 
     def w_infinity(self, n: int, privacy: str) -> Bound:
         per_pair = self.coupled_distances(n, privacy)

@@ -10,9 +10,10 @@ from skattr._certificate import Assumption
 from skattr._persistence import persistable
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.laws._band import BandLaw, GroupBand
+from skattr.laws._order_band import OrderBandLaw
 from skattr.theta._box import ReferenceConfidence
 
-__all__ = ["ConfidenceBand"]
+__all__ = ["ConfidenceBand", "order_level"]
 
 
 @persistable
@@ -34,6 +35,13 @@ class ConfidenceBand(ReferenceConfidence):
     population the reference came from, with that probability; the release
     records it. It needs a clipping range: a column with none has no bound
     that holds for the population.
+
+    For one median or quantile of one column (an opt-in: the default is
+    still the resampling model), the Wasserstein mechanisms certify the
+    quantile coupling of its two laws, worst case over every pair of group
+    laws in the bands (:class:`~skattr.laws._order_band.OrderBandLaw`), for
+    up to 20,000 records; on small references the bands' width dominates
+    (about 4.5x the population's distance at 300 records a group).
 
     Parameters
     ----------
@@ -61,14 +69,15 @@ class ConfidenceBand(ReferenceConfidence):
     confidence: float = 0.999
 
     def fit_law(self, request):
-        """Return the sum's laws over the reference's confidence bands."""
+        """Return the statistic's laws over the reference's confidence bands."""
         if "box" not in request.kinds:
             request.refuse("ConfidenceBand", "laws over confidence bands")
-        if not request.summing():
+        level = order_level(request)
+        if not request.summing() and level is None:
             raise InvalidParameterError(
-                "ConfidenceBand covers the sum or mean of one column; use "
-                "ConfidenceBox for a count, theta=skattr.theta.Resample() for "
-                "other statistics.")
+                "ConfidenceBand covers the sum or mean of one column, or one "
+                "median or quantile of one column; use ConfidenceBox for a "
+                "count, theta=skattr.theta.Resample() for other statistics.")
         for s in request.secrets:
             if s.property != "proportion":
                 raise InvalidParameterError(
@@ -77,14 +86,20 @@ class ConfidenceBand(ReferenceConfidence):
         (column,) = request.columns
         ranges = {c: (lo, hi) for c, lo, hi in request.ranges}
         if column not in ranges:
+            what = "sum" if level is None else "quantile"
             raise NotCertifiableError(
                 f"The column {column!r} has no clipping range, so no bound on "
-                "its sum holds for the population (a value the reference never "
-                "shows may be any size). Declare one with bounds={"
+                f"its {what} holds for the population (a value the reference "
+                "never shows may be any size). Declare one with bounds={"
                 f"{column!r}: (low, high)}} or bounds='reference'.")
         low, high = (float(v) for v in ranges[column])
         reference, insides = self.groups(request)
-        values = np.clip(reference.records()[:, 0].astype(float), low, high)
+        if level is None:
+            values = reference.records()[:, 0].astype(float)
+        else:
+            values = request.query.prepare(reference.frame, request.columns,
+                                           what="the reference data")[:, 0]
+        values = np.clip(values, low, high)
         # Every group of every secret at once (Bonferroni over 2 a secret).
         alpha = (1 - self.confidence) / (2 * len(insides))
         bands = tuple((GroupBand.of(values[~inside], alpha),
@@ -96,7 +111,7 @@ class ConfidenceBand(ReferenceConfidence):
             f"+-{out.radius:.4g} outside the group ({o} records), "
             f"+-{inside.radius:.4g} inside ({i})"
             for (out, inside), (o, i) in zip(bands, sizes, strict=True))
-        return BandLaw(
+        common = dict(
             bands=bands, low=low, high=high,
             secrets=tuple(request.secrets), query=request.query,
             description=(f"every group law within the reference's simultaneous "
@@ -106,3 +121,16 @@ class ConfidenceBand(ReferenceConfidence):
             assumptions=(Assumption.of("reference.band",
                                        confidence=self.confidence),),
             reference_sizes=sizes)
+        if level is None:
+            return BandLaw(**common)
+        return OrderBandLaw(level=level, **common)
+
+
+def order_level(request) -> float | None:
+    """Return the level of the one median or quantile of one column, or None."""
+    query = request.query
+    statistic = getattr(query, "statistic", None)
+    if statistic not in ("median", "quantile") or len(request.columns) != 1:
+        return None
+    levels = (0.5,) if statistic == "median" else tuple(query.q)
+    return float(levels[0]) if len(levels) == 1 else None

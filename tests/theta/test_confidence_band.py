@@ -147,7 +147,7 @@ def test_refusals_say_what_to_do():
         _plan("mean", 100, bounds=None)
     with pytest.raises(InvalidParameterError, match="one column"):
         skattr.mechanisms.ApproximateWassersteinMechanism(
-            query=skattr.Query.median(["x"]), secret=SECRET,
+            query=skattr.Statistic.std(["x"]), secret=SECRET,
             theta=ConfidenceBand()).fit(_reference())
     with pytest.raises(InvalidParameterError, match="probability in"):
         ConfidenceBand(confidence=0.0)
@@ -218,3 +218,96 @@ def test_two_secrets_take_every_band_at_once():
     # The same bands as each secret alone at 1 - 0.001 / 2 (two groups
     # each), so the noise of the worse of them.
     assert both == pytest.approx(max(alone), rel=1e-9)
+
+
+# ------------------------------------------------- one median or quantile
+def _order_statistic_cdf(x, k, n, r, cdf_in, cdf_out):
+    """P(the r-th smallest of k in-group and n - k other records <= x) (scipy)."""
+    j = np.arange(k + 1)
+    p, q = cdf_in(x)[:, None], cdf_out(x)[:, None]
+    return np.sum(stats.binom.pmf(j, k, p) * stats.binom.sf(r - j, n - k, q),
+                  axis=1)
+
+
+def _population_w(n, pair, cdf_in, cdf_out, lo, hi, delta):
+    """The median's laws' quantile coupling, trimmed of delta, on fine grids."""
+    x = np.linspace(lo, hi, 40_001)
+    r = (n - 1) // 2
+    laws = [_order_statistic_cdf(x, round(a * n), n, r, cdf_in, cdf_out)
+            for a in pair]
+    v = np.linspace(delta / 2, 1 - delta / 2, 20_001)
+    qa, qb = (x[np.minimum(np.searchsorted(f, v), x.size - 1)] for f in laws)
+    # The grid's step, allowed on each side.
+    return float(np.max(np.abs(qa - qb))) - 2 * (x[1] - x[0])
+
+
+_IN, _OUT = stats.norm(1.0, 1.0), stats.norm(0.0, 1.5)
+
+
+def _median_plan(reference, n, theta, **kw):
+    mech = skattr.mechanisms.ApproximateWassersteinMechanism(
+        query=skattr.Statistic.median(["x"]), secret=SECRET, theta=theta,
+        bounds={"x": (-6.0, 8.0)}, **kw)
+    return mech.fit(reference).plan(n=n)
+
+
+def _normal_reference(rng, per=300):
+    g = np.repeat([1, 0], per)
+    return pd.DataFrame({"g": g, "x": np.where(
+        g == 1, _IN.rvs(2 * per, random_state=rng),
+        _OUT.rvs(2 * per, random_state=rng))})
+
+
+def test_a_median_over_the_bands_covers_the_populations_distance():
+    # The population's (W, delta)-closeness of the median's two laws, from
+    # their exact order-statistic laws (scipy), is below the bands' W.
+    truth = _population_w(105, (0.4, 0.6), _IN.cdf, _OUT.cdf, -6.0, 8.0, 1e-3)
+    plan = _median_plan(_normal_reference(np.random.default_rng(2)), 105,
+                        ConfidenceBand())
+    assert truth > 0.2
+    assert truth <= plan.sensitivity <= 6 * truth
+    assert plan.assumes("reference.band")
+    assert plan.certified_by.uses("closeness.order-band")
+    assert "0.5-quantile" in str(plan.summary())
+
+
+@pytest.mark.slow
+def test_a_median_over_the_bands_holds_on_every_reference_drawn():
+    # 20 references of 300 + 300 records: the bands' W is never below the
+    # population's; the resampling model (0.2's default) is, on some.
+    rng = np.random.default_rng(3)
+    truth = _population_w(105, (0.4, 0.6), _IN.cdf, _OUT.cdf, -6.0, 8.0, 1e-3)
+    below = {"band": 0, "resampling": 0}
+    for _ in range(20):
+        reference = _normal_reference(rng)
+        for name, theta in (("band", ConfidenceBand()),
+                            ("resampling",
+                             skattr.theta.Resample(random_state=0))):
+            below[name] += _median_plan(reference, 105,
+                                        theta).sensitivity < truth
+    assert below["band"] == 0
+    assert below["resampling"] >= 3
+
+
+def test_an_order_statistic_band_refuses_what_it_cannot_bound():
+    reference = _normal_reference(np.random.default_rng(4), per=50)
+    with pytest.raises(NotCertifiableError, match="bounds="):
+        skattr.mechanisms.ApproximateWassersteinMechanism(
+            query=skattr.Statistic.median(["x"]), secret=SECRET,
+            theta=ConfidenceBand(), bounds=None).fit(reference)
+    with pytest.raises(InvalidParameterError, match="one median or quantile"):
+        skattr.mechanisms.ApproximateWassersteinMechanism(
+            query=skattr.Statistic.quantile(["x"], q=[0.25, 0.75]),
+            secret=SECRET, theta=ConfidenceBand(),
+            bounds={"x": (-6.0, 8.0)}).fit(reference)
+    mech = skattr.mechanisms.ApproximateWassersteinMechanism(
+        query=skattr.Statistic.median(["x"]), secret=SECRET,
+        theta=ConfidenceBand(), bounds={"x": (-6.0, 8.0)}).fit(reference)
+    with pytest.raises(NotCertifiableError, match="Resample"):
+        mech.plan(n=50_000)
+    # The exact mechanism: every released value in the clipping range.
+    pure = skattr.mechanisms.WassersteinMechanism(
+        query=skattr.Statistic.median(["x"]), secret=SECRET,
+        theta=ConfidenceBand(), bounds={"x": (-6.0, 8.0)}).fit(reference)
+    plan = pure.plan(n=105)
+    assert plan.sensitivity == pytest.approx(14.0) and plan.delta == 0.0
