@@ -18,6 +18,7 @@ from ``StatisticLaw.coupled_distances``), which also gives the coupling's
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
@@ -112,7 +113,13 @@ def coupled_required_noise_variance(law: CoupledDistances, epsilon: float,
     lo = hi / 2.0
     while lo > 1e-300 and certified(lo):
         hi, lo = lo, lo / 2.0
-    return _least_certified(certified, lo, hi, 1e-6) ** 2
+    sigma = _least_certified(certified, lo, hi, 1e-6)
+    if not sigma < math.sqrt(sys.float_info.max):
+        raise NotCertifiableError(
+            f"Gaussian noise of sd {sigma:.3g} certifies this release: its "
+            "variance is beyond floating point. Clip the column to a "
+            "plausible range with bounds={column: (low, high)}.")
+    return sigma ** 2
 
 
 def coupled_epsilon(law: CoupledDistances, variance: float,

@@ -311,3 +311,14 @@ def test_an_order_statistic_band_refuses_what_it_cannot_bound():
         theta=ConfidenceBand(), bounds={"x": (-6.0, 8.0)}).fit(reference)
     plan = pure.plan(n=105)
     assert plan.sensitivity == pytest.approx(14.0) and plan.delta == 0.0
+
+
+def test_bounds_too_wide_for_floating_point_refuse_clearly():
+    # Gaussian noise whose variance overflows is refused with what to do (it
+    # raised OverflowError), as the Laplace mechanisms refuse theirs.
+    reference = _reference(per=300)
+    for mechanism in ("apgm", "approx-wasserstein", "auto"):
+        with pytest.raises(NotCertifiableError, match="bounds="):
+            reference.attrpriv.plan(["x"], secret=SECRET, reference=reference,
+                                    bounds={"x": (-1e300, 1e300)},
+                                    mechanism=mechanism)
