@@ -588,10 +588,18 @@ def test_a_release_records_the_options_taken():
     assert back.assumed == rel.assumed and back.certified_by == rel.certified_by
     median = private.attrpriv.median(["height"], secret=SECRET,
                                      reference=reference.iloc[:400],
+                                     theta=skattr.theta.Resample(),
                                      random_state=0)
     assert not any(a.opt_in for a in median.assumed)
     assert median.assumed == (Assumption.of("resampling-model",
                                             privacy="dataset"),)
+    # The default: the reference's confidence bands (issue 27).
+    default = private.attrpriv.median(["height"], secret=SECRET,
+                                      reference=reference.iloc[:400],
+                                      random_state=0)
+    assert [a.kind for a in default.assumed] == ["reference.band",
+                                                 "records.independent"]
+    assert default.certified_by.uses("closeness.order-band")
     back = Release.from_json(median.to_json())
     assert back.certified_by == median.certified_by
     assert back.certified_by.find("laws.order-statistics") == _ORDER

@@ -715,8 +715,11 @@ def test_repeated_medians_add_epsilons_and_their_drawn_deltas():
     private = make_hospital(60, random_state=1)
     reference = make_hospital(1000, random_state=0)
     secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    # The resampling model, named: its laws of a median of 60 are drawn.
+    resample = skattr.theta.Resample(random_state=0)
     ledger = private.attrpriv.ledger(secret=secret, reference=reference,
-                                     budget=(2.5, 1e-2), random_state=0)
+                                     budget=(2.5, 1e-2), random_state=0,
+                                     theta=resample)
     first = ledger.median(["weight"], epsilon=1.0, delta=2e-3)
     assert first.mechanism == "approx-wasserstein"
     ledger.median(["weight"], epsilon=1.0, delta=2e-3)
@@ -727,7 +730,8 @@ def test_repeated_medians_add_epsilons_and_their_drawn_deltas():
     # Drawn laws: each release's chance of a wrong tail bound (a tenth of
     # its delta) adds up; at the budget's whole delta a second is refused.
     tight = private.attrpriv.ledger(secret=secret, reference=reference,
-                                    budget=(5.0, 1e-2), random_state=0)
+                                    budget=(5.0, 1e-2), random_state=0,
+                                    theta=resample)
     tight.median(["weight"], epsilon=1.0, delta=1e-2)
     with pytest.raises(BudgetExceededError, match="smaller delta"):
         tight.median(["weight"], epsilon=1.0, delta=1e-2)
@@ -736,6 +740,15 @@ def test_repeated_medians_add_epsilons_and_their_drawn_deltas():
                                      reference=reference)
     assert loaded.plan(["weight"], statistic="median", epsilon=0.5,
                        delta=2e-3)[1] == pytest.approx(2.5)
+    # The default, the reference's confidence bands (issue 27), draws
+    # nothing: the two releases' W exclude the same levels, so the joint
+    # delta is the largest one.
+    bands = private.attrpriv.ledger(secret=secret, reference=reference,
+                                    budget=(2.5, 1e-2), random_state=0)
+    for _ in range(2):
+        release = bands.median(["weight"], epsilon=1.0, delta=2e-3)
+        assert release.assumes("reference.band")
+    assert bands.spent == (pytest.approx(2.0), pytest.approx(2e-3))
 
 
 @pytest.mark.slow

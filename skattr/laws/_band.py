@@ -50,6 +50,8 @@ _MOST_STEPS, _LEAST_STEPS = 2_000, 16
 #: between them, on a geometric grid of about as many, each rank takes its
 #: grid neighbours' (the wider: the intervals move monotonically with the rank).
 _EXACT_RANKS = 400
+#: Lags of the spacings' lower bounds (a geometric grid from 1 to m - 1).
+_SPACING_LAGS = 48
 
 
 def dkw_radius(records: int, alpha: float) -> float:
@@ -94,9 +96,11 @@ class GroupBand:
     below: np.ndarray
     above: np.ndarray
     radius: float
+    lags: np.ndarray | None = None
+    floors: np.ndarray | None = None
 
     @classmethod
-    def of(cls, values, alpha: float) -> GroupBand:
+    def of(cls, values, alpha: float, *, spacings: bool = False) -> GroupBand:
         """Return the band that holds with probability at least 1 - alpha.
 
         Examples
@@ -113,6 +117,16 @@ class GroupBand:
 
         values = np.sort(np.asarray(values, dtype=float))
         m = values.size
+        lags = floors = None
+        if spacings and m > 2:
+            # Half of alpha for the spacings: V_(i+s) - V_(i) ~ Beta(s, m - s
+            # + 1) for each of the m - s pairs at lag s, Bonferroni over
+            # pairs and over a geometric grid of lags.
+            alpha = alpha / 2
+            lags = np.unique(np.round(np.geomspace(
+                1, m - 1, _SPACING_LAGS)).astype(np.int64))
+            share = alpha / (lags.size * (m - lags))
+            floors = betaincinv(lags, m - lags + 1, share) * (1 - 1e-9)
         radius = dkw_radius(m, alpha / 2)
         ranks = np.arange(1, m + 1)
         below = ranks / m - radius
@@ -128,7 +142,34 @@ class GroupBand:
         high = high[np.searchsorted(grid, ranks, side="left")] * (1 + 1e-9)
         below = np.clip(np.maximum(below, low), 0.0, 1.0)
         above = np.clip(np.minimum(above, high), 0.0, 1.0)
-        return cls(values=values, below=below, above=above, radius=radius)
+        return cls(values=values, below=below, above=above, radius=radius,
+                   lags=lags, floors=floors)
+
+    def cdf_bounds(self, x) -> tuple[np.ndarray, np.ndarray]:
+        """Return bounds on G(x) for every law in the band (step functions).
+
+        G(x) >= V_(N) >= a_N with N the records at most x, and G(x) <=
+        V_(N+1) <= b_N+1 (X_(N+1) > x is Q(V_(N+1))).
+        """
+        m = self.values.size
+        count = np.searchsorted(self.values, x, side="right")
+        lower = np.where(count == 0, 0.0, self.below[np.clip(count - 1, 0,
+                                                             m - 1)])
+        upper = np.where(count >= m, 1.0, self.above[np.clip(count, 0, m - 1)])
+        return lower, upper
+
+    def mass_floor(self, records) -> np.ndarray:
+        """Return a lower bound on G's mass over an interval holding ``records``.
+
+        The interval runs from the first of them to the last, so its mass is
+        at least V_(i+s) - V_(i) with s = records - 1: the spacing bound of
+        the largest lag on the grid at most s (0 without spacings).
+        """
+        records = np.asarray(records)
+        if self.lags is None:
+            return np.zeros(records.shape)
+        at = np.searchsorted(self.lags, records - 1, side="right") - 1
+        return np.where(at >= 0, self.floors[np.clip(at, 0, None)], 0.0)
 
     def quantiles(self, levels, lo: float, hi: float):
         """Return Q_lo(u) and Q_hi(u): every law in the band lies between them."""

@@ -33,6 +33,13 @@ g2; g1 <= g2 as cells), by a suffix maximum. For the levels v_j of a grid of
 laws are (W, delta)-close (Chen and Ohrimenko Def. 3.2), for every law in
 the bands. NumPy's interpolated quantile lies between two adjacent order
 statistics: side a is bounded by the upper one's law, side b by the lower's.
+
+When the bands also bound the reference's spacings (an interval holding N
+of a group's reference records has mass at least the floor of lag N - 1,
+:meth:`GroupBand.mass_floor`), a second search rounds x and y to a grid of
+the reference's values and adds g2 - g1 >= those floors: it excludes the
+populations that are nearly flat over many records, where the two laws are
+far apart. Both bounds hold; the smaller is taken (``docs/population.md``).
 """
 
 from __future__ import annotations
@@ -59,6 +66,8 @@ _LEVELS = 100
 #: Most records whose order statistics' laws are computed here (each pair's
 #: laws are (cells x records) matrices).
 MAX_RECORDS = 20_000
+#: Most points of the grid of values x and y are rounded to (with spacings).
+_GRID = 600
 #: Allowance for the float error of phi: feasibility is tested loosely.
 _SLACK = 1e-9
 
@@ -108,6 +117,81 @@ def _largest_gap(phi_a, phi_b, x_min, y_max, levels) -> float:
     return worst
 
 
+def _largest_gap_spaced(phi_a, phi_b, inside: GroupBand, out: GroupBand,
+                        grid_x: np.ndarray, levels) -> float:
+    """Return the largest Q_a(v') - Q_b(v), with the spacings' mass floors.
+
+    x = Q_b(v) in a cell [z_i, z_i+1] of ``grid_x`` and y = x + d in [z_j,
+    z_j+1]: then g1 in [l(z_i), u(z_i+1)], g2 >= l(z_j) and, the interval
+    (z_i+1, z_j] lying in (x, y], g2 - g1 >= the mass floor of the group's
+    reference records in it. Dropping g2 <= u(y) (a relaxation), every
+    constraint tightens as j grows, so the largest feasible j is found by
+    bisection; d <= z_j+1 - z_i.
+    """
+    cells = phi_a.shape[0] - 1
+    reach = phi_b[1:, 1:] + _SLACK          # g1's cell: its upper corner
+    level = np.searchsorted(levels, reach, side="right") - 1
+    starts = level >= 0
+    # The largest bracket [v_l, v_l+1] g1's cell reaches.
+    ceiling = levels[np.clip(level, 0, levels.size - 2) + 1]
+    below_a = phi_a - _SLACK                # g2: rounded down to a corner
+    bounds = [band.cdf_bounds(grid_x) for band in (inside, out)]
+    counts = [np.searchsorted(band.values, grid_x, side="right")
+              for band in (inside, out)]
+    corners = np.arange(cells) / cells
+    worst = -math.inf
+    last = grid_x.size - 2
+
+    def cells_of(c, i):
+        low, up = bounds[c][0][i], bounds[c][1][i + 1]
+        first = min(int(math.floor(low * cells)), cells - 1)
+        return np.arange(first, max(first, min(int(math.floor(up * cells)),
+                                               cells - 1)) + 1)
+
+    for i in range(last + 1):
+        if grid_x[-1] - grid_x[i] <= worst:
+            break
+        k_in, k_out = cells_of(0, i), cells_of(1, i)
+        ok = starts[np.ix_(k_in, k_out)]
+        if not ok.any():
+            continue
+        top = ceiling[np.ix_(k_in, k_out)]
+
+        def feasible(j, i=i, k_in=k_in, k_out=k_out, ok=ok, top=top):
+            index = []
+            for c, k, band in ((0, k_in, inside), (1, k_out, out)):
+                held = counts[c][j] - counts[c][i + 1] if j > i else 0
+                floor = float(band.mass_floor(held)) if held > 1 else 0.0
+                need = np.maximum(bounds[c][0][j], corners[k] + floor)
+                index.append(np.clip(np.floor(need * cells).astype(np.int64),
+                                     0, cells))
+            value = below_a[np.ix_(index[0], index[1])]
+            return bool(np.any(ok & (value < top)))
+
+        if not feasible(i):
+            continue
+        lo_j, hi_j = i, last
+        if not feasible(hi_j):
+            while hi_j - lo_j > 1:
+                mid = (lo_j + hi_j) // 2
+                if feasible(mid):
+                    lo_j = mid
+                else:
+                    hi_j = mid
+            hi_j = lo_j
+        worst = max(worst, float(grid_x[hi_j + 1] - grid_x[i]))
+    return worst
+
+
+def _value_grid(inside: GroupBand, out: GroupBand, low: float, high: float
+                ) -> np.ndarray:
+    """Return the x grid: the reference's values (at most _GRID) and the range."""
+    values = np.unique(np.concatenate([inside.values, out.values]))
+    if values.size > _GRID:
+        values = values[np.linspace(0, values.size - 1, _GRID).astype(np.int64)]
+    return np.unique(np.concatenate([[low], values, [high]]))
+
+
 def order_band_closeness(out: GroupBand, inside: GroupBand, low: float,
                          high: float, n: int, pairs, ranks: tuple[int, int],
                          privacy: str, delta: float) -> float:
@@ -144,13 +228,19 @@ def order_band_closeness(out: GroupBand, inside: GroupBand, low: float,
             return _dataset_phi(int(round(share * n)), n, r, grid)
         return _distributional_phi(share, n, r, grid)
 
+    spaced = inside.lags is not None and out.lags is not None
+    grid_x = _value_grid(inside, out, low, high) if spaced else None
     worst = 0.0
     for a, b in pairs:
         for first, second in ((a, b), (b, a)):
             # Q_first(v') - Q_second(v): first's upper order statistic
-            # against second's lower one.
-            gap = _largest_gap(phi(first, above), phi(second, below), x_min,
-                               y_max, levels)
+            # against second's lower one. Both bounds hold; the smaller is
+            # taken.
+            phi_a, phi_b = phi(first, above), phi(second, below)
+            gap = _largest_gap(phi_a, phi_b, x_min, y_max, levels)
+            if spaced:
+                gap = min(gap, _largest_gap_spaced(phi_a, phi_b, inside, out,
+                                                   grid_x, levels))
             worst = max(worst, gap)
     if not math.isfinite(worst):
         raise NotCertifiableError(

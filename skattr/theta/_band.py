@@ -36,12 +36,13 @@ class ConfidenceBand(ReferenceConfidence):
     records it. It needs a clipping range: a column with none has no bound
     that holds for the population.
 
-    For one median or quantile of one column (an opt-in: the default is
-    still the resampling model), the Wasserstein mechanisms certify the
-    quantile coupling of its two laws, worst case over every pair of group
-    laws in the bands (:class:`~skattr.laws._order_band.OrderBandLaw`), for
-    up to 20,000 records; on small references the bands' width dominates
-    (about 4.5x the population's distance at 300 records a group).
+    For one median or quantile of one column (also the default), the
+    Wasserstein mechanisms certify the quantile coupling of its two laws,
+    worst case over every pair of group laws in the bands, which then also
+    bound the reference's spacings
+    (:class:`~skattr.laws._order_band.OrderBandLaw`), for up to 20,000
+    records; on small references the confidence set's width dominates
+    (about 3x the population's distance at 300 records a group).
 
     Parameters
     ----------
@@ -102,8 +103,11 @@ class ConfidenceBand(ReferenceConfidence):
         values = np.clip(values, low, high)
         # Every group of every secret at once (Bonferroni over 2 a secret).
         alpha = (1 - self.confidence) / (2 * len(insides))
-        bands = tuple((GroupBand.of(values[~inside], alpha),
-                       GroupBand.of(values[inside], alpha))
+        # An order statistic's bands also bound the spacings (half of each
+        # group's alpha): an interval holding many records has mass.
+        spacings = level is not None
+        bands = tuple((GroupBand.of(values[~inside], alpha, spacings=spacings),
+                       GroupBand.of(values[inside], alpha, spacings=spacings))
                       for inside in insides)
         sizes = tuple((int((~inside).sum()), int(inside.sum()))
                       for inside in insides)

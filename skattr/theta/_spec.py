@@ -74,6 +74,13 @@ DEFAULT_CONFIDENCE = 0.999
 MIN_GROUP_RECORDS = 10
 
 
+def _one_order_statistic(request) -> bool:
+    """Whether the statistic is one median or quantile of one column."""
+    from skattr.theta._band import order_level
+
+    return order_level(request) is not None
+
+
 def check_group_sizes(inside: np.ndarray, label: str) -> None:
     """Refuse a reference with fewer than MIN_GROUP_RECORDS on a side."""
     counts = int(inside.sum()), int((~inside).sum())
@@ -136,10 +143,10 @@ class FitAndBootstrap:
     - a count or proportion: the reference's simultaneous Clopper-Pearson box
       (:class:`~skattr.theta.ConfidenceBox`, at ``DEFAULT_CONFIDENCE``),
       valid for the population the reference was sampled from;
-    - the sum or mean of one column, hiding a proportion: the reference's
-      simultaneous Dvoretzky-Kiefer-Wolfowitz bands and the clipping range
-      (:class:`~skattr.theta.ConfidenceBand`), valid for the population; a
-      column with no clipping range is refused;
+    - the sum or mean, or one median or quantile, of one column, hiding a
+      proportion: the reference's simultaneous confidence bands and the
+      clipping range (:class:`~skattr.theta.ConfidenceBand`), valid for the
+      population; a column with no clipping range is refused;
     - under ``law="gaussian"`` (an opt-in model), and for the statistics
       that have no bound valid for the population yet: the worst case over
       the plug-in fit and ``replicates`` replicates that resample each secret
@@ -175,6 +182,14 @@ class FitAndBootstrap:
         if request.summing() and all(s.property == "proportion"
                                      for s in request.secrets):
             return self._sum_law(request)
+        if (_one_order_statistic(request) and "box" in request.kinds
+                and all(s.property == "proportion" for s in request.secrets)):
+            from skattr.theta._band import ConfidenceBand
+
+            reference = request.reference()
+            for s in request.secrets:
+                check_group_sizes(reference.groups(s) == 1, s.label)
+            return ConfidenceBand(DEFAULT_CONFIDENCE).fit_law(request)
         if "resampling" in request.kinds and not request.counting():
             from skattr.theta._resample import Resample
 

@@ -362,6 +362,11 @@ def test_review_robustness_findings():
     for cls in (WassersteinMechanism, ApproximateWassersteinMechanism):
         with pytest.raises(NotCertifiableError, match="holds 2"):
             cls(query=Statistic.median("x"), secret=secret,
+                privacy="distributional",
+                theta=Resample()).fit(small).plan(n=4)
+        # The default's bands need 10 records a group.
+        with pytest.raises(NotCertifiableError, match="has 2 record"):
+            cls(query=Statistic.median("x"), secret=secret,
                 privacy="distributional").fit(small).plan(n=4)
     # Exact laws too large for closeness on the line: W_inf of the exact laws
     # (fast), never a quadratic search.
