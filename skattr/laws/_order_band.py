@@ -63,9 +63,12 @@ _CELLS = 400
 #: Levels of the grid of [delta / 2, 1 - delta / 2] the coupling is read at
 #: (evenly spaced in the normal scale).
 _LEVELS = 100
-#: Most records whose order statistics' laws are computed here (each pair's
-#: laws are (cells x records) matrices).
-MAX_RECORDS = 20_000
+#: Records from which an order statistic's law is computed in a window of
+#: its binomials' means (below, exactly as (cells x records) matrices), and
+#: the most it is computed for.
+WINDOWED_RECORDS, MAX_RECORDS = 20_000, 10_000_000
+#: Standard deviations (of n / 4) each binomial is followed for, windowed.
+_REACH = 12.0
 #: Most points of the grid of values x and y are rounded to (with spacings).
 _GRID = 600
 #: Allowance for the float error of phi: feasibility is tested loosely.
@@ -80,6 +83,54 @@ def _dataset_phi(k: int, n: int, r: int, grid: np.ndarray) -> np.ndarray:
     pmf = stats.binom.pmf(j[None, :], k, grid[:, None])
     tail = stats.binom.sf((r - j)[:, None], n - k, grid[None, :])
     return pmf @ tail
+
+
+def _windowed_phi(k: int, n: int, r: int, grid: np.ndarray) -> np.ndarray:
+    """phi(p, q) on grid x grid for many records, within a proven error.
+
+    Away from the strip |k p + (n - k) q - r| <= t, t = _REACH sqrt(n) / 2 +
+    2, phi is 0 or 1 within Bernstein's exp(-t^2 / (2 (n / 4 + t / 3)));
+    inside it, the sum over Bin(k, p)'s values within t of its mean (the
+    rest, bounded alike, is dropped) of its pmf times Bin(n - k, q)'s
+    survival function, read from a table per q over the values within t of
+    that law's mean (1 below, 0 above, bounded alike). The bounds are below
+    1e-20 for every n this is used for; ``_SLACK`` covers them.
+    """
+    from scipy import stats
+
+    reach = _REACH * math.sqrt(n) / 2 + 2
+    out = (k * grid[:, None] + (n - k) * grid[None, :] > r).astype(float)
+    rest = n - k
+    # Per q: Bin(n - k, q)'s survival function P(> t) on its window.
+    starts = np.clip(np.floor(rest * grid - reach), 0, rest).astype(np.int64)
+    width = int(2 * reach) + 3
+    offsets = np.arange(width)
+    values = np.minimum(starts[:, None] + offsets[None, :], rest)
+    # P(Bin > t) = sf(t); below the window 1, above it 0. From the sf just
+    # below the window, less the pmf's running sum (float error ~1e-16 a
+    # term).
+    below = stats.binom.sf(starts - 1, rest, grid)
+    table = below[:, None] - np.cumsum(stats.binom.pmf(values, rest,
+                                                       grid[:, None]), axis=1)
+    table = np.clip(table, 0.0, 1.0)
+    for i, p in enumerate(grid):
+        lo_q = np.searchsorted(k * p + rest * grid, r - reach, side="left")
+        hi_q = np.searchsorted(k * p + rest * grid, r + reach, side="right")
+        if hi_q <= lo_q:
+            continue
+        first = int(max(0, math.floor(k * p - reach)))
+        last = int(min(k, math.ceil(k * p + reach)))
+        j = np.arange(first, last + 1)
+        pmf = stats.binom.pmf(j, k, p)
+        t = r - j                                    # P(Bin(n - k, q) > r - j)
+        cols = np.arange(lo_q, hi_q)
+        index = t[None, :] - starts[cols][:, None]
+        inside = (index >= 0) & (index < width)
+        tail = np.where(index < 0, 1.0, 0.0)
+        tail[inside] = table[cols[:, None].repeat(j.size, 1)[inside],
+                             index[inside]]
+        out[i, cols] = tail @ pmf
+    return out
 
 
 def _distributional_phi(a: float, n: int, r: int, grid: np.ndarray
@@ -223,9 +274,19 @@ def order_band_closeness(out: GroupBand, inside: GroupBand, low: float,
     levels[0], levels[-1] = half, 1 - half
     below, above = ranks
 
+    computed = {}
+
     def phi(share, r):
+        key = (share, r)
+        if key not in computed:
+            computed[key] = compute(share, r)
+        return computed[key]
+
+    def compute(share, r):
         if privacy == "dataset":
-            return _dataset_phi(int(round(share * n)), n, r, grid)
+            phi_of = (_dataset_phi if n <= WINDOWED_RECORDS else
+                      _windowed_phi)
+            return phi_of(int(round(share * n)), n, r, grid)
         return _distributional_phi(share, n, r, grid)
 
     spaced = inside.lags is not None and out.lags is not None

@@ -40,7 +40,7 @@ class ConfidenceBand(ReferenceConfidence):
     Wasserstein mechanisms certify the quantile coupling of its two laws,
     worst case over every pair of group laws in the bands, which then also
     bound the reference's spacings
-    (:class:`~skattr.laws._order_band.OrderBandLaw`), for up to 20,000
+    (:class:`~skattr.laws._order_band.OrderBandLaw`), for up to 10^7
     records; on small references the confidence set's width dominates
     (about 3x the population's distance at 300 records a group).
 
@@ -120,8 +120,9 @@ class ConfidenceBand(ReferenceConfidence):
             secrets=tuple(request.secrets), query=request.query,
             description=(f"every group law within the reference's simultaneous "
                          f"{self.confidence:g} bands (Dvoretzky-Kiefer-Wolfowitz, "
-                         f"narrower in the tails): {radii}, values in "
-                         f"[{low:g}, {high:g}]"),
+                         f"narrower in the tails"
+                         + (", with the spacings' floors" if spacings else "")
+                         + f"): {radii}, values in [{low:g}, {high:g}]"),
             assumptions=(Assumption.of("reference.band",
                                        confidence=self.confidence),),
             reference_sizes=sizes)

@@ -304,7 +304,7 @@ def test_an_order_statistic_band_refuses_what_it_cannot_bound():
         query=skattr.Statistic.median(["x"]), secret=SECRET,
         theta=ConfidenceBand(), bounds={"x": (-6.0, 8.0)}).fit(reference)
     with pytest.raises(NotCertifiableError, match="Resample"):
-        mech.plan(n=50_000)
+        mech.plan(n=20_000_000)
     # The exact mechanism: every released value in the clipping range.
     pure = skattr.mechanisms.WassersteinMechanism(
         query=skattr.Statistic.median(["x"]), secret=SECRET,
@@ -322,3 +322,16 @@ def test_bounds_too_wide_for_floating_point_refuse_clearly():
             reference.attrpriv.plan(["x"], secret=SECRET, reference=reference,
                                     bounds={"x": (-1e300, 1e300)},
                                     mechanism=mechanism)
+
+
+def test_the_windowed_laws_of_many_records_are_the_exact_ones():
+    # From 20,000 records phi is computed in a window of the binomials'
+    # means; at 20,001 both computations run and agree.
+    from skattr.laws._order_band import _dataset_phi, _windowed_phi
+
+    grid = np.linspace(0.0, 1.0, 81)
+    n, k = 20_001, 8_000
+    exact = _dataset_phi(k, n, n // 2, grid)
+    windowed = _windowed_phi(k, n, n // 2, grid)
+    np.testing.assert_allclose(windowed, exact, rtol=0, atol=1e-12)
+    assert 0.1 < exact.mean() < 0.9
