@@ -273,12 +273,14 @@ def test_a_median_over_the_bands_covers_the_populations_distance():
 
 @pytest.mark.slow
 def test_a_median_over_the_bands_holds_on_every_reference_drawn():
-    # 20 references of 300 + 300 records: the bands' W is never below the
-    # population's; the resampling model (0.2's default) is, on some.
+    # 10 references of 300 + 300 records: the bands' W is never below the
+    # population's; the resampling model (0.2's default) is, on some (the
+    # release-level check of the issue's own setting is in
+    # tests/test_population_soundness.py).
     rng = np.random.default_rng(3)
     truth = _population_w(105, (0.4, 0.6), _IN.cdf, _OUT.cdf, -6.0, 8.0, 1e-3)
     below = {"band": 0, "resampling": 0}
-    for _ in range(20):
+    for _ in range(10):
         reference = _normal_reference(rng)
         for name, theta in (("band", ConfidenceBand()),
                             ("resampling",
@@ -286,7 +288,7 @@ def test_a_median_over_the_bands_holds_on_every_reference_drawn():
             below[name] += _median_plan(reference, 105,
                                         theta).sensitivity < truth
     assert below["band"] == 0
-    assert below["resampling"] >= 3
+    assert below["resampling"] >= 2, below
 
 
 def test_an_order_statistic_band_refuses_what_it_cannot_bound():
