@@ -39,7 +39,8 @@ of a group's reference records has mass at least the floor of lag N - 1,
 :meth:`GroupBand.mass_floor`), a second search rounds x and y to a grid of
 the reference's values and adds g2 - g1 >= those floors: it excludes the
 populations that are nearly flat over many records, where the two laws are
-far apart. Both bounds hold; the smaller is taken (``docs/population.md``).
+far apart. Both bounds hold; the smaller is taken, the first only where the
+values have ties (``docs/population.md``).
 """
 
 from __future__ import annotations
@@ -69,6 +70,9 @@ _LEVELS = 100
 WINDOWED_RECORDS, MAX_RECORDS = 20_000, 10_000_000
 #: Standard deviations (of n / 4) each binomial is followed for, windowed.
 _REACH = 12.0
+#: Below this share of distinct values among the reference's records, the
+#: grid of [0, 1]^2 is searched too (ties make the value grid coarse).
+_DISTINCT = 0.9
 #: Most points of the grid of values x and y are rounded to (with spacings).
 _GRID = 600
 #: Allowance for the float error of phi: feasibility is tested loosely.
@@ -291,6 +295,13 @@ def order_band_closeness(out: GroupBand, inside: GroupBand, low: float,
 
     spaced = inside.lags is not None and out.lags is not None
     grid_x = _value_grid(inside, out, low, high) if spaced else None
+    # The grid of [0, 1]^2 alone pays off where the values have many ties
+    # (the value grid then rounds y up by a whole step); on a column of
+    # nearly distinct values the spacings' search is the smaller (measured),
+    # and taking it alone is as valid.
+    records = inside.values.size + out.values.size
+    tied = not spaced or np.unique(np.concatenate(
+        [inside.values, out.values])).size < _DISTINCT * records
     worst = 0.0
     for a, b in pairs:
         for first, second in ((a, b), (b, a)):
@@ -298,7 +309,8 @@ def order_band_closeness(out: GroupBand, inside: GroupBand, low: float,
             # against second's lower one. Both bounds hold; the smaller is
             # taken.
             phi_a, phi_b = phi(first, above), phi(second, below)
-            gap = _largest_gap(phi_a, phi_b, x_min, y_max, levels)
+            gap = (_largest_gap(phi_a, phi_b, x_min, y_max, levels) if tied
+                   else math.inf)
             if spaced:
                 gap = min(gap, _largest_gap_spaced(phi_a, phi_b, inside, out,
                                                    grid_x, levels))
