@@ -117,3 +117,21 @@ def gaussian_hockey_stick(mean_a, var_a, mean_b, var_b, epsilon) -> float:
 
 __all__ = ["discrete_release_delta", "gaussian_hockey_stick", "hockey_stick",
            "laplace_smooth", "mixture_density", "shape_mean_density"]
+
+
+def order_statistic_cdf(x, k: int, n: int, r: int, cdf_in, cdf_out
+                        ) -> np.ndarray:
+    """P(the r-th smallest (from 0) of n records is <= x), on ``x``.
+
+    k records have distribution function ``cdf_in``, n - k ``cdf_out``, all
+    independent: at least r + 1 of them are at most x, a sum of two
+    binomials (scipy), in chunks of x.
+    """
+    j = np.arange(k + 1)
+    out = np.empty(x.size)
+    for start in range(0, x.size, 4096):
+        part = slice(start, start + 4096)
+        p, q = cdf_in(x[part])[:, None], cdf_out(x[part])[:, None]
+        out[part] = np.sum(stats.binom.pmf(j, k, p)
+                           * stats.binom.sf(r - j, n - k, q), axis=1)
+    return out

@@ -18,6 +18,7 @@ mean's, and a median's, are the reference's confidence bands
 import numpy as np
 import pandas as pd
 import pytest
+from _oracle import order_statistic_cdf
 from scipy import stats
 
 import skattr
@@ -293,19 +294,6 @@ def test_the_sum_check_can_tell_a_false_certificate():
 
 
 # ------------------------------------------------------------------ a median
-def _median_cdf(x, k, n, cdf_in, cdf_out):
-    """P(the middle of n records, k from the group, is <= x) (scipy)."""
-    r = (n - 1) // 2
-    j = np.arange(k + 1)
-    out = np.empty(x.size)
-    for start in range(0, x.size, 4096):
-        part = slice(start, start + 4096)
-        p, q = cdf_in(x[part])[:, None], cdf_out(x[part])[:, None]
-        out[part] = np.sum(stats.binom.pmf(j, k, p)
-                           * stats.binom.sf(r - j, n - k, q), axis=1)
-    return out
-
-
 def _median_release_delta(cdfs, x, low, high, scale, epsilon):
     """delta(epsilon) of the clipped median plus Laplace noise, both ways.
 
@@ -340,7 +328,8 @@ def test_the_default_median_holds_for_the_population():
     n, pairs = 1005, (0.4, 0.6)
     inside, outside = stats.lognorm(0.5, scale=np.exp(0.3)), stats.lognorm(1.0)
     x = np.linspace(0.0, 12.0, 24_001)
-    cdfs = [_median_cdf(x, round(a * n), n, inside.cdf, outside.cdf)
+    cdfs = [order_statistic_cdf(x, round(a * n), n, (n - 1) // 2, inside.cdf,
+                                outside.cdf)
             for a in pairs]
     rng = np.random.default_rng(27)
     secret = skattr.Secret.proportion("g", 1, pairs=[pairs])

@@ -45,6 +45,7 @@ values have ties (``docs/population.md``).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -238,10 +239,21 @@ def _largest_gap_spaced(phi_a, phi_b, inside: GroupBand, out: GroupBand,
     return worst
 
 
-def _value_grid(inside: GroupBand, out: GroupBand, low: float, high: float
-                ) -> np.ndarray:
-    """Return the x grid: the reference's values (at most _GRID) and the range."""
-    values = np.unique(np.concatenate([inside.values, out.values]))
+def _cell_objective(inside: GroupBand, out: GroupBand, grid, low, high):
+    """Return x_min and y_max per cell of grid x grid (the first search's).
+
+    x >= max_c Q_lo,c(g1_c) at g1's lower corner; y <= min_c Q_hi,c(g2_c+)
+    at g2's upper corner.
+    """
+    x_min = np.maximum(inside.quantiles(grid[:-1], low, high)[0][:, None],
+                       out.quantiles(grid[:-1], low, high)[0][None, :])
+    y_max = np.minimum(inside.upper_after(grid[1:], high)[:, None],
+                       out.upper_after(grid[1:], high)[None, :])
+    return x_min, y_max
+
+
+def _value_grid(values: np.ndarray, low: float, high: float) -> np.ndarray:
+    """Return the x grid: the distinct values (at most _GRID) and the range."""
     if values.size > _GRID:
         values = values[np.linspace(0, values.size - 1, _GRID).astype(np.int64)]
     return np.unique(np.concatenate([[low], values, [high]]))
@@ -263,12 +275,6 @@ def order_band_closeness(out: GroupBand, inside: GroupBand, low: float,
             f"{MAX_RECORDS:,} records; pass theta=skattr.theta.Resample() to "
             "take the reference's records as the population (recorded).")
     grid = np.linspace(0.0, 1.0, _CELLS + 1)
-    in_lo, _ = inside.quantiles(grid[:-1], low, high)
-    out_lo, _ = out.quantiles(grid[:-1], low, high)
-    in_hi = inside.upper_after(grid[1:], high)
-    out_hi = out.upper_after(grid[1:], high)
-    x_min = np.maximum(in_lo[:, None], out_lo[None, :])
-    y_max = np.minimum(in_hi[:, None], out_hi[None, :])
     # Levels evenly spaced in the normal scale: an order statistic's law is
     # nearly normal, so each bracket [v_j, v_j+1] spans about as much of x.
     from scipy.special import ndtr, ndtri
@@ -278,30 +284,24 @@ def order_band_closeness(out: GroupBand, inside: GroupBand, low: float,
     levels[0], levels[-1] = half, 1 - half
     below, above = ranks
 
-    computed = {}
-
+    @functools.cache
     def phi(share, r):
-        key = (share, r)
-        if key not in computed:
-            computed[key] = compute(share, r)
-        return computed[key]
-
-    def compute(share, r):
         if privacy == "dataset":
             phi_of = (_dataset_phi if n <= WINDOWED_RECORDS else
                       _windowed_phi)
             return phi_of(int(round(share * n)), n, r, grid)
         return _distributional_phi(share, n, r, grid)
 
+    pooled = np.unique(np.concatenate([inside.values, out.values]))
     spaced = inside.lags is not None and out.lags is not None
-    grid_x = _value_grid(inside, out, low, high) if spaced else None
-    # The grid of [0, 1]^2 alone pays off where the values have many ties
-    # (the value grid then rounds y up by a whole step); on a column of
-    # nearly distinct values the spacings' search is the smaller (measured),
-    # and taking it alone is as valid.
+    grid_x = _value_grid(pooled, low, high) if spaced else None
+    # The grid of [0, 1]^2 pays off where the values have many ties (the
+    # value grid then rounds y up by a whole step); on a column of nearly
+    # distinct values the spacings' search is the smaller (measured), and
+    # taking it alone is as valid.
     records = inside.values.size + out.values.size
-    tied = not spaced or np.unique(np.concatenate(
-        [inside.values, out.values])).size < _DISTINCT * records
+    cornered = (not spaced or pooled.size < _DISTINCT * records) and (
+        _cell_objective(inside, out, grid, low, high))
     worst = 0.0
     for a, b in pairs:
         for first, second in ((a, b), (b, a)):
@@ -309,7 +309,7 @@ def order_band_closeness(out: GroupBand, inside: GroupBand, low: float,
             # against second's lower one. Both bounds hold; the smaller is
             # taken.
             phi_a, phi_b = phi(first, above), phi(second, below)
-            gap = (_largest_gap(phi_a, phi_b, x_min, y_max, levels) if tied
+            gap = (_largest_gap(phi_a, phi_b, *cornered, levels) if cornered
                    else math.inf)
             if spaced:
                 gap = min(gap, _largest_gap_spaced(phi_a, phi_b, inside, out,

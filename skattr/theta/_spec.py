@@ -74,13 +74,6 @@ DEFAULT_CONFIDENCE = 0.999
 MIN_GROUP_RECORDS = 10
 
 
-def _one_order_statistic(request) -> bool:
-    """Whether the statistic is one median or quantile of one column."""
-    from skattr.theta._band import order_level
-
-    return order_level(request) is not None
-
-
 def check_group_sizes(inside: np.ndarray, label: str) -> None:
     """Refuse a reference with fewer than MIN_GROUP_RECORDS on a side."""
     counts = int(inside.sum()), int((~inside).sum())
@@ -172,24 +165,20 @@ class FitAndBootstrap:
         return (Assumption.of("theta.bootstrap", replicates=self.replicates),)
 
     def fit_law(self, request: LawRequest):
-        """Return the exact law, the Gaussian one, or the resampling model.
+        """Return the default law of the statistic asked for.
 
-        A statistic with no exact law asked of the Wasserstein mechanisms
-        (which calibrate the resampling model) is the resampling model of the
-        reference records, seeded by ``request.seed``, the only Theta that
-        describes its law.
+        A count's is its confidence box; one column's sum, mean, median or
+        quantile, hiding a proportion, its confidence bands. Another
+        statistic asked of the Wasserstein mechanisms (which calibrate the
+        resampling model) is the resampling model of the reference records,
+        seeded by ``request.seed``; under ``law="gaussian"``, the bootstrap's
+        moments.
         """
-        if request.summing() and all(s.property == "proportion"
-                                     for s in request.secrets):
-            return self._sum_law(request)
-        if (_one_order_statistic(request) and "box" in request.kinds
-                and all(s.property == "proportion" for s in request.secrets)):
-            from skattr.theta._band import ConfidenceBand
+        from skattr.theta._band import order_level
 
-            reference = request.reference()
-            for s in request.secrets:
-                check_group_sizes(reference.groups(s) == 1, s.label)
-            return ConfidenceBand(DEFAULT_CONFIDENCE).fit_law(request)
+        if ((request.summing() or order_level(request) is not None)
+                and all(s.property == "proportion" for s in request.secrets)):
+            return self._band_law(request)
         if "resampling" in request.kinds and not request.counting():
             from skattr.theta._resample import Resample
 
@@ -226,8 +215,8 @@ class FitAndBootstrap:
             "ConfidenceBox)", ", or pass theta='moments' to take the "
             "reference's frequencies as the population's (recorded)")
 
-    def _sum_law(self, request: LawRequest):
-        """Return a sum's or mean's law: the reference's confidence bands.
+    def _band_law(self, request: LawRequest):
+        """Return a sum's, mean's or quantile's law: the confidence bands.
 
         Each group's distribution function lies in the reference's
         simultaneous band with probability at least ``DEFAULT_CONFIDENCE``
@@ -239,8 +228,8 @@ class FitAndBootstrap:
 
         return self._confidence_law(
             request, ConfidenceBand(DEFAULT_CONFIDENCE),
-            "a sum or mean is the reference's confidence bands (skattr.theta."
-            "ConfidenceBand)", "")
+            "a sum, mean, median or quantile is the reference's confidence "
+            "bands (skattr.theta.ConfidenceBand)", "")
 
     def _confidence_law(self, request: LawRequest, spec, what: str,
                         otherwise: str):

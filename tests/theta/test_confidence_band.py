@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from _oracle import order_statistic_cdf
 from scipy import stats
 
 import skattr
@@ -221,19 +222,11 @@ def test_two_secrets_take_every_band_at_once():
 
 
 # ------------------------------------------------- one median or quantile
-def _order_statistic_cdf(x, k, n, r, cdf_in, cdf_out):
-    """P(the r-th smallest of k in-group and n - k other records <= x) (scipy)."""
-    j = np.arange(k + 1)
-    p, q = cdf_in(x)[:, None], cdf_out(x)[:, None]
-    return np.sum(stats.binom.pmf(j, k, p) * stats.binom.sf(r - j, n - k, q),
-                  axis=1)
-
-
 def _population_w(n, pair, cdf_in, cdf_out, lo, hi, delta):
     """The median's laws' quantile coupling, trimmed of delta, on fine grids."""
     x = np.linspace(lo, hi, 40_001)
     r = (n - 1) // 2
-    laws = [_order_statistic_cdf(x, round(a * n), n, r, cdf_in, cdf_out)
+    laws = [order_statistic_cdf(x, round(a * n), n, r, cdf_in, cdf_out)
             for a in pair]
     v = np.linspace(delta / 2, 1 - delta / 2, 20_001)
     qa, qb = (x[np.minimum(np.searchsorted(f, v), x.size - 1)] for f in laws)
