@@ -47,7 +47,19 @@ def as_query(func, columns) -> BaseQuery:
 
 
 def statistic_query(statistic, columns, value=None) -> BaseQuery:
-    """Return the query a ``plan(statistic=...)`` names (counts take ``value``)."""
+    """Return the query a ``plan(statistic=...)`` names (counts take ``value``).
+
+    A query passed first, in the place of the columns (``plan(query)``), is
+    the statistic itself when no other statistic is named.
+    """
+    if isinstance(columns, BaseQuery):
+        if statistic != "mean" or value is not None:
+            raise InvalidParameterError(
+                f"A query ({type(columns).__name__}) was passed as the columns "
+                f"together with statistic={statistic!r}; pass the query alone, "
+                "e.g. df.attrpriv.plan(query, secret=...), or name columns "
+                "and a statistic.")
+        return columns
     if isinstance(statistic, str) and statistic in ("count", "proportion"):
         return Query(statistic, columns, value)
     return as_query(statistic, columns)

@@ -184,3 +184,15 @@ def test_ledger_names_an_unknown_parameter():
     with pytest.raises(InvalidParameterError, match=r"\['secure'\]"):
         private.attrpriv.ledger(secret=secret, reference=private,
                                 budget=(1.0, 1e-3), secure=True)
+
+
+def test_a_query_passed_first_is_the_statistic(frames):
+    reference, private = frames
+    query = skattr.Query.mean("weight") + skattr.Query.mean("blood_pressure")
+    first = private.attrpriv.plan(query, secret=SECRET, reference=reference)
+    named = private.attrpriv.plan(statistic=query, secret=SECRET,
+                                  reference=reference)
+    assert first.expected_error == named.expected_error
+    with pytest.raises(InvalidParameterError, match="pass the query alone"):
+        private.attrpriv.plan(query, statistic="median", secret=SECRET,
+                              reference=reference)

@@ -300,8 +300,9 @@ default="reference"
                 "noise sd": ", ".join(
                     f"{s:.4g}" for s in (
                         np.sqrt(np.diag(entry.noise_cov)) if not entry.laplace
-                        else [math.sqrt(2) * entry.laplace.get("scale", math.nan)]
-                        * len(r["values"]))),
+                        else math.sqrt(2) * np.asarray(entry.laplace.get(
+                            "scales", [entry.laplace.get("scale", math.nan)]
+                            * len(r["values"])), dtype=float))),
                 "joint epsilon": entry.joint_epsilon,
             })
         return pd.DataFrame(rows, columns=[
@@ -386,8 +387,8 @@ default="reference"
         """Plan a Wasserstein-mechanism release (Laplace noise on each value)."""
         est, plan = self._build(query, mechanism, params)
         law = plan.noise_law
-        if not (law.is_zero or (law.kind == "laplace"
-                                and np.allclose(law.basis, np.eye(law.k)))):
+        if not (law.is_zero or (law.kind == "laplace" and np.array_equal(
+                law.basis, np.diag(np.diag(law.basis))))):
             raise NotCertifiableError(
                 f"mechanism={mechanism!r} planned {law.kind} noise that is not "
                 "independent Laplace noise on each value; the ledger does not "
@@ -407,9 +408,13 @@ default="reference"
                 if resampled else 0.0)
         laplace = {"key": key, "epsilon": float(plan.epsilon),
                    "delta": float(plan.delta), "beta": beta,
-                   # The noise's scale on each value, what the joint of
-                   # different statistics weighs their moves by.
-                   "scale": 0.0 if law.is_zero else float(law.scale),
+                   # The noise's scale on each value; the least of them is
+                   # what the joint of different statistics weighs their
+                   # moves by (a larger weight: a larger privacy loss).
+                   "scale": (0.0 if law.is_zero
+                             else float(np.min(law.scales))),
+                   "scales": ([0.0] * law.k if law.is_zero
+                              else law.scales.tolist()),
                    "resample": resampled,
                    "privacy": est.privacy,
                    "statistic": storable_statistic(est.query_, est.columns_)}

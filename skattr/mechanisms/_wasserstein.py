@@ -109,7 +109,7 @@ class _WassersteinFamily(BaseMechanism):
     }
 
     accepts_statistics = True
-    calibrates = ("exact", "box", "network", "resampling")
+    calibrates = ("exact", "box", "bands", "network", "resampling")
     noise = "laplace"
     _unused_of_0_2 = {"calibration": "analytic", "delta": 0.0}
 
@@ -182,14 +182,19 @@ class _WassersteinFamily(BaseMechanism):
     def _plan(self, n: int) -> tuple[LaplaceNoise, Certificate]:
         w, method, assumptions = self._sensitivity(n)
         k = len(self.query_.names(self.columns_))
-        scale = w / self.epsilon
-        if not np.isfinite(scale):
+        scale = np.asarray(w, dtype=float) / self.epsilon
+        if not np.all(np.isfinite(scale)):
             raise NotCertifiableError(
                 "The Wasserstein distance is not finite; no Laplace scale "
                 "certifies this release.")
-        return LaplaceNoise.on_each(scale, k), Certificate(
+        # One W for every statistic, or (several statistics over confidence
+        # bands) each its own, in its own units.
+        noise = (LaplaceNoise.on_each(float(scale), k) if scale.ndim == 0
+                 else LaplaceNoise.per_statistic(scale))
+        return noise, Certificate(
             epsilon=self.epsilon, delta=self._certified_delta(),
-            calibration="laplace", sensitivity=w, certified_by=method,
+            calibration="laplace", sensitivity=float(np.max(w)),
+            certified_by=method,
             assumed=assumptions,
             guarantee=("distributional attribute privacy"
                        if self.privacy == "distributional" else

@@ -14,7 +14,9 @@ cut-off of a 53-bit uniform but not this effect.
 b on each of k statistics it
 
 1. picks the grid g = 2**(floor(log2 b) - 40), so that t = b / g lies in
-   [2**40, 2**41);
+   [2**40, 2**41) (with each statistic its own scale b_j, under the least
+   of them: every t_j = b_j / g is at least 2**40, and eta below is the
+   largest of the statistics');
 2. rounds each statistic exactly to the grid: c = floor(F / g + 1/2), an
    integer computed with Python's exact rationals;
 3. adds Z, drawn *exactly* from the discrete Laplace law P(Z = z) proportional
@@ -249,26 +251,42 @@ class DiscreteLaplaceNoise(LaplaceNoise):
 
     def __post_init__(self):
         super().__post_init__()
-        if self.basis.shape[0] != self.basis.shape[1] or not np.array_equal(
-                self.basis, np.eye(self.basis.shape[0])):
+        basis = self.basis
+        if basis.shape[0] != basis.shape[1] or not np.array_equal(
+                basis, np.diag(np.diag(basis))) or np.any(np.diag(basis) < 0):
             raise NotCertifiableError(
                 "secure=True draws discrete Laplace noise on each statistic; "
                 "noise along other directions (DirM's) would be rotated in "
                 "floating point. Use mechanism='expm-laplace' or secure=False.")
-        grid = secure_grid(self.scale) if self.grid is None else float(self.grid)
+        # One grid for every statistic, under the least positive scale: each
+        # statistic's t = b_j / g is then at least 2**40.
+        positive = self.scales[self.scales > 0]
+        least = float(positive.min()) if positive.size else self.scale
+        grid = secure_grid(least) if self.grid is None else float(self.grid)
         if math.frexp(grid)[0] != 0.5:
             raise NotCertifiableError(
                 f"The grid of secure noise must be a power of two; got {grid!r}.")
         object.__setattr__(self, "grid", grid)
 
     @property
+    def ratios(self) -> list[Fraction]:
+        """Each statistic's ratio t_j = b_j / g, exactly (0: no noise)."""
+        grid = Fraction(self.grid)
+        return [Fraction(float(b)) / grid for b in self.scales]
+
+    @property
     def ratio(self) -> Fraction:
-        """The ratio t = b / g, exactly."""
-        return Fraction(self.scale) / Fraction(self.grid)
+        """The least positive ratio t = b / g, exactly."""
+        return min((t for t in self.ratios if t > 0),
+                   default=Fraction(self.scale) / Fraction(self.grid))
 
     @property
     def eta(self) -> Fraction:
-        """The per-statistic factor bound 1/t + 1/(6 t**2), exactly."""
+        """The per-statistic factor bound 1/t + 1/(6 t**2), exactly.
+
+        At the least ratio: the largest over the statistics (a statistic
+        with no noise is rounded to the grid alone, a factor 1).
+        """
         t = self.ratio
         return 1 / t + 1 / (6 * t * t)
 
@@ -286,9 +304,10 @@ class DiscreteLaplaceNoise(LaplaceNoise):
 
     def _draw(self, random_state, count: int | None = None) -> list[int]:
         source = check_random_state(random_state, owner="DiscreteLaplaceNoise")
-        t = self.ratio
-        return [discrete_laplace(t, source)
-                for _ in range(self.k * (1 if count is None else count))]
+        ratios = self.ratios
+        # Row by row: draw i is statistic i % k's.
+        return [discrete_laplace(t, source) if t > 0 else 0
+                for _ in range(1 if count is None else count) for t in ratios]
 
     def sample(self, random_state=None, size: int | None = None) -> np.ndarray:
         """Draw one noise vector g Z (exact multiples of g, as doubles).
@@ -336,5 +355,12 @@ class DiscreteLaplaceNoise(LaplaceNoise):
     def describe(self, names=None) -> str:
         """'discrete Laplace(0, b) on the grid 2**j on each statistic, exact'."""
         power = math.frexp(self.grid)[1] - 1
-        return (f"discrete Laplace(0, {_fmt(self.scale)}) on the grid 2^{power} "
-                "on each statistic, sampled exactly")
+        if self.orthonormal:
+            return (f"discrete Laplace(0, {_fmt(self.scale)}) on the grid "
+                    f"2^{power} on each statistic, sampled exactly")
+        labels = (list(names) if names is not None and len(names) == self.k
+                  else [f"statistic {i + 1}" for i in range(self.k)])
+        return (f"discrete Laplace(0, b) on the grid 2^{power} on each "
+                "statistic, its own b, sampled exactly: " + ", ".join(
+                    f"{label} {_fmt(b)}" for label, b in zip(
+                        labels, self.scales, strict=True)))

@@ -74,6 +74,33 @@ def expected_gaussian_norm(cov: np.ndarray) -> float:
     return float(math.sqrt(top) * (head + tail) / (2 * math.sqrt(math.pi)))
 
 
+def expected_weighted_laplace_norm(scale: float, lengths) -> float:
+    """Return E sqrt(sum_j l_j^2 y_j^2) for y of i.i.d. Laplace(0, scale).
+
+    As :func:`expected_laplace_norm`, with E e^(-t l^2 y^2) for each length l.
+
+    Examples
+    --------
+    >>> round(expected_weighted_laplace_norm(1.0, [3.0, 0.0]), 12)
+    3.0
+    """
+    lengths = np.asarray(lengths, dtype=float)
+    lengths = lengths[lengths > 0]
+    if scale <= 0 or lengths.size == 0:
+        return 0.0
+    if lengths.size == 1:
+        return float(scale * lengths[0])
+
+    def integrand(u):
+        t = u * u
+        ul = u * lengths
+        one = np.sqrt(math.pi / (4 * ul * ul)) * special.erfcx(1 / (2 * ul))
+        return (1.0 - float(np.prod(one))) * t**-1.5 * 2 * u
+
+    value, _ = integrate.quad(integrand, 0, np.inf, limit=400)
+    return float(scale * value / (2 * math.sqrt(math.pi)))
+
+
 def expected_laplace_norm(scale: float, d: int) -> float:
     """Return E ||y||_2 for y of d i.i.d. Laplace(0, scale) components.
 
@@ -295,8 +322,10 @@ class LaplaceNoise(NoiseLaw):
     scale : float
         The Laplace scale b (>= 0; 0 adds no noise).
     basis : array-like of shape (k, d)
-        Orthonormal columns: the identity for noise on each statistic, or the
-        directions a directional mechanism adds noise along.
+        Orthogonal columns: the identity for noise on each statistic, the
+        directions a directional mechanism adds noise along (orthonormal),
+        or a diagonal of each statistic's scale over ``scale``
+        (:meth:`per_statistic`).
 
     Examples
     --------
@@ -313,12 +342,48 @@ class LaplaceNoise(NoiseLaw):
 
     def __post_init__(self):
         object.__setattr__(self, "scale", float(self.scale))
-        object.__setattr__(self, "basis", _frozen(np.atleast_2d(self.basis)))
+        basis = np.atleast_2d(np.asarray(self.basis, dtype=float))
+        if not _orthogonal_columns(basis):
+            raise InvalidParameterError(
+                "LaplaceNoise needs a basis with orthogonal columns (the "
+                "norm of its noise is computed from their lengths).")
+        object.__setattr__(self, "basis", _frozen(basis))
 
     @classmethod
     def on_each(cls, scale: float, k: int) -> LaplaceNoise:
         """Laplace(scale) on each of k statistics."""
         return cls(scale, np.eye(k))
+
+    @classmethod
+    def per_statistic(cls, scales) -> LaplaceNoise:
+        """Laplace(scales[i]) on statistic i, independently.
+
+        Examples
+        --------
+        >>> law = LaplaceNoise.per_statistic([2.0, 0.5])
+        >>> law.covariance.tolist(), law.scales.tolist()
+        ([[8.0, 0.0], [0.0, 0.5]], [2.0, 0.5])
+        """
+        scales = np.asarray(scales, dtype=float).ravel()
+        top = float(np.max(scales, initial=0.0))
+        if top == 0.0:
+            return cls.on_each(0.0, scales.size)
+        return cls(top, np.diag(scales / top))
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """The basis columns' lengths (1 for orthonormal directions)."""
+        return np.linalg.norm(self.basis, axis=0)
+
+    @property
+    def scales(self) -> np.ndarray:
+        """Each basis direction's Laplace scale: ``scale`` times its length."""
+        return self.scale * self.lengths
+
+    @property
+    def orthonormal(self) -> bool:
+        """Whether every direction has the common scale (unit columns)."""
+        return bool(np.allclose(self.lengths, 1.0, rtol=1e-12, atol=0.0))
 
     @property
     def covariance(self) -> np.ndarray:
@@ -350,8 +415,10 @@ class LaplaceNoise(NoiseLaw):
         return laplace_noise(self.scale, self.basis, random_state)
 
     def expected_norm(self) -> float:
-        """E ||y||_2 (the basis is orthonormal): :func:`expected_laplace_norm`."""
-        return expected_laplace_norm(self.scale, self.basis.shape[1])
+        """E ||basis y||_2 (orthogonal columns): :func:`expected_laplace_norm`."""
+        if self.orthonormal:
+            return expected_laplace_norm(self.scale, self.basis.shape[1])
+        return expected_weighted_laplace_norm(self.scale, self.lengths)
 
     def marginals(self) -> tuple[np.ndarray, np.ndarray]:
         """Return no Gaussian part; statistic i gets sum_j basis_ij b L_j."""
@@ -360,11 +427,30 @@ class LaplaceNoise(NoiseLaw):
     def alpha(self, beta: float = 0.05) -> float:
         """Alpha of (alpha, beta)-accuracy: ||y||_2 <= ||y||_1 ~ Gamma(d, b).
 
-        Exact for one direction.
+        Exact for one direction; with directions of several scales b_j,
+        ||basis y||_2 <= sum_j b_j |y_j| / b, whose tail is bounded by the
+        smaller of the largest scale's Gamma bound and Chernoff's,
+        min over 0 < lam < 1 / max b_j of e^(-lam t) / prod_j (1 - lam b_j).
         """
         if self.is_zero:
             return 0.0
-        return float(self.scale * stats.gamma.isf(beta, self.basis.shape[1]))
+        d = self.basis.shape[1]
+        if self.orthonormal:
+            return float(self.scale * stats.gamma.isf(beta, d))
+        from scipy.optimize import minimize_scalar
+
+        scales = self.scales[self.scales > 0]
+        top = float(scales.max())
+        gamma = top * float(stats.gamma.isf(beta, d))
+
+        def chernoff(x):   # the t whose bound at lam = x / top equals beta
+            lam = x / top
+            return (-float(np.sum(np.log1p(-lam * scales)))
+                    - math.log(beta)) / lam
+
+        found = minimize_scalar(chernoff, bounds=(1e-6, 1 - 1e-9),
+                                method="bounded")
+        return float(min(gamma, found.fun))
 
     def describe(self, names=None) -> str:
         """'Laplace(0, b) on each statistic' or on d direction(s)."""
@@ -372,6 +458,14 @@ class LaplaceNoise(NoiseLaw):
             return ("none: the laws of the statistic given the two secrets "
                     "coincide (up to the disregarded mass)")
         d = self.basis.shape[1]
+        diagonal = d == self.k and np.array_equal(
+            self.basis, np.diag(np.diag(self.basis)))
+        if diagonal and not self.orthonormal:
+            labels = (list(names) if names is not None and len(names) == d
+                      else [f"statistic {i + 1}" for i in range(d)])
+            return "Laplace(0, b) on each statistic, its own b: " + ", ".join(
+                f"{label} {_fmt(b)}" for label, b in zip(labels, self.scales,
+                                                         strict=True))
         where = ("each statistic" if d == self.k
                  and np.allclose(self.basis, np.eye(d)) else f"{d} direction(s)")
         return f"Laplace(0, {_fmt(self.scale)}) on {where}"
@@ -432,6 +526,21 @@ class SumOfNoises(NoiseLaw):
     def describe(self, names=None) -> str:
         """Join the parts' descriptions with ' + '."""
         return " + ".join(p.describe(names) for p in self.parts)
+
+
+def _orthogonal_columns(basis: np.ndarray) -> bool:
+    """Whether the columns are orthogonal.
+
+    At most one entry a row and column is checked in one pass; other bases
+    (a directional mechanism's few directions) by their Gram matrix.
+    """
+    rows, cols = np.nonzero(basis)
+    if np.unique(rows).size == rows.size and np.unique(cols).size == cols.size:
+        return True
+    gram = basis.T @ basis
+    off = gram - np.diag(np.diag(gram))
+    top = max(float(np.max(np.diag(gram), initial=0.0)), 1e-300)
+    return not np.any(np.abs(off) > 1e-9 * top)
 
 
 def _tail(t: float, variance: float, weights: np.ndarray) -> float:

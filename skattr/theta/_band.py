@@ -8,12 +8,18 @@ import numpy as np
 
 from skattr._certificate import Assumption
 from skattr._persistence import persistable
+from skattr._query import Query, StackedQuery
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.laws._band import BandLaw, GroupBand
 from skattr.laws._order_band import OrderBandLaw
+from skattr.laws._stacked_band import StackedBandLaw
 from skattr.theta._box import ReferenceConfidence
 
-__all__ = ["ConfidenceBand", "order_level"]
+__all__ = ["ConfidenceBand", "order_level", "stacked_statistics"]
+
+#: The statistics several of which a stacked band law covers.
+_SUMMED = ("sum", "mean")
+_COUNTED = ("count", "proportion")
 
 
 @persistable
@@ -71,29 +77,21 @@ class ConfidenceBand(ReferenceConfidence):
 
     def fit_law(self, request):
         """Return the statistic's laws over the reference's confidence bands."""
+        if stacked_statistics(request) is not None:
+            return self._stacked_law(request)
         if "box" not in request.kinds:
             request.refuse("ConfidenceBand", "laws over confidence bands")
         level = order_level(request)
         if not request.summing() and level is None:
             raise InvalidParameterError(
-                "ConfidenceBand covers the sum or mean of one column, or one "
-                "median or quantile of one column; use ConfidenceBox for a "
-                "count, theta=skattr.theta.Resample() for other statistics.")
-        for s in request.secrets:
-            if s.property != "proportion":
-                raise InvalidParameterError(
-                    f"The secret {s.label} protects a mean; ConfidenceBand "
-                    "needs a proportion secret.")
+                "ConfidenceBand covers the sum or mean of one column, several "
+                "sums, means and counts at once, or one median or quantile of "
+                "one column; use ConfidenceBox for one count, theta=skattr."
+                "theta.Resample() for other statistics.")
+        _check_proportions(request)
         (column,) = request.columns
-        ranges = {c: (lo, hi) for c, lo, hi in request.ranges}
-        if column not in ranges:
-            what = "sum" if level is None else "quantile"
-            raise NotCertifiableError(
-                f"The column {column!r} has no clipping range, so no bound on "
-                f"its {what} holds for the population (a value the reference "
-                "never shows may be any size). Declare one with bounds={"
-                f"{column!r}: (low, high)}} or bounds='reference'.")
-        low, high = (float(v) for v in ranges[column])
+        low, high = _clipping_range(request, column,
+                                    "sum" if level is None else "quantile")
         reference, insides = self.groups(request)
         if level is None:
             values = reference.records()[:, 0].astype(float)
@@ -129,6 +127,80 @@ class ConfidenceBand(ReferenceConfidence):
         if level is None:
             return BandLaw(**common)
         return OrderBandLaw(level=level, **common)
+
+    def _stacked_law(self, request):
+        """Several sums, means and counts: one band per statistic and group."""
+        if "bands" not in request.kinds:
+            request.refuse("ConfidenceBand", "several statistics' laws over "
+                           "confidence bands, which the Wasserstein mechanisms "
+                           "calibrate")
+        _check_proportions(request)
+        outputs = stacked_statistics(request)
+        ranges = [(0.0, 1.0) if statistic in _COUNTED
+                  else _clipping_range(request, column, statistic)
+                  for statistic, column in outputs]
+        reference, insides = self.groups(request)
+        values = np.column_stack([
+            np.clip(v, lo, hi) for v, (lo, hi) in zip(
+                reference.records().astype(float).T, ranges, strict=True)])
+        # Every group of every statistic and secret at once.
+        alpha = (1 - self.confidence) / (2 * len(insides) * len(outputs))
+        bands = tuple(tuple((GroupBand.of(column[~inside], alpha),
+                             GroupBand.of(column[inside], alpha))
+                            for column in values.T)
+                      for inside in insides)
+        sizes = tuple((int((~inside).sum()), int(inside.sum()))
+                      for inside in insides)
+        radii = "; ".join(f"+-{max(b.radius for pair in per for b in pair):.4g}"
+                          f" at most ({o} records outside the group, {i} in it)"
+                          for per, (o, i) in zip(bands, sizes, strict=True))
+        return StackedBandLaw(
+            bands=bands, low=tuple(lo for lo, _ in ranges),
+            high=tuple(hi for _, hi in ranges), secrets=tuple(request.secrets),
+            query=request.query,
+            description=(f"every group law of each of the {len(outputs)} "
+                         f"statistics within the reference's simultaneous "
+                         f"{self.confidence:g} bands (Dvoretzky-Kiefer-"
+                         f"Wolfowitz, narrower in the tails): {radii}; values "
+                         "in their clipping ranges"),
+            assumptions=(Assumption.of("reference.band",
+                                       confidence=self.confidence),),
+            reference_sizes=sizes)
+
+
+def _check_proportions(request) -> None:
+    for s in request.secrets:
+        if s.property != "proportion":
+            raise InvalidParameterError(
+                f"The secret {s.label} protects a mean; ConfidenceBand "
+                "needs a proportion secret.")
+
+
+def _clipping_range(request, column, what: str) -> tuple[float, float]:
+    """Return the column's clipping range, or refuse: no bound holds without."""
+    ranges = {c: (lo, hi) for c, lo, hi in request.ranges}
+    if column not in ranges:
+        raise NotCertifiableError(
+            f"The column {column!r} has no clipping range, so no bound on "
+            f"its {what} holds for the population (a value the reference "
+            "never shows may be any size). Declare one with bounds={"
+            f"{column!r}: (low, high)}} or bounds='reference'.")
+    return tuple(float(v) for v in ranges[column])
+
+
+def stacked_statistics(request) -> list[tuple[str, object]] | None:
+    """Return (statistic, column) per value of several sums, means and counts.
+
+    None for one statistic, or another kind of statistic.
+    """
+    query = request.query
+    parts = (query.parts if isinstance(query, StackedQuery)
+             else (query,) if isinstance(query, Query) else ())
+    if not parts or any(p.statistic not in _SUMMED + _COUNTED
+                        or p.columns is None for p in parts):
+        return None
+    outputs = [(p.statistic, c) for p in parts for c in p.columns]
+    return outputs if len(outputs) > 1 else None
 
 
 def order_level(request) -> float | None:

@@ -174,11 +174,20 @@ class FitAndBootstrap:
         seeded by ``request.seed``; under ``law="gaussian"``, the bootstrap's
         moments.
         """
-        from skattr.theta._band import order_level
+        from skattr.theta._band import order_level, stacked_statistics
 
+        proportions = all(s.property == "proportion" for s in request.secrets)
         if ((request.summing() or order_level(request) is not None)
-                and all(s.property == "proportion" for s in request.secrets)):
+                and proportions):
             return self._band_law(request)
+        if (proportions and "bands" in request.kinds
+                and stacked_statistics(request) is not None):
+            from skattr.theta._band import ConfidenceBand
+
+            reference = request.reference()
+            for s in request.secrets:
+                check_group_sizes(reference.groups(s) == 1, s.label)
+            return ConfidenceBand(DEFAULT_CONFIDENCE).fit_law(request)
         if "resampling" in request.kinds and not request.counting():
             from skattr.theta._resample import Resample
 

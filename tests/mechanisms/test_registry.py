@@ -12,7 +12,6 @@ from skattr.datasets import make_hospital
 from skattr.exceptions import (
     DataValidationError,
     InvalidParameterError,
-    NotCertifiableError,
 )
 from skattr.laws import AssumeGaussian
 from skattr.mechanisms import MECHANISMS, BaseMechanism
@@ -200,10 +199,18 @@ def test_delta_zero_under_auto_is_a_clear_refusal_or_a_release(frames, law):
     with pytest.raises(InvalidParameterError, match="range \\(0, 1\\)"):
         private.attrpriv.mean(["weight"], secret=SECRET, reference=reference,
                               delta=0, law=law, mechanism="expm-gaussian")
-    with pytest.raises(NotCertifiableError, match="'delta' parameter of "
+    # Two means at once: the pure Wasserstein mechanism over every
+    # statistic's bands (each its own scale); the Gaussian one still refuses.
+    both = private.attrpriv.mean(["weight", "height"], secret=SECRET,
+                                 reference=reference, delta=0, law=law,
+                                 random_state=0)
+    assert both.delta == 0.0 and both.mechanism == "wasserstein"
+    assert both.assumes("reference.band")
+    with pytest.raises(InvalidParameterError, match="'delta' parameter of "
                        "AttributePrivateGaussian must be .* range \\(0, 1\\)"):
         private.attrpriv.mean(["weight", "height"], secret=SECRET,
-                              reference=reference, delta=0, law=law)
+                              reference=reference, delta=0, law=law,
+                              mechanism="apgm")
 
 
 def test_delta_zero_is_certified_by_a_laplace_mechanism_when_one_can():
