@@ -18,6 +18,8 @@ then Chen and Ohrimenko's Adult setting one statistic at a time (n = 100,
 
     python benchmarks/population_means.py
     python benchmarks/population_means.py --sizes 100 1000 --n 1000
+    python benchmarks/population_means.py --stacked-only   # several at once
+    python benchmarks/population_means.py --std-only       # one std
 """
 
 from __future__ import annotations
@@ -90,6 +92,37 @@ def stacked_rows(private, reference, secret, statistic, label, bounds,
               f"{e[2]:.3g} | {e[0] / e[2]:.1f} | {seconds:.2f} s |", flush=True)
 
 
+def stds(sizes) -> int:
+    """One std: the default (bands) against the resampling model (not valid)."""
+    print("\nstd, groups N(50, 12) and N(45, 8) clipped to (0, 100), n = 1,000, "
+          "pair 0.4 / 0.6, epsilon 1, delta 1e-3; expected error")
+    print("| reference per group | default (bands) | resampling (not valid) | "
+          "ratio | planning |")
+    print("|---|---|---|---|---|")
+    secret = skattr.Secret.proportion("g", 1, pairs=[(0.4, 0.6)])
+    rng = np.random.default_rng(0)
+    for size in sizes:
+        g = np.repeat([1, 0], size)
+        x = np.clip(np.where(g == 1, rng.normal(50, 12, 2 * size),
+                             rng.normal(45, 8, 2 * size)), 0, 100)
+        reference = pd.DataFrame({"g": g, "x": x})
+        private = reference.sample(1000, replace=True, random_state=1)
+        start = time.perf_counter()
+        default = private.attrpriv.plan(["x"], statistic="std", secret=secret,
+                                        reference=reference,
+                                        bounds={"x": (0, 100)})
+        seconds = time.perf_counter() - start
+        old = private.attrpriv.plan(
+            ["x"], statistic="std", secret=secret, reference=reference,
+            bounds={"x": (0, 100)}, mechanism="approx-wasserstein",
+            theta=Resample(replace=True, random_state=0))
+        print(f"| {size:,} | {default.expected_error:.3g} | "
+              f"{old.expected_error:.3g} | "
+              f"{default.expected_error / old.expected_error:.1f} | "
+              f"{seconds:.2f} s |", flush=True)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+",
@@ -102,9 +135,13 @@ def main(argv=None) -> int:
                              "$SKATTR_DATA)")
     parser.add_argument("--stacked-only", action="store_true",
                         help="only several statistics at once")
+    parser.add_argument("--std-only", action="store_true",
+                        help="only one column's std")
     args = parser.parse_args(argv)
     if args.stacked_only:
         return stacked(args.data_home)
+    if args.std_only:
+        return stds([300, 1_000, 10_000, 100_000])
     secret = skattr.Secret.proportion("g", 1, pairs=[(0.4, 0.6)])
     rng = np.random.default_rng(0)
     print("mean, pair 0.4 / 0.6, epsilon 1, delta 1e-3; expected error")
@@ -138,7 +175,8 @@ def main(argv=None) -> int:
     for column in ("age", "education-num", "hours-per-week"):
         _row(f"Adult {column} ({len(adult):,} in all)", 100, private, adult,
              rich, column)
-    return stacked(args.data_home)
+    stacked(args.data_home)
+    return stds([300, 1_000, 10_000, 100_000])
 
 
 def stacked(data_home) -> int:

@@ -261,6 +261,15 @@ STEP_TEXTS = {
         "per statistic (5 of them): every record whose group differs between "
         "the two secrets moving statistic j across its whole clipping range, "
         "and statistic j gets Laplace(5 W_j / epsilon)")),
+    "closeness.std-band": ({}, (
+        "from the groups' confidence bands: only the records whose group "
+        "differs between the two secrets may differ, each one's two values "
+        "drawn independently from the two groups' laws; the variance moves by "
+        "at most the moved records' centred squares and their mean's square, "
+        "the centre anywhere the dataset's mean may be, and the std by that "
+        "over the sum of the two stds, each bounded below; each "
+        "part's tail at delta / 12 (Chernoff's bound and exact sums of the "
+        "bands' extreme laws; Chen Def 3.2, Thm 3.2)")),
     "w-inf.band": ({}, (
         "the largest distance of the swap coupling over the groups' confidence "
         "bands")),

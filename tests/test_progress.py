@@ -197,9 +197,10 @@ def cli_files(tmp_path, private, reference):
 
 def test_cli_progress_flags(tmp_path, private, reference, capsys, monkeypatch):
     data, ref = cli_files(tmp_path, private, reference)
+    # The resampling model, chosen: it draws datasets.
     args = ["release", data, "--columns", "age", "--statistic", "std",
-            "--secret-column", "group", "--pairs", "0.3,0.5", "--reference",
-            ref, "--delta", "0.01", "--seed", "0"]
+            "--theta", "resample", "--secret-column", "group", "--pairs",
+            "0.3,0.5", "--reference", ref, "--delta", "0.01", "--seed", "0"]
     assert main([*args, "--progress"]) == 0
     shown = capsys.readouterr()
     assert BAR in shown.err

@@ -181,6 +181,18 @@ class GroupBand:
         return q_lo, q_hi
 
 
+    def cells(self, lo: float, hi: float):
+        """Return the u-cells the envelopes are constant on: (Q_lo, Q_hi, length).
+
+        The envelopes change only at the band's a_i and b_i.
+        """
+        cuts = np.unique(np.clip(np.concatenate(
+            [[0.0, 1.0], self.below, self.above]), 0.0, 1.0))
+        lengths = np.diff(cuts)
+        keep = lengths > 0
+        q_lo, q_hi = self.quantiles(0.5 * (cuts[:-1] + cuts[1:])[keep], lo, hi)
+        return q_lo, q_hi, lengths[keep]
+
     def upper_after(self, levels, hi: float) -> np.ndarray:
         """Return Q_hi(u+), the right limit: the least X_(i) with a_i > u."""
         m = self.values.size

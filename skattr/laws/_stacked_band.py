@@ -52,13 +52,8 @@ _ROUNDING = 1e-9
 
 def _envelope(band, lo: float, hi: float, upper: bool):
     """Return the law of Q_hi(U) (``upper``) or Q_lo(U): (values, probabilities)."""
-    cuts = np.unique(np.clip(np.concatenate(
-        [[0.0, 1.0], band.below, band.above]), 0.0, 1.0))
-    lengths = np.diff(cuts)
-    keep = lengths > 0
-    mids = 0.5 * (cuts[:-1] + cuts[1:])[keep]
-    q_lo, q_hi = band.quantiles(mids, lo, hi)
-    return (q_hi if upper else q_lo), lengths[keep]
+    q_lo, q_hi, lengths = band.cells(lo, hi)
+    return (q_hi if upper else q_lo), lengths
 
 
 def _fft_quantile(big, small, copies: int, move: float, lo: float, hi: float,
@@ -83,11 +78,11 @@ def _fft_quantile(big, small, copies: int, move: float, lo: float, hi: float,
     fft = 1 << int(math.ceil(math.log2(size)))
     law = np.fft.irfft(np.fft.rfft(one, fft) ** copies, fft)[:size]
     law = np.clip(law, 0.0, None)
-    # The FFT's error on every atom (as in summed_distance), counted against
-    # the tail: each atom may be that much too small.
+    # The FFT's error (ten times size x (copies + log2 of the transform)
+    # ulps over all atoms, as in summed_distance), counted against every tail.
     slack = 10.0 * size * (copies + math.log2(fft)) * 2.0 ** -52 + 1e-12
     law = law / law.sum()
-    tail = np.cumsum(law[::-1])[::-1] + slack * np.arange(size, 0, -1)
+    tail = np.cumsum(law[::-1])[::-1] + slack
     # tail[i] = P(sum >= i); the quantile is the least i with P(sum > i) <= eta.
     above = np.concatenate([tail[1:], [0.0]])
     ok = np.flatnonzero(above * (1 + _ROUNDING) <= eta)

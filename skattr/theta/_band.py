@@ -13,9 +13,10 @@ from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.laws._band import BandLaw, GroupBand
 from skattr.laws._order_band import OrderBandLaw
 from skattr.laws._stacked_band import StackedBandLaw
+from skattr.laws._std_band import StdBandLaw
 from skattr.theta._box import ReferenceConfidence
 
-__all__ = ["ConfidenceBand", "order_level", "stacked_statistics"]
+__all__ = ["ConfidenceBand", "order_level", "stacked_statistics", "std_ddof"]
 
 #: The statistics several of which a stacked band law covers.
 _SUMMED = ("sum", "mean")
@@ -82,18 +83,20 @@ class ConfidenceBand(ReferenceConfidence):
         if "box" not in request.kinds:
             request.refuse("ConfidenceBand", "laws over confidence bands")
         level = order_level(request)
-        if not request.summing() and level is None:
+        ddof = std_ddof(request)
+        if not request.summing() and level is None and ddof is None:
             raise InvalidParameterError(
                 "ConfidenceBand covers the sum or mean of one column, several "
-                "sums, means and counts at once, or one median or quantile of "
-                "one column; use ConfidenceBox for one count, theta=skattr."
-                "theta.Resample() for other statistics.")
+                "sums, means and counts at once, or one median, quantile or "
+                "std of one column; use ConfidenceBox for one count, theta="
+                "skattr.theta.Resample() for other statistics.")
         _check_proportions(request)
         (column,) = request.columns
-        low, high = _clipping_range(request, column,
-                                    "sum" if level is None else "quantile")
+        low, high = _clipping_range(
+            request, column, "std" if ddof is not None
+            else "sum" if level is None else "quantile")
         reference, insides = self.groups(request)
-        if level is None:
+        if level is None and ddof is None:
             values = reference.records()[:, 0].astype(float)
         else:
             values = request.query.prepare(reference.frame, request.columns,
@@ -124,6 +127,8 @@ class ConfidenceBand(ReferenceConfidence):
             assumptions=(Assumption.of("reference.band",
                                        confidence=self.confidence),),
             reference_sizes=sizes)
+        if ddof is not None:
+            return StdBandLaw(ddof=ddof, **common)
         if level is None:
             return BandLaw(**common)
         return OrderBandLaw(level=level, **common)
@@ -201,6 +206,15 @@ def stacked_statistics(request) -> list[tuple[str, object]] | None:
         return None
     outputs = [(p.statistic, c) for p in parts for c in p.columns]
     return outputs if len(outputs) > 1 else None
+
+
+def std_ddof(request) -> int | None:
+    """Return the ddof of the one std of one column, or None."""
+    query = request.query
+    if (getattr(query, "statistic", None) != "std"
+            or len(request.columns) != 1):
+        return None
+    return int(query.ddof)
 
 
 def order_level(request) -> float | None:

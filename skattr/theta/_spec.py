@@ -174,11 +174,14 @@ class FitAndBootstrap:
         seeded by ``request.seed``; under ``law="gaussian"``, the bootstrap's
         moments.
         """
-        from skattr.theta._band import order_level, stacked_statistics
+        from skattr.theta._band import order_level, stacked_statistics, std_ddof
 
         proportions = all(s.property == "proportion" for s in request.secrets)
         if ((request.summing() or order_level(request) is not None)
                 and proportions):
+            return self._band_law(request)
+        if (proportions and "resampling" in request.kinds
+                and std_ddof(request) is not None):
             return self._band_law(request)
         if (proportions and "bands" in request.kinds
                 and stacked_statistics(request) is not None):

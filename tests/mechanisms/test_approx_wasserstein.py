@@ -381,9 +381,12 @@ def test_review_robustness_findings():
     assert approx.sensitivity <= exact.sensitivity
     # "auto" with delta = 0 skips the approximate mechanism (delta must be > 0)
     # and reports why nothing certifies (a median would: its exact laws bound
-    # W_inf).
+    # W_inf; a std too: the largest std the clipping range allows).
     ref = _income()
+    rich = Secret.proportion("rich", True, pairs=[(0.2, 0.4)])
     with pytest.raises(NotCertifiableError, match="approx-wasserstein"):
-        ref.iloc[:100].attrpriv.std(
-            ["age"], secret=Secret.proportion("rich", True, pairs=[(0.2, 0.4)]),
-            reference=ref, delta=0.0)
+        ref.iloc[:100].attrpriv.agg(Statistic.trimmed_mean(["age"]),
+                                    secret=rich, reference=ref, delta=0.0)
+    std = ref.iloc[:100].attrpriv.std(["age"], secret=rich, reference=ref,
+                                      delta=0.0, random_state=0)
+    assert std.mechanism == "wasserstein" and std.delta == 0.0

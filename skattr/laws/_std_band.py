@@ -1,0 +1,228 @@
+"""The standard deviation of a bounded column, over the reference's confidence bands.
+
+Write V = (1/n) sum x^2 - xbar^2 (the std is sqrt(n V / (n - ddof))). Under
+two secrets a < b, keep the records whose group is the same under both and
+draw each moved record's two values independently (the out-group value x_a
+under a, the group's x_b under b). With c = xbar_a and
+B = xbar_b - xbar_a = (1/n) sum_moved (x_b - x_a), exactly
+
+    V_b - V_a = T(c) - B^2,   T(c) = (1/n) sum_moved [(x_b - c)^2 - (x_a - c)^2],
+
+and T is linear in c. So if xbar_a lies in [L, U], |V_b - V_a| is at most
+max(|T(L)|, |T(U)|) + B^2. Each of T(L), T(U) and B is a sum of independent
+differences of one record's values, bounded as several statistics' are
+(:func:`~skattr.laws._stacked_band.difference_quantile`), with X = Q(U)
+and Q between the band's envelopes: (x - c)^2 is at most the larger of its
+values at Q_lo(u) and Q_hi(u), and at least the smaller (0 when c lies
+between). [L, U] bounds the mean of dataset a (Chernoff over its records'
+envelopes), and V_a is at least V_lo (Chernoff's lower tail of (1/n)
+sum (x - c0)^2, less the most (xbar - c0)^2 can be for c0 the middle of
+[L, U]). Then, the std s = sqrt(V') with V' = n V / (n - ddof),
+
+    |s_b - s_a| = |V'_b - V'_a| / (s_a + s_b)
+               <= min(sqrt(W), W / (sqrt(V'_lo) + sqrt(max(V'_lo - W, 0)))),
+
+W the bound on |V'_b - V'_a|; V_lo of dataset b bounds s_b too. Twelve
+tails, each at delta / 12: W is (W, delta)-close for the approximate
+Wasserstein mechanism.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from skattr._certificate import MethodStep
+from skattr._persistence import persistable
+from skattr.exceptions import DataValidationError, NotCertifiableError
+from skattr.laws._band import BandsLaw
+from skattr.laws._base import Bound, secret_pairs
+from skattr.laws._stacked_band import difference_quantile
+
+__all__ = ["StdBandLaw", "std_band_closeness"]
+
+#: The tails a std's bound takes at once (each at delta / 12).
+_TAILS = 12
+
+
+def _squares(cells, c: float):
+    """Return the laws of upper and lower bounds on (X - c)^2 over the cells."""
+    q_lo, q_hi, p = cells
+    at_lo, at_hi = (q_lo - c) ** 2, (q_hi - c) ** 2
+    upper = np.maximum(at_lo, at_hi)
+    lower = np.where((q_lo <= c) & (c <= q_hi), 0.0, np.minimum(at_lo, at_hi))
+    return (upper, p), (lower, p)
+
+
+def _chernoff_total(laws, eta: float) -> float:
+    """Return t with P(sum > t) <= eta: ``laws`` is ((values, probs, count), ...).
+
+    The sum of ``count`` independent draws from each law; Chernoff's bound
+    min over lam > 0 of (sum count log E e^(lam X) - log eta) / lam, never
+    more than every draw at its largest value.
+    """
+    from scipy.optimize import minimize_scalar
+    from scipy.special import logsumexp
+
+    laws = [(v[p > 0], p[p > 0], k) for v, p, k in laws if k > 0]
+    if not laws:
+        return 0.0
+    top = sum(k * float(v.max()) for v, _, k in laws)
+    scale = max(max(float(np.max(np.abs(v))) for v, _, _ in laws), 1e-300)
+
+    def bound(log_lam: float) -> float:
+        lam = math.exp(log_lam) / scale
+        total = sum(k * float(logsumexp(lam * v, b=p)) for v, p, k in laws)
+        return (total - math.log(eta)) / lam
+
+    found = minimize_scalar(bound, bounds=(-12.0, 8.0), method="bounded",
+                            options={"xatol": 1e-6})
+    return float(min(found.fun, bound(8.0), top))
+
+
+def _dataset_laws(cells_in, cells_out, n: int, share: float, privacy: str,
+                  pick) -> list:
+    """Return a dataset's records as Chernoff laws: ``pick`` maps cells to values.
+
+    Dataset privacy: round(share n) records from the group, the rest outside;
+    distributional: n records, each from the group with chance ``share``.
+    """
+    if privacy == "dataset":
+        n_in = int(round(share * n))
+        return [(pick(cells_in), cells_in[2], n_in),
+                (pick(cells_out), cells_out[2], n - n_in)]
+    return [(np.concatenate([pick(cells_in), pick(cells_out)]),
+             np.concatenate([share * cells_in[2], (1 - share) * cells_out[2]]),
+             n)]
+
+
+def _dataset_bounds(cells_in, cells_out, lo, hi, n, share, privacy, eta):
+    """Return [L, U] for the dataset's mean and V_lo below its variance V.
+
+    Three tails at eta: the mean's two (Chernoff over the records' upper and
+    lower envelopes) and the lower tail of (1/n) sum (x - c0)^2, c0 the
+    middle of [L, U]; then V = (1/n) sum (x - c0)^2 - (xbar - c0)^2 is at
+    least that less ((U - L) / 2)^2.
+    """
+    def total(pick, sign):
+        laws = [(sign * v, p, k) for v, p, k in _dataset_laws(
+            cells_in, cells_out, n, share, privacy, pick)]
+        return sign * _chernoff_total(laws, eta) / n
+
+    low = max(lo, total(lambda c: c[0], -1.0))
+    high = min(hi, total(lambda c: c[1], 1.0))
+    if low > high:
+        low = high = 0.5 * (low + high)
+    c0 = 0.5 * (low + high)
+    floor = total(lambda c: _squares(c, c0)[1][0], -1.0)
+    return low, high, max(0.0, floor - (0.5 * (high - low)) ** 2)
+
+
+def _pair_bound(out, inside, lo, hi, n, a, b, privacy, delta, ddof) -> float:
+    """Return the std's bound for one pair of property values a < b."""
+    eta = delta / _TAILS
+    cells_out, cells_in = out.cells(lo, hi), inside.cells(lo, hi)
+    if privacy == "dataset":
+        # ceil((b - a) n) of dataset a's outside records move into the group.
+        copies, move = math.ceil((b - a) * n - 1e-9), 1.0
+    else:
+        # Each record moved with chance b - a.
+        copies, move = n, b - a
+    low_mean, high_mean, v_low = _dataset_bounds(
+        cells_in, cells_out, lo, hi, n, a, privacy, eta)
+    v_low_b = _dataset_bounds(cells_in, cells_out, lo, hi, n, b, privacy,
+                              eta)[2]
+    # B: the moved records' mean difference (envelopes of X itself).
+    in_hi, in_lo = (cells_in[1], cells_in[2]), (cells_in[0], cells_in[2])
+    out_hi, out_lo = (cells_out[1], cells_out[2]), (cells_out[0], cells_out[2])
+    w_b = max(difference_quantile(in_hi, out_lo, copies, move, lo, hi, eta),
+              difference_quantile(out_hi, in_lo, copies, move, lo, hi, eta),
+              0.0) / n
+    w_t = 0.0
+    for c in (low_mean, high_mean):
+        top = max((lo - c) ** 2, (hi - c) ** 2)
+        up_in, low_in = _squares(cells_in, c)
+        up_out, low_out = _squares(cells_out, c)
+        w_t = max(w_t, difference_quantile(up_in, low_out, copies, move, 0.0,
+                                           top, eta) / n,
+                  difference_quantile(up_out, low_in, copies, move, 0.0,
+                                      top, eta) / n)
+    factor = n / (n - ddof)
+    w_v = (w_t + w_b ** 2) * factor
+    v_low, v_low_b = v_low * factor, v_low_b * factor
+    # s_a + s_b, bounded below: each std's own floor, or s_b^2 >= V_a - W.
+    divisor = max(math.sqrt(v_low) + math.sqrt(v_low_b),
+                  math.sqrt(v_low) + math.sqrt(max(v_low - w_v, 0.0)))
+    bound = math.sqrt(w_v)
+    if divisor > 0:
+        bound = min(bound, w_v / divisor)
+    return bound
+
+
+def std_band_closeness(out, inside, lo: float, hi: float, n: int, pairs,
+                       privacy: str, delta: float, ddof: int) -> float:
+    """Return W: the std moves by more than W with chance at most delta.
+
+    Worst case over the pairs (both orders: the bound is symmetric in the
+    coupling, computed from the dataset with fewer group records).
+    """
+    worst = 0.0
+    for a, b in pairs:
+        a, b = (float(a), float(b)) if a <= b else (float(b), float(a))
+        if a == b:
+            continue
+        worst = max(worst, _pair_bound(out, inside, lo, hi, n, a, b, privacy,
+                                       delta, ddof))
+    if not math.isfinite(worst):
+        raise NotCertifiableError(
+            "The std's bound over the confidence bands is not finite; nothing "
+            "can be certified.")
+    return worst
+
+
+@persistable
+@dataclass(frozen=True, eq=False)
+class StdBandLaw(BandsLaw):
+    """The standard deviation of a column, for every group law in the bands.
+
+    Attributes
+    ----------
+    ddof : int
+        Delta degrees of freedom (the divisor is n - ddof).
+
+    The other attributes are :class:`~skattr.laws._band.BandsLaw`'s.
+    """
+
+    ddof: int = 1
+
+    def _check_rows(self, n: int) -> None:
+        if n <= self.ddof:
+            raise DataValidationError(
+                f"The data has {n} row(s); the std with ddof={self.ddof} needs "
+                f"at least {self.ddof + 1}. Pass more rows.")
+
+    def w_infinity(self, n: int, privacy: str) -> Bound:
+        # Every std of values in [lo, hi] lies in [0, (hi - lo) / 2 sqrt(n /
+        # (n - ddof))].
+        self._check_rows(n)
+        return Bound(0.5 * (self.high - self.low)
+                     * math.sqrt(n / (n - self.ddof)),
+                     MethodStep.of("w-inf.range"), self._assumptions(privacy))
+
+    def closeness(self, n: int, privacy: str, delta: float, *,
+                  progress=False, label: str = "") -> Bound:
+        self._check_rows(n)
+        key = (int(n), privacy, float(delta))
+        if key not in self._cache:
+            self._cache[key] = max(
+                std_band_closeness(
+                    out, inside, self.low, self.high, n,
+                    secret_pairs(secret, n, privacy,
+                                 alternative="use privacy='distributional'"),
+                    privacy, delta, self.ddof)
+                for secret, (out, inside) in zip(self.secrets, self.bands,
+                                                 strict=True))
+        return Bound(self._cache[key], MethodStep.of("closeness.std-band"),
+                     self._assumptions(privacy))
