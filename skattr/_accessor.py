@@ -38,7 +38,9 @@ epsilon : float > 0, default=1.0
     the two secrets of a pair by at most e^epsilon.
 delta : float in [0, 1), optional
     The chance the bound on the odds fails; None takes the mechanism's
-    default (1e-3; 0 for the pure Laplace mechanisms).
+    default (1e-3; 0 for the pure Laplace mechanisms). At 1/n or more it
+    warns (``PrivacyLeakWarning``); above 0.1 it is refused unless
+    ``allow_large_delta=True``.
 mechanism : str, default="auto"
     A name of :data:`skattr.mechanisms.MECHANISMS` (``"apgm"``,
     ``"approx-wasserstein"``, ...); ``"auto"`` fits every certified
@@ -107,9 +109,9 @@ class AttributePrivacyAccessor:
     >>> secret = skattr.Secret.proportion("rich", True, pairs=[(0.2, 0.4)])
     >>> rel = sample.attrpriv.agg(lambda d: d["age"].max() - d["age"].min(),
     ...                           ["age"], secret=secret, reference=ref,
-    ...                           delta=0.01, random_state=0)
+    ...                           delta=5e-3, random_state=0)
     >>> rel.mechanism, rel.delta
-    ('approx-wasserstein', 0.01)
+    ('approx-wasserstein', 0.005)
     """
 
     def __init__(self, pandas_obj: pd.DataFrame):

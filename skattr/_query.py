@@ -362,3 +362,54 @@ class StackedQuery(LinearQuery):
         frame = as_frame(frame, what="the data")
         values = self.totals(frame, what="the data") * self.weight(len(frame))
         return pd.Series(values, index=self.names(), name=self.statistic)
+
+
+def _check_value_type(col: pd.Series, column, value) -> None:
+    """Refuse a counted value of a type no record of the column can equal."""
+    numeric = (pd.api.types.is_numeric_dtype(col.dtype)
+               or pd.api.types.is_bool_dtype(col.dtype))
+    if numeric and isinstance(value, str):
+        raise DataValidationError(
+            f"Column {column!r} holds numbers, and the counted value {value!r} "
+            f"is text, which equals no record: pass it as a number (e.g. "
+            f"value={value.strip()}), not in quotes.")
+    if (not numeric and pd.api.types.is_string_dtype(col.dtype)
+            and isinstance(value, (int, float, np.number))
+            and not isinstance(value, bool)
+            and col.dropna().map(lambda v: isinstance(v, str)).all()):
+        raise DataValidationError(
+            f"Column {column!r} holds text, and the counted value {value!r} is "
+            f"a number, which equals no record: pass it as text (e.g. "
+            f"value={str(value)!r}).")
+
+
+def check_counted_values(query, frames) -> None:
+    """Refuse a counted category that no record can match, before any fit.
+
+    A count or proportion of a value of the wrong type, or of a value that
+    occurs in none of ``frames`` (the private data and the reference), is 0
+    whatever the data: releasing it would certify a number that says
+    nothing. Predicates and 0/1 columns (``value=None``) are not checked.
+    """
+    parts = query.parts if isinstance(query, StackedQuery) else (query,)
+    frames = [f for f in frames if isinstance(f, pd.DataFrame)]
+    for part in parts:
+        if (not isinstance(part, Query) or part.statistic not in (
+                "count", "proportion") or part.value is None
+                or callable(part.value)):
+            continue
+        for column in part.columns or ():
+            held = [f[column] for f in frames if column in f.columns]
+            if not held:
+                continue
+            _check_value_type(held[0], column, part.value)
+            if any(bool((col == part.value).any()) for col in held):
+                continue
+            seen = pd.concat(held).value_counts()
+            listed = ", ".join(repr(v) for v in seen.index[:10].tolist())
+            more = f" and {seen.size - 10} more" if seen.size > 10 else ""
+            raise DataValidationError(
+                f"The counted value {part.value!r} occurs in no record of "
+                f"column {column!r}, in the private data or the reference, so "
+                f"its count would be 0 whatever the data. The column holds "
+                f"{listed}{more}; check the value's spelling and type.")

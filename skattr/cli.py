@@ -145,20 +145,23 @@ def _print_release(rel: Release, short: bool = False) -> None:
           f"{noise}")
 
 
-def _typed_value(column: pd.Series, text: str, name: str):
-    """Read ``--secret-value`` as the column's own type (bool, number or text)."""
+def _typed_value(column: pd.Series, text: str, name: str,
+                 option: str = "--secret-value"):
+    """Read ``option``'s text as the column's own type (bool, number or text)."""
     if pd.api.types.is_bool_dtype(column):
         words = {"true": True, "1": True, "false": False, "0": False}
         if text.lower() not in words:
             raise SkattrError(f"Column {name!r} holds True/False; give "
-                              f"--secret-value true or false, not {text!r}.")
+                              f"{option} true or false, not {text!r}.")
         return words[text.lower()]
     if pd.api.types.is_numeric_dtype(column):
         try:
+            if pd.api.types.is_integer_dtype(column) and float(text).is_integer():
+                return int(float(text))
             return float(text)
         except ValueError:
             raise SkattrError(f"Column {name!r} is numeric; give a number as "
-                              f"--secret-value, not {text!r}.") from None
+                              f"{option}, not {text!r}.") from None
     return text
 
 
@@ -173,6 +176,13 @@ def _release(args) -> int:
     value = args.secret_value
     if value is not None:
         value = _typed_value(data[args.secret_column], value, args.secret_column)
+    if args.value is not None and args.statistic in ("count", "proportion"):
+        # The counted value, read as its column's type too (a 0/1 column's
+        # "1" is the number 1, which the text "1" would never equal).
+        missing = [c for c in args.columns if c not in data.columns]
+        if not missing:
+            args.value = _typed_value(data[args.columns[0]], args.value,
+                                      args.columns[0], option="--value")
     ways = sum(x is not None for x in (args.pairs, args.window, args.sets))
     if ways != 1:
         raise SkattrError("Give exactly one of --pairs, --window (with --support) "

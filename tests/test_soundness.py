@@ -106,6 +106,8 @@ def test_the_raw_binary_mean_is_never_certified_noiseless():
                                   epsilon=8.0, delta=1e-3, mechanism=name)
 
 
+@pytest.mark.filterwarnings(
+    "ignore:epsilon=.* lets an observer:skattr.exceptions.PrivacyLeakWarning")
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
 def test_no_release_of_one_to_five_records_goes_out_noiseless(n):
     reference = _binary_frames(0.7, 0.4)

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping
 import pandas as pd
 
 from skattr._persistence import persistable
+from skattr._query import check_counted_values, check_present
 from skattr.backends import backend_of, is_frame
 from skattr.exceptions import (
     InvalidParameterError,
@@ -208,6 +209,7 @@ class Registry(Mapping):
         classes = self.classes_for(mechanism, query)
         params = self.fold_keywords_of_0_2(mechanism, classes, params)
         self.check_params(mechanism, classes, params)
+        _check_data(query, secret, data, reference)
         # A Theta stated whole (a NetworkTheta) reads nothing from reference
         # data: fit then reads only the data's columns.
         stated = getattr(params.get("theta"), "needs_reference", True) is False
@@ -284,12 +286,14 @@ class Registry(Mapping):
         only the columns. ``among`` (a predicate of a class) restricts
         ``"auto"``'s candidates (a ledger's: those it certifies jointly).
         """
-        fitted = self.fit_candidates(mechanism, query, secret=secret,
-                                     reference=reference, data=data,
-                                     params=params, among=among)
+        large_delta = params.pop("allow_large_delta", False)
         # n is public; a Dask frame's is counted once, not per candidate.
         n = n_rows if n_rows is not None else backend_of(data).row_count(
             data, what="the private data")
+        _check_privacy_level(params, n, large_delta)
+        fitted = self.fit_candidates(mechanism, query, secret=secret,
+                                     reference=reference, data=data,
+                                     params=params, among=among)
         candidates, errors = [], []
         for name, est in fitted.items():
             if isinstance(est, Exception):
@@ -316,6 +320,47 @@ class Registry(Mapping):
                 "No available mechanism certifies this release: "
                 + " | ".join(f"{name}: {exc}" for name, exc in errors))
         return candidates[self.least_error(candidates)][0]
+
+
+#: A delta above this is refused unless asked for (``allow_large_delta``).
+LARGEST_DELTA = 0.1
+#: An epsilon above this warns: the odds may move by e^10, about 22,000.
+LARGE_EPSILON = 10.0
+
+
+def _check_privacy_level(params: Mapping, n: int, large_delta: bool) -> None:
+    """Warn of a guarantee that protects little, and refuse one that is none.
+
+    delta is the chance the bound on the odds fails: at 1/n or more it is
+    as likely to fail as a record is to be any one record, and above 0.1 the
+    guarantee says next to nothing (refused unless ``allow_large_delta=True``
+    asks for it). An epsilon above 10 lets the odds move 22,000-fold.
+    """
+    from numbers import Real
+
+    delta, epsilon = params.get("delta"), params.get("epsilon")
+    if (isinstance(delta, Real) and not isinstance(delta, bool)
+            and delta == delta and n > 0):
+        if delta > LARGEST_DELTA and not large_delta:
+            raise InvalidParameterError(
+                f"delta={delta:g} lets the guarantee fail with probability "
+                f"{delta:g}, so it says next to nothing; use a delta below "
+                f"1/n = {1 / n:.3g} (such as 1e-3 or less), or pass "
+                "allow_large_delta=True if that is what you mean.")
+        if delta >= 1.0 / n:
+            warnings.warn(
+                f"delta={delta:g} is at least 1/n = {1 / n:.3g}: the guarantee "
+                "may fail as often as one record in n is picked, so the "
+                "release may reveal what it should hide; use a delta well "
+                f"below {1 / n:.3g}.", PrivacyLeakWarning,
+                stacklevel=caller_stacklevel())
+    if (isinstance(epsilon, Real) and not isinstance(epsilon, bool)
+            and epsilon > LARGE_EPSILON):
+        warnings.warn(
+            f"epsilon={epsilon:g} lets an observer's odds between the two "
+            f"secrets move by a factor e^{epsilon:g}; above {LARGE_EPSILON:g} "
+            "the guarantee hides little.", PrivacyLeakWarning,
+            stacklevel=caller_stacklevel())
 
 
 #: The deltas a mechanism certifying delta = 0 (it takes no ``delta``) meets.
@@ -349,6 +394,21 @@ def _check_values(classes: Mapping[str, type], params: Mapping) -> None:
         else:
             if errors:
                 raise errors[0]
+
+
+def _check_data(query, secret, data, reference) -> None:
+    """Refuse, before any fit, what would release a number that says nothing.
+
+    A counted value no record can match (:func:`check_counted_values`), and
+    a missing value in the private data's secret column (every record must
+    be in one group or the other for the pairs to mean what they say).
+    """
+    check_counted_values(query, [data, reference])
+    if isinstance(data, pd.DataFrame):
+        for s in (secret if isinstance(secret, (list, tuple)) else [secret]):
+            column = getattr(s, "column", None)
+            if column is not None and column in data.columns:
+                check_present(data[column], column, what="the private data")
 
 
 def _resolve_reference(reference, data, mechanism, needs_reference):

@@ -180,11 +180,16 @@ def test_regression_coefficients():
 def test_refusals_say_what_to_do():
     ref = _income()
     secret = Secret.proportion("rich", True, pairs=[(0.2, 0.4)])
-    # A standard deviation has no exact law here (a median has: see
-    # tests/theta/test_order_laws.py).
+    # A trimmed mean has no exact law here (a median has: see
+    # tests/theta/test_order_laws.py); a std's W_inf is the largest std the
+    # clipping range allows.
     with pytest.raises(NotCertifiableError, match="approx-wasserstein"):
-        WassersteinMechanism(query=Statistic.std("age"), secret=secret).fit(
-            ref).plan(n=100)
+        WassersteinMechanism(query=Statistic.trimmed_mean("age"),
+                             secret=secret).fit(ref).plan(n=100)
+    std = WassersteinMechanism(query=Statistic.std("age"), secret=secret).fit(
+        ref).plan(n=100)
+    span = float(ref["age"].max() - ref["age"].min())
+    assert std.sensitivity == pytest.approx(0.5 * span * (100 / 99) ** 0.5)
     with pytest.raises(NotCertifiableError, match="at least"):
         ApproximateWassersteinMechanism(
             query=Statistic.median("age"), secret=secret, delta=1e-3,
