@@ -5,34 +5,52 @@ DataFrames and (when Dask is installed, as soon as ``dask.dataframe`` is
 imported) on Dask DataFrames.
 """
 
-from skattr import (
-    attacks,
-    audit,
-    backends,
-    bayes,
-    calibration,
-    datasets,
-    dp,
-    exceptions,
-    laws,
-    mechanisms,
-    model_selection,
-    noise,
-    plotting,
-    predicates,
-    theta,
-    utils,
-    wasserstein,
-)
+import importlib
+
+from skattr import exceptions
 from skattr._accessor import AttributePrivacyAccessor
-from skattr._certificate import Assumption, Method, MethodStep
-from skattr._ledger import Ledger, LedgerEntry
-from skattr._query import Query, StackedQuery
-from skattr._release import Plan, Release
-from skattr._secret import Secret
-from skattr._statistic import Statistic
+from skattr._persistence import register_importer
 from skattr._version import __version__
 from skattr.utils._public import public_dir
+
+#: The subpackages, imported on first use (``skattr.mechanisms``): importing
+#: skattr stays light (the command line's ``--help`` needs none of them).
+_SUBPACKAGES = ("attacks", "audit", "backends", "bayes", "calibration",
+                "datasets", "dp", "laws", "mechanisms", "model_selection",
+                "noise", "plotting", "predicates", "theta", "utils",
+                "wasserstein")
+#: The public names and the private module each lives in.
+_NAMES = {
+    "Assumption": "_certificate", "Method": "_certificate",
+    "MethodStep": "_certificate", "Ledger": "_ledger",
+    "LedgerEntry": "_ledger", "Query": "_query", "StackedQuery": "_query",
+    "Plan": "_release", "Release": "_release", "Secret": "_secret",
+    "Statistic": "_statistic",
+}
+
+
+def __getattr__(name: str):
+    """Import a subpackage or a public name on first use (PEP 562)."""
+    if name in _SUBPACKAGES:
+        module = importlib.import_module(f"skattr.{name}")
+    elif name in _NAMES:
+        module = getattr(importlib.import_module(f"skattr.{_NAMES[name]}"),
+                         name)
+    else:
+        raise AttributeError(f"module 'skattr' has no attribute {name!r}")
+    globals()[name] = module
+    return module
+
+
+def _load_all() -> None:
+    """Import every subpackage and public name (what a saved file may name)."""
+    for name in (*_SUBPACKAGES, *_NAMES):
+        if name not in globals():
+            __getattr__(name)
+
+
+register_importer(_load_all)
+
 
 __all__ = [
     "Assumption",

@@ -83,6 +83,16 @@ _ESTIMATORS: set = set()
 #: Classes saved by their constructor's arguments, not their attributes:
 #: qualified name -> a function of an instance returning the arguments.
 _CONSTRUCTED: dict = {}
+#: Functions that import the modules defining the allowed classes: the
+#: package imports its subpackages on first use, so a file may name a class
+#: whose module is not imported yet. skattr's ``__init__`` registers one;
+#: this module still imports nothing above it.
+_IMPORTERS: list = []
+
+
+def register_importer(importer) -> None:
+    """Run ``importer()`` before a file's classes are looked up."""
+    _IMPORTERS.append(importer)
 
 
 def persistable(cls=None, *, estimator: bool = False, arguments=None):
@@ -134,6 +144,8 @@ def allowed_types() -> dict[str, type]:
     this table is refused on loading; no module named in a file is ever
     imported.
     """
+    for importer in _IMPORTERS:
+        importer()
     return dict(_ALLOWED)
 
 

@@ -386,10 +386,12 @@ def _check_value_type(col: pd.Series, column, value) -> None:
 def check_counted_values(query, frames) -> None:
     """Refuse a counted category that no record can match, before any fit.
 
-    A count or proportion of a value of the wrong type, or of a value that
-    occurs in none of ``frames`` (the private data and the reference), is 0
-    whatever the data: releasing it would certify a number that says
-    nothing. Predicates and 0/1 columns (``value=None``) are not checked.
+    A count or proportion of a value of the wrong type, or of a category
+    that occurs in none of ``frames`` (the private data and the reference:
+    a misspelt category, most likely), is 0 whatever the data: releasing it
+    would certify a number that says nothing. A number absent from a
+    numeric column is a count of 0 the data may give, and is released;
+    predicates and 0/1 columns (``value=None``) are not checked.
     """
     parts = query.parts if isinstance(query, StackedQuery) else (query,)
     frames = [f for f in frames if isinstance(f, pd.DataFrame)]
@@ -403,7 +405,11 @@ def check_counted_values(query, frames) -> None:
             if not held:
                 continue
             _check_value_type(held[0], column, part.value)
-            if any(bool((col == part.value).any()) for col in held):
+            if (pd.api.types.is_numeric_dtype(held[0].dtype)
+                    or pd.api.types.is_bool_dtype(held[0].dtype)
+                    or any(bool((col == part.value).any()) for col in held)):
+                # A number of a numeric column may be absent from both (no
+                # death among the patients): a count of 0 the data gave.
                 continue
             seen = pd.concat(held).value_counts()
             listed = ", ".join(repr(v) for v in seen.index[:10].tolist())

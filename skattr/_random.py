@@ -42,7 +42,6 @@ import numbers
 import os
 
 import numpy as np
-from scipy import special
 
 from skattr.exceptions import InvalidParameterError
 
@@ -141,6 +140,8 @@ class OSEntropy:
 
     def standard_normal(self, size=None):
         """Draw standard normals by inverting the normal CDF at the drawn tail."""
+        from scipy import special
+
         shape = _shape(size)
         sign, tail = _signed_tail_probabilities(math.prod(shape))
         return (sign * special.ndtri(tail)).reshape(shape)

@@ -17,7 +17,6 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from skattr._base_query import BaseQuery, as_tuple
 from skattr._persistence import persistable
@@ -604,6 +603,12 @@ class _CallableKernel:
         return values, names
 
 
+def _trimmed_means(stat, block):
+    from scipy import stats
+
+    return stats.trim_mean(block, stat.proportiontocut, axis=1)
+
+
 def _check_levels(stat: Statistic, caller: str) -> None:
     levels = (stat.q,) if isinstance(stat.q, numbers.Real) else tuple(stat.q)
     if not levels:
@@ -687,8 +692,7 @@ _KERNELS: dict[str, _VectorisedKernel | _CallableKernel] = {
     "std": _VectorisedKernel(
         lambda stat, block: np.std(block, axis=1, ddof=stat.ddof),
         min_rows=lambda stat, columns: stat.ddof + 1),
-    "trimmed-mean": _VectorisedKernel(
-        lambda stat, block: stats.trim_mean(block, stat.proportiontocut, axis=1)),
+    "trimmed-mean": _VectorisedKernel(_trimmed_means),
     "ols": _VectorisedKernel(
         _ols_coefficients,
         n_outputs=lambda stat, columns: len(columns) - 1 + stat.add_constant,

@@ -14,7 +14,6 @@ from skattr._release import Release
 from skattr._secret import Secret
 from skattr._version import __version__
 from skattr.exceptions import InvalidParameterError, SkattrError
-from skattr.mechanisms import MECHANISMS
 
 __all__ = ["main"]
 
@@ -342,11 +341,12 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--delta", type=float, default=None,
                      help="default: the mechanism's (1e-3; Laplace noise "
                           "certifies 0 and takes none)")
-    rel.add_argument("--mechanism", default="auto", choices=MECHANISMS.choices(),
+    rel.add_argument("--mechanism", default="auto", choices=_MechanismNames(),
                      metavar="NAME",
-                     help="one of: " + ", ".join(MECHANISMS.choices())
-                          + " (default: auto, the certified one with least "
-                          "expected error)")
+                     help="a mechanism of skattr.mechanisms.MECHANISMS, such as "
+                          "apgm, approx-wasserstein or wasserstein (default: "
+                          "auto, the certified one with least expected error; "
+                          "an unknown name lists them all)")
     rel.add_argument("--calibration", default=None,
                      choices=["analytic", "classic"],
                      help="Gaussian calibration (default: analytic)")
@@ -403,6 +403,24 @@ def build_parser() -> argparse.ArgumentParser:
                           "per statistic)")
     rel.set_defaults(run=_release)
     return parser
+
+
+class _MechanismNames:
+    """The ``--mechanism`` choices, read from the registry only when checked.
+
+    Building the parser (and so ``--help``) imports no mechanism.
+    """
+
+    def _names(self) -> list:
+        from skattr.mechanisms import MECHANISMS
+
+        return MECHANISMS.choices()
+
+    def __contains__(self, name) -> bool:
+        return name in self._names()
+
+    def __iter__(self):
+        return iter(self._names())
 
 
 def main(argv=None) -> int:

@@ -18,7 +18,23 @@ __all__ = [
     "NotFittedError",
 ]
 
-from sklearn.exceptions import NotFittedError
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sklearn.exceptions import NotFittedError
+
+
+def __getattr__(name: str):
+    """``NotFittedError`` is scikit-learn's, imported when first asked for.
+
+    Importing skattr (and so its command line's ``--help``) then does not
+    import scikit-learn.
+    """
+    if name == "NotFittedError":
+        from sklearn.exceptions import NotFittedError
+
+        return NotFittedError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class SkattrError(ValueError):

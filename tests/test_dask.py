@@ -332,6 +332,8 @@ def test_median_quantile_and_std_releases_equal_pandas(frames):
         same_release(est.release(private), twin.release(ddf))
 
 
+@pytest.mark.filterwarnings(
+    "ignore:delta=.* is at least 1/n:skattr.exceptions.PrivacyLeakWarning")
 @pytest.mark.slow
 def test_the_accessor_releases_a_dask_median(frames):
     from skattr.theta import Resample
@@ -413,6 +415,8 @@ def test_a_dask_series_and_an_empty_frame(frames):
 # --- The ledger on a Dask DataFrame -------------------------------------------
 
 
+@pytest.mark.filterwarnings(
+    "ignore:delta=.* is at least 1/n:skattr.exceptions.PrivacyLeakWarning")
 @pytest.mark.slow
 def test_a_ledger_on_dask_matches_the_pandas_one(frames):
     from skattr.theta import Resample

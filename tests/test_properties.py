@@ -608,6 +608,8 @@ def test_campaign_noise_never_shrinks_as_delta_shrinks(frames, name, log_delta,
 
 
 # Checked on all 30 examples.
+@pytest.mark.filterwarnings(
+    "ignore:epsilon=.* lets an observer:skattr.exceptions.PrivacyLeakWarning")
 @pytest.mark.slow
 @pytest.mark.floors(checked=15)
 @CAMPAIGN_SETTINGS

@@ -13,7 +13,6 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import integrate, special, stats
 
 from skattr._persistence import persistable
 from skattr._random import check_random_state, gaussian_noise, laplace_noise
@@ -43,6 +42,8 @@ def expected_gaussian_norm(cov: np.ndarray) -> float:
     >>> round(expected_gaussian_norm(np.eye(1)), 6)   # sqrt(2 / pi)
     0.797885
     """
+    from scipy import integrate, special
+
     cov = np.atleast_2d(np.asarray(cov, dtype=float))
     k = cov.shape[0]
     lam = np.clip(np.linalg.eigvalsh(cov), 0.0, None)
@@ -84,6 +85,8 @@ def expected_weighted_laplace_norm(scale: float, lengths) -> float:
     >>> round(expected_weighted_laplace_norm(1.0, [3.0, 0.0]), 12)
     3.0
     """
+    from scipy import integrate, special
+
     lengths = np.asarray(lengths, dtype=float)
     lengths = lengths[lengths > 0]
     if scale <= 0 or lengths.size == 0:
@@ -114,6 +117,8 @@ def expected_laplace_norm(scale: float, d: int) -> float:
     >>> expected_laplace_norm(2.0, 1)
     2.0
     """
+    from scipy import integrate, special
+
     if scale <= 0 or d == 0:
         return 0.0
     if d == 1:
@@ -139,6 +144,8 @@ def gaussian_accuracy(variance: float, k: int, beta: float) -> float:
     >>> round(gaussian_accuracy(1.0, 1, 0.05), 4)
     1.96
     """
+    from scipy import stats
+
     if variance <= 0:
         return 0.0
     return float(math.sqrt(variance * stats.chi2.isf(beta, k)))
@@ -432,6 +439,8 @@ class LaplaceNoise(NoiseLaw):
         smaller of the largest scale's Gamma bound and Chernoff's,
         min over 0 < lam < 1 / max b_j of e^(-lam t) / prod_j (1 - lam b_j).
         """
+        from scipy import stats
+
         if self.is_zero:
             return 0.0
         d = self.basis.shape[1]
@@ -552,6 +561,8 @@ def _tail(t: float, variance: float, weights: np.ndarray) -> float:
     half-period is integrated directly (sin(u t) / u = t sinc(u t / pi) is
     smooth at 0) and the rest as a Fourier integral (QUADPACK's QAWF).
     """
+    from scipy import integrate
+
     def phi(u):
         return np.exp(-variance * u * u / 2) / np.prod(1 + np.multiply.outer(
             np.atleast_1d(u) ** 2, weights ** 2), axis=-1)
@@ -583,7 +594,7 @@ def marginal_half_widths(law: NoiseLaw, alpha: float) -> np.ndarray:
     >>> marginal_half_widths(LaplaceNoise.on_each(2.0, 1), 0.05).round(4)
     array([5.9915])
     """
-    from scipy import optimize
+    from scipy import optimize, stats
 
     variances, weights = law.marginals()
     out = np.zeros(variances.size)

@@ -207,6 +207,8 @@ def test_refusals_say_what_to_do():
             secret=Secret.mean("hours", pairs=[(35, 40)])).fit(ref)
 
 
+@pytest.mark.filterwarnings(
+    "ignore:delta=.* is at least 1/n:skattr.exceptions.PrivacyLeakWarning")
 @pytest.mark.slow
 def test_accessor_verbs_for_any_statistic():
     ref = _income()

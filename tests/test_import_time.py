@@ -1,0 +1,40 @@
+"""Importing skattr, and its command line's --help, load no heavy package.
+
+Checked by the modules a fresh interpreter holds afterwards, not by a clock
+(benchmarks/import_time.py times them).
+"""
+
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("sklearn", "scipy.stats", "scipy.optimize", "statsmodels",
+         "networkx", "matplotlib", "skattr.mechanisms", "skattr.laws")
+
+
+def _loaded(code: str) -> set:
+    probe = (code + "\nimport sys\nprint('\\n'.join(sorted(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", probe], check=True,
+                         capture_output=True, text=True).stdout
+    return set(out.split())
+
+
+@pytest.mark.parametrize("code", [
+    "import skattr",
+    "import sys; sys.argv = ['skattr', '--help']\nfrom skattr.cli import main\n"
+    "try: main()\nexcept SystemExit: pass",
+])
+def test_no_heavy_package_is_imported_until_used(code):
+    loaded = _loaded(code)
+    assert not [m for m in HEAVY if m in loaded]
+
+
+def test_public_names_and_subpackages_load_on_first_use():
+    loaded = _loaded("import skattr\nskattr.Query\nskattr.mechanisms.MECHANISMS")
+    assert "skattr.mechanisms" in loaded and "sklearn" in loaded
+    import skattr
+
+    assert skattr.Secret is skattr._secret.Secret
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        skattr.nothing  # noqa: B018
