@@ -78,6 +78,14 @@ class BaseQuery(ABC):
     def n_outputs(self, columns) -> int | None:
         """Length d of the statistic on ``columns``; None while it is unknown."""
 
+    def output_ranges(self, columns, n: int, ranges: dict):
+        """Return (low, high) arrays: the values each released statistic can take.
+
+        ``ranges`` maps a clipped column to its clipping range; None when
+        nothing bounds the statistic (a released value is then not clamped).
+        """
+        return None
+
     @abstractmethod
     def values(self, frame: pd.DataFrame, columns, *,
                what: str = "the data") -> np.ndarray:

@@ -425,6 +425,10 @@ STEPS: dict[str, _Kind] = {
         "rounded to the grid, the guarantee widened from ({epsilon:.6g}, "
         "{delta:.6g}) by eta = {eta:.3g} per statistic (Mironov 2012)",
         "noise", "epsilon", "delta", "eta"),
+    "post-processed.clamped": _kind(
+        "post-processed: each value clamped to what its statistic can take "
+        "(the clipping range, 0 to n for a count, 0 to 1 for a proportion; "
+        "free: post-processing, and never further from the true value)"),
     "post-processed.monotone": _kind(
         "post-processed: each column's quantiles sorted into the order of "
         "their levels (free: post-processing)"),

@@ -243,6 +243,26 @@ class Query(LinearQuery):
             return [f"{c}:{name}" for c in columns]
         return [f"{c}={self.value}" for c in columns]
 
+    def output_ranges(self, columns, n: int, ranges: dict):
+        """Return each statistic's range of values (see the base class).
+
+        0 to n for a count, 0 to 1 for a proportion, the clipping range (n
+        times it for a sum) for a mean; unbounded without one.
+        """
+        low, high = [], []
+        for c in columns:
+            if self.statistic == "count":
+                lo, hi = 0.0, float(n)
+            elif self.statistic == "proportion":
+                lo, hi = 0.0, 1.0
+            else:
+                lo, hi = (float(v) for v in ranges.get(c, (-np.inf, np.inf)))
+                if self.statistic == "sum":
+                    lo, hi = lo * n, hi * n
+            low.append(lo)
+            high.append(hi)
+        return np.array(low), np.array(high)
+
     def n_outputs(self, columns) -> int:
         """Length d of the statistic on ``columns``: one per column."""
         return len(columns)
@@ -343,6 +363,12 @@ class StackedQuery(LinearQuery):
         """Sum every part's contributions."""
         return np.concatenate([p.totals(frame, p.columns, what=what)
                                for p in self.parts])
+
+    def output_ranges(self, columns, n: int, ranges: dict):
+        """Every part's ranges, side by side."""
+        found = [p.output_ranges(p.columns, n, ranges) for p in self.parts]
+        return (np.concatenate([lo for lo, _ in found]),
+                np.concatenate([hi for _, hi in found]))
 
     def n_outputs(self, columns=None) -> int:
         """Length d of the stacked statistic: one per column of each part."""

@@ -319,6 +319,26 @@ class Statistic(BaseQuery):
         """
         return dataclasses.replace(self, labels=tuple(str(n) for n in names))
 
+    def output_ranges(self, columns, n: int, ranges: dict):
+        """Return each statistic's range of values (see the base class).
+
+        A median's, quantile's or trimmed mean's: its column's clipping range;
+        a std's: 0 to the largest the range allows; another's: None.
+        """
+        per = {"median": 1, "trimmed-mean": 1, "std": 1,
+               "quantile": len(np.atleast_1d(self.q))}.get(self.statistic)
+        if per is None:
+            return None
+        low, high = [], []
+        for c in columns:
+            lo, hi = (float(v) for v in ranges.get(c, (-np.inf, np.inf)))
+            if self.statistic == "std":
+                lo, hi = 0.0, (0.5 * (hi - lo) * np.sqrt(n / (n - self.ddof))
+                               if n > self.ddof else np.inf)
+            low += [lo] * per
+            high += [hi] * per
+        return np.array(low), np.array(high)
+
     def n_outputs(self, columns) -> int | None:
         """Length d of the statistic on ``columns``; None for an unnamed function."""
         return self._kernel.n_outputs(self, columns)

@@ -359,6 +359,10 @@ STEP_TEXTS = {
             "statistic, sampled exactly (Canonne, Kamath and Steinke 2020), the "
             "statistic rounded to the grid, the guarantee widened from (1, 0) by "
             "eta = 6.06e-13 per statistic (Mironov 2012)")),
+    "post-processed.clamped": ({}, (
+        "post-processed: each value clamped to what its statistic can take "
+        "(the clipping range, 0 to n for a count, 0 to 1 for a proportion; "
+        "free: post-processing, and never further from the true value)")),
     "post-processed.monotone": ({}, (
         "post-processed: each column's quantiles sorted into the order of their "
         "levels (free: post-processing)")),

@@ -44,6 +44,8 @@ __all__ = ["StackedBandLaw", "difference_quantile"]
 
 #: Most atoms of the FFT'd law of a statistic's summed differences.
 _ATOMS = 400_000
+#: Most atoms an FFT'd law may have at all (its least grid, 16 steps a record).
+_FFT_ATOMS = 2_000_000
 #: Grid steps over a column's clipping range, at most and least.
 _MOST_STEPS, _LEAST_STEPS = 2_000, 16
 #: Relative slack on a tail compared with eta (sums of many small floats).
@@ -139,7 +141,10 @@ def difference_quantile(big, small, copies: int, move: float, lo: float,
     """
     if copies == 0 or move == 0:
         return 0.0
-    fft = _fft_quantile(big, small, copies, move, lo, hi, eta)
+    # The FFT's law has copies x 2 x (at least 16) atoms: beyond a few
+    # million (over 60,000 moved records), Chernoff's bound alone.
+    fft = (_fft_quantile(big, small, copies, move, lo, hi, eta)
+           if copies * 2 * _LEAST_STEPS <= _FFT_ATOMS else math.inf)
     chernoff = _chernoff_quantile(big, small, copies, move, eta)
     return float(min(fft, chernoff, copies * (hi - lo)))
 

@@ -354,9 +354,21 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         n, exact = self._exact_statistic(*self._private_frame(X))
         plan = self._cached_plan(n)
         noisy = plan.noise_law.perturb(exact, self._noise_source)
+        # Each value clamped to what its statistic can take: post-processing
+        # of the noisy value, free, and never further from the true one.
+        ranges = self.query_.output_ranges(self.columns_, n,
+                                           self.clipping_.as_dict())
+        clamped = ranges is not None and bool(np.any(np.isfinite(ranges)))
+        if clamped:
+            noisy = np.clip(noisy, *ranges)
         values = pd.Series(noisy, index=self.query_.names(self.columns_),
                            name=self.query_.statistic)
-        return Release.of(plan, values)
+        release = Release.of(plan, values)
+        if clamped:
+            release = dataclasses.replace(
+                release, certified_by=release.certified_by.then(
+                    "post-processed.clamped"))
+        return release
 
     def _exact_statistic(self, frame, backend) -> tuple[int, np.ndarray]:
         """Return (n, F(X)), the released columns clipped (never kept)."""
