@@ -435,10 +435,17 @@ class Release(Plan):
     Attributes
     ----------
     values : pandas.Series
-        The noisy statistics, one entry per released column.
+        The noisy statistics, one entry per released column, each clamped to
+        what its statistic can take (free post-processing; see the method's
+        ``post-processed.clamped`` step).
+    unclamped : pandas.Series or None
+        The same noisy statistics before clamping (None when nothing bounds
+        them): the released value plus the noise's whole law, unbiased, for
+        averaging releases or measuring the noise; the same guarantee.
     """
 
     values: pd.Series
+    unclamped: pd.Series | None = None
 
     @classmethod
     def of(cls, plan: Plan, values: pd.Series) -> Release:

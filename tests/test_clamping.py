@@ -41,6 +41,7 @@ def test_a_mean_with_no_clipping_range_is_not_clamped():
                                 mechanism="apgm", law="gaussian", bounds=None,
                                 random_state=0)
     assert all(s.kind != "post-processed.clamped" for s in rel.certified_by.steps)
+    assert rel.unclamped is None
 
 
 def test_clamping_is_the_noisy_value_clipped_never_further_from_the_truth():
@@ -54,8 +55,10 @@ def test_clamping_is_the_noisy_value_clipped_never_further_from_the_truth():
     draws = np.random.default_rng(0).laplace(0.0, 1.0, 30)
     moved = 0
     for draw in draws:
-        value = est.release(private).values.iloc[0]
+        rel = est.release(private)
+        value = rel.values.iloc[0]
         raw = truth + scale * draw
+        assert rel.unclamped.iloc[0] == raw
         assert value == np.clip(raw, 0.0, 30.0)
         assert abs(value - truth) <= abs(raw - truth)
         moved += value != raw

@@ -358,17 +358,15 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         # of the noisy value, free, and never further from the true one.
         ranges = self.query_.output_ranges(self.columns_, n,
                                            self.clipping_.as_dict())
-        clamped = ranges is not None and bool(np.any(np.isfinite(ranges)))
-        if clamped:
-            noisy = np.clip(noisy, *ranges)
-        values = pd.Series(noisy, index=self.query_.names(self.columns_),
-                           name=self.query_.statistic)
-        release = Release.of(plan, values)
-        if clamped:
-            release = dataclasses.replace(
-                release, certified_by=release.certified_by.then(
-                    "post-processed.clamped"))
-        return release
+        names = self.query_.names(self.columns_)
+        values = pd.Series(noisy, index=names, name=self.query_.statistic)
+        if ranges is None or not np.any(np.isfinite(ranges)):
+            return Release.of(plan, values)
+        release = Release.of(plan, pd.Series(np.clip(noisy, *ranges),
+                                             index=names, name=values.name))
+        return dataclasses.replace(
+            release, unclamped=values,
+            certified_by=release.certified_by.then("post-processed.clamped"))
 
     def _exact_statistic(self, frame, backend) -> tuple[int, np.ndarray]:
         """Return (n, F(X)), the released columns clipped (never kept)."""
