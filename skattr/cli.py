@@ -294,8 +294,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", help="run the hospital example of Zhang et al.")
-    demo.add_argument("--random-state", "--seed", dest="random_state", type=int,
-                      default=0,
+    demo.add_argument("--random-state", "--seed", dest="random_state",
+                      type=_seed, default=0,
                       help="seed of the demo's data and noise (default 0)")
     demo.set_defaults(run=_demo)
 
@@ -379,8 +379,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "unequal covariances only when scaled beyond RATIO "
                           "times optimal's expected error (default 10); none "
                           "releases it anyway")
-    rel.add_argument("--random-state", "--seed", dest="random_state", type=int,
-                     default=None,
+    rel.add_argument("--random-state", "--seed", dest="random_state",
+                     type=_seed, default=None,
                      help="seed the noise (experiments only: anyone who knows "
                           "it can remove the noise)")
     rel.add_argument("--plan", action="store_true",
@@ -403,6 +403,18 @@ def build_parser() -> argparse.ArgumentParser:
                           "per statistic)")
     rel.set_defaults(run=_release)
     return parser
+
+
+def _seed(text: str) -> int:
+    """Read a seed: a whole number from 0 to 2**32 - 1 (what numpy accepts)."""
+    try:
+        seed = int(text)
+    except ValueError:
+        seed = -1
+    if not 0 <= seed < 2**32:
+        raise argparse.ArgumentTypeError(
+            f"a seed is a whole number from 0 to {2**32 - 1}, not {text!r}")
+    return seed
 
 
 class _MechanismNames:

@@ -207,3 +207,11 @@ def test_secure_release_from_the_command_line(tmp_path, capsys):
     assert main(["release", *common, "--mechanism", "expm-gaussian", "--law",
                  "gaussian", "--delta", "1e-3", "--secure"]) == 2
     assert "secure=False" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("seed", ["-1", "4294967296", "seven"])
+def test_a_bad_seed_is_a_usage_error(seed, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["demo", "--seed", seed])
+    assert stop.value.code == 2
+    assert "a seed is a whole number from 0 to 4294967295" in capsys.readouterr().err

@@ -76,6 +76,7 @@ def test_difference_quantile_holds_against_the_exact_law():
         assert t <= exact + 1.0 + 1e-9        # at most the rounding's step
 
 
+@pytest.mark.slow
 def test_each_statistic_bound_holds_for_the_population():
     # 100 references of 300 records a group from the population: each
     # statistic's W_j must bound its move but with chance delta / K under

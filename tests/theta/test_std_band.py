@@ -45,6 +45,7 @@ def _fit(reference, **params):
         bounds={"x": (0, 20)}, delta=DELTA, **params).fit(reference)
 
 
+@pytest.mark.slow
 def test_the_std_bound_holds_for_the_population():
     rng = np.random.default_rng(0)
     moves = _coupled_moves(rng, 200_000)
