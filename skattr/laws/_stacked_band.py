@@ -38,7 +38,7 @@ from skattr._certificate import MethodStep
 from skattr._persistence import persistable
 from skattr.exceptions import NotCertifiableError
 from skattr.laws._band import BandLaw, BandsLaw
-from skattr.laws._base import Bound
+from skattr.laws._base import Bound, secret_pairs
 
 __all__ = ["StackedBandLaw", "difference_quantile"]
 
@@ -149,6 +149,17 @@ def difference_quantile(big, small, copies: int, move: float, lo: float,
     return float(min(fft, chernoff, copies * (hi - lo)))
 
 
+def _moves(secret, n: int, privacy: str) -> list[tuple[int, float]]:
+    """Return each distinct (records that may move, each one's chance) of the pairs."""
+    found = set()
+    for a, b in secret_pairs(secret, n, privacy,
+                             alternative="use privacy='distributional'"):
+        moved = abs(float(a) - float(b))
+        found.add((math.ceil(moved * n - 1e-9), 1.0) if privacy == "dataset"
+                  else (n, moved))
+    return sorted(found)
+
+
 @persistable
 @dataclass(frozen=True, eq=False)
 class StackedBandLaw(BandsLaw):
@@ -189,16 +200,22 @@ class StackedBandLaw(BandsLaw):
                                   (k,))
         worst = np.zeros(k)
         for secret, pairs in zip(self.secrets, self.bands, strict=True):
-            copies, move = BandLaw._worst(secret, n, privacy)
             for j, (out, inside) in enumerate(pairs):
                 lo, hi = float(self.low[j]), float(self.high[j])
                 laws = {(band, upper): _envelope(band, lo, hi, upper)
                         for band in (out, inside) for upper in (False, True)}
-                up = difference_quantile(laws[inside, True], laws[out, False],
-                                         copies, move, lo, hi, eta)
-                down = difference_quantile(laws[out, True], laws[inside, False],
-                                           copies, move, lo, hi, eta)
-                worst[j] = max(worst[j], abs(weights[j]) * max(up, down, 0.0))
+                # Every pair's moved records: a sum of signed differences
+                # need not grow with them (one more record can lower its
+                # upper quantile), so the pair with the most is not enough.
+                for copies, move in _moves(secret, n, privacy):
+                    up = difference_quantile(laws[inside, True],
+                                             laws[out, False], copies, move,
+                                             lo, hi, eta)
+                    down = difference_quantile(laws[out, True],
+                                               laws[inside, False], copies,
+                                               move, lo, hi, eta)
+                    worst[j] = max(worst[j],
+                                   abs(weights[j]) * max(up, down, 0.0))
         if not np.all(np.isfinite(worst)):
             raise NotCertifiableError(
                 "A statistic's bound over the confidence bands is not finite; "

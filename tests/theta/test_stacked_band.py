@@ -151,3 +151,29 @@ def test_a_stacked_release_is_secure_and_through_a_ledger():
     table = ledger.summary()
     sds = [float(v) for v in table["noise sd"].iloc[0].split(", ")]
     assert sds[0] != sds[1]
+
+
+def test_a_window_secret_takes_the_worst_of_all_its_pairs(monkeypatch):
+    # A sum of signed differences need not grow with the moved records (X in
+    # {0, 1} with P(1) = 0.1 against Y = 0.1: one record's upper 0.02-tail
+    # is 0.9, two records' 0.8), so every pair of a window is computed, not
+    # only the widest. Here each bound is made to shrink with the records.
+    from skattr.laws import _stacked_band
+
+    rng = np.random.default_rng(3)
+    reference = _population(300, rng)
+    window = skattr.Secret.proportion("g", 1, window=0.2, support=(0.3, 0.7))
+    law = skattr.mechanisms.ApproximateWassersteinMechanism(
+        query=QUERY, secret=window, bounds={"x": (0, 20)}, delta=DELTA,
+        theta=ConfidenceBand()).fit(reference).law_
+    seen = []
+
+    def shrinking(big, small, copies, move, lo, hi, eta):
+        seen.append(copies)
+        return (hi - lo) / copies
+
+    monkeypatch.setattr(_stacked_band, "difference_quantile", shrinking)
+    w_x, w_c = law.per_statistic(N, "dataset", DELTA)
+    assert min(seen) == 1 and max(seen) == round(0.2 * N)
+    # The fewest moved records decide: the whole range, once.
+    assert w_x == pytest.approx(20 / N) and w_c == pytest.approx(1.0)
