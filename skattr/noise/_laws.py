@@ -435,9 +435,12 @@ class LaplaceNoise(NoiseLaw):
         """Alpha of (alpha, beta)-accuracy: ||y||_2 <= ||y||_1 ~ Gamma(d, b).
 
         Exact for one direction; with directions of several scales b_j,
-        ||basis y||_2 <= sum_j b_j |y_j| / b, whose tail is bounded by the
-        smaller of the largest scale's Gamma bound and Chernoff's,
-        min over 0 < lam < 1 / max b_j of e^(-lam t) / prod_j (1 - lam b_j).
+        the least of three bounds: ||basis y||_2 <= sum_j b_j |y_j| / b,
+        whose tail is bounded by the largest scale's Gamma bound and by
+        Chernoff's, min over 0 < lam < 1 / max b_j of e^(-lam t) / prod_j
+        (1 - lam b_j); and the union bound: each |b_j y_j / b| <= b_j
+        ln(d / beta) but with chance beta / d, so the norm is at most
+        ln(d / beta) sqrt(sum_j b_j^2) but with chance beta.
         """
         from scipy import stats
 
@@ -459,7 +462,8 @@ class LaplaceNoise(NoiseLaw):
 
         found = minimize_scalar(chernoff, bounds=(1e-6, 1 - 1e-9),
                                 method="bounded")
-        return float(min(gamma, found.fun))
+        union = math.log(d / beta) * float(np.sqrt(np.sum(scales ** 2)))
+        return float(min(gamma, found.fun, union))
 
     def describe(self, names=None) -> str:
         """'Laplace(0, b) on each statistic' or on d direction(s)."""
