@@ -333,7 +333,7 @@ class Statistic(BaseQuery):
         for c in columns:
             lo, hi = (float(v) for v in ranges.get(c, (-np.inf, np.inf)))
             if self.statistic == "std":
-                lo, hi = 0.0, (0.5 * (hi - lo) * np.sqrt(n / (n - self.ddof))
+                lo, hi = 0.0, (largest_std(lo, hi, n, self.ddof)
                                if n > self.ddof else np.inf)
             low += [lo] * per
             high += [hi] * per
@@ -621,6 +621,14 @@ class _CallableKernel:
                 f"The function returned NaN or infinite values on {what}; make it "
                 "return finite numbers on every frame (e.g. guard empty groups).")
         return values, names
+
+
+def largest_std(low: float, high: float, n: int, ddof: int) -> float:
+    """Return a bound on the std of n values in [low, high] (n > ddof).
+
+    (high - low) / 2 sqrt(n / (n - ddof)): half of the values at each end.
+    """
+    return 0.5 * (high - low) * float(np.sqrt(n / (n - ddof)))
 
 
 def _trimmed_means(stat, block):

@@ -38,8 +38,8 @@ from skattr.exceptions import NotCertifiableError
 from skattr.laws._base import Bound, StatisticLaw, secret_pairs
 from skattr.laws._distances import CoupledDistances
 
-__all__ = ["BandLaw", "BandsLaw", "GroupBand", "dkw_radius", "record_distance",
-           "summed_distance"]
+__all__ = ["BandLaw", "BandsLaw", "GroupBand", "dkw_radius", "pair_moves",
+           "record_distance", "summed_distance"]
 
 #: Most atoms of the law of the moved records' summed distance (the grid's
 #: steps per record shrink as more records move).
@@ -200,6 +200,21 @@ class GroupBand:
         return np.where(j >= m, hi, self.values[np.clip(j, 0, m - 1)])
 
 
+def pair_moves(secret, n: int, privacy: str) -> list[tuple[int, float]]:
+    """Return each distinct (records that may move, each one's chance) of the pairs.
+
+    Dataset privacy: ceil(|a - b| n) records change group, surely;
+    distributional: each of the n records, with chance |a - b|.
+    """
+    found = set()
+    for a, b in secret_pairs(secret, n, privacy,
+                             alternative="use privacy='distributional'"):
+        moved = abs(float(a) - float(b))
+        found.add((math.ceil(moved * n - 1e-9), 1.0) if privacy == "dataset"
+                  else (n, moved))
+    return sorted(found)
+
+
 def record_distance(out: GroupBand, inside: GroupBand, lo, hi):
     """Return the law of U(u), u uniform: (distances, probabilities).
 
@@ -315,15 +330,13 @@ class BandLaw(BandsLaw):
 
     @staticmethod
     def _worst(secret, n: int, privacy: str) -> tuple[int, float]:
-        """Return the records that may move and each one's chance (worst pair)."""
-        worst = (0, 0.0)
-        for a, b in secret_pairs(
-                secret, n, privacy, alternative="use privacy='distributional'"):
-            moved = abs(float(a) - float(b))
-            candidate = ((math.ceil(moved * n - 1e-9), 1.0)
-                         if privacy == "dataset" else (n, moved))
-            worst = max(worst, candidate, key=lambda c: c[0] * c[1])
-        return worst
+        """Return the records that may move and each one's chance (worst pair).
+
+        The most moving records are the worst for summed distances, which
+        are never negative.
+        """
+        return max(pair_moves(secret, n, privacy), key=lambda c: c[0] * c[1],
+                   default=(0, 0.0))
 
     def coupled_distances(self, n: int, privacy: str) -> list[tuple]:
         """Return, per secret, the swap coupling's distance law (worst pair)."""

@@ -37,8 +37,8 @@ import numpy as np
 from skattr._certificate import MethodStep
 from skattr._persistence import persistable
 from skattr.exceptions import NotCertifiableError
-from skattr.laws._band import BandLaw, BandsLaw
-from skattr.laws._base import Bound, secret_pairs
+from skattr.laws._band import BandLaw, BandsLaw, pair_moves
+from skattr.laws._base import Bound
 
 __all__ = ["StackedBandLaw", "difference_quantile"]
 
@@ -149,17 +149,6 @@ def difference_quantile(big, small, copies: int, move: float, lo: float,
     return float(min(fft, chernoff, copies * (hi - lo)))
 
 
-def _moves(secret, n: int, privacy: str) -> list[tuple[int, float]]:
-    """Return each distinct (records that may move, each one's chance) of the pairs."""
-    found = set()
-    for a, b in secret_pairs(secret, n, privacy,
-                             alternative="use privacy='distributional'"):
-        moved = abs(float(a) - float(b))
-        found.add((math.ceil(moved * n - 1e-9), 1.0) if privacy == "dataset"
-                  else (n, moved))
-    return sorted(found)
-
-
 @persistable
 @dataclass(frozen=True, eq=False)
 class StackedBandLaw(BandsLaw):
@@ -207,7 +196,7 @@ class StackedBandLaw(BandsLaw):
                 # Every pair's moved records: a sum of signed differences
                 # need not grow with them (one more record can lower its
                 # upper quantile), so the pair with the most is not enough.
-                for copies, move in _moves(secret, n, privacy):
+                for copies, move in pair_moves(secret, n, privacy):
                     up = difference_quantile(laws[inside, True],
                                              laws[out, False], copies, move,
                                              lo, hi, eta)

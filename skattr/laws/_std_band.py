@@ -36,6 +36,7 @@ import numpy as np
 
 from skattr._certificate import MethodStep
 from skattr._persistence import persistable
+from skattr._statistic import largest_std
 from skattr.exceptions import DataValidationError, NotCertifiableError
 from skattr.laws._band import BandsLaw
 from skattr.laws._base import Bound, secret_pairs
@@ -207,8 +208,7 @@ class StdBandLaw(BandsLaw):
         # Every std of values in [lo, hi] lies in [0, (hi - lo) / 2 sqrt(n /
         # (n - ddof))].
         self._check_rows(n)
-        return Bound(0.5 * (self.high - self.low)
-                     * math.sqrt(n / (n - self.ddof)),
+        return Bound(largest_std(self.low, self.high, n, self.ddof),
                      MethodStep.of("w-inf.range"), self._assumptions(privacy))
 
     def closeness(self, n: int, privacy: str, delta: float, *,

@@ -137,9 +137,11 @@ class FitAndBootstrap:
       (:class:`~skattr.theta.ConfidenceBox`, at ``DEFAULT_CONFIDENCE``),
       valid for the population the reference was sampled from;
     - the sum or mean, or one median or quantile, of one column, hiding a
-      proportion: the reference's simultaneous confidence bands and the
-      clipping range (:class:`~skattr.theta.ConfidenceBand`), valid for the
-      population; a column with no clipping range is refused;
+      proportion, and (for the Wasserstein mechanisms) one column's std or
+      several sums, means and counts at once: the reference's simultaneous
+      confidence bands and the clipping range
+      (:class:`~skattr.theta.ConfidenceBand`), valid for the population; a
+      column with no clipping range is refused;
     - under ``law="gaussian"`` (an opt-in model), and for the statistics
       that have no bound valid for the population yet: the worst case over
       the plug-in fit and ``replicates`` replicates that resample each secret
@@ -176,21 +178,16 @@ class FitAndBootstrap:
         """
         from skattr.theta._band import order_level, stacked_statistics, std_ddof
 
-        proportions = all(s.property == "proportion" for s in request.secrets)
-        if ((request.summing() or order_level(request) is not None)
-                and proportions):
+        # What the confidence bands cover: one column's sum, mean, median or
+        # quantile; its std, and several sums, means and counts at once, for
+        # the Wasserstein mechanisms.
+        banded = (request.summing() or order_level(request) is not None
+                  or ("resampling" in request.kinds
+                      and std_ddof(request) is not None)
+                  or ("bands" in request.kinds
+                      and stacked_statistics(request) is not None))
+        if banded and all(s.property == "proportion" for s in request.secrets):
             return self._band_law(request)
-        if (proportions and "resampling" in request.kinds
-                and std_ddof(request) is not None):
-            return self._band_law(request)
-        if (proportions and "bands" in request.kinds
-                and stacked_statistics(request) is not None):
-            from skattr.theta._band import ConfidenceBand
-
-            reference = request.reference()
-            for s in request.secrets:
-                check_group_sizes(reference.groups(s) == 1, s.label)
-            return ConfidenceBand(DEFAULT_CONFIDENCE).fit_law(request)
         if "resampling" in request.kinds and not request.counting():
             from skattr.theta._resample import Resample
 
@@ -228,7 +225,7 @@ class FitAndBootstrap:
             "reference's frequencies as the population's (recorded)")
 
     def _band_law(self, request: LawRequest):
-        """Return a sum's, mean's or quantile's law: the confidence bands.
+        """Return a law over the confidence bands (sums, means, quantiles, std).
 
         Each group's distribution function lies in the reference's
         simultaneous band with probability at least ``DEFAULT_CONFIDENCE``
