@@ -341,6 +341,22 @@ STEPS: dict[str, _Kind] = {
         "differs between the two secrets moving statistic j across its whole "
         "clipping range, and statistic j gets Laplace({statistics} W_j / "
         "epsilon)", "statistics"),
+    "closeness.joint-band": _kind(
+        "per value ({statistics} of them), over the groups' confidence bands: "
+        "only the records whose group differs between the two secrets may "
+        "differ, each one's two rows drawn independently from the two groups' "
+        "laws; W_j bounds value j's move but with chance delta / "
+        "{statistics} (a quantile: counting the shared and moved records "
+        "around it, or, under distributional privacy, between its two laws' "
+        "tails, at the bands' extremes; a std: its centred squares' bound), "
+        "and "
+        "value j gets Laplace({statistics} W_j / epsilon): the noises' "
+        "privacy loss is at most epsilon but with chance delta (a union bound "
+        "over the values; Chen Def 3.2, Thm 3.2)", "statistics"),
+    "w-inf.joint-band": _kind(
+        "per value ({statistics} of them): each anywhere in its range (a "
+        "quantile's clipping range, a std's largest), and value j gets "
+        "Laplace({statistics} W_j / epsilon)", "statistics"),
     "closeness.std-band": _kind(
         "from the groups' confidence bands: only the records whose group "
         "differs between the two secrets may differ, each one's two values "

@@ -228,6 +228,11 @@ THETAS = {
     "confidence band": lambda: AttributePrivateGaussian(
         query=skattr.Query.mean(["height"]), secret=SECRET,
         theta=skattr.theta.ConfidenceBand(), random_state=0),
+    "several quantiles over confidence bands (the default)": lambda: (
+        ApproximateWassersteinMechanism(
+            query=skattr.Statistic.quantile(["weight", "height"],
+                                            q=[0.25, 0.75]),
+            secret=SECRET, random_state=0)),
     "resampled means (moment bounds)": lambda: ApproximateWassersteinMechanism(
         query=skattr.Query.mean(["weight"]), secret=SECRET,
         theta=Resample(random_state=0), random_state=0),

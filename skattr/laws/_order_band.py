@@ -58,7 +58,8 @@ from skattr.laws._band import BandsLaw, GroupBand
 from skattr.laws._base import Bound, secret_pairs
 from skattr.laws._order import order_bracket
 
-__all__ = ["OrderBandLaw", "order_band_closeness"]
+__all__ = ["GapSearch", "OrderBandLaw", "check_order_records", "count_phi",
+           "order_band_closeness", "order_phi"]
 
 #: Cells of the grid of [0, 1] each group's probability is rounded to.
 _CELLS = 400
@@ -136,6 +137,16 @@ def _windowed_phi(k: int, n: int, r: int, grid: np.ndarray) -> np.ndarray:
                              index[inside]]
         out[i, cols] = tail @ pmf
     return out
+
+
+def count_phi(k: int, total: int, r: int, grid: np.ndarray) -> np.ndarray:
+    """phi(p, q) = P(Bin(k, p) + Bin(total - k, q) > r) on grid x grid."""
+    if r < 0:
+        return np.ones((grid.size, grid.size))
+    if r >= total:
+        return np.zeros((grid.size, grid.size))
+    phi_of = _dataset_phi if total <= WINDOWED_RECORDS else _windowed_phi
+    return phi_of(k, total, r, grid)
 
 
 def _distributional_phi(a: float, n: int, r: int, grid: np.ndarray
@@ -259,6 +270,69 @@ def _value_grid(values: np.ndarray, low: float, high: float) -> np.ndarray:
     return np.unique(np.concatenate([[low], values, [high]]))
 
 
+class GapSearch:
+    """The searches for the largest Q_A(v') - Q_B(v) over one secret's bands.
+
+    A and B are variables whose distribution functions are phi_A(G_in(x),
+    G_out(x)) and phi_B(...), nondecreasing in both; :meth:`gap` bounds the
+    gap between their quantiles at each bracket of ``levels``, whatever
+    shared laws in the bands, by the grid's search (where the values have
+    ties, or the bands bound no spacings) and the spacings' (where they do):
+    both hold, the smaller is taken.
+    """
+
+    def __init__(self, out: GroupBand, inside: GroupBand, low: float,
+                 high: float):
+        self.out, self.inside = out, inside
+        self.low, self.high = low, high
+        self.grid = np.linspace(0.0, 1.0, _CELLS + 1)
+        pooled = np.unique(np.concatenate([inside.values, out.values]))
+        self.spaced = inside.lags is not None and out.lags is not None
+        self.grid_x = _value_grid(pooled, low, high) if self.spaced else None
+        # The grid of [0, 1]^2 pays off where the values have many ties (the
+        # value grid then rounds y up by a whole step); on a column of nearly
+        # distinct values the spacings' search is the smaller (measured), and
+        # taking it alone is as valid.
+        records = inside.values.size + out.values.size
+        self.cornered = (not self.spaced
+                         or pooled.size < _DISTINCT * records) and (
+            _cell_objective(inside, out, self.grid, low, high))
+
+    def gap(self, phi_a: np.ndarray, phi_b: np.ndarray, levels) -> float:
+        """Return the largest Q_A(v_j+1) - Q_B(v_j) over the brackets."""
+        gap = (_largest_gap(phi_a, phi_b, *self.cornered, levels)
+               if self.cornered else math.inf)
+        if self.spaced:
+            gap = min(gap, _largest_gap_spaced(phi_a, phi_b, self.inside,
+                                               self.out, self.grid_x, levels))
+        return gap
+
+
+def order_phi(n: int, privacy: str, grid: np.ndarray):
+    """Return phi(share, r): the r-th order statistic's law as a function of G.
+
+    On ``grid`` x ``grid`` (G_in, G_out), for a dataset of n records whose
+    share in the group is ``share`` (cached).
+    """
+    @functools.cache
+    def phi(share, r):
+        if privacy == "dataset":
+            return count_phi(int(round(share * n)), n, r, grid)
+        return _distributional_phi(share, n, r, grid)
+
+    return phi
+
+
+def check_order_records(n: int, privacy: str) -> None:
+    """Refuse order statistics of more records than their laws are computed for."""
+    if privacy == "dataset" and n > MAX_RECORDS:
+        raise NotCertifiableError(
+            f"The laws of an order statistic of {n} records over the "
+            f"reference's confidence bands are computed for up to "
+            f"{MAX_RECORDS:,} records; pass theta=skattr.theta.Resample() to "
+            "take the reference's records as the population (recorded).")
+
+
 def order_band_closeness(out: GroupBand, inside: GroupBand, low: float,
                          high: float, n: int, pairs, ranks: tuple[int, int],
                          privacy: str, delta: float) -> float:
@@ -268,13 +342,8 @@ def order_band_closeness(out: GroupBand, inside: GroupBand, low: float,
     between (the same one twice when it is one); ``pairs`` the secret's
     property values (proportions in the group).
     """
-    if privacy == "dataset" and n > MAX_RECORDS:
-        raise NotCertifiableError(
-            f"The laws of an order statistic of {n} records over the "
-            f"reference's confidence bands are computed for up to "
-            f"{MAX_RECORDS:,} records; pass theta=skattr.theta.Resample() to "
-            "take the reference's records as the population (recorded).")
-    grid = np.linspace(0.0, 1.0, _CELLS + 1)
+    check_order_records(n, privacy)
+    search = GapSearch(out, inside, low, high)
     # Levels evenly spaced in the normal scale: an order statistic's law is
     # nearly normal, so each bracket [v_j, v_j+1] spans about as much of x.
     from scipy.special import ndtr, ndtri
@@ -283,38 +352,15 @@ def order_band_closeness(out: GroupBand, inside: GroupBand, low: float,
     levels = ndtr(np.linspace(ndtri(half), ndtri(1 - half), _LEVELS + 1))
     levels[0], levels[-1] = half, 1 - half
     below, above = ranks
-
-    @functools.cache
-    def phi(share, r):
-        if privacy == "dataset":
-            phi_of = (_dataset_phi if n <= WINDOWED_RECORDS else
-                      _windowed_phi)
-            return phi_of(int(round(share * n)), n, r, grid)
-        return _distributional_phi(share, n, r, grid)
-
-    pooled = np.unique(np.concatenate([inside.values, out.values]))
-    spaced = inside.lags is not None and out.lags is not None
-    grid_x = _value_grid(pooled, low, high) if spaced else None
-    # The grid of [0, 1]^2 pays off where the values have many ties (the
-    # value grid then rounds y up by a whole step); on a column of nearly
-    # distinct values the spacings' search is the smaller (measured), and
-    # taking it alone is as valid.
-    records = inside.values.size + out.values.size
-    cornered = (not spaced or pooled.size < _DISTINCT * records) and (
-        _cell_objective(inside, out, grid, low, high))
+    phi = order_phi(n, privacy, search.grid)
     worst = 0.0
     for a, b in pairs:
         for first, second in ((a, b), (b, a)):
             # Q_first(v') - Q_second(v): first's upper order statistic
             # against second's lower one. Both bounds hold; the smaller is
             # taken.
-            phi_a, phi_b = phi(first, above), phi(second, below)
-            gap = (_largest_gap(phi_a, phi_b, *cornered, levels) if cornered
-                   else math.inf)
-            if spaced:
-                gap = min(gap, _largest_gap_spaced(phi_a, phi_b, inside, out,
-                                                   grid_x, levels))
-            worst = max(worst, gap)
+            worst = max(worst, search.gap(phi(first, above),
+                                          phi(second, below), levels))
     if not math.isfinite(worst):
         raise NotCertifiableError(
             "The order statistic's distance over the confidence bands is not "

@@ -11,12 +11,14 @@ from skattr._persistence import persistable
 from skattr._query import Query, StackedQuery
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.laws._band import BandLaw, GroupBand
+from skattr.laws._joint_band import JointBandLaw
 from skattr.laws._order_band import OrderBandLaw
 from skattr.laws._stacked_band import StackedBandLaw
 from skattr.laws._std_band import StdBandLaw
 from skattr.theta._box import ReferenceConfidence
 
-__all__ = ["ConfidenceBand", "order_level", "stacked_statistics", "std_ddof"]
+__all__ = ["ConfidenceBand", "joint_statistics", "order_level",
+           "stacked_statistics", "std_ddof"]
 
 #: The statistics several of which a stacked band law covers.
 _SUMMED = ("sum", "mean")
@@ -42,6 +44,12 @@ class ConfidenceBand(ReferenceConfidence):
     population the reference came from, with that probability; the release
     records it. It needs a clipping range: a column with none has no bound
     that holds for the population.
+
+    Several medians, quantiles or stds at once (quartiles, or the medians of
+    several columns; also the default, for the Wasserstein mechanisms) are
+    bounded together through the independent coupling of the moved
+    records, each value at delta / K with its own Laplace scale
+    (:class:`~skattr.laws._joint_band.JointBandLaw`).
 
     For one median or quantile of one column (also the default), the
     Wasserstein mechanisms certify the quantile coupling of its two laws,
@@ -80,6 +88,8 @@ class ConfidenceBand(ReferenceConfidence):
         """Return the statistic's laws over the reference's confidence bands."""
         if stacked_statistics(request) is not None:
             return self._stacked_law(request)
+        if joint_statistics(request) is not None:
+            return self._joint_law(request)
         if "box" not in request.kinds:
             request.refuse("ConfidenceBand", "laws over confidence bands")
         level = order_level(request)
@@ -87,9 +97,11 @@ class ConfidenceBand(ReferenceConfidence):
         if not request.summing() and level is None and ddof is None:
             raise InvalidParameterError(
                 "ConfidenceBand covers the sum or mean of one column, several "
-                "sums, means and counts at once, or one median, quantile or "
-                "std of one column; use ConfidenceBox for one count, theta="
-                "skattr.theta.Resample() for other statistics.")
+                "sums, means and counts at once, medians, quantiles or stds "
+                "(several at once for the Wasserstein mechanisms); use "
+                "ConfidenceBox for one count, theta=skattr.theta.Resample() "
+                "for other statistics (the reference taken as the population, "
+                "recorded).")
         _check_proportions(request)
         (column,) = request.columns
         low, high = _clipping_range(
@@ -135,23 +147,48 @@ class ConfidenceBand(ReferenceConfidence):
 
     def _stacked_law(self, request):
         """Several sums, means and counts: one band per statistic and group."""
-        if "bands" not in request.kinds:
-            request.refuse("ConfidenceBand", "several statistics' laws over "
-                           "confidence bands, which the Wasserstein mechanisms "
-                           "calibrate")
-        _check_proportions(request)
+        _check_several(request)
         outputs = stacked_statistics(request)
         ranges = [(0.0, 1.0) if statistic in _COUNTED
                   else _clipping_range(request, column, statistic)
                   for statistic, column in outputs]
         reference, insides = self.groups(request)
-        values = np.column_stack([
-            np.clip(v, lo, hi) for v, (lo, hi) in zip(
-                reference.records().astype(float).T, ranges, strict=True)])
-        # Every group of every statistic and secret at once.
-        alpha = (1 - self.confidence) / (2 * len(insides) * len(outputs))
-        bands = tuple(tuple((GroupBand.of(column[~inside], alpha),
-                             GroupBand.of(column[inside], alpha))
+        values = reference.records().astype(float)
+        return StackedBandLaw(**self._per_column(
+            request, insides, values, ranges, f"{len(outputs)} statistics",
+            spacings=False))
+
+    def _joint_law(self, request):
+        """Several medians, quantiles or stds: one band per column and group."""
+        _check_several(request)
+        outputs = joint_statistics(request)
+        what = "std" if outputs[0][1] == "std" else "quantile"
+        ranges = [_clipping_range(request, column, what)
+                  for column in request.columns]
+        reference, insides = self.groups(request)
+        values = request.query.prepare(reference.frame, request.columns,
+                                       what="the reference data")
+        # A quantile's bands also bound the spacings (half of each group's
+        # alpha): an interval holding many records has mass.
+        return JointBandLaw(outputs=tuple(outputs), **self._per_column(
+            request, insides, values, ranges, f"{len(ranges)} column(s)",
+            spacings=what == "quantile"))
+
+    def _per_column(self, request, insides, values, ranges, what: str, *,
+                    spacings: bool) -> dict:
+        """Return a per-column bands law's fields: every group of each column.
+
+        ``values`` holds the reference's records' values, one column per
+        band (clipped to ``ranges`` here); every group of every column and
+        secret at once, each band at alpha / 2 k K.
+        """
+        values = np.column_stack([np.clip(v, lo, hi) for v, (lo, hi) in zip(
+            np.asarray(values, dtype=float).T, ranges, strict=True)])
+        alpha = (1 - self.confidence) / (2 * len(insides) * len(ranges))
+        bands = tuple(tuple((GroupBand.of(column[~inside], alpha,
+                                          spacings=spacings),
+                             GroupBand.of(column[inside], alpha,
+                                          spacings=spacings))
                             for column in values.T)
                       for inside in insides)
         sizes = tuple((int((~inside).sum()), int(inside.sum()))
@@ -159,18 +196,27 @@ class ConfidenceBand(ReferenceConfidence):
         radii = "; ".join(f"+-{max(b.radius for pair in per for b in pair):.4g}"
                           f" at most ({o} records outside the group, {i} in it)"
                           for per, (o, i) in zip(bands, sizes, strict=True))
-        return StackedBandLaw(
+        return dict(
             bands=bands, low=tuple(lo for lo, _ in ranges),
             high=tuple(hi for _, hi in ranges), secrets=tuple(request.secrets),
             query=request.query,
-            description=(f"every group law of each of the {len(outputs)} "
-                         f"statistics within the reference's simultaneous "
-                         f"{self.confidence:g} bands (Dvoretzky-Kiefer-"
-                         f"Wolfowitz, narrower in the tails): {radii}; values "
-                         "in their clipping ranges"),
+            description=(f"every group law of each of the {what} within the "
+                         f"reference's simultaneous {self.confidence:g} bands "
+                         "(Dvoretzky-Kiefer-Wolfowitz, narrower in the tails"
+                         + (", with the spacings' floors" if spacings else "")
+                         + f"): {radii}; values in their clipping ranges"),
             assumptions=(Assumption.of("reference.band",
                                        confidence=self.confidence),),
             reference_sizes=sizes)
+
+
+def _check_several(request) -> None:
+    """Refuse several statistics' bands to a mechanism that cannot read them."""
+    if "bands" not in request.kinds:
+        request.refuse("ConfidenceBand", "several statistics' laws over "
+                       "confidence bands, which the Wasserstein mechanisms "
+                       "calibrate")
+    _check_proportions(request)
 
 
 def _check_proportions(request) -> None:
@@ -205,6 +251,27 @@ def stacked_statistics(request) -> list[tuple[str, object]] | None:
                         or p.columns is None for p in parts):
         return None
     outputs = [(p.statistic, c) for p in parts for c in p.columns]
+    return outputs if len(outputs) > 1 else None
+
+
+def joint_statistics(request) -> list[tuple[int, str, float]] | None:
+    """Return (column index, kind, parameter) per value of several quantiles or stds.
+
+    Medians and quantiles ("quantile", the level) or stds ("std", the ddof)
+    of one or more columns, in the order the statistic releases them (a
+    column's levels side by side); None for one value, or another statistic.
+    """
+    query = request.query
+    statistic = getattr(query, "statistic", None)
+    columns = len(request.columns)
+    if statistic == "std":
+        outputs = [(c, "std", int(query.ddof)) for c in range(columns)]
+    elif statistic in ("median", "quantile"):
+        levels = (0.5,) if statistic == "median" else tuple(query.q)
+        outputs = [(c, "quantile", float(q)) for c in range(columns)
+                   for q in levels]
+    else:
+        return None
     return outputs if len(outputs) > 1 else None
 
 

@@ -137,8 +137,9 @@ class FitAndBootstrap:
       (:class:`~skattr.theta.ConfidenceBox`, at ``DEFAULT_CONFIDENCE``),
       valid for the population the reference was sampled from;
     - the sum or mean, or one median or quantile, of one column, hiding a
-      proportion, and (for the Wasserstein mechanisms) one column's std or
-      several sums, means and counts at once: the reference's simultaneous
+      proportion, and (for the Wasserstein mechanisms) one column's std,
+      several sums, means and counts at once, or several medians, quantiles
+      or stds at once: the reference's simultaneous
       confidence bands and the clipping range
       (:class:`~skattr.theta.ConfidenceBand`), valid for the population; a
       column with no clipping range is refused;
@@ -176,16 +177,22 @@ class FitAndBootstrap:
         seeded by ``request.seed``; under ``law="gaussian"``, the bootstrap's
         moments.
         """
-        from skattr.theta._band import order_level, stacked_statistics, std_ddof
+        from skattr.theta._band import (
+            joint_statistics,
+            order_level,
+            stacked_statistics,
+            std_ddof,
+        )
 
         # What the confidence bands cover: one column's sum, mean, median or
-        # quantile; its std, and several sums, means and counts at once, for
-        # the Wasserstein mechanisms.
+        # quantile; for the Wasserstein mechanisms, its std, several sums,
+        # means and counts at once, and several medians, quantiles or stds.
         banded = (request.summing() or order_level(request) is not None
                   or ("resampling" in request.kinds
                       and std_ddof(request) is not None)
                   or ("bands" in request.kinds
-                      and stacked_statistics(request) is not None))
+                      and (stacked_statistics(request) is not None
+                           or joint_statistics(request) is not None)))
         if banded and all(s.property == "proportion" for s in request.secrets):
             return self._band_law(request)
         if "resampling" in request.kinds and not request.counting():

@@ -1,0 +1,196 @@
+"""Several medians, quantiles or stds at once: the default over the confidence bands.
+
+The truth is simulated here with numpy alone: datasets drawn from the
+population under one secret, the moved records redrawn from the other group
+(the independent coupling the bounds are about; under distributional
+privacy the two datasets drawn independently, which the interval bound also
+covers), and each value's move counted. The binomial tails are checked
+against plain convolutions of scipy's pmfs.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import skattr
+from skattr.exceptions import DataValidationError, NotCertifiableError
+from skattr.laws import _joint_band
+from skattr.laws._joint_band import JointBandLaw, binomials_at_most
+
+SECRET = skattr.Secret.proportion("g", 1, pairs=[(0.4, 0.6)])
+LEVELS = [0.25, 0.5, 0.75]
+N, DELTA = 105, 1e-3
+
+
+def _draw(rng, group, size):
+    """LogNormal(0.3, 0.5) in the group, LogNormal(0, 1) outside, clipped."""
+    return np.clip(rng.lognormal(0.3, 0.5, size) if group
+                   else rng.lognormal(0.0, 1.0, size), 0, 20)
+
+
+def _reference(rng, size):
+    g = np.repeat([1, 0], size)
+    x = np.concatenate([_draw(rng, 1, size), _draw(rng, 0, size)])
+    return pd.DataFrame({"g": g, "x": x})
+
+
+def _coupled_moves(rng, draws, distributional=False):
+    """|F(a) - F(b)| per level, a = 0.4, b = 0.6, n = N."""
+    if distributional:
+        # Each dataset i.i.d. from its mixture, the two independent.
+        sides = []
+        for share in (0.4, 0.6):
+            inside = rng.random((draws, N)) < share
+            sides.append(np.where(inside, _draw(rng, 1, (draws, N)),
+                                  _draw(rng, 0, (draws, N))))
+        a, b = sides
+    else:
+        k_in, moved = round(0.4 * N), round(0.2 * N)
+        a = np.hstack([_draw(rng, 1, (draws, k_in)),
+                       _draw(rng, 0, (draws, N - k_in))])
+        b = a.copy()
+        b[:, k_in:k_in + moved] = _draw(rng, 1, (draws, moved))
+    return np.abs(np.quantile(a, LEVELS, axis=1)
+                  - np.quantile(b, LEVELS, axis=1)).T
+
+
+def _fit(reference, **params):
+    return skattr.mechanisms.ApproximateWassersteinMechanism(
+        query=skattr.Query.quantile("x", q=LEVELS), secret=SECRET,
+        bounds={"x": (0, 20)}, delta=DELTA, **params).fit(reference)
+
+
+@pytest.mark.parametrize("parts, t", [
+    ([(10, 0.5)], 4),
+    ([(30, 0.2), (12, 0.7), (5, 0.01), (5, 0.99)], 9),
+    ([(200, 0.05), (100, 0.5)], 40),
+    ([(300, 0.3), (250, 0.6)], 150),
+])
+def test_binomial_tails_are_bounds_and_tight(parts, t):
+    law = np.array([1.0])
+    for c, p in parts:
+        law = np.convolve(law, stats.binom.pmf(np.arange(c + 1), c, p))
+    exact = law[:t + 1].sum()
+    bound = binomials_at_most(parts, t)
+    assert exact <= bound <= exact + 1e-9
+    # Beyond a few hundred, Chernoff's bound: above the truth.
+    many = [(c * 10, p) for c, p in parts]
+    law = np.array([1.0])
+    for c, p in many:
+        law = np.convolve(law, stats.binom.pmf(np.arange(c + 1), c, p))
+    t_many = int(np.searchsorted(np.cumsum(law), 1e-6))
+    if t_many > 400:
+        assert binomials_at_most(many, t_many) >= law[:t_many + 1].sum()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("privacy, chernoff", [
+    ("dataset", False), ("dataset", True), ("distributional", False)])
+def test_each_quantile_bound_holds_for_the_population(privacy, chernoff,
+                                                      monkeypatch):
+    # Each value's W_j must bound its move but with chance delta / K under
+    # the population's own law, for references drawn from the population
+    # (the bands hold with probability 0.999: no miss); and be useful: a
+    # few times the population's own W_j. ``chernoff``: the tails of many
+    # moved records (Chernoff's bound) on this small n.
+    if chernoff:
+        monkeypatch.setattr(_joint_band, "_EXACT_MOVED", 5)
+    rng = np.random.default_rng(0)
+    moves = _coupled_moves(rng, 150_000, privacy == "distributional")
+    share = DELTA / len(LEVELS)
+    truth = np.quantile(moves, 1 - share, axis=0)
+    margin = share + 4 * np.sqrt(share / len(moves))
+    ratios = []
+    for size in (300, 300, 3000, 3000):
+        law = _fit(_reference(rng, size), privacy=privacy).law_
+        assert isinstance(law, JointBandLaw)
+        w = law.per_statistic(N, privacy, DELTA)
+        assert np.all((moves > w).mean(axis=0) <= margin), w
+        assert (moves > w).any(axis=1).mean() <= DELTA + 4 * np.sqrt(
+            DELTA / len(moves))
+        ratios.append(w / truth)
+    assert np.median(ratios) < 4, ratios
+
+
+def test_ties_are_bounded_for_the_population():
+    # Integer values (many ties): the bound holds and is a few steps.
+    rng = np.random.default_rng(4)
+    pop = {1: lambda size: rng.poisson(2.5, size),
+           0: lambda size: rng.poisson(2.0, size)}
+    g = np.repeat([1, 0], 1000)
+    reference = pd.DataFrame({"g": g, "x": np.concatenate(
+        [pop[1](1000), pop[0](1000)]).clip(0, 10).astype(float)})
+    law = skattr.mechanisms.ApproximateWassersteinMechanism(
+        query=skattr.Query.quantile("x", q=LEVELS), secret=SECRET,
+        bounds={"x": (0, 10)}, delta=DELTA).fit(reference).law_
+    w = law.per_statistic(N, "dataset", DELTA)
+    k_in, moved, draws = round(0.4 * N), round(0.2 * N), 100_000
+    a = np.hstack([pop[1]((draws, k_in)), pop[0]((draws, N - k_in))]).clip(0, 10)
+    b = a.copy()
+    b[:, k_in:k_in + moved] = pop[1]((draws, moved)).clip(0, 10)
+    moves = np.abs(np.quantile(a, LEVELS, axis=1)
+                   - np.quantile(b, LEVELS, axis=1)).T
+    share = DELTA / len(LEVELS)
+    assert np.all((moves > w).mean(axis=0)
+                  <= share + 4 * np.sqrt(share / draws))
+    assert np.all(w <= 4)
+
+
+def test_the_default_of_several_quantiles_is_the_bands_each_its_own_scale():
+    reference = skattr.datasets.make_hospital(2000, random_state=0)
+    private = skattr.datasets.make_hospital(200, random_state=1)
+    gender = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    plan = private.attrpriv.plan(["weight", "temperature"], statistic="median",
+                                 secret=gender, reference=reference)
+    assert plan.mechanism == "approx-wasserstein"
+    assert plan.assumes("reference.band")
+    weight, temperature = plan.noise_law.scales
+    # Each statistic in its own units.
+    assert temperature < weight / 20
+    # Two at once cost more than each alone (the budget split, the joint
+    # coupling), but within bounds.
+    alone = private.attrpriv.plan(["temperature"], statistic="median",
+                                  secret=gender,
+                                  reference=reference).noise_law.scale
+    assert alone < temperature < 12 * alone
+    assert "counting the shared and moved records" in plan.summary()
+    quartiles = skattr.mechanisms.ApproximateWassersteinMechanism(
+        query=skattr.Query.quantile("weight", q=LEVELS), secret=gender,
+        random_state=0).fit(reference)
+    release = quartiles.release(private)
+    assert isinstance(quartiles.law_, JointBandLaw)
+    assert len(set(quartiles.plan(private).noise_law.scales)) == 3
+    assert np.all(np.isfinite(release.values))
+
+
+def test_several_stds_are_each_bounded_as_one_is():
+    rng = np.random.default_rng(2)
+    reference = _reference(rng, 500).assign(y=lambda d: 3 * d["x"] + 1)
+    one = skattr.mechanisms.ApproximateWassersteinMechanism(
+        query=skattr.Query.std("x"), secret=SECRET, bounds={"x": (0, 20)},
+        delta=DELTA).fit(reference).plan(n=N).sensitivity
+    both = skattr.mechanisms.ApproximateWassersteinMechanism(
+        query=skattr.Query.std(["x", "y"]), secret=SECRET,
+        bounds={"x": (0, 20), "y": (1, 61)}, delta=DELTA).fit(reference)
+    assert isinstance(both.law_, JointBandLaw)
+    w_x, w_y = both.law_.per_statistic(N, "dataset", DELTA)
+    # Each at delta / 2: at least one's W at delta, and not far above it;
+    # y = 3 x + 1 moves three times as far.
+    assert one <= w_x < 2 * one
+    assert w_y == pytest.approx(3 * w_x, rel=0.05)
+    with pytest.raises(DataValidationError, match="at least 2"):
+        both.plan(n=1)
+
+
+def test_the_pure_mechanism_takes_each_range_and_no_range_is_refused():
+    rng = np.random.default_rng(3)
+    reference = _reference(rng, 300)
+    pure = skattr.mechanisms.WassersteinMechanism(
+        query=skattr.Query.quantile("x", q=[0.25, 0.75]), secret=SECRET,
+        bounds={"x": (0, 20)}).fit(reference)
+    np.testing.assert_allclose(pure.plan(n=N).noise_law.scales, 2 * 20.0)
+    with pytest.raises(NotCertifiableError, match="bounds="):
+        skattr.mechanisms.ApproximateWassersteinMechanism(
+            query=skattr.Query.quantile("x", q=[0.25, 0.75]), secret=SECRET,
+            bounds=None).fit(reference).plan(n=N)
