@@ -99,7 +99,10 @@ class AttributePrivacyAccessor:
     >>> rel.assumptions[-1][:26]
     "ASSUMED (law='gaussian'): "
 
-    ``agg`` releases any statistic, a function of the records included:
+    ``agg`` releases any statistic, a function of the records included. A
+    function has no bound valid for the population, so it needs the
+    resampling model, chosen (the reference's records taken as the
+    population, recorded):
 
     >>> import numpy as np, pandas as pd
     >>> rng = np.random.default_rng(0)
@@ -109,9 +112,10 @@ class AttributePrivacyAccessor:
     >>> secret = skattr.Secret.proportion("rich", True, pairs=[(0.2, 0.4)])
     >>> rel = sample.attrpriv.agg(lambda d: d["age"].max() - d["age"].min(),
     ...                           ["age"], secret=secret, reference=ref,
-    ...                           delta=9e-3, random_state=0)
-    >>> rel.mechanism, rel.delta
-    ('approx-wasserstein', 0.009)
+    ...                           theta=skattr.theta.Resample(), delta=9e-3,
+    ...                           random_state=0)
+    >>> rel.mechanism, rel.delta, rel.assumes("resampling-model")
+    ('approx-wasserstein', 0.009, True)
     """
 
     def __init__(self, pandas_obj: pd.DataFrame):

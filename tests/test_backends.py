@@ -162,10 +162,12 @@ def test_a_statistic_the_backend_cannot_compute_exactly_is_refused_first(
     except NotCertifiableError:
         with pytest.raises(NotCertifiableError):
             converted.attrpriv.agg(statistic, secret=SECRET,
-                                   reference=reference, delta=0.05)
+                                   reference=reference, delta=0.05,
+                                   theta=skattr.theta.Resample())
     else:
         rel = converted.attrpriv.agg(statistic, secret=SECRET,
                                      reference=reference, delta=0.05,
+                                     theta=skattr.theta.Resample(),
                                      random_state=0)
         assert np.isfinite(rel.values).all()
 

@@ -316,9 +316,14 @@ class Registry(Mapping):
                        if isinstance(exc, InvalidParameterError)]
             if invalid and len(invalid) == len(errors):
                 raise invalid[0]
+            # One line per distinct reason, naming every mechanism it stopped.
+            reasons: dict[str, list] = {}
+            for name, exc in errors:
+                reasons.setdefault(str(exc), []).append(name)
             raise NotCertifiableError(
                 "No available mechanism certifies this release: "
-                + " | ".join(f"{name}: {exc}" for name, exc in errors))
+                + " | ".join(f"{', '.join(names)}: {why}"
+                             for why, names in reasons.items()))
         return candidates[self.least_error(candidates)][0]
 
 

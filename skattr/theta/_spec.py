@@ -128,6 +128,32 @@ class PlugIn:
         return fit_exact_law(reference.records()[:, 0], inside, statistic)
 
 
+def refuse_unbounded(request: LawRequest) -> None:
+    """Refuse a default the reference's confidence sets do not bound.
+
+    The resampling model takes the reference's records as the population,
+    which a default certificate must not: it is an explicit opt-in
+    (``theta=Resample()``), recorded on the release.
+    """
+    statistic = getattr(request.query, "statistic", "statistic")
+    mean = [s.label for s in request.secrets if s.property != "proportion"]
+    if mean:
+        raise InvalidParameterError(
+            f"The secret {mean[0]} protects a mean; the Wasserstein "
+            "mechanisms' Theta bounds datasets with a group's share, so it "
+            "needs Secret.proportion. A mean secret is certified under the "
+            "joint Gaussian model: mechanism='apgm', theta='gaussian', "
+            "law='gaussian' (an opt-in, recorded).")
+    raise NotCertifiableError(
+        f"No bound on the {statistic} holds for the population the reference "
+        "was sampled from yet (skattr bounds sums, means, counts, medians, "
+        "quantiles and stds over the reference's confidence sets). To take "
+        "the reference's records as the population, pass theta=skattr.theta."
+        "Resample() (the certificate then holds for datasets drawn from "
+        "them, and the release records it); or release a statistic skattr "
+        "bounds.")
+
+
 @persistable
 @dataclass(frozen=True)
 class FitAndBootstrap:
@@ -147,8 +173,10 @@ class FitAndBootstrap:
       that have no bound valid for the population yet: the worst case over
       the plug-in fit and ``replicates`` replicates that resample each secret
       group's records with replacement (for exact laws, multinomial draws of
-      the groups' frequencies), or, for the Wasserstein mechanisms, the
-      resampling model; recorded as a measured safeguard, not a proof.
+      the groups' frequencies); recorded as a measured safeguard, not a
+      proof. The Wasserstein mechanisms refuse the others (trimmed means,
+      regressions, functions) by default: ``theta=Resample()`` takes the
+      reference's records as the population, an explicit choice.
 
     Each needs ``MIN_GROUP_RECORDS`` reference records on each side. The
     replicates are seeded: the reference is public, so a seed costs no
@@ -171,11 +199,12 @@ class FitAndBootstrap:
         """Return the default law of the statistic asked for.
 
         A count's is its confidence box; one column's sum, mean, median or
-        quantile, hiding a proportion, its confidence bands. Another
-        statistic asked of the Wasserstein mechanisms (which calibrate the
-        resampling model) is the resampling model of the reference records,
-        seeded by ``request.seed``; under ``law="gaussian"``, the bootstrap's
-        moments.
+        quantile, hiding a proportion, its confidence bands (and, for the
+        Wasserstein mechanisms, a std's, several sums', means' and counts',
+        and several medians', quantiles' or stds'). Another statistic asked
+        of the Wasserstein mechanisms is refused (``theta=Resample()`` is
+        the explicit choice of the resampling model); under
+        ``law="gaussian"``, the bootstrap's moments.
         """
         from skattr.theta._band import (
             joint_statistics,
@@ -196,9 +225,7 @@ class FitAndBootstrap:
         if banded and all(s.property == "proportion" for s in request.secrets):
             return self._band_law(request)
         if "resampling" in request.kinds and not request.counting():
-            from skattr.theta._resample import Resample
-
-            return Resample(random_state=request.seed).fit_law(request)
+            refuse_unbounded(request)
         if request.counting():
             return self._count_law(request)
         reference = request.reference()

@@ -185,7 +185,13 @@ def test_refusals_say_what_to_do():
     # clipping range allows.
     with pytest.raises(NotCertifiableError, match="approx-wasserstein"):
         WassersteinMechanism(query=Statistic.trimmed_mean("age"),
-                             secret=secret).fit(ref).plan(n=100)
+                             secret=secret,
+                             theta=Resample(random_state=0)).fit(ref).plan(n=100)
+    # By default no bound on it holds for the population: refused, naming
+    # the explicit choice of the resampling model.
+    with pytest.raises(NotCertifiableError, match=r"theta=skattr\.theta\.Resample"):
+        ApproximateWassersteinMechanism(query=Statistic.trimmed_mean("age"),
+                                        secret=secret).fit(ref)
     std = WassersteinMechanism(query=Statistic.std("age"), secret=secret).fit(
         ref).plan(n=100)
     span = float(ref["age"].max() - ref["age"].min())

@@ -12,6 +12,7 @@ from skattr.datasets import make_hospital
 from skattr.exceptions import (
     DataValidationError,
     InvalidParameterError,
+    NotCertifiableError,
 )
 from skattr.laws import AssumeGaussian
 from skattr.mechanisms import MECHANISMS, BaseMechanism
@@ -278,3 +279,19 @@ def test_a_value_no_candidate_accepts_is_refused_not_dropped(frames):
     rel = private.attrpriv.mean(["weight"], secret=SECRET, reference=reference,
                                 delta=0.01, random_state=0)
     assert rel.delta == 0.01
+
+
+def test_auto_names_each_reason_once_with_the_mechanisms_it_stopped():
+    # A function has no bound valid for the population: both Wasserstein
+    # mechanisms refuse it for the same reason, said once.
+    rng = np.random.default_rng(0)
+    ref = pd.DataFrame({"rich": rng.random(3000) < 0.3,
+                        "age": rng.normal(40, 10, 3000).round()})
+    secret = skattr.Secret.proportion("rich", True, pairs=[(0.2, 0.4)])
+    with pytest.raises(NotCertifiableError) as caught:
+        ref.sample(100, random_state=1).attrpriv.agg(
+            lambda d: d["age"].max() - d["age"].min(), ["age"],
+            secret=secret, reference=ref)
+    text = str(caught.value)
+    assert "wasserstein, approx-wasserstein: No bound on the function" in text
+    assert text.count("theta=skattr.theta.Resample()") == 1
