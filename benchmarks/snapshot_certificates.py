@@ -232,10 +232,12 @@ case("approx-wasserstein mean moment bounds")(lambda: _mech(
 case("approx-wasserstein function")(lambda: _mech(
     "approx-wasserstein", skattr.Statistic.function(
         lambda d: d["weight"].max() - d["weight"].min(), columns=["weight"]),
-    reference=REFERENCE[:300], delta=0.05, random_state=0, n=(30,)))
+    reference=REFERENCE[:300], delta=0.05, theta=Resample(random_state=0),
+    random_state=0, n=(30,)))
 case("approx-wasserstein trimmed mean")(lambda: _mech(
     "approx-wasserstein", skattr.Statistic.trimmed_mean(["weight"], 0.1),
-    reference=REFERENCE[:300], delta=0.05, random_state=0, n=(30,)))
+    reference=REFERENCE[:300], delta=0.05, theta=Resample(random_state=0),
+    random_state=0, n=(30,)))
 case("wasserstein secure")(lambda: _mech(
     "wasserstein", skattr.Query.count(["gender"], "other"), secure=True,
     random_state=0))
