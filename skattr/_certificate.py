@@ -348,14 +348,16 @@ STEPS: dict[str, _Kind] = {
         "laws; W_j bounds value j's move but with chance delta / "
         "{statistics} (a quantile: counting the shared and moved records "
         "around it, or, under distributional privacy, between its two laws' "
-        "tails, at the bands' extremes; a std: its centred squares' bound), "
+        "tails, at the bands' extremes; a std: its centred squares' bound; a "
+        "sum: exact sums of the bands' extreme laws, and Chernoff's bound), "
         "and "
         "value j gets Laplace({statistics} W_j / epsilon): the noises' "
         "privacy loss is at most epsilon but with chance delta (a union bound "
         "over the values; Chen Def 3.2, Thm 3.2)", "statistics"),
     "w-inf.joint-band": _kind(
         "per value ({statistics} of them): each anywhere in its range (a "
-        "quantile's clipping range, a std's largest), and value j gets "
+        "quantile's clipping range, a std's largest, a sum's every moved "
+        "record across its range), and value j gets "
         "Laplace({statistics} W_j / epsilon)", "statistics"),
     "closeness.std-band": _kind(
         "from the groups' confidence bands: only the records whose group "

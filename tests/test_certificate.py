@@ -268,14 +268,15 @@ STEP_TEXTS = {
         "bounds value j's move but with chance delta / 3 (a quantile: "
         "counting the shared and moved records around it, or, under "
         "distributional privacy, between its two laws' tails, at the bands' "
-        "extremes; a std: its centred squares' bound), and value j gets "
+        "extremes; a std: its centred squares' bound; a sum: exact sums of "
+        "the bands' extreme laws, and Chernoff's bound), and value j gets "
         "Laplace(3 W_j / epsilon): the noises' privacy loss is at most "
         "epsilon but with chance delta (a union bound over the values; Chen "
         "Def 3.2, Thm 3.2)")),
     "w-inf.joint-band": ({"statistics": 3}, (
         "per value (3 of them): each anywhere in its range (a quantile's "
-        "clipping range, a std's largest), and value j gets Laplace(3 W_j / "
-        "epsilon)")),
+        "clipping range, a std's largest, a sum's every moved record across "
+        "its range), and value j gets Laplace(3 W_j / epsilon)")),
     "closeness.std-band": ({}, (
         "from the groups' confidence bands: only the records whose group "
         "differs between the two secrets may differ, each one's two values "

@@ -656,20 +656,23 @@ def test_a_default_ledger_combines_copies_of_one_count_over_the_box():
 
 
 @pytest.mark.slow
-def test_laplace_statistics_outside_the_resampling_theta_are_refused():
+def test_laplace_statistics_outside_the_resampling_theta_are_joint_over_bands():
     data, reference = count_data(60, 1), count_data(2000, 0)
     ledger = data.attrpriv.ledger(secret=SECRET, reference=reference,
                                   budget=(5.0, 1e-2), random_state=0)
     ledger.count(["k"], True, mechanism="wasserstein", epsilon=1.0)
-    # Exact count laws (theta "auto" for a count) model one statistic: a
-    # second is refused, and the refusal names the Theta that models both.
-    with pytest.raises(NotCertifiableError, match=r"theta=skattr.theta.Resample"):
-        ledger.count(["s"], True, mechanism="wasserstein", epsilon=1.0)
+    # A second count is a different statistic: certified with the first
+    # from their joint law over the reference's confidence bands (not the
+    # resampling model, which is never a default).
+    ledger.count(["s"], True, mechanism="wasserstein", epsilon=1.0)
+    assert 0 < ledger.spent[0] <= 5.0 and ledger.spent[1] == 1e-2
     with pytest.raises(NotCertifiableError, match="Gaussian-noise and"):
         ledger.count(["k"], True, epsilon=1.0)          # apgm: Gaussian noise
+    # A function has no band: its joint law names the explicit choice.
     with pytest.raises(NotCertifiableError, match=r"theta=skattr.theta.Resample"):
-        ledger.count(["k"], True, mechanism="approx-wasserstein", epsilon=1.0)
-    assert len(ledger.releases) == 1
+        ledger.agg(skattr.Statistic.function(
+            lambda d: d["k"].mean(), columns=["k"]), epsilon=1.0)
+    assert len(ledger.releases) == 2
     # And the other way round: Gaussian first, then Laplace.
     gaussian = data.attrpriv.ledger(secret=SECRET, reference=reference,
                                     budget=(5.0, 1e-2), random_state=0)

@@ -23,8 +23,11 @@ combine as one release with the precision-weighted noise.
 
 Laplace-noise releases (:class:`LaplaceJoint`, the Wasserstein mechanisms).
 Copies of one statistic share one coupling of its two laws, so their
-epsilons add. Different statistics are certified from their joint law under
-the resampling Theta (:func:`skattr.laws._coupling.joint_closeness`).
+epsilons add. Different statistics are certified from their joint law: over
+the reference's confidence bands by default, every value a coordinate of one
+band law (:func:`skattr.theta._band.several_statistics_law`), or under the
+resampling Theta when the ledger takes it
+(:func:`skattr.laws._coupling.joint_closeness`).
 Gaussian and Laplace noise on one dataset are refused: the two certificates
 rest on different models, and no joint law of both is modelled here.
 """
@@ -241,6 +244,8 @@ class LaplaceJoint:
         # ledger's one seed (every statistic on the same datasets).
         self.queries: dict = {}
         self.laws: dict = {}
+        # The band law of each set of statistics released together.
+        self.banded: dict = {}
         self.seed: int | None = None
 
     @staticmethod
@@ -288,20 +293,16 @@ class LaplaceJoint:
         Never a sum of epsilons: the laws of each statistic alone can be the
         same under both values while their joint law reveals the secret.
         """
-        if not all(e.get("resample") for e in entries):
-            raise NotCertifiableError(
-                "The ledger certifies Laplace-noise releases of different "
-                "statistics from their joint law under the resampling Theta; "
-                "a release here used another Theta (the exact count laws), "
-                "whose joint law with other statistics is not modelled. Open "
-                "the ledger with theta=skattr.theta.Resample() to release "
-                "different statistics with Laplace noise.")
         privacy = {e["privacy"] for e in entries}
         if len(privacy) > 1:
             raise NotCertifiableError(
                 "Laplace-noise releases with dataset and distributional privacy "
                 "have no joint certificate; keep one privacy= per ledger.")
         privacy = privacy.pop()
+        if not all(e.get("resample") for e in entries):
+            # Not the resampling model, the explicit choice: the joint law
+            # over the reference's confidence bands.
+            return self._banded(entries, privacy)
         weights: dict = {}
         for e in entries:
             w = math.inf if e["scale"] == 0 else 1.0 / e["scale"]
@@ -316,6 +317,59 @@ class LaplaceJoint:
         return joint_closeness([self._resampled(key) for key in weights],
                                list(weights.values()), pairs, n, privacy,
                                ledger.budget[1])
+
+    def _banded(self, entries: list, privacy: str) -> float:
+        """Return the joint epsilon over the bands: sum_j W_j sum 1 / b_j.
+
+        Every value j of every statistic released is a coordinate of one
+        band law (:func:`~skattr.theta._band.several_statistics_law`); under
+        its one coupling all |D_j| <= W_j but with chance delta (the
+        budget's, split evenly over the values), and the copies of value j,
+        with Laplace scales b, lose at most |D_j| sum 1 / b there. Valid
+        for the population with the bands' confidence.
+        """
+        from skattr.theta._band import several_statistics_law
+
+        ledger = self.ledger
+        if ledger.reference is None:
+            raise NotCertifiableError(
+                "The joint law of different Laplace-noise statistics is "
+                "bounded over the reference's confidence bands; open the "
+                "ledger with reference=.")
+        keys = list(dict.fromkeys(e["key"] for e in entries))
+        missing = [k for k in keys if k not in self.queries]
+        if missing:
+            raise NotCertifiableError(
+                "A release loaded from a ledger file is a statistic the file "
+                "cannot restate (a function); its joint law with a different "
+                "statistic cannot be certified after loading.")
+        if tuple(keys) not in self.banded:
+            statistics = []
+            for key in keys:
+                query, columns = self.queries[key]
+                ranges = resolve_clipping(
+                    ledger.bounds, query, columns, ledger.reference,
+                    reads_reference=True, needs_declared=False).as_dict()
+                statistics.append((query, columns, ranges))
+            try:
+                self.banded[tuple(keys)] = several_statistics_law(
+                    ledger.reference, statistics, ledger.secret)
+            except NotCertifiableError as why:
+                raise NotCertifiableError(
+                    f"{why} Open the ledger with theta=skattr.theta.Resample() "
+                    "to take the reference's records as the population "
+                    "(recorded).") from None
+        law, slices = self.banded[tuple(keys)]
+        bounds = law.per_statistic(ledger._n, privacy, ledger.budget[1])
+        weights = np.zeros(bounds.size)
+        for e in entries:
+            index = slices[keys.index(e["key"])]
+            scales = np.asarray(e.get("scales") or [e["scale"]] * index.size,
+                                dtype=float)
+            with np.errstate(divide="ignore"):
+                weights[index] += np.where(scales == 0, np.inf, 1.0 / scales)
+        moved = bounds * weights
+        return float(np.sum(np.where(bounds == 0, 0.0, moved)))
 
     def _resampled(self, key):
         """Return a released statistic's resampling Theta, seeded by the ledger."""

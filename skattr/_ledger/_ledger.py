@@ -428,6 +428,20 @@ default="reference"
         # The Wasserstein mechanisms take no law= (they use the exact or
         # resampled laws themselves).
         params = dict(params)
+        # epsilon="remaining" plans one release at many epsilons: a named
+        # mechanism is fitted once (Theta and its bounds do not depend on
+        # epsilon) and replanned ("auto" may choose another at another
+        # epsilon, so it is rebuilt).
+        reuse = getattr(self, "_reuse", None)
+        memo = None
+        if reuse is not None and mechanism != "auto":
+            memo = (repr(query), mechanism,
+                    repr(sorted((k, v) for k, v in params.items()
+                                if k != "epsilon")))
+            if memo in reuse:
+                est = reuse[memo]
+                est.set_params(epsilon=params["epsilon"])
+                return est, est.plan(n=self._n)
         law = params.pop("law", self.law)
         law = {} if mechanism in self.LAPLACE else {"law": law}
         est = MECHANISMS.build(query, secret=self.secret, reference=self.reference,
@@ -436,6 +450,8 @@ default="reference"
                               among=lambda cls: joint_noise(cls) == "gaussian",
                               theta=self.theta, bounds=self.bounds,
                               random_state=self._noise_source(), **law, **params)
+        if memo is not None:
+            reuse[memo] = est
         return est, est.plan(n=self._n)
 
     def _noise_source(self):
@@ -481,6 +497,23 @@ default="reference"
         epsilon was computed and is within the budget.
         """
         limit = self.budget[0] * (1 + BUDGET_RTOL)
+        self._reuse = {}
+        try:
+            best = self._bisected(query, params, limit)
+        finally:
+            self._reuse = None
+        # A reused estimator was replanned at every epsilon tried: back to
+        # the one chosen, whose plan (cached) is what was certified.
+        est, plan = best[0], best[1]
+        est.set_params(epsilon=plan.epsilon)
+        if est.plan(n=self._n) is not plan:
+            raise NotCertifiableError(
+                "The release's plan changed while its epsilon was fitted to "
+                "the budget; nothing was released. Pass a number as epsilon.")
+        return best
+
+    def _bisected(self, query, params, limit: float) -> tuple:
+        """Bracket and bisect the own epsilon (see :meth:`_fitted_to_budget`)."""
 
         def attempt(epsilon):
             found = self._planned(query, dict(params, epsilon=epsilon))

@@ -58,10 +58,14 @@ from skattr.laws._band import BandsLaw, GroupBand
 from skattr.laws._base import Bound, secret_pairs
 from skattr.laws._order import order_bracket
 from skattr.laws._order_band import GapSearch, order_phi
+from skattr.laws._stacked_band import largest_move, sum_bound
 from skattr.laws._std_band import std_band_closeness
 
 __all__ = ["JointBandLaw", "binomials_at_most", "quantile_joint_bound"]
 
+#: The kinds of value: an order statistic's quantile, a std, a sum (of a
+#: column's values or a 0/1 indicator; its parameter "mean" weighs it 1 / n).
+_KINDS = ("quantile", "std", "sum")
 #: Cells the likely range of one side's order statistic is cut into (the
 #: count bound's union).
 _CELLS = 32
@@ -74,6 +78,11 @@ _EXACT_MOVED = 400
 _STEPS = 12
 #: Allowance for the float error of a tail probability (and of an FFT's).
 _SLACK, _FFT_SLACK = 1e-12, 1e-10
+
+
+def _weight(parameter, n: int) -> float:
+    """Return a sum's weight: 1 / n for a mean or proportion, else 1."""
+    return 1.0 / n if parameter == "mean" else 1.0
 
 
 def binomials_at_most(parts, t: int) -> float:
@@ -367,7 +376,10 @@ class JointBandLaw(BandsLaw):
         Each column's clipping range.
     outputs : tuple
         Per released value, ``(column index, kind, parameter)``: kind
-        "quantile" (the parameter its level) or "std" (its ddof).
+        "quantile" (the parameter its level), "std" (its ddof) or "sum" (of
+        the column's values, or of a 0/1 indicator as a column; the
+        parameter "mean" weighs it 1 / n, "sum" 1). A ledger's different
+        statistics are one such law.
     """
 
     kind: ClassVar[str] = "bands"
@@ -379,7 +391,7 @@ class JointBandLaw(BandsLaw):
         columns = len(self.low)
         if (len(self.high) != columns
                 or any(len(per) != columns for per in self.bands)
-                or any(not 0 <= c < columns or kind not in ("quantile", "std")
+                or any(not 0 <= c < columns or kind not in _KINDS
                        for c, kind, _ in self.outputs)
                 or not self.outputs):
             raise ValueError("JointBandLaw needs one band and range per "
@@ -415,6 +427,9 @@ class JointBandLaw(BandsLaw):
                 if kind == "std":
                     w = std_band_closeness(out, inside, lo, hi, n, pairs,
                                            privacy, share, int(parameter))
+                elif kind == "sum":
+                    w = sum_bound(out, inside, lo, hi, secret, n, privacy,
+                                  share / 2, _weight(parameter, n))
                 else:
                     if (i, c) not in searches:
                         searches[i, c] = GapSearch(out, inside, lo, hi)
@@ -429,19 +444,30 @@ class JointBandLaw(BandsLaw):
         self._cache[key] = worst
         return worst
 
-    def largest(self, n: int) -> np.ndarray:
-        """Return each value's largest move: its range (a std's largest)."""
+    def largest(self, n: int, privacy: str) -> np.ndarray:
+        """Return each value's largest move.
+
+        A quantile's range, a std's largest, a sum's every moved record
+        crossing its range.
+        """
         self._check_rows(n)
-        return np.array([
-            largest_std(float(self.low[c]), float(self.high[c]), n,
-                        int(parameter)) if kind == "std"
-            else float(self.high[c]) - float(self.low[c])
-            for c, kind, parameter in self.outputs])
+        moved = largest_move(self.secrets, n, privacy)
+
+        def one(c, kind, parameter):
+            span = float(self.high[c]) - float(self.low[c])
+            if kind == "std":
+                return largest_std(float(self.low[c]), float(self.high[c]), n,
+                                   int(parameter))
+            if kind == "sum":
+                return _weight(parameter, n) * moved * span
+            return span
+
+        return np.array([one(*output) for output in self.outputs])
 
     def w_infinity(self, n: int, privacy: str) -> Bound:
         """Per value, K times its largest move (the budget split evenly)."""
         k = len(self.outputs)
-        largest = self.largest(n)
+        largest = self.largest(n, privacy)
         if not np.all(np.isfinite(largest)):
             raise NotCertifiableError(
                 "A statistic has no clipping range, so no almost-sure bound; "

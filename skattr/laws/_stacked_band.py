@@ -40,7 +40,7 @@ from skattr.exceptions import NotCertifiableError
 from skattr.laws._band import BandLaw, BandsLaw, pair_moves
 from skattr.laws._base import Bound
 
-__all__ = ["StackedBandLaw", "difference_quantile"]
+__all__ = ["StackedBandLaw", "difference_quantile", "largest_move", "sum_bound"]
 
 #: Most atoms of the FFT'd law of a statistic's summed differences.
 _ATOMS = 400_000
@@ -149,6 +149,34 @@ def difference_quantile(big, small, copies: int, move: float, lo: float,
     return float(min(fft, chernoff, copies * (hi - lo)))
 
 
+def sum_bound(out, inside, lo: float, hi: float, secret, n: int, privacy: str,
+              eta: float, weight: float) -> float:
+    """Return W: a sum's move exceeds W with chance at most 2 eta, every pair.
+
+    The sum (times ``weight``) of a bounded column's values over n records,
+    under the independent coupling of the moved records; each side's tail at
+    eta, worst case over the secret's pairs. Every pair's moved records: a
+    sum of signed differences need not grow with them (one more record can
+    lower its upper quantile), so the pair with the most is not enough.
+    """
+    laws = {(band, upper): _envelope(band, lo, hi, upper)
+            for band in (out, inside) for upper in (False, True)}
+    worst = 0.0
+    for copies, move in pair_moves(secret, n, privacy):
+        up = difference_quantile(laws[inside, True], laws[out, False], copies,
+                                 move, lo, hi, eta)
+        down = difference_quantile(laws[out, True], laws[inside, False],
+                                   copies, move, lo, hi, eta)
+        worst = max(worst, abs(weight) * max(up, down, 0.0))
+    return worst
+
+
+def largest_move(secrets, n: int, privacy: str) -> int:
+    """Return the most records any pair of the secrets moves."""
+    return max((c if move > 0 else 0 for c, move in (
+        BandLaw._worst(s, n, privacy) for s in secrets)), default=0)
+
+
 @persistable
 @dataclass(frozen=True, eq=False)
 class StackedBandLaw(BandsLaw):
@@ -190,21 +218,9 @@ class StackedBandLaw(BandsLaw):
         worst = np.zeros(k)
         for secret, pairs in zip(self.secrets, self.bands, strict=True):
             for j, (out, inside) in enumerate(pairs):
-                lo, hi = float(self.low[j]), float(self.high[j])
-                laws = {(band, upper): _envelope(band, lo, hi, upper)
-                        for band in (out, inside) for upper in (False, True)}
-                # Every pair's moved records: a sum of signed differences
-                # need not grow with them (one more record can lower its
-                # upper quantile), so the pair with the most is not enough.
-                for copies, move in pair_moves(secret, n, privacy):
-                    up = difference_quantile(laws[inside, True],
-                                             laws[out, False], copies, move,
-                                             lo, hi, eta)
-                    down = difference_quantile(laws[out, True],
-                                               laws[inside, False], copies,
-                                               move, lo, hi, eta)
-                    worst[j] = max(worst[j],
-                                   abs(weights[j]) * max(up, down, 0.0))
+                worst[j] = max(worst[j], sum_bound(
+                    out, inside, float(self.low[j]), float(self.high[j]),
+                    secret, n, privacy, eta, float(weights[j])))
         if not np.all(np.isfinite(worst)):
             raise NotCertifiableError(
                 "A statistic's bound over the confidence bands is not finite; "
@@ -217,8 +233,7 @@ class StackedBandLaw(BandsLaw):
         k = len(self.low)
         weights = np.broadcast_to(np.asarray(self.query.weight(n), dtype=float),
                                   (k,))
-        copies = max(c if move > 0 else 0 for c, move in (
-            BandLaw._worst(s, n, privacy) for s in self.secrets))
+        copies = largest_move(self.secrets, n, privacy)
         return np.abs(weights) * copies * (np.asarray(self.high, dtype=float)
                                            - np.asarray(self.low, dtype=float))
 

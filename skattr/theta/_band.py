@@ -8,7 +8,8 @@ import numpy as np
 
 from skattr._certificate import Assumption
 from skattr._persistence import persistable
-from skattr._query import Query, StackedQuery
+from skattr._query import Query, StackedQuery, indicator
+from skattr._validation import numeric_block
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.laws._band import BandLaw, GroupBand
 from skattr.laws._joint_band import JointBandLaw
@@ -17,8 +18,9 @@ from skattr.laws._stacked_band import StackedBandLaw
 from skattr.laws._std_band import StdBandLaw
 from skattr.theta._box import ReferenceConfidence
 
-__all__ = ["ConfidenceBand", "joint_statistics", "order_level",
-           "stacked_statistics", "std_ddof"]
+__all__ = ["ConfidenceBand", "band_coordinates", "joint_statistics",
+           "order_level", "several_statistics_law", "stacked_statistics",
+           "std_ddof"]
 
 #: The statistics several of which a stacked band law covers.
 _SUMMED = ("sum", "mean")
@@ -292,3 +294,113 @@ def order_level(request) -> float | None:
         return None
     levels = (0.5,) if statistic == "median" else tuple(query.q)
     return float(levels[0]) if len(levels) == 1 else None
+
+
+def band_coordinates(query, columns, ranges: dict) -> list | None:
+    """Return each value of a statistic as a band law's coordinate, or None.
+
+    A coordinate is ``(source, range, kind, parameter)``: the source of its
+    per-record values (("values", column) or ("indicator", column, value)),
+    their range, and the kind of value ("sum", weighted "mean" or "sum";
+    "quantile" at a level; "std" with a ddof), in the order the statistic
+    releases them. None for a statistic the bands do not bound (a trimmed
+    mean, a regression, a function) or a column with no clipping range.
+    """
+    parts = (query.parts if isinstance(query, StackedQuery)
+             else (query,) if isinstance(query, Query) else None)
+    found = []
+    if parts is not None:
+        for part in parts:
+            cols = part.columns if part.columns is not None else columns
+            weight = ("mean" if part.statistic in ("mean", "proportion")
+                      else "sum")
+            for c in cols:
+                if part.statistic in _COUNTED:
+                    found.append((("indicator", c, part.value), (0.0, 1.0),
+                                  "sum", weight))
+                elif c in ranges:
+                    found.append((("values", c), ranges[c], "sum", weight))
+                else:
+                    return None
+        return found
+    statistic = getattr(query, "statistic", None)
+    if statistic not in ("median", "quantile", "std"):
+        return None
+    for c in columns:
+        if c not in ranges:
+            return None
+        if statistic == "std":
+            found.append((("values", c), ranges[c], "std", int(query.ddof)))
+        else:
+            levels = (0.5,) if statistic == "median" else tuple(query.q)
+            found += [(("values", c), ranges[c], "quantile", float(q))
+                      for q in levels]
+    return found
+
+
+def several_statistics_law(frame, statistics, secret, *,
+                           confidence: float = 0.999):
+    """Return one band law over several statistics' values, and each one's.
+
+    ``statistics`` is a list of ``(query, columns, ranges)``, every one
+    bounded by the bands (:func:`band_coordinates`); the law's coordinates
+    are all their values, one band per source of values and group (each at
+    alpha / 2 S for S sources, so all hold at once with probability at
+    least ``confidence``), under the one independent coupling of the moved
+    records. Returns the :class:`~skattr.laws._joint_band.JointBandLaw` and,
+    per statistic, the indices of its values among the coordinates.
+    """
+    if secret.property != "proportion":
+        raise InvalidParameterError(
+            f"The secret {secret.label} protects a mean; the bands' joint law "
+            "needs a proportion secret.")
+    sources, ranges, outputs, slices = {}, [], [], []
+    for query, columns, declared in statistics:
+        coordinates = band_coordinates(query, columns, declared)
+        if coordinates is None:
+            raise NotCertifiableError(
+                f"The {query.statistic} has no bound over the reference's "
+                "confidence bands (or a column has no clipping range); its "
+                "joint law with other statistics is not bounded for the "
+                "population.")
+        mine = []
+        for source, span, kind, parameter in coordinates:
+            key = (repr(source), tuple(float(v) for v in span))
+            if key not in sources:
+                sources[key] = (len(sources), source)
+                ranges.append(tuple(float(v) for v in span))
+            mine.append(len(outputs))
+            outputs.append((sources[key][0], kind, parameter))
+        slices.append(np.array(mine, dtype=int))
+    inside = secret.indicator(frame, what="the reference data") == 1
+    if min(int(inside.sum()), int((~inside).sum())) < 2:
+        raise NotCertifiableError(
+            f"The reference data has fewer than two records on one side of "
+            f"the secret {secret.label}; no band can be drawn.")
+    values = []
+    for _, source in sorted(sources.values(), key=lambda v: v[0]):
+        if source[0] == "indicator":
+            values.append(indicator(frame, source[1], source[2],
+                                    what="the reference data"))
+        else:
+            values.append(numeric_block(frame, [source[1]],
+                                        what="the reference data")[:, 0])
+    values = np.column_stack([np.clip(np.asarray(v, dtype=float), lo, hi)
+                              for v, (lo, hi) in zip(values, ranges,
+                                                     strict=True)])
+    alpha = (1 - confidence) / (2 * len(ranges))
+    read = {c for c, kind, _ in outputs if kind == "quantile"}
+    bands = (tuple((GroupBand.of(column[~inside], alpha, spacings=j in read),
+                    GroupBand.of(column[inside], alpha, spacings=j in read))
+                   for j, column in enumerate(values.T)),)
+    law = JointBandLaw(
+        bands=bands, low=tuple(lo for lo, _ in ranges),
+        high=tuple(hi for _, hi in ranges), secrets=(secret,), query=None,
+        outputs=tuple(outputs),
+        description=(f"every group law of each of {len(ranges)} sources of "
+                     f"values within the reference's simultaneous "
+                     f"{confidence:g} bands"),
+        assumptions=(Assumption.of("reference.band", confidence=confidence),),
+        reference_sizes=((int((~inside).sum()), int(inside.sum())),))
+    return law, slices
+

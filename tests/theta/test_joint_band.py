@@ -35,6 +35,24 @@ def _reference(rng, size):
     return pd.DataFrame({"g": g, "x": x})
 
 
+def _coupled_pairs(rng, draws):
+    """Datasets under a = 0.4 and b = 0.6: the moved records redrawn."""
+    k_in, moved = round(0.4 * N), round(0.2 * N)
+    a = np.hstack([_draw(rng, 1, (draws, k_in)),
+                   _draw(rng, 0, (draws, N - k_in))])
+    b = a.copy()
+    b[:, k_in:k_in + moved] = _draw(rng, 1, (draws, moved))
+    return a, b
+
+
+def _ledger(rng, size, budget):
+    reference = _reference(rng, size)
+    private = reference.sample(N, random_state=0)
+    return skattr.Ledger(private, secret=SECRET, budget=(budget, DELTA),
+                         reference=reference, bounds={"x": (0, 20)},
+                         random_state=0)
+
+
 def _coupled_moves(rng, draws, distributional=False):
     """|F(a) - F(b)| per level, a = 0.4, b = 0.6, n = N."""
     if distributional:
@@ -46,11 +64,7 @@ def _coupled_moves(rng, draws, distributional=False):
                                   _draw(rng, 0, (draws, N))))
         a, b = sides
     else:
-        k_in, moved = round(0.4 * N), round(0.2 * N)
-        a = np.hstack([_draw(rng, 1, (draws, k_in)),
-                       _draw(rng, 0, (draws, N - k_in))])
-        b = a.copy()
-        b[:, k_in:k_in + moved] = _draw(rng, 1, (draws, moved))
+        a, b = _coupled_pairs(rng, draws)
     return np.abs(np.quantile(a, LEVELS, axis=1)
                   - np.quantile(b, LEVELS, axis=1)).T
 
@@ -194,3 +208,45 @@ def test_the_pure_mechanism_takes_each_range_and_no_range_is_refused():
         skattr.mechanisms.ApproximateWassersteinMechanism(
             query=skattr.Query.quantile("x", q=[0.25, 0.75]), secret=SECRET,
             bounds=None).fit(reference).plan(n=N)
+
+
+@pytest.mark.slow
+def test_a_ledger_of_a_median_and_a_std_holds_for_the_population():
+    # The ledger certifies a median and a std of one column jointly over the
+    # bands: the privacy loss of the two noises, |median move| / b_1 +
+    # |std move| / b_2 under the coupling, must exceed the joint epsilon
+    # with chance at most delta under the population's own law (simulated
+    # here), and the joint must be finite and within the budget.
+    rng = np.random.default_rng(5)
+    ledger = _ledger(rng, 1000, 20.0)
+    median = ledger.median(["x"], epsilon=1.0)
+    std = ledger.std(["x"], epsilon=1.0)
+    joint = ledger.spent[0]
+    assert 2.0 <= joint < 20.0
+    b_median = float(median.noise_law.scales[0])
+    b_std = float(std.noise_law.scales[0])
+    draws = 100_000
+    a, b = _coupled_pairs(rng, draws)
+    loss = (np.abs(np.median(a, axis=1) - np.median(b, axis=1)) / b_median
+            + np.abs(a.std(axis=1, ddof=1) - b.std(axis=1, ddof=1)) / b_std)
+    assert np.mean(loss > joint) <= DELTA + 4 * np.sqrt(DELTA / draws)
+    # Useful, not only valid: the joint is a few times the simulated loss's
+    # own (1 - delta)-quantile.
+    assert joint < 6 * np.quantile(loss, 1 - DELTA)
+
+
+def test_remaining_fits_a_different_statistic_within_the_budget():
+    # Over the bands, epsilon="remaining" for a third statistic: the
+    # release's own epsilon is the one certified, and the joint guarantee
+    # of the three stays within the budget (the fitted estimator replanned
+    # at each epsilon tried must release at the chosen one).
+    ledger = _ledger(np.random.default_rng(6), 600, 10.0)
+    ledger.median(["x"], epsilon=1.0)
+    ledger.std(["x"], epsilon=1.0)
+    plan, joint = ledger.plan(skattr.Query.quantile("x", q=[0.25, 0.75]),
+                              epsilon="remaining")
+    release = ledger.quantile(["x"], q=[0.25, 0.75], epsilon="remaining")
+    assert release.epsilon == pytest.approx(plan.epsilon)
+    assert joint <= 10.0 * (1 + 1e-9)
+    assert ledger.spent[0] == pytest.approx(joint) and ledger.spent[0] <= 10.0
+    assert ledger.spent[0] > 9.9          # the budget is used, not wasted
