@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from skattr._certificate import Assumption
+from skattr._data import numeric_values, record_contributions, secret_indicator
 from skattr._persistence import persistable
-from skattr._query import Query, StackedQuery, indicator
-from skattr._validation import numeric_block
+from skattr._query import Query, StackedQuery
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.laws._band import BandLaw, GroupBand
 from skattr.laws._joint_band import JointBandLaw
@@ -372,7 +372,7 @@ def several_statistics_law(frame, statistics, secret, *,
             mine.append(len(outputs))
             outputs.append((sources[key][0], kind, parameter))
         slices.append(np.array(mine, dtype=int))
-    inside = secret.indicator(frame, what="the reference data") == 1
+    inside = secret_indicator(frame, secret) == 1
     if min(int(inside.sum()), int((~inside).sum())) < 2:
         raise NotCertifiableError(
             f"The reference data has fewer than two records on one side of "
@@ -380,11 +380,12 @@ def several_statistics_law(frame, statistics, secret, *,
     values = []
     for _, source in sorted(sources.values(), key=lambda v: v[0]):
         if source[0] == "indicator":
-            values.append(indicator(frame, source[1], source[2],
-                                    what="the reference data"))
+            counted = Query.count([source[1]], source[2])
+            values.append(record_contributions(frame, counted,
+                                               (source[1],))[:, 0])
         else:
-            values.append(numeric_block(frame, [source[1]],
-                                        what="the reference data")[:, 0])
+            values.append(numeric_values(frame, [source[1]],
+                                         what="the reference data")[:, 0])
     values = np.column_stack([np.clip(np.asarray(v, dtype=float), lo, hi)
                               for v, (lo, hi) in zip(values, ranges,
                                                      strict=True)])
