@@ -1037,3 +1037,26 @@ def test_every_registered_mechanism_with_a_joint_law_is_taken(name):
         rel = ledger.mean(["weight"], mechanism=name, epsilon=1.0)
     assert rel.mechanism == name
     assert len(ledger.releases) == 1 and 0 < ledger.spent[0] <= 1.0 + 1e-9
+
+
+def test_a_relaxation_is_refused_in_a_ledger():
+    # The joint is computed from the model's laws: a relaxation's gap (a
+    # release certified at 1.2 for epsilon=1 and lam=0.1) would not be
+    # counted, so it is refused before any noise.
+    from skattr.mechanisms import MaxDivergenceGap
+
+    rng = np.random.default_rng(0)
+    data = pd.DataFrame({"s": rng.random(200) < 0.5, "x": rng.normal(size=200)})
+    theta = ExpertTheta([GroupMoments(mean_in=[1.0], mean_out=[0.0],
+                                      cov_in=1.0, cov_out=1.0, columns=("x",))])
+    ledger = data.attrpriv.ledger(
+        secret=skattr.Secret.proportion("s", True, pairs=[(0.4, 0.6)]),
+        reference=data, theta=theta, budget=(3.0, 1e-3), law="gaussian",
+        random_state=0)
+    for epsilon in (1.0, "remaining"):
+        with pytest.raises(NotCertifiableError, match="relaxation="):
+            ledger.mean(["x"], epsilon=epsilon,
+                        relaxation=MaxDivergenceGap(lam=0.1, eta=1e-6))
+    assert ledger.releases == [] and ledger.spent == (0.0, 0.0)
+    ledger.mean(["x"], epsilon=1.0)
+    assert len(ledger.releases) == 1

@@ -277,8 +277,9 @@ class LaplaceJoint:
         delta* is then max_j (delta_j - beta_j) plus sum_j beta_j. Above the
         budget's delta the joint is refused (epsilon infinite).
 
-        Different statistics: from their joint law
-        (:func:`~skattr.laws._coupling.joint_closeness`).
+        Different statistics: from their joint law, over the reference's
+        confidence bands (:meth:`_banded`), or under the resampling Theta
+        when the ledger takes it (:func:`~skattr.laws._coupling.joint_closeness`).
         """
         budget_delta = self.ledger.budget[1]
         if len({e["key"] for e in entries}) > 1:
@@ -328,9 +329,24 @@ class LaplaceJoint:
         with Laplace scales b, lose at most |D_j| sum 1 / b there. Valid
         for the population with the bands' confidence.
         """
+        from skattr.theta import ConfidenceBand, ConfidenceBox
         from skattr.theta._band import several_statistics_law
 
         ledger = self.ledger
+        theta = ledger.theta
+        if isinstance(theta, (ConfidenceBand, ConfidenceBox)):
+            confidence = theta.confidence
+        elif isinstance(theta, str) and theta == "auto":
+            from skattr.theta._spec import DEFAULT_CONFIDENCE as confidence
+        else:
+            # A stated or plug-in Theta is another model: the bands' joint
+            # law would rest on one its releases do not record.
+            raise NotCertifiableError(
+                f"The ledger's Theta ({theta!r}) models each statistic alone; "
+                "the joint law of different Laplace-noise statistics is "
+                "bounded over the reference's confidence bands (theta='auto', "
+                "the default) or under the resampling Theta (theta=skattr."
+                "theta.Resample()). Open the ledger with one of them.")
         if ledger.reference is None:
             raise NotCertifiableError(
                 "The joint law of different Laplace-noise statistics is "
@@ -353,7 +369,8 @@ class LaplaceJoint:
                 statistics.append((query, columns, ranges))
             try:
                 self.banded[tuple(keys)] = several_statistics_law(
-                    ledger.reference, statistics, ledger.secret)
+                    ledger.reference, statistics, ledger.secret,
+                    confidence=confidence)
             except NotCertifiableError as why:
                 raise NotCertifiableError(
                     f"{why} Open the ledger with theta=skattr.theta.Resample() "
@@ -368,8 +385,10 @@ class LaplaceJoint:
                                 dtype=float)
             with np.errstate(divide="ignore"):
                 weights[index] += np.where(scales == 0, np.inf, 1.0 / scales)
-        moved = bounds * weights
-        return float(np.sum(np.where(bounds == 0, 0.0, moved)))
+        # A value that cannot move costs nothing, even released without noise.
+        with np.errstate(invalid="ignore"):
+            moved = np.where(bounds == 0, 0.0, bounds * weights)
+        return float(np.sum(moved))
 
     def _resampled(self, key):
         """Return a released statistic's resampling Theta, seeded by the ledger."""

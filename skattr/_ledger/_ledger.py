@@ -348,6 +348,17 @@ default="reference"
             raise InvalidParameterError(
                 "random_state= is the ledger's own (one noise source for every "
                 "release); pass it when opening the ledger.")
+        if params.get("relaxation") is not None:
+            # The joint guarantee is computed from the model's laws; the gap
+            # a relaxation allows between them and the data's is not carried
+            # across releases (found by review: a release certified at 1.2
+            # counted 1.0 in the joint).
+            raise NotCertifiableError(
+                "relaxation= is not available in a ledger: the joint "
+                "guarantee is computed from the model's laws, and a "
+                "relaxation's gap between the model and the data is not "
+                "accounted across releases. Release the relaxed statistic on "
+                "its own (df.attrpriv.mean(..., relaxation=...)).")
         linear = getattr(query, "is_linear", False)
         mechanism = params.pop("mechanism",
                                "apgm" if linear else "approx-wasserstein")
@@ -499,13 +510,14 @@ default="reference"
         limit = self.budget[0] * (1 + BUDGET_RTOL)
         self._reuse = {}
         try:
-            best = self._bisected(query, params, limit)
+            best, chosen = self._bisected(query, params, limit)
         finally:
             self._reuse = None
         # A reused estimator was replanned at every epsilon tried: back to
-        # the one chosen, whose plan (cached) is what was certified.
+        # the one chosen (the epsilon asked for; a plan's own may differ, a
+        # relaxation's gap added), whose plan (cached) was certified.
         est, plan = best[0], best[1]
-        est.set_params(epsilon=plan.epsilon)
+        est.set_params(epsilon=chosen)
         if est.plan(n=self._n) is not plan:
             raise NotCertifiableError(
                 "The release's plan changed while its epsilon was fitted to "
@@ -513,7 +525,10 @@ default="reference"
         return best
 
     def _bisected(self, query, params, limit: float) -> tuple:
-        """Bracket and bisect the own epsilon (see :meth:`_fitted_to_budget`)."""
+        """Bracket and bisect the own epsilon (see :meth:`_fitted_to_budget`).
+
+        Returns the best attempt and the epsilon it was asked at.
+        """
 
         def attempt(epsilon):
             found = self._planned(query, dict(params, epsilon=epsilon))
@@ -527,7 +542,7 @@ default="reference"
             if trial[-1] <= limit:
                 low, best = epsilon, trial
                 if high is None and epsilon >= _MAX_FITTED_EPSILON:
-                    return best         # no noise needed up to that epsilon
+                    return best, low    # no noise needed up to that epsilon
                 epsilon *= 2
             else:
                 high = epsilon
@@ -545,7 +560,7 @@ default="reference"
                 low, best = middle, trial
             else:
                 high = middle
-        return best
+        return best, low
 
     def _release(self, query, **params) -> Release:
         """Release ``query`` if the joint guarantee stays within the budget."""

@@ -266,9 +266,10 @@ def _count_direction(rise, fall, out, inside, low, high, n, a, b, r,
     eta = budget * _RANGE_SHARE
     start, stop = _likely_range(out, inside, grid, low, high, other_in,
                                 other_out, r, eta)
-    if stop <= start:
-        return 0.0
-    cuts = np.linspace(start, stop, _CELLS + 1)
+    # A range of one point (the order statistic on a tie, nearly surely) is
+    # one cell of no width: the argument holds for every d >= 0 there.
+    cuts = (np.array([start, start]) if stop <= start
+            else np.linspace(start, stop, _CELLS + 1))
     x_next, width = cuts[1:], cuts[1] - cuts[0]
     left = budget - 2 * eta
     # The other side's moved records above x_i+1 do not depend on d.

@@ -250,3 +250,48 @@ def test_remaining_fits_a_different_statistic_within_the_budget():
     assert joint <= 10.0 * (1 + 1e-9)
     assert ledger.spent[0] == pytest.approx(joint) and ledger.spent[0] <= 10.0
     assert ledger.spent[0] > 9.9          # the budget is used, not wasted
+
+
+def test_a_quantile_pinned_to_a_tie_is_still_bounded():
+    # Found by review: when one side's order statistic sits on one value
+    # nearly surely (a 0/1 column, n = 1000), its likely range is a point;
+    # the bound must still count the other side's move (here the median is
+    # 0 under 0.3 and 1 under 0.7, surely), never certify W = 0.
+    rng = np.random.default_rng(7)
+    g = np.repeat([1, 0], 3000)
+    x = np.where(g == 1, rng.random(6000) < 0.9, rng.random(6000) < 0.1)
+    reference = pd.DataFrame({"g": g, "x": x.astype(float)})
+    law = skattr.mechanisms.ApproximateWassersteinMechanism(
+        query=skattr.Query.quantile("x", q=[0.25, 0.5]),
+        secret=skattr.Secret.proportion("g", 1, pairs=[(0.3, 0.7)]),
+        bounds={"x": (0, 1)}).fit(reference).law_
+    quarter, median = law.per_statistic(1000, "dataset", DELTA)
+    assert median >= 1.0          # the median moves from 0 to 1
+    assert quarter >= 0.0
+
+
+@pytest.mark.slow
+def test_pinned_quantiles_of_counts_hold_for_the_population():
+    # Poisson counts at n = 1000: quartiles on ties; the simulated moves
+    # never exceed W_j more often than delta / K.
+    rng = np.random.default_rng(8)
+    pop = {1: lambda size: rng.poisson(3.0, size).clip(0, 10).astype(float),
+           0: lambda size: rng.poisson(1.5, size).clip(0, 10).astype(float)}
+    reference = pd.DataFrame({"g": np.repeat([1, 0], 5000), "x": np.concatenate(
+        [pop[1](5000), pop[0](5000)])})
+    secret = skattr.Secret.proportion("g", 1, pairs=[(0.3, 0.7)])
+    w = skattr.mechanisms.ApproximateWassersteinMechanism(
+        query=skattr.Query.quantile("x", q=LEVELS), secret=secret,
+        bounds={"x": (0, 10)}).fit(reference).law_.per_statistic(
+            1000, "dataset", DELTA)
+    draws = 6000
+    shared_in, shared_out = 300, 300
+    a = np.hstack([pop[1]((draws, shared_in)), pop[0]((draws, shared_out)),
+                   pop[0]((draws, 400))])
+    b = a.copy()
+    b[:, shared_in + shared_out:] = pop[1]((draws, 400))
+    moves = np.abs(np.quantile(a, LEVELS, axis=1)
+                   - np.quantile(b, LEVELS, axis=1)).T
+    share = DELTA / len(LEVELS)
+    assert np.all((moves > w).mean(axis=0)
+                  <= share + 4 * np.sqrt(share / draws))
