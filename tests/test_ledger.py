@@ -1060,3 +1060,27 @@ def test_a_relaxation_is_refused_in_a_ledger():
     assert ledger.releases == [] and ledger.spent == (0.0, 0.0)
     ledger.mean(["x"], epsilon=1.0)
     assert len(ledger.releases) == 1
+
+
+def test_a_statistic_released_again_is_fitted_once(monkeypatch):
+    # Theta does not depend on epsilon: a named mechanism is fitted once per
+    # statistic and replanned; each release goes out at its own epsilon.
+    data, reference = count_data(60, 1), count_data(2000, 0)
+    ledger = data.attrpriv.ledger(secret=SECRET, reference=reference,
+                                  budget=(5.0, 1e-2), random_state=0)
+    fits = []
+    original = skattr.mechanisms.WassersteinMechanism.fit
+
+    def counted(self, *args, **kwargs):
+        fits.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(skattr.mechanisms.WassersteinMechanism, "fit", counted)
+    first = ledger.count(["k"], True, mechanism="wasserstein", epsilon=1.0)
+    ledger.plan(["k"], statistic="count", value=True, mechanism="wasserstein",
+                epsilon=0.3)
+    second = ledger.count(["k"], True, mechanism="wasserstein", epsilon=0.5)
+    assert len(fits) == 1
+    assert (first.epsilon, second.epsilon) == (1.0, 0.5)
+    assert second.noise_law.scale == pytest.approx(2 * first.noise_law.scale)
+    assert ledger.spent[0] == pytest.approx(1.5)

@@ -265,6 +265,8 @@ default="reference"
         # statistics' joint law; of Laplace-noise releases, from couplings.
         self._gaussian = GaussianJoint(self)
         self._laplace = LaplaceJoint(self)
+        # Fitted estimators by statistic and parameters but epsilon (_build).
+        self._fitted: dict = {}
 
     def __repr__(self) -> str:
         eps, delta = self.spent
@@ -439,18 +441,20 @@ default="reference"
         # The Wasserstein mechanisms take no law= (they use the exact or
         # resampled laws themselves).
         params = dict(params)
-        # epsilon="remaining" plans one release at many epsilons: a named
-        # mechanism is fitted once (Theta and its bounds do not depend on
-        # epsilon) and replanned ("auto" may choose another at another
-        # epsilon, so it is rebuilt).
-        reuse = getattr(self, "_reuse", None)
+        # A named mechanism is fitted once per statistic and parameters but
+        # epsilon (Theta and its bounds do not depend on epsilon), and
+        # replanned: releases of one statistic again, and epsilon="remaining"
+        # trying many epsilons, refit nothing ("auto" may choose another
+        # mechanism at another epsilon, so it is rebuilt). Shared draws of a
+        # drawn law make the releases' failure events one event: counting
+        # them apart, as the joint delta does, stays conservative.
         memo = None
-        if reuse is not None and mechanism != "auto":
+        if mechanism != "auto" and "epsilon" in params:
             memo = (repr(query), mechanism,
                     repr(sorted((k, v) for k, v in params.items()
                                 if k != "epsilon")))
-            if memo in reuse:
-                est = reuse[memo]
+            if memo in self._fitted:
+                est = self._fitted[memo]
                 est.set_params(epsilon=params["epsilon"])
                 return est, est.plan(n=self._n)
         law = params.pop("law", self.law)
@@ -462,7 +466,7 @@ default="reference"
                               theta=self.theta, bounds=self.bounds,
                               random_state=self._noise_source(), **law, **params)
         if memo is not None:
-            reuse[memo] = est
+            self._fitted[memo] = est
         return est, est.plan(n=self._n)
 
     def _noise_source(self):
@@ -508,11 +512,7 @@ default="reference"
         epsilon was computed and is within the budget.
         """
         limit = self.budget[0] * (1 + BUDGET_RTOL)
-        self._reuse = {}
-        try:
-            best, chosen = self._bisected(query, params, limit)
-        finally:
-            self._reuse = None
+        best, chosen = self._bisected(query, params, limit)
         # A reused estimator was replanned at every epsilon tried: back to
         # the one chosen (the epsilon asked for; a plan's own may differ, a
         # relaxation's gap added), whose plan (cached) was certified.
