@@ -326,21 +326,6 @@ STEPS: dict[str, _Kind] = {
         "3.2)", "level"),
     "w-inf.range": _kind(
         "the clipping range: every released value lies in it"),
-    "closeness.stacked-band": _kind(
-        "per statistic ({statistics} of them), over the groups' confidence "
-        "bands: only the records whose group differs between the two secrets "
-        "may differ, each one's two values drawn independently from the two "
-        "groups' laws; W_j bounds statistic j's move but with chance delta / "
-        "{statistics} (exact sums of the bands' extreme laws, and Chernoff's "
-        "bound), and statistic j gets Laplace({statistics} W_j / epsilon): the "
-        "noises' privacy loss is at most epsilon but with chance delta (a "
-        "union bound over the statistics; Chen Def 3.2, Thm 3.2)",
-        "statistics"),
-    "w-inf.stacked-band": _kind(
-        "per statistic ({statistics} of them): every record whose group "
-        "differs between the two secrets moving statistic j across its whole "
-        "clipping range, and statistic j gets Laplace({statistics} W_j / "
-        "epsilon)", "statistics"),
     "closeness.joint-band": _kind(
         "per value ({statistics} of them), over the groups' confidence bands: "
         "only the records whose group differs between the two secrets may "

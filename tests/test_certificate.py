@@ -248,19 +248,6 @@ STEP_TEXTS = {
         "largest gap on all but delta of the levels (Chen Def 3.2, Thm 3.2)")),
     "w-inf.range": ({}, (
         "the clipping range: every released value lies in it")),
-    "closeness.stacked-band": ({"statistics": 5}, (
-        "per statistic (5 of them), over the groups' confidence bands: only "
-        "the records whose group differs between the two secrets may differ, "
-        "each one's two values drawn independently from the two groups' laws; "
-        "W_j bounds statistic j's move but with chance delta / 5 (exact sums "
-        "of the bands' extreme laws, and Chernoff's bound), and statistic j "
-        "gets Laplace(5 W_j / epsilon): the noises' privacy loss is at most "
-        "epsilon but with chance delta (a union bound over the statistics; "
-        "Chen Def 3.2, Thm 3.2)")),
-    "w-inf.stacked-band": ({"statistics": 5}, (
-        "per statistic (5 of them): every record whose group differs between "
-        "the two secrets moving statistic j across its whole clipping range, "
-        "and statistic j gets Laplace(5 W_j / epsilon)")),
     "closeness.joint-band": ({"statistics": 3}, (
         "per value (3 of them), over the groups' confidence bands: only the "
         "records whose group differs between the two secrets may differ, each "

@@ -76,8 +76,8 @@ _RANGE_SHARE = 0.1
 _EXACT_MOVED = 400
 #: Steps of the bisection on the count bound's distance.
 _STEPS = 12
-#: Allowance for the float error of a tail probability (and of an FFT's).
-_SLACK, _FFT_SLACK = 1e-12, 1e-10
+#: Allowance for the float error of an FFT'd tail probability.
+_FFT_SLACK = 1e-10
 
 
 def _weight(parameter, n: int) -> float:
@@ -88,8 +88,8 @@ def _weight(parameter, n: int) -> float:
 def binomials_at_most(parts, t: int) -> float:
     """Return an upper bound on P(sum of independent Bin(count, p) <= t).
 
-    Exact for t up to a few hundred (the pmfs below t + 1 convolved, plus
-    1e-12 for float error), Chernoff's bound beyond.
+    One row of :func:`_many_at_most`: exact for t up to a few hundred,
+    Chernoff's bound beyond.
 
     Examples
     --------
@@ -99,34 +99,8 @@ def binomials_at_most(parts, t: int) -> float:
     >>> round(binomials_at_most([(1, 0.5), (1, 0.5)], 0), 4)  # both 0
     0.25
     """
-    from scipy import stats
-
-    if t < 0:
-        return 0.0
-    parts = [(int(c), float(np.clip(p, 0.0, 1.0))) for c, p in parts if c > 0]
-    if t >= sum(c for c, _ in parts):
-        return 1.0
-    if t <= _EXACT_MOVED:
-        law = np.array([1.0])
-        values = np.arange(t + 1)
-        for c, p in parts:
-            law = np.convolve(law, stats.binom.pmf(values, c, p))[:t + 1]
-        return float(min(1.0, law.sum() + _SLACK))
-    return _chernoff_at_most(parts, t)
-
-
-def _chernoff_at_most(parts, t: int) -> float:
-    """Chernoff: P(S <= t) <= min over lam > 0 of e^(lam t) E e^(-lam S)."""
-    from scipy.optimize import minimize_scalar
-
-    def log_bound(lam: float) -> float:
-        # log E e^(-lam B) = c log(1 - p + p e^(-lam)), positive for lam <= 50.
-        return lam * t + sum(c * math.log((1.0 - p) + p * math.exp(-lam))
-                             for c, p in parts)
-
-    found = minimize_scalar(log_bound, bounds=(0.0, 50.0), method="bounded",
-                            options={"xatol": 1e-8})
-    return float(min(1.0, math.exp(min(found.fun, 0.0))))
+    return float(_many_at_most([(int(c), np.array([float(p)]))
+                                for c, p in parts], t)[0])
 
 
 def _cdf_low(band, x, high: float) -> np.ndarray:
@@ -216,6 +190,8 @@ def _many_at_most(parts, t: int) -> np.ndarray:
     rows = np.broadcast(*[p for _, p in parts]).shape[0]
     if t < 0:
         return np.zeros(rows)
+    if t >= sum(c for c, _ in parts):
+        return np.ones(rows)
     if t > _EXACT_MOVED:
         # Chernoff's bound at each lam of a grid (every lam gives one).
         lam = np.geomspace(1e-5, 50.0, 600)[None, :]
@@ -319,41 +295,45 @@ def count_bound(out, inside, low: float, high: float, n: int, a: float,
     return worst
 
 
-def quantile_joint_bound(search: GapSearch, n: int, pairs,
-                         ranks: tuple[int, int], privacy: str,
-                         delta: float) -> float:
+def quantile_joint_bound(out, inside, low: float, high: float, n: int,
+                         pairs, ranks: tuple[int, int], privacy: str,
+                         delta: float, cache: dict | None = None) -> float:
     """Return W: under the swap coupling |F(a) - F(b)| > W with chance <= delta.
 
     F is the quantile between the order statistics ``ranks`` (from 0) of n
-    records, for every pair of ``pairs`` and every law in the search's
-    bands (shared by both secrets): the count bound under dataset privacy,
-    the interval bound under distributional privacy.
+    records, for every pair of ``pairs`` and every law in the bands
+    ``out`` and ``inside`` (shared by both secrets): the count bound under
+    dataset privacy, the interval bound under distributional privacy (its
+    search kept in ``cache`` for the column's other values).
 
     Examples
     --------
     >>> import numpy as np
     >>> from skattr.laws._band import GroupBand
     >>> from skattr.laws._joint_band import quantile_joint_bound
-    >>> from skattr.laws._order_band import GapSearch
     >>> rng = np.random.default_rng(0)
     >>> out = GroupBand.of(rng.normal(0, 1, 2000), 1e-3, spacings=True)
     >>> inside = GroupBand.of(rng.normal(0.5, 1, 2000), 1e-3, spacings=True)
-    >>> w = quantile_joint_bound(GapSearch(out, inside, -5, 5), 1001,
-    ...                          [(0.4, 0.6)], (500, 500), "dataset", 1e-3)
+    >>> w = quantile_joint_bound(out, inside, -5, 5, 1001, [(0.4, 0.6)],
+    ...                          (500, 500), "dataset", 1e-3)
     >>> bool(0.1 < w < 1.0)
     True
     """
     below, above = ranks
-    phi = order_phi(n, privacy, search.grid)
-    interval = np.array([delta / 4, 1 - delta / 4])
+    if privacy != "dataset":
+        cache = {} if cache is None else cache
+        if "search" not in cache:
+            cache["search"] = GapSearch(out, inside, low, high)
+        search = cache["search"]
+        phi = order_phi(n, privacy, search.grid)
+        interval = np.array([delta / 4, 1 - delta / 4])
     worst = 0.0
     for a, b in pairs:
         a, b = (float(a), float(b)) if a <= b else (float(b), float(a))
         if a == b:
             continue
         if privacy == "dataset":
-            apart = count_bound(search.out, search.inside, search.low,
-                                search.high, n, a, b, ranks, delta)
+            apart = count_bound(out, inside, low, high, n, a, b, ranks, delta)
         else:
             # Each side's upper bound against the other's lower one.
             apart = max(search.gap(phi(a, above), phi(b, below), interval),
@@ -432,11 +412,10 @@ class JointBandLaw(BandsLaw):
                     w = sum_bound(out, inside, lo, hi, secret, n, privacy,
                                   share / 2, _weight(parameter, n))
                 else:
-                    if (i, c) not in searches:
-                        searches[i, c] = GapSearch(out, inside, lo, hi)
                     w = quantile_joint_bound(
-                        searches[i, c], n, pairs,
-                        order_bracket(n, float(parameter)), privacy, share)
+                        out, inside, lo, hi, n, pairs,
+                        order_bracket(n, float(parameter)), privacy, share,
+                        searches.setdefault((i, c), {}))
                 worst[j] = max(worst[j], w)
         if not np.all(np.isfinite(worst)):
             raise NotCertifiableError(

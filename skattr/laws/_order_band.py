@@ -284,7 +284,6 @@ class GapSearch:
     def __init__(self, out: GroupBand, inside: GroupBand, low: float,
                  high: float):
         self.out, self.inside = out, inside
-        self.low, self.high = low, high
         self.grid = np.linspace(0.0, 1.0, _CELLS + 1)
         pooled = np.unique(np.concatenate([inside.values, out.values]))
         self.spaced = inside.lags is not None and out.lags is not None

@@ -1,4 +1,7 @@
-"""Several sums, means and counts at once, over the reference's confidence bands.
+"""The bound on a sum's move over the reference's confidence bands.
+
+One coordinate of :class:`~skattr.laws._joint_band.JointBandLaw` (several
+sums, means and counts at once, or with quantiles and stds in a ledger).
 
 F = (w_1 sum_i h_1(x_i), ..., w_K sum_i h_K(x_i)): each statistic j the sum
 or mean of a bounded column (h_j(x) in its clipping range [lo_j, hi_j]) or a
@@ -29,18 +32,12 @@ units. ``docs/population.md`` proves it and measures what it costs.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 
-from skattr._certificate import MethodStep
-from skattr._persistence import persistable
-from skattr.exceptions import NotCertifiableError
-from skattr.laws._band import BandLaw, BandsLaw, pair_moves
-from skattr.laws._base import Bound
+from skattr.laws._band import BandLaw, pair_moves
 
-__all__ = ["StackedBandLaw", "difference_quantile", "largest_move", "sum_bound"]
+__all__ = ["difference_quantile", "largest_move", "sum_bound"]
 
 #: Most atoms of the FFT'd law of a statistic's summed differences.
 _ATOMS = 400_000
@@ -175,79 +172,3 @@ def largest_move(secrets, n: int, privacy: str) -> int:
     """Return the most records any pair of the secrets moves."""
     return max((c if move > 0 else 0 for c, move in (
         BandLaw._worst(s, n, privacy) for s in secrets)), default=0)
-
-
-@persistable
-@dataclass(frozen=True, eq=False)
-class StackedBandLaw(BandsLaw):
-    """Several sums, means and counts of bounded columns, over the bands.
-
-    Attributes
-    ----------
-    bands : tuple
-        Per secret, per statistic, ``(out, inside)``: the
-        :class:`~skattr.laws._band.GroupBand` of the statistic's per-record
-        values outside the group and inside it.
-    low, high : tuple of float
-        Each statistic's range of per-record values (its clipping range; 0
-        and 1 for a count).
-    """
-
-    kind: ClassVar[str] = "bands"
-
-    def __post_init__(self):
-        super().__post_init__()
-        widths = {len(pairs) for pairs in self.bands}
-        if widths != {len(self.low)} or len(self.low) != len(self.high):
-            raise ValueError("StackedBandLaw needs one band and range per "
-                             "statistic.")
-
-    def per_statistic(self, n: int, privacy: str, delta: float) -> np.ndarray:
-        """Return W_j for each statistic: all |D_j| <= W_j but with chance delta.
-
-        The worst case over the secrets and their pairs (each pair's moved
-        records; the widest in both directions).
-        """
-        key = ("closeness", int(n), privacy, float(delta))
-        if key in self._cache:
-            return self._cache[key]
-        k = len(self.low)
-        eta = delta / (2 * k)
-        weights = np.broadcast_to(np.asarray(self.query.weight(n), dtype=float),
-                                  (k,))
-        worst = np.zeros(k)
-        for secret, pairs in zip(self.secrets, self.bands, strict=True):
-            for j, (out, inside) in enumerate(pairs):
-                worst[j] = max(worst[j], sum_bound(
-                    out, inside, float(self.low[j]), float(self.high[j]),
-                    secret, n, privacy, eta, float(weights[j])))
-        if not np.all(np.isfinite(worst)):
-            raise NotCertifiableError(
-                "A statistic's bound over the confidence bands is not finite; "
-                "nothing can be certified.")
-        self._cache[key] = worst
-        return worst
-
-    def largest(self, n: int, privacy: str) -> np.ndarray:
-        """Return each statistic's largest move: every moved record, full range."""
-        k = len(self.low)
-        weights = np.broadcast_to(np.asarray(self.query.weight(n), dtype=float),
-                                  (k,))
-        copies = largest_move(self.secrets, n, privacy)
-        return np.abs(weights) * copies * (np.asarray(self.high, dtype=float)
-                                           - np.asarray(self.low, dtype=float))
-
-    def w_infinity(self, n: int, privacy: str) -> Bound:
-        """Per statistic, K times its largest move (the budget split evenly)."""
-        k = len(self.low)
-        return Bound(k * self.largest(n, privacy),
-                     MethodStep.of("w-inf.stacked-band", statistics=k),
-                     self._assumptions(privacy))
-
-    def closeness(self, n: int, privacy: str, delta: float, *,
-                  progress=False, label: str = "") -> Bound:
-        """Per statistic, K times W_j at delta (the budget split evenly)."""
-        k = len(self.low)
-        return Bound(k * self.per_statistic(n, privacy, delta),
-                     MethodStep.of("closeness.stacked-band", statistics=k),
-                     self._assumptions(privacy))

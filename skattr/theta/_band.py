@@ -14,7 +14,6 @@ from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.laws._band import BandLaw, GroupBand
 from skattr.laws._joint_band import JointBandLaw
 from skattr.laws._order_band import OrderBandLaw
-from skattr.laws._stacked_band import StackedBandLaw
 from skattr.laws._std_band import StdBandLaw
 from skattr.theta._box import ReferenceConfidence
 
@@ -156,9 +155,14 @@ class ConfidenceBand(ReferenceConfidence):
                   for statistic, column in outputs]
         reference, insides = self.groups(request)
         values = reference.records().astype(float)
-        return StackedBandLaw(**self._per_column(
-            request, insides, values, ranges, f"{len(outputs)} statistics",
-            spacings=False))
+        # Each value a sum coordinate of its own band (a mean or proportion
+        # weighted 1 / n).
+        weights = [("mean" if statistic in ("mean", "proportion") else "sum")
+                   for statistic, _ in outputs]
+        return JointBandLaw(
+            outputs=tuple((j, "sum", w) for j, w in enumerate(weights)),
+            **self._per_column(request, insides, values, ranges,
+                               f"{len(outputs)} statistics", spacings=False))
 
     def _joint_law(self, request):
         """Several medians, quantiles or stds: one band per column and group."""
