@@ -22,7 +22,9 @@ def test_demo_prints_releases_and_guarantees(capsys):
     # difference from differential privacy and three next steps.
     assert "changes their odds by\nat most a factor e^1 = 2.7" in out
     assert "except with probability\n0.001 (delta)" in out
-    assert "most e^1.48 = 4.4" in out
+    assert "most e^2.73 = 15.3" in out
+    # The default path: valid for the population, no model assumed.
+    assert "holds for the population" in out and "normally" not in out
     assert "differential privacy hides each\npatient's record" in out
     assert "\n  3. " in out and "\n  4. " not in out
     # No researchers' jargon left undefined.

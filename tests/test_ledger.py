@@ -588,9 +588,10 @@ def test_exact_law_ledger_combines_copies_of_one_count():
     ledger = private.attrpriv.ledger(secret=SECRET, reference=reference,
                                      budget=(3.0, DELTA), theta="moments",
                                      random_state=0)
-    first = ledger.count(["k"], True, epsilon=1.0)
+    first = ledger.count(["k"], True, epsilon=1.0, mechanism="apgm")
     assert 0.99 < ledger.spent[0] <= 1.0          # exact law, calibrated at 1
-    second = ledger.proportion(["k"], True, epsilon=1.0)   # the same count / n
+    second = ledger.proportion(["k"], True, epsilon=1.0,   # the same count / n
+                               mechanism="apgm")
     var = 1 / (1 / first.noise_law.covariance[0, 0]
                + 1 / (second.noise_law.covariance[0, 0] * len(private) ** 2))
     mech = skattr.mechanisms.AttributePrivateGaussian(
@@ -604,7 +605,7 @@ def test_exact_law_ledger_combines_copies_of_one_count():
     assert ledger.spent[0] > 1.0
     # A second statistic needs the joint Gaussian law, stated.
     with pytest.raises(NotCertifiableError, match="law='gaussian'"):
-        ledger.count(["s"], True, epsilon=1.0)
+        ledger.count(["s"], True, epsilon=1.0, mechanism="apgm")
     assert len(ledger.releases) == 2
 
 
@@ -628,21 +629,21 @@ def _coupled_epsilon_by_hand(trials, gap, sigma, delta):
     return optimize.brentq(excess, 1e-9, 50, xtol=1e-12)
 
 
-def test_a_default_ledger_combines_copies_of_one_count_over_the_box():
-    # With no options a count's Theta is the reference's 0.999 confidence
-    # box; two releases of the same count (as a count and a proportion) are
-    # as private as one with their combined noise, certified through the
-    # swap coupling: 12 records move (0.4 vs 0.6 of 60), each counted
-    # differently with probability at most high_in - low_out.
+def test_gaussian_copies_of_one_count_combine_over_the_box():
+    # With no Theta given a count's Theta is the reference's 0.999
+    # confidence box; two apgm releases of the same count (as a count and a
+    # proportion) are as private as one with their combined noise, certified
+    # through the swap coupling: 12 records move (0.4 vs 0.6 of 60), each
+    # counted differently with probability at most high_in - low_out.
     from statsmodels.stats.proportion import proportion_confint
 
     private, reference = count_data(60, 1), count_data(4000, 0)
     ledger = private.attrpriv.ledger(secret=SECRET, reference=reference,
                                      budget=(3.0, DELTA), random_state=0)
-    first = ledger.count(["k"], True, epsilon=1.0)
+    first = ledger.count(["k"], True, epsilon=1.0, mechanism="apgm")
     assert first.assumes("reference.sample")
     assert 0.99 < ledger.spent[0] <= 1.0
-    second = ledger.proportion(["k"], True, epsilon=1.0)
+    second = ledger.proportion(["k"], True, epsilon=1.0, mechanism="apgm")
     var = 1 / (1 / first.noise_law.covariance[0, 0]
                + 1 / (second.noise_law.covariance[0, 0] * len(private) ** 2))
     s, k = reference["s"].to_numpy(), reference["k"].to_numpy()
@@ -667,7 +668,7 @@ def test_laplace_statistics_outside_the_resampling_theta_are_joint_over_bands():
     ledger.count(["s"], True, mechanism="wasserstein", epsilon=1.0)
     assert 0 < ledger.spent[0] <= 5.0 and ledger.spent[1] == 1e-2
     with pytest.raises(NotCertifiableError, match="Gaussian-noise and"):
-        ledger.count(["k"], True, epsilon=1.0)          # apgm: Gaussian noise
+        ledger.count(["k"], True, epsilon=1.0, mechanism="apgm")
     # A function has no band: its joint law names the explicit choice.
     with pytest.raises(NotCertifiableError, match=r"theta=skattr.theta.Resample"):
         ledger.agg(skattr.Statistic.function(
@@ -676,9 +677,41 @@ def test_laplace_statistics_outside_the_resampling_theta_are_joint_over_bands():
     # And the other way round: Gaussian first, then Laplace.
     gaussian = data.attrpriv.ledger(secret=SECRET, reference=reference,
                                     budget=(5.0, 1e-2), random_state=0)
-    gaussian.count(["k"], True, epsilon=1.0)
+    gaussian.count(["k"], True, epsilon=1.0, mechanism="apgm")
     with pytest.raises(NotCertifiableError, match="Gaussian-noise and"):
         gaussian.count(["k"], True, mechanism="wasserstein", epsilon=1.0)
+    # A ledger holding Gaussian-noise releases keeps them by default (a file
+    # written when apgm was the default goes on counting).
+    assert gaussian.count(["k"], True, epsilon=1.0).mechanism == "apgm"
+
+
+def test_a_default_ledger_holds_means_a_median_and_a_count_of_one_dataset():
+    # Issue 28: a mean and a median of the same patients in one ledger with
+    # no options; each release is the accessor's own default (the same
+    # noise), and the joint guarantee covers them all.
+    reference = skattr.datasets.make_hospital(2000, random_state=0)
+    private = skattr.datasets.make_hospital(200, random_state=1)
+    secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    ledger = private.attrpriv.ledger(secret=secret, reference=reference,
+                                     budget=(6.0, 1e-3), random_state=0)
+    mean = ledger.mean(["weight"], epsilon=1.0)
+    alone = private.attrpriv.plan(["weight"], secret=secret,
+                                  reference=reference, epsilon=1.0)
+    assert mean.mechanism == alone.mechanism == "approx-wasserstein"
+    np.testing.assert_allclose(mean.noise_std, alone.noise_std, rtol=1e-9)
+    first = ledger.spent[0]
+    assert 0.99 < first <= 1.0
+    others = [ledger.mean(["blood_pressure"], epsilon=1.0),
+              ledger.median(["weight"], epsilon=1.0),
+              ledger.count(["gender"], "other", epsilon=1.0)]
+    assert {r.mechanism for r in others} == {"approx-wasserstein"}
+    spent, delta = ledger.spent
+    # Four releases of epsilon 1 at one delta: the joint re-splits delta
+    # among them, so it is more than their sum, and within the budget.
+    assert 4.0 <= spent <= 6.0 and delta == 1e-3
+    with pytest.raises(BudgetExceededError):
+        ledger.mean(["height"], epsilon=1.0)
+    assert len(ledger.releases) == 4
 
 
 def test_repeated_laplace_releases_of_one_count_add_up_and_hold_empirically():

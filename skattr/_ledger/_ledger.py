@@ -91,9 +91,10 @@ _LEDGER_KEYWORDS = """\
 **params
     The release's own parameters: ``epsilon`` (its own guarantee, or
     ``"remaining"`` for the largest the budget allows), ``delta``,
-    ``mechanism`` (``"apgm"`` for linear statistics and
-    ``"approx-wasserstein"`` for the others by default; ``"auto"`` the
-    least-error mechanism the ledger certifies jointly) and any parameter of
+    ``mechanism`` (by default the accessor's, ``"approx-wasserstein"``;
+    ``"apgm"`` for linear statistics in a ledger of ``law="gaussian"`` or
+    ``"exact"`` or one holding Gaussian-noise releases; ``"auto"`` the
+    least-error Gaussian-noise mechanism) and any parameter of
     that mechanism. The secret, reference, Theta, law, clipping and noise
     source are the ledger's. The joint guarantee is checked, and a release
     over the budget refused, before any noise is drawn."""
@@ -148,9 +149,11 @@ class Ledger:
         The law of every release and of the joint release. ``"gaussian"``
         takes the statistics' joint law as Gaussian with Theta's joint
         moments (an assumption every release records); it is needed to
-        certify several distinct statistics together. Otherwise only
-        releases of one statistic (a count, or the mean or sum of one
-        integer column: its exact law) are certified jointly, exactly.
+        certify several distinct statistics with Gaussian noise together.
+        Otherwise Gaussian-noise releases of one statistic only (a count, or
+        the mean or sum of one integer column: its exact law) are certified
+        jointly, exactly; Laplace-noise releases (the default) of different
+        statistics are certified over the reference's bands.
     random_state : None, int or Generator, default=None
         The noise of every release; None draws from the operating system.
     bounds : "reference", dict, sequence of (low, high), (low, high) or None, \
@@ -167,17 +170,21 @@ default="reference"
 
     Notes
     -----
-    Gaussian-noise releases (``"apgm"``, the default for linear statistics,
-    the Expected Value family, ``"optimal"``; ``mechanism="auto"`` picks the
-    one of least expected error) are certified from their joint law.
-    Laplace-noise releases of the Wasserstein mechanisms (the default for
-    medians, quantiles, standard deviations and functions) are certified
-    jointly: one statistic released again and again by one coupling of its
-    two laws, which serves every copy, so their epsilons add; different
-    statistics from their joint law under the resampling Theta (open the
-    ledger with ``theta=skattr.theta.Resample(random_state=...)`` to fix its
-    draws), exactly when the datasets can be enumerated and otherwise from
-    one drawn coupling. A mix of Laplace and Gaussian noise, and any other
+    With no options every release is the accessor's default one
+    (``approx-wasserstein``, Laplace noise over the reference's confidence
+    bands). Laplace-noise releases of the Wasserstein mechanisms are
+    certified jointly: one statistic released again and again by one
+    coupling of its two laws, which serves every copy, so their epsilons
+    add; different statistics (means, sums, counts, medians, quantiles,
+    stds) from their joint law over the reference's bands, or under the
+    resampling Theta (open the ledger with
+    ``theta=skattr.theta.Resample(random_state=...)`` to fix its draws)
+    exactly when the datasets can be enumerated and otherwise from one drawn
+    coupling. Gaussian-noise releases (``"apgm"``, the default for linear
+    statistics under ``law="gaussian"`` or ``"exact"``, the Expected Value
+    family, ``"optimal"``; ``mechanism="auto"`` picks the one of least
+    expected error) are certified from their joint law. A mix of Laplace
+    and Gaussian noise, and any other
     mechanism, are refused (fail closed). The joint certificate of different
     statistics is never a sum of epsilons: see the module notes of
     ``skattr/_ledger/_joint.py``.
@@ -362,8 +369,15 @@ default="reference"
                 "accounted across releases. Release the relaxed statistic on "
                 "its own (df.attrpriv.mean(..., relaxation=...)).")
         linear = getattr(query, "is_linear", False)
-        mechanism = params.pop("mechanism",
-                               "apgm" if linear else "approx-wasserstein")
+        # The accessor's default (Laplace noise over the reference's bands),
+        # unless the ledger's law is a stated model of Gaussian-noise laws or
+        # it already holds Gaussian-noise releases (a file written before
+        # 0.4): then apgm for linear statistics, certified jointly with them.
+        gaussian = self.law != "auto" or any(not e.laplace
+                                             for e in self.releases)
+        mechanism = params.pop(
+            "mechanism", "apgm" if linear and gaussian
+            else "approx-wasserstein")
         if mechanism == "auto" and not linear:
             # No Gaussian law of a non-linear statistic here.
             mechanism = "approx-wasserstein"
