@@ -22,7 +22,8 @@ _SUBPACKAGES = ("attacks", "audit", "backends", "bayes", "calibration",
 #: The public names and the private module each lives in.
 _NAMES = {
     "Assumption": "_certificate", "Method": "_certificate",
-    "MethodStep": "_certificate", "Ledger": "_ledger",
+    "MethodStep": "_certificate", "Description": "_describe",
+    "Ledger": "_ledger",
     "LedgerEntry": "_ledger", "Query": "_query", "StackedQuery": "_query",
     "Plan": "_release", "Release": "_release", "Secret": "_secret",
     "Statistic": "_statistic",
@@ -55,6 +56,7 @@ register_importer(_load_all)
 __all__ = [
     "Assumption",
     "AttributePrivacyAccessor",
+    "Description",
     "Ledger",
     "LedgerEntry",
     "Method",

@@ -175,6 +175,46 @@ class AttributePrivacyAccessor:
                       budget=budget, theta=theta, law=law,
                       random_state=random_state, bounds=bounds)
 
+    def describe(self, columns, *, secret=None, reference=None, epsilon=1.0,
+                 delta=1e-3, percentiles=(0.25, 0.5, 0.75), theta="auto",
+                 bounds="reference", random_state=None):
+        """Release count, means and quartiles of ``columns``, certified jointly.
+
+        The private ``DataFrame.describe()``: the row count (public), each
+        column's mean and its quartiles (or ``percentiles``) through one
+        ledger whose budget is ``(epsilon, delta)``, half of it on the means
+        and the rest on the percentiles, so the whole table holds that
+        guarantee jointly.
+
+        Returns
+        -------
+        Description
+            ``.table`` (rows count, mean, 25%, 50%, 75%), ``.noise_std``,
+            ``.ledger`` (the joint guarantee and each release's
+            certificate); ``print`` it for the plain words and the table.
+
+        Examples
+        --------
+        >>> import skattr
+        >>> from skattr.datasets import make_hospital
+        >>> private = make_hospital(200, random_state=1)
+        >>> reference = make_hospital(2000, random_state=0)
+        >>> secret = skattr.Secret.proportion("gender", "female",
+        ...                                   pairs=[(0.4, 0.6)])
+        >>> d = private.attrpriv.describe(["weight", "height"], secret=secret,
+        ...                               reference=reference, epsilon=4.0,
+        ...                               percentiles=[0.5], random_state=0)
+        >>> d.table.index.tolist()
+        ['count', 'mean', '50%']
+        >>> d.ledger.spent[0] <= 4.0
+        True
+        """
+        from skattr._describe import describe
+
+        return describe(self._obj, columns, secret=secret, reference=reference,
+                        epsilon=epsilon, delta=delta, percentiles=percentiles,
+                        theta=theta, bounds=bounds, random_state=random_state)
+
     def plan(self, columns=None, *, statistic="mean", value=None,
              secret=None, reference=None, mechanism="auto", **params) -> Plan:
         """Return the noise law and expected error, without releasing anything.

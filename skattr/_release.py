@@ -306,7 +306,7 @@ class Plan(Certified):
                  for sd, h in zip(self.noise_std, half, strict=True)])
 
     def summary(self, alpha: float = 0.05) -> Summary:
-        """Return a report: one row per statistic, then the certificate.
+        """Return a report: the guarantee in plain words, the values, the certificate.
 
         Parameters
         ----------
@@ -332,11 +332,17 @@ class Plan(Certified):
         ...               noise_law=LaplaceNoise.on_each(2.0, 1),
         ...               values=pd.Series([40.5], index=["age"]))
         >>> print(rel.summary())  # doctest: +ELLIPSIS
+        Hidden: rich: 0.2 vs 0.4. Whatever an observer believed about it, seeing this
+        release changes their odds by at most a factor e^1 = 2.72 (epsilon = 1), except
+        with probability 0.01 (delta). It holds under the assumptions listed below
+        ("assumes"). It covers this release alone: ...
+        <BLANKLINE>
                          Release
         ==========================================
             value noise sd lower (95%) upper (95%)
         ------------------------------------------
         age 40.5  2.82843  34.5085     46.4915
+                                            Certificate
         ====...
         mechanism         approx-wasserstein
         guarantee         (1, 0.01)-attribute privacy
@@ -349,10 +355,25 @@ class Plan(Certified):
         columns, rows = self._statistic_table(float(alpha))
         certificate = [(k, v) for k, v in self._rows()
                        if k not in ("statistics", "released")]
+        from skattr._plain import plain_guarantee
         from skattr._summary import Summary
 
         return Summary(title, columns, [str(k) for k in self.statistics], rows,
-                       certificate)
+                       certificate,
+                       plain=plain_guarantee(self, planned=type(self) is Plan))
+
+    def in_plain_words(self) -> str:
+        """Return the guarantee in a few plain sentences (``summary()``'s opening).
+
+        What is hidden, the factor e^epsilon by which an observer's odds can
+        move, the probability delta that they move more, what the guarantee
+        rests on (the population the reference was sampled from, at its
+        confidence, or a model you chose) and that it covers this release
+        alone.
+        """
+        from skattr._plain import plain_guarantee
+
+        return plain_guarantee(self, planned=type(self) is Plan)
 
     def _repr_html_(self) -> str:
         return self.summary().as_html()

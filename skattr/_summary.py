@@ -20,15 +20,19 @@ __all__ = ["Summary"]
 class Summary(_StatsmodelsSummary):
     """A release's report in the layout of statsmodels' ``summary()``.
 
-    Two tables: one row per statistic (value, noise sd and interval; a plan
-    has no value), then the certificate (mechanism, guarantee, Theta, noise,
-    method and assumptions). ``str``/``print`` give the text, ``as_html()``
+    The guarantee in plain words (what is hidden, the odds factor, delta,
+    what it rests on, what it covers), then two tables: one row per
+    statistic (value, noise sd and interval; a plan has no value), then the
+    technical certificate (mechanism, guarantee, Theta, noise, method and
+    assumptions). ``str``/``print`` give the text, ``as_html()``
     the HTML (every cell escaped), ``as_text()``, ``as_latex()`` and
     ``as_csv()`` the other formats of statsmodels.
 
     Attributes
     ----------
     title : str
+    plain : str
+        The guarantee in plain words, the report's opening.
     table : DataFrame
         The first table: one row per statistic, its cells as printed.
     certificate : list of (str, str)
@@ -36,9 +40,11 @@ class Summary(_StatsmodelsSummary):
     tables : list of statsmodels.iolib.table.SimpleTable
     """
 
-    def __init__(self, title: str, columns, stubs, rows, certificate):
+    def __init__(self, title: str, columns, stubs, rows, certificate,
+                 plain: str = ""):
         super().__init__()
         self.title = title
+        self.plain = plain
         self._parts = (list(columns), list(stubs), list(rows), list(certificate))
         self.table = pd.DataFrame(list(rows), columns=list(columns),
                                   index=list(stubs))
@@ -60,21 +66,29 @@ class Summary(_StatsmodelsSummary):
                         txt_fmt=fmt),
             SimpleTable([[cell(v)] for _, v in certificate],
                         stubs=[cell(k) for k, _ in certificate],
+                        title=cell("Certificate"),
                         txt_fmt={**fmt, "data_aligns": "l"}),
         ]
 
     def as_text(self) -> str:
         """Return the tables as text, long values wrapped at 70 characters."""
         text = summary_return(self._tables(str, wrap=70), return_fmt="text")
-        return "\n".join(line.rstrip() for line in text.splitlines())
+        lines = [line.rstrip() for line in text.splitlines()]
+        if self.plain:
+            lines = [*textwrap.wrap(self.plain, 80), "", *lines]
+        return "\n".join(lines)
 
     def as_latex(self) -> str:
-        """Return the tables as LaTeX tabulars, one after the other."""
-        return "\n".join(t.as_latex_tabular() for t in self._tables(str))
+        """Return the plain words, then the tables as LaTeX tabulars."""
+        tables = "\n".join(t.as_latex_tabular() for t in self._tables(str))
+        return f"{self.plain}\n\n{tables}" if self.plain else tables
 
     def as_html(self) -> str:
         """Return the tables as HTML, every label and value escaped."""
-        return summary_return(self._tables(html.escape), return_fmt="html")
+        tables = summary_return(self._tables(html.escape), return_fmt="html")
+        if not self.plain:
+            return tables
+        return f"<p>{html.escape(self.plain)}</p>\n{tables}"
 
     def _repr_html_(self) -> str:
         return self.as_html()

@@ -168,14 +168,38 @@ def _typed_value(column: pd.Series, text: str, name: str,
     return text
 
 
+def _read_table(path: str) -> pd.DataFrame:
+    """Read a CSV file, or a Parquet file or directory (``.parquet``, ``.pq``)."""
+    if path.lower().endswith((".parquet", ".pq")):
+        import os
+
+        if not os.path.exists(path):
+            raise SkattrError(f"No such file or directory: {path!r}")
+        try:
+            return pd.read_parquet(path)
+        except ImportError as exc:
+            raise SkattrError(
+                f"Reading {path} needs a Parquet engine: pip install pyarrow "
+                f"(or skattr[dask], which brings it); {exc}") from None
+        except OSError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - each engine has its own errors
+            raise SkattrError(f"{path} is not a readable Parquet file: "
+                              f"{exc}") from None
+    return pd.read_csv(path)
+
+
 def _release(args) -> int:
     import skattr  # importing registers the accessor
 
-    data = pd.read_csv(args.data)
+    data = _read_table(args.data)
     if args.reference == "self":
         reference = "self"
     else:
-        reference = pd.read_csv(args.reference)
+        reference = _read_table(args.reference)
+    if args.budget is not None and args.ledger is None:
+        raise SkattrError("--budget is the budget of a ledger: give --ledger "
+                          "FILE with it (the file is created, then kept).")
     value = args.secret_value
     if value is not None:
         value = _typed_value(data[args.secret_column], value, args.secret_column)
@@ -198,7 +222,8 @@ def _release(args) -> int:
                                    window=args.window, support=args.support,
                                    sets=args.sets)
     kwargs = dict(secret=secret, reference=reference, epsilon=args.epsilon,
-                  mechanism=args.mechanism, random_state=args.random_state)
+                  mechanism=args.mechanism or "auto",
+                  random_state=args.random_state)
     # Options left unset are not passed: the mechanism's own default applies,
     # and a parameter it does not take is refused only when asked for.
     law = args.law
@@ -222,22 +247,93 @@ def _release(args) -> int:
     if args.theta is not None:
         kwargs["theta"] = (skattr.theta.Resample() if args.theta == "resample"
                            else args.theta)
-    verb = getattr(data.attrpriv, args.statistic)
     statistic = (skattr.Statistic.quantile(args.columns, args.q)
                  if args.statistic == "quantile" else args.statistic)
+    if args.ledger is not None:
+        return _ledger_release(args, data, kwargs, statistic)
+    verb = getattr(data.attrpriv, args.statistic)
     if args.plan:
         print(data.attrpriv.plan(args.columns, statistic=statistic,
                                  value=args.value, **kwargs).summary())
         return 0
-    if args.statistic in ("count", "proportion"):
-        rel = verb(args.columns, args.value, **kwargs)
-    elif args.statistic == "quantile":
-        rel = verb(args.columns, args.q, **kwargs)
-    else:
-        rel = verb(args.columns, **kwargs)
+    rel = _call_verb(verb, args, kwargs)
     if args.output:
         _write(rel, args.output)
     _print_release(rel)
+    return 0
+
+
+def _call_verb(verb, args, kwargs) -> Release:
+    """Call the accessor's or the ledger's verb with the statistic's arguments."""
+    if args.statistic in ("count", "proportion"):
+        return verb(args.columns, args.value, **kwargs)
+    if args.statistic == "quantile":
+        return verb(args.columns, args.q, **kwargs)
+    return verb(args.columns, **kwargs)
+
+
+def _ledger_release(args, data, kwargs, statistic) -> int:
+    """Release through the ledger kept in ``args.ledger`` (created if absent)."""
+    import os
+
+    from skattr._ledger import Ledger
+
+    path = args.ledger
+    opening = {k: kwargs.pop(k) for k in ("secret", "reference", "theta", "law",
+                                           "bounds", "random_state")
+               if k in kwargs}
+    if kwargs.get("mechanism") == "auto" and args.mechanism is None:
+        del kwargs["mechanism"]         # the ledger's own default
+    if os.path.exists(path):
+        if args.budget is not None:
+            raise SkattrError(
+                f"{path} already holds a ledger with its own budget; drop "
+                "--budget (a budget is set once, when the ledger is created).")
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+        ledger = Ledger.from_json(text, data, reference=opening["reference"],
+                                  random_state=opening.get("random_state"))
+        for key, option in (("law", "--law"), ("theta", "--theta"),
+                            ("bounds", "--bounds")):
+            if key in opening and opening[key] != getattr(ledger, key):
+                raise SkattrError(
+                    f"{path} was opened with {key}={getattr(ledger, key)!r}, "
+                    f"which every release through it keeps; drop {option}, "
+                    "or give another --ledger file.")
+        if ledger.secret != opening["secret"]:
+            raise SkattrError(
+                f"{path} hides {ledger.secret.label}, not "
+                f"{opening['secret'].label}: a ledger guards one secret; give "
+                "its secret, or another --ledger file.")
+    else:
+        if args.budget is None:
+            raise SkattrError(
+                f"{path} does not exist yet: give --budget EPSILON,DELTA to "
+                "create it (the joint guarantee its releases may never exceed "
+                "together).")
+        ledger = data.attrpriv.ledger(budget=args.budget, **opening)
+    if args.plan:
+        plan, joint = ledger.plan(args.columns, statistic=statistic,
+                                  value=args.value, **kwargs)
+        print(plan.summary())
+        print(f"\nThrough {path}: the joint epsilon would be {joint:.4g} "
+              f"(budget {ledger.budget[0]:g}); nothing was released.")
+        return 0
+    verb = getattr(ledger, args.statistic)
+    rel = _call_verb(verb, args, kwargs)
+    # Written before anything is printed, atomically: a release is never
+    # shown without being counted.
+    partial = f"{path}.partial"
+    with open(partial, "w", encoding="utf-8") as file:
+        file.write(ledger.to_json())
+    os.replace(partial, path)
+    if args.output:
+        _write(rel, args.output)
+    _print_release(rel)
+    import textwrap
+
+    print("", *textwrap.wrap(f"The ledger {path}: {ledger.in_plain_words()}",
+                             88), sep="\n")
     return 0
 
 
@@ -311,7 +407,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="example: skattr release patients.csv --columns weight "
                "--secret-column gender --secret-value female --pairs 0.4,0.6 "
                "--reference reference.csv --epsilon 1 --delta 1e-3")
-    rel.add_argument("data", help="CSV file of the private data (with a header)")
+    rel.add_argument("data", help="CSV file of the private data (with a "
+                                  "header), or a Parquet file (.parquet)")
     rel.add_argument("--statistic", default="mean",
                      choices=["mean", "sum", "count", "proportion", "median",
                               "quantile", "std"],
@@ -339,13 +436,21 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--sets", type=_pairs, nargs="+", default=None,
                      metavar="LOW,HIGH", help="intervals hidden from each other")
     rel.add_argument("--reference", required=True,
-                     help="CSV of public reference data, or 'self' to fit on the "
-                          "private data (weaker, warns)")
+                     help="CSV (or Parquet) file of public reference data, or "
+                          "'self' to fit on the private data (weaker, warns)")
+    rel.add_argument("--ledger", default=None, metavar="FILE",
+                     help="release through the ledger kept in FILE: certified "
+                          "jointly with its earlier releases, refused before "
+                          "any noise if over its budget, and FILE updated "
+                          "(created with --budget)")
+    rel.add_argument("--budget", type=_pairs, default=None,
+                     metavar="EPSILON,DELTA",
+                     help="the budget of a new --ledger FILE, e.g. 3,1e-3")
     rel.add_argument("--epsilon", type=float, default=1.0)
     rel.add_argument("--delta", type=float, default=None,
                      help="default: the mechanism's (1e-3; Laplace noise "
                           "certifies 0 and takes none)")
-    rel.add_argument("--mechanism", default="auto", choices=_MechanismNames(),
+    rel.add_argument("--mechanism", default=None, choices=_MechanismNames(),
                      metavar="NAME",
                      help="a mechanism of skattr.mechanisms.MECHANISMS, such as "
                           "apgm, approx-wasserstein or wasserstein (default: "

@@ -22,6 +22,41 @@ are separate callables of ``cv_results_``: each score keeps its meaning in
 ``cv_results_``, and the rule that picks the candidate is stated once, in
 ``refit=``. Scoring an expected error spends no privacy: it is a plan, a dry
 run that reads only n.
+
+The scorers, the refit rules and the attack take a mechanism or a scikit-learn
+``Pipeline`` ending in one: the steps before it transform what the mechanism
+sees, and ``refit_smallest_epsilon`` finds the searched ``"<step>__epsilon"``.
+A ``ColumnTransformer`` hands the mechanism a DataFrame with
+``set_output(transform="pandas")`` and ``verbose_feature_names_out=False``
+(the mechanism reads columns by name).
+
+Examples
+--------
+>>> import skattr
+>>> from sklearn.compose import ColumnTransformer
+>>> from sklearn.model_selection import GridSearchCV
+>>> from sklearn.pipeline import Pipeline
+>>> from sklearn.preprocessing import FunctionTransformer
+>>> from skattr.datasets import make_hospital
+>>> from skattr.mechanisms import AttributePrivateGaussian
+>>> from skattr.model_selection import (expected_error_scorer,
+...                                     refit_smallest_epsilon)
+>>> reference = make_hospital(3000, random_state=0)
+>>> secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+>>> to_kg = ColumnTransformer(
+...     [("kg", FunctionTransformer(lambda w: w * 0.4536,
+...                                 feature_names_out="one-to-one"), ["weight"])],
+...     remainder="passthrough", verbose_feature_names_out=False,
+... ).set_output(transform="pandas")
+>>> pipe = Pipeline([("kg", to_kg), ("mech", AttributePrivateGaussian(
+...     query=skattr.Query.mean(["weight"]), secret=secret,
+...     bounds={"weight": (30, 120)}))])
+>>> search = GridSearchCV(
+...     pipe, {"mech__epsilon": [0.5, 1, 2, 4]},
+...     scoring={"error": expected_error_scorer(n=100, relative=True)},
+...     refit=refit_smallest_epsilon(0.05), cv=3).fit(reference)
+>>> search.best_params_       # the smallest epsilon within 5% of the mean
+{'mech__epsilon': 2}
 """
 
 from __future__ import annotations
@@ -33,9 +68,10 @@ import numpy as np
 
 from skattr._data import column_totals, statistic_values
 from skattr._validation import as_frame
-from skattr.attacks._property_inference import (
+from skattr.attacks._search import (
     attack_accuracy_bounds,
     attack_scorer,
+    check_every_candidate_scored,
     refit_under_attack_limit,
 )
 from skattr.exceptions import (
@@ -65,19 +101,19 @@ class _ExpectedErrorScorer:
         self.relative = relative
 
     def __call__(self, estimator, X=None, y=None) -> float:
-        if not hasattr(estimator, "plan"):
-            raise InvalidParameterError(
-                "expected_error_scorer scores skattr mechanisms (with plan); got "
-                f"{type(estimator).__name__}. Search the mechanism itself, not a "
-                "pipeline around it.")
-        error = estimator.plan(n=self.n).expected_error
+        from skattr.mechanisms import split_pipeline
+
+        before, mechanism = split_pipeline(estimator, what="expected_error_scorer")
+        error = mechanism.plan(n=self.n).expected_error
         if not self.relative:
             return -float(error)
         if X is None:
             raise InvalidParameterError(
                 "expected_error_scorer(relative=True) needs the fold's data X: "
                 "the error is relative to its statistic.")
-        norm = float(np.linalg.norm(_reference_statistic(estimator, X, self.n)))
+        if before is not None:
+            X = before.transform(X)     # what the mechanism sees
+        norm = float(np.linalg.norm(_reference_statistic(mechanism, X, self.n)))
         if not math.isfinite(norm) or norm == 0.0:
             raise DataValidationError(
                 f"The statistic of the fold's data has norm {norm!r}, so the "
@@ -197,8 +233,9 @@ def refit_smallest_epsilon(target: float, *, error: str = "error",
         Name of the :func:`expected_error_scorer` in ``scoring`` (``"score"``
         when it is the only scorer).
     param : str, default="epsilon"
-        Name of the searched privacy parameter in ``cv_results_["params"]``,
-        e.g. ``"mechanism__epsilon"`` inside a pipeline.
+        Name of the searched privacy parameter in ``cv_results_["params"]``.
+        When no candidate has it, the one ``"<step>__epsilon"`` searched is
+        taken (a pipeline ending in a mechanism).
 
     Returns
     -------
@@ -225,7 +262,8 @@ def refit_smallest_epsilon(target: float, *, error: str = "error",
     Why a scorer and a rule, not one score: a score whose argmax is the
     smallest epsilon meeting the target would have to encode epsilon itself,
     so ``cv_results_`` would no longer hold the errors. Here the scorer
-    measures, the rule chooses, and a failed fit (NaN score) is never chosen.
+    measures, the rule chooses, and a candidate whose fit or score failed in a
+    split (a NaN score) is an error, never skipped silently.
     The smallest epsilon is the most privacy the target allows: the expected
     error falls as epsilon grows, so every larger epsilon meets the target
     too, spending more privacy for accuracy that was not asked for.
@@ -261,6 +299,7 @@ def refit_smallest_epsilon(target: float, *, error: str = "error",
                 f"{error!r} in scoring= (scoring={{{error!r}: "
                 "expected_error_scorer(n=...)}), or pass error= its name "
                 "('score' when it is the only scorer).")
+        check_every_candidate_scored(cv_results, [key])
         scores = np.asarray(cv_results[key], dtype=float)
         if np.any(scores > 0):
             raise InvalidParameterError(
@@ -268,13 +307,9 @@ def refit_smallest_epsilon(target: float, *, error: str = "error",
                 "the expected error, as expected_error_scorer returns it.")
         epsilons = _searched_values(cv_results, param, len(scores))
         errors = -scores
-        meets = errors <= target  # NaN (a failed fit) never meets it
+        meets = errors <= target
         if not meets.any():
-            if np.isnan(errors).all():
-                raise NotCertifiableError(
-                    "No candidate has an expected error (every fit or plan "
-                    "failed); see the warnings GridSearchCV raised.")
-            best = int(np.nanargmin(errors))
+            best = int(np.argmin(errors))
             raise NotCertifiableError(
                 f"No candidate's mean expected error meets the target {target:g}: "
                 f"the least is {errors[best]:.4g}, at {param}={epsilons[best]!r}. "
@@ -294,6 +329,12 @@ def _searched_values(cv_results, param: str, size: int) -> list:
         raise InvalidParameterError(
             "cv_results_ has no 'params' with one entry per candidate; pass "
             "GridSearchCV's cv_results_.")
+    if params and all(param not in candidate for candidate in params):
+        # Inside a pipeline: the one "<step>__epsilon" searched.
+        nested = {k for candidate in params for k in candidate
+                  if k.endswith(f"__{param}")}
+        if len(nested) == 1:
+            param = nested.pop()
     values = []
     for i, candidate in enumerate(params):
         if param not in candidate:

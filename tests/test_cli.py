@@ -217,3 +217,67 @@ def test_a_bad_seed_is_a_usage_error(seed, capsys):
         main(["demo", "--seed", seed])
     assert stop.value.code == 2
     assert "a seed is a whole number from 0 to 4294967295" in capsys.readouterr().err
+
+
+def _hospital_files(tmp_path):
+    private = tmp_path / "patients.parquet"
+    reference = tmp_path / "public.csv"
+    make_hospital(200, random_state=1).to_parquet(private)
+    make_hospital(2000, random_state=0).to_csv(reference, index=False)
+    return ["--secret-column", "gender", "--secret-value", "female",
+            "--pairs", "0.4,0.6", "--reference", str(reference)], str(private)
+
+
+def test_a_ledger_file_counts_releases_across_runs(tmp_path, capsys):
+    # Issue 28: a CLI ledger, and Parquet input.
+    common, private = _hospital_files(tmp_path)
+    ledger = str(tmp_path / "ledger.json")
+    # A new ledger needs its budget.
+    assert main(["release", private, "--columns", "weight", *common,
+                 "--ledger", ledger]) == 2
+    assert "--budget EPSILON,DELTA" in capsys.readouterr().err
+    assert main(["release", private, "--columns", "weight", *common,
+                 "--ledger", ledger, "--budget", "3,1e-3",
+                 "--random-state", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "seeing this release changes their odds" in out
+    # A plan through the ledger spends nothing and says the joint epsilon.
+    assert main(["release", private, "--statistic", "median", "--columns",
+                 "weight", *common, "--ledger", ledger, "--plan"]) == 0
+    assert "nothing was released" in capsys.readouterr().out
+    assert main(["release", private, "--statistic", "median", "--columns",
+                 "blood_pressure", *common, "--ledger", ledger,
+                 "--epsilon", "0.5"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "seeing all 2 releases together" in out
+    # Over the budget: refused, and nothing written.
+    before = (tmp_path / "ledger.json").read_text()
+    assert main(["release", private, "--statistic", "median", "--columns",
+                 "height", *common, "--ledger", ledger]) == 2
+    assert "Refused before any noise was drawn" in capsys.readouterr().err
+    assert (tmp_path / "ledger.json").read_text() == before
+    # The file keeps its budget, law and secret.
+    for extra, says in ((["--budget", "5,1e-3"], "drop --budget"),
+                        (["--law", "gaussian"], "drop --law")):
+        assert main(["release", private, "--columns", "weight", *common,
+                     "--ledger", ledger, *extra]) == 2
+        assert says in capsys.readouterr().err
+    other = [c if c != "female" else "male" for c in common]
+    assert main(["release", private, "--columns", "weight", *other,
+                 "--ledger", ledger]) == 2
+    assert "a ledger guards one secret" in capsys.readouterr().err
+    # --budget alone is a mistake, said plainly.
+    assert main(["release", private, "--columns", "weight", *common,
+                 "--budget", "3,1e-3"]) == 2
+    assert "give --ledger FILE" in capsys.readouterr().err
+
+
+def test_a_broken_or_missing_parquet_file_is_a_clear_error(tmp_path, capsys):
+    common, _ = _hospital_files(tmp_path)
+    bad = tmp_path / "bad.parquet"
+    bad.write_text("a,b\n")
+    assert main(["release", str(bad), "--columns", "weight", *common]) == 2
+    assert "is not a readable Parquet file" in capsys.readouterr().err
+    assert main(["release", str(tmp_path / "none.parquet"), "--columns",
+                 "weight", *common]) == 2
+    assert "No such file or directory" in capsys.readouterr().err

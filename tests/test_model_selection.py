@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 from scipy import stats
 from sklearn.base import clone
+from sklearn.compose import ColumnTransformer
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
 from sklearn.tree import DecisionTreeClassifier
 
 import skattr
@@ -161,34 +163,110 @@ def test_grid_search_picks_the_smallest_epsilon_meeting_the_target(reference):
 
 
 def test_smallest_epsilon_inside_a_pipeline(reference):
-    pipe = Pipeline([("mechanism", _mechanism())])
-    # A pipeline has no plan: the scorer says to search the mechanism itself.
-    search = GridSearchCV(pipe, {"mechanism__epsilon": [0.5, 4.0]},
+    # Issue 28: the scorers and refits take a Pipeline ending in a mechanism
+    # (they find the step and its epsilon).
+    pipe = Pipeline([("scale", FunctionTransformer()),
+                     ("mechanism", _mechanism())])
+    search = GridSearchCV(pipe, {"mechanism__epsilon": GRID},
                           scoring={"error": expected_error_scorer(n=100)},
-                          refit=False, cv=2, error_score="raise")
-    with pytest.raises(InvalidParameterError, match="got Pipeline. Search the "
-                                                    "mechanism itself"):
-        search.fit(reference)
+                          refit=refit_smallest_epsilon(2.5), cv=3,
+                          error_score="raise").fit(reference)
+    alone = GridSearchCV(_mechanism(), {"epsilon": GRID},
+                         scoring={"error": expected_error_scorer(n=100)},
+                         refit=refit_smallest_epsilon(2.5), cv=3).fit(reference)
+    np.testing.assert_allclose(search.cv_results_["mean_test_error"],
+                               alone.cv_results_["mean_test_error"])
+    assert search.best_params_ == {"mechanism__epsilon":
+                                   alone.best_params_["epsilon"]}
     results = {"mean_test_error": [-2.0, -1.0],
                "params": [{"mechanism__epsilon": 0.5}, {"mechanism__epsilon": 4.0}]}
     assert refit_smallest_epsilon(2.0, param="mechanism__epsilon")(results) == 0
+    assert refit_smallest_epsilon(2.0)(results) == 0
+    # Two searched epsilons: which one is meant must be said.
+    two = {"mean_test_error": [-2.0],
+           "params": [{"a__epsilon": 0.5, "b__epsilon": 1.0}]}
     with pytest.raises(InvalidParameterError,
                        match=r"Candidate 0 has no 'epsilon' among its parameters "
-                             r"\['mechanism__epsilon'\]; search 'epsilon' in every "
-                             r"grid, or pass param= its name"):
-        refit_smallest_epsilon(2.0)(results)
+                             r"\['a__epsilon', 'b__epsilon'\]; search 'epsilon' "
+                             r"in every grid, or pass param= its name"):
+        refit_smallest_epsilon(2.0)(two)
+
+
+def test_a_pipeline_transforms_what_the_mechanism_sees(reference):
+    # A ColumnTransformer (pandas output) before the mechanism: the relative
+    # error is to the statistic of the transformed fold, and the attack
+    # releases each dataset through the pipeline.
+    to_kg = ColumnTransformer(
+        [("kg", FunctionTransformer(lambda w: w * 0.4536,
+                                    feature_names_out="one-to-one"),
+          ["weight"])],
+        remainder="passthrough", verbose_feature_names_out=False,
+    ).set_output(transform="pandas")
+    mech = AttributePrivateGaussian(query=skattr.Query.mean(["weight"]),
+                                    secret=SECRET, epsilon=1.0, law="gaussian",
+                                    bounds={"weight": (30, 120)})
+    pipe = Pipeline([("kg", to_kg), ("mech", mech)]).fit(reference)
+    fold = reference.iloc[:500]
+    scorer = expected_error_scorer(n=100, relative=True)
+    assert scorer(pipe, fold) == pytest.approx(
+        scorer(pipe[-1], pipe[:-1].transform(fold)), rel=1e-12)
+    assert scorer(pipe, fold) == pytest.approx(
+        -pipe[-1].plan(n=100).expected_error / (fold["weight"].mean() * 0.4536),
+        rel=1e-9)
+    attack = PropertyInferenceAttack(pipe, values=(0.4, 0.6), n=50,
+                                     n_shadow=20, n_test=10, random_state=0)
+    assert 0.0 <= attack.fit(reference.iloc[:1500]).score(
+        reference.iloc[1500:]) <= 1.0
+    with pytest.raises(InvalidParameterError,
+                       match="or a scikit-learn Pipeline whose last step "
+                             "is one; got Pipeline ending in "
+                             "DecisionTreeClassifier"):
+        scorer(Pipeline([("tree", DecisionTreeClassifier())]), fold)
+
+
+def test_default_scoring_plans_the_nearest_size_on_the_secrets_grid(reference):
+    # Issue 28: GridSearchCV's default scoring (the mechanism's score) gave
+    # NaN on folds of 667 records, where 0.4 and 0.6 are not whole records,
+    # and the first candidate was chosen silently.
+    mech = _mechanism(epsilon=1.0).fit(reference)
+    assert mech.score(reference.iloc[:667]) == pytest.approx(
+        -mech.plan(n=665).expected_error, rel=1e-12)
+    assert mech.score(reference.iloc[:665]) == -mech.plan(n=665).expected_error
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        search = GridSearchCV(_mechanism(), {"epsilon": GRID},
+                              cv=3).fit(reference.iloc[:2000])
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+
+
+def test_a_fold_too_small_is_a_clear_error_not_a_silent_choice(reference):
+    small = reference.sample(40, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = GridSearchCV(_mechanism(), {"epsilon": GRID},
+                              scoring={"error": expected_error_scorer(n=100)},
+                              refit=refit_smallest_epsilon(5.0), cv=4)
+        with pytest.raises(NotCertifiableError,
+                           match=r"GridSearchCV could not score \d candidate"
+                                 r".*too small for the mechanism.*cv=2"):
+            search.fit(small)
 
 
 def test_refit_smallest_epsilon_on_hand_built_results():
-    results = {"mean_test_error": [np.nan, -0.4, -0.2, -0.25, -0.1],
-               "params": [{"epsilon": 0.1}, {"epsilon": 1.0}, {"epsilon": 2.0},
+    results = {"mean_test_error": [-0.4, -0.2, -0.25, -0.1],
+               "params": [{"epsilon": 1.0}, {"epsilon": 2.0},
                           {"epsilon": 2.0}, {"epsilon": 5.0}]}
     refit = refit_smallest_epsilon(0.3)
     # Epsilon 2 is the smallest meeting 0.3; of its two, the least error.
-    assert refit(results) == 2
-    assert refit_smallest_epsilon(0.4)(results) == 1
-    # A failed fit (NaN) never meets a target, however loose.
-    assert refit_smallest_epsilon(1e9)(results) == 1
+    assert refit(results) == 1
+    assert refit_smallest_epsilon(0.4)(results) == 0
+    # A failed fit (NaN) is an error, never skipped silently.
+    failed = {"mean_test_error": [np.nan, *results["mean_test_error"]],
+              "params": [{"epsilon": 0.1}, *results["params"]]}
+    with pytest.raises(NotCertifiableError,
+                       match=r"could not score 1 candidate\(s\) \(\{'epsilon': "
+                             r"0.1\}\)"):
+        refit_smallest_epsilon(1e9)(failed)
     # Equal epsilon and error: the first.
     tied = {"mean_test_error": [-0.2, -0.2], "params": [{"epsilon": 1}] * 2}
     assert refit_smallest_epsilon(0.5)(tied) == 0
@@ -213,7 +291,7 @@ def test_refit_smallest_epsilon_bad_results(results, match):
 
 
 def test_refit_smallest_epsilon_nothing_to_choose():
-    with pytest.raises(NotCertifiableError, match="every fit or plan failed"):
+    with pytest.raises(NotCertifiableError, match="could not score 1 candidate"):
         refit_smallest_epsilon(0.5)({"mean_test_error": [np.nan],
                                      "params": [{"epsilon": 1}]})
 
@@ -239,7 +317,9 @@ def test_bad_parameters(call, match):
 
 def test_scorer_errors(reference):
     mech = _mechanism(epsilon=1.0).fit(reference)
-    with pytest.raises(InvalidParameterError, match="scores skattr mechanisms"):
+    with pytest.raises(InvalidParameterError,
+                       match="expected_error_scorer takes a fitted skattr "
+                             "mechanism"):
         expected_error_scorer(n=10)(DecisionTreeClassifier(), reference)
     with pytest.raises(InvalidParameterError, match="needs the fold's data X"):
         expected_error_scorer(n=10, relative=True)(mech, None)
@@ -346,13 +426,15 @@ def test_bound_rule_ties_and_failed_fits():
     # Equal utility: the earlier candidate is tested last, so it is chosen.
     tied = _results([-1.0, -1.0], [[0.5, 0.5], [0.5, 0.5]])
     assert refit_under_attack_limit(0.6, confidence=0.95, n_test=100)(tied) == 0
-    # NaN utility or a NaN split: never tested, never chosen, never blocking.
+    # NaN utility or a NaN split: an error naming the candidates, never a
+    # silent choice among the others.
     failed = _results([np.nan, -3.0, -2.0, -1.0],
                       [[0.5, 0.5, np.nan, 0.5], [0.5, 0.5, 0.5, 0.5]])
-    assert refit_under_attack_limit(0.6, confidence=0.95, n_test=100)(failed) == 3
-    nothing = _results([np.nan], [[0.5], [0.5]])
-    with pytest.raises(NotCertifiableError, match="fits or scorers failed"):
-        refit_under_attack_limit(0.6, confidence=0.95, n_test=100)(nothing)
+    for rule in (refit_under_attack_limit(0.6, confidence=0.95, n_test=100),
+                 refit_under_attack_limit(0.6)):
+        with pytest.raises(NotCertifiableError,
+                           match=r"could not score 2 candidate\(s\)"):
+            rule(failed)
 
 
 def test_bound_rule_says_what_to_do_when_nothing_qualifies():

@@ -352,7 +352,17 @@ def test_plan_summary_has_the_guarantee_theta_and_assumptions():
     plan = _plan(gaussian=np.eye(2), epsilon=0.5, delta=1e-6)
     summary = plan.summary()
     lines = str(summary).splitlines()
-    assert lines[0].strip() == "Release plan (no noise drawn)"
+    # Issue 28: the report opens with the guarantee in plain words, then the
+    # tables, the technical certificate under its own heading.
+    assert lines[0].startswith("Hidden: gender == 'female': 0.4 vs 0.6. ")
+    plain = " ".join(lines[:lines.index("")])
+    assert plain == summary.plain == plan.in_plain_words()
+    assert ("a release by this plan changes their odds by at most a factor "
+            "e^0.5 = 1.65 (epsilon = 0.5), except with probability 1e-06 "
+            "(delta)") in plain
+    assert "It covers a release by this plan alone" in plain
+    assert lines[lines.index("") + 1].strip() == "Release plan (no noise drawn)"
+    assert any(line.strip() == "Certificate" for line in lines)
     rows = dict(summary.certificate)
     assert rows["guarantee"] == "(0.5, 1e-06)-attribute privacy"
     assert rows["Theta"] == "moments of the reference data"
@@ -385,7 +395,8 @@ def test_release_summary_leads_with_the_released_values():
     release = _release()
     summary = release.summary(alpha=0.1)
     lines = str(summary).splitlines()
-    assert lines[0].strip() == "Release"
+    assert lines[lines.index("") + 1].strip() == "Release"
+    assert "seeing this release changes their odds" in summary
     table = summary.table
     assert table.index.tolist() == ["height", "weight"]
     assert table["value"].tolist() == ["65.2", "160.1"]
@@ -418,7 +429,8 @@ def test_repr_html_escapes_labels():
                  assumed=(Assumption.of("stated", text="x < y"),),
                  secrets=("<i>gender</i>",))
     out = plan._repr_html_()
-    assert out.startswith("<table") and out.rstrip().endswith("</table>")
+    assert out.startswith("<p>Hidden: &lt;i&gt;gender&lt;/i&gt;. ")
+    assert out.rstrip().endswith("</table>")
     assert "<b>" not in out and "<i>" not in out
     assert "&lt;b&gt;bmi&lt;/b&gt;" in out
     assert "&lt;i&gt;gender&lt;/i&gt;" in out

@@ -295,6 +295,18 @@ default="reference"
         """Epsilon left before the budget (the joint epsilon can grow by less)."""
         return max(self.budget[0] - self.spent[0], 0.0)
 
+    def in_plain_words(self) -> str:
+        """Return the joint guarantee of the releases so far in plain sentences.
+
+        What is hidden, the factor e^epsilon by which all the releases
+        together can move an observer's odds (``spent``), the probability
+        delta that they move more, the budget the ledger keeps and what the
+        guarantee rests on.
+        """
+        from skattr._plain import plain_ledger
+
+        return plain_ledger(self)
+
     def summary(self) -> pd.DataFrame:
         """Return a table of the releases: values, own guarantee, joint epsilon."""
         rows = []

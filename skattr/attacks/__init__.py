@@ -3,9 +3,8 @@
 from skattr.attacks._property_inference import (
     AttackResult,
     PropertyInferenceAttack,
-    attack_scorer,
-    refit_under_attack_limit,
 )
+from skattr.attacks._search import attack_scorer, refit_under_attack_limit
 from skattr.utils._public import public_dir
 
 __all__ = [

@@ -26,6 +26,7 @@ from skattr.mechanisms._markov_quilt import (
     AttributePrivateMarkovQuilt,
     MarkovQuiltMechanism,
 )
+from skattr.mechanisms._pipeline import split_pipeline
 from skattr.mechanisms._relaxations import MaxDivergenceGap, WassersteinGap
 from skattr.mechanisms._wasserstein import (
     ApproximateWassersteinMechanism,
@@ -54,6 +55,7 @@ __all__ = [
     "OptimalGaussian",
     "WassersteinGap",
     "WassersteinMechanism",
+    "split_pipeline",
 ]
 
 #: ``mechanism=`` name -> estimator class (a read-only mapping, in the

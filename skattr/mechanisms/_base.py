@@ -473,7 +473,11 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         """Return the utility of a release on X: minus its expected l2 error.
 
         Only n = len(X) is used, so scoring (e.g. inside ``GridSearchCV``)
-        spends no privacy on X.
+        spends no privacy on X. Under dataset privacy a pair of shares must
+        be whole numbers of records; when they are not at len(X) (a
+        cross-validation fold's size is arbitrary), the nearest size at which
+        they are is planned instead. For a score at the release's own size,
+        use :func:`skattr.model_selection.expected_error_scorer`.
 
         Parameters
         ----------
@@ -487,7 +491,32 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         float
             ``-plan(X).expected_error``; higher is better.
         """
-        return -self.plan(X).expected_error
+        try:
+            return -self.plan(X).expected_error
+        except NotCertifiableError:
+            frame, backend = self._private_frame(X)
+            n = backend.row_count(frame, what="the data scored")
+            size = self._size_on_grid(n)
+            if size == n:
+                raise
+        return -self.plan(n=size).expected_error
+
+    def _size_on_grid(self, n: int) -> int:
+        """Return the size nearest n at which every secret's pairs are whole records."""
+        def fits(m: int) -> bool:
+            try:
+                for secret in self.secrets_:
+                    if secret.pairs is not None:
+                        secret.grid_pairs(m, alternative="")
+            except NotCertifiableError:
+                return False
+            return True
+
+        for step in range(n):
+            for m in (n - step, n + step):
+                if m >= 2 and fits(m):
+                    return m
+        return n
 
     def to_json(self) -> str:
         """Return the mechanism as JSON text (no pickle, no code): see ``from_json``.

@@ -310,10 +310,15 @@ def test_scorer_and_refit_errors():
         refit({"mean_test_utility": [1.0], "mean_test_attack": [0.5]})
     with pytest.raises(NotCertifiableError, match="the lowest is 0.700"):
         refit({"mean_test_util": [1.0, 2.0], "mean_test_attack": [0.7, 0.9]})
-    # NaN scores (failed fits) never qualify; ties go to the first.
+    # Ties go to the first; a NaN score (a failed fit) is an error naming it,
+    # never skipped silently (issue 28).
     pick = refit_under_attack_limit(0.6)
-    assert pick({"mean_test_utility": [np.nan, 1.0, 1.0, 5.0],
-                 "mean_test_attack": [0.1, 0.6, 0.5, 0.61]}) == 1
+    assert pick({"mean_test_utility": [1.0, 1.0, 5.0],
+                 "mean_test_attack": [0.6, 0.5, 0.61]}) == 0
+    with pytest.raises(NotCertifiableError, match=r"could not score 1 "
+                                                  r"candidate\(s\) \(#0\)"):
+        pick({"mean_test_utility": [np.nan, 1.0, 1.0, 5.0],
+              "mean_test_attack": [0.1, 0.6, 0.5, 0.61]})
 
 
 def test_scorer_is_picklable_and_scores_a_fitted_defence(frames):

@@ -1,0 +1,132 @@
+"""``df.attrpriv.describe``: count, means and quartiles in one certified ledger.
+
+The private counterpart of ``DataFrame.describe()`` (issue 28): the row count
+(public in skattr's model: ``n`` is never hidden), the columns' means and
+their quartiles (or other percentiles), released through one
+:class:`~skattr.Ledger` whose budget is the ``epsilon`` asked for, so the
+whole table is certified jointly: half the budget on the means, the rest on
+the percentiles (``epsilon="remaining"``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from skattr.exceptions import InvalidParameterError
+
+__all__ = ["Description", "describe"]
+
+
+@dataclass(frozen=True)
+class Description:
+    """A private ``describe()``: the released table and the ledger behind it.
+
+    Attributes
+    ----------
+    table : DataFrame
+        Rows ``count``, ``mean`` and each percentile (``25%``, ...), a column
+        per described column, as ``DataFrame.describe()`` lays them out.
+    noise_std : DataFrame
+        The standard deviation of the noise on each cell (0 for the count).
+    ledger : Ledger
+        The ledger of the releases: ``ledger.spent`` is the table's joint
+        guarantee, ``ledger.releases`` each release with its certificate.
+    """
+
+    table: pd.DataFrame
+    noise_std: pd.DataFrame
+    ledger: object
+
+    def to_frame(self) -> pd.DataFrame:
+        """Return a copy of the released table."""
+        return self.table.copy()
+
+    def in_plain_words(self) -> str:
+        """Return the table's joint guarantee in plain sentences."""
+        return self.ledger.in_plain_words()
+
+    def summary(self) -> str:
+        """Return the plain words, then each cell as value +/- noise sd."""
+        import textwrap
+
+        # Series.map: DataFrame.map needs pandas 2.1.
+        cells = self.table.apply(lambda c: c.map(lambda v: f"{v:.6g}"))
+        spread = self.noise_std.apply(
+            lambda c: c.map(lambda v: "" if v == 0 else f" +/- {v:.3g}"))
+        shown = cells + spread
+        return "\n".join([*textwrap.wrap(self.in_plain_words(), 88), "",
+                          "value +/- noise sd:", shown.to_string()])
+
+    def __repr__(self) -> str:
+        return self.summary()
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return (f"<p>{html.escape(self.in_plain_words())}</p>\n"
+                + self.table.to_html())
+
+
+def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
+             percentiles=(0.25, 0.5, 0.75), theta="auto", bounds="reference",
+             random_state=None) -> Description:
+    """Release count, means and percentiles of ``columns`` in one ledger.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The private data (never modified).
+    columns : str or list of str
+        The numeric columns to describe.
+    secret, reference, theta, bounds, random_state
+        As for :meth:`AttributePrivacyAccessor.ledger`.
+    epsilon, delta : float, default=(1.0, 1e-3)
+        The joint guarantee of the whole table (the ledger's budget).
+    percentiles : sequence of float in [0, 1], default=(0.25, 0.5, 0.75)
+        The quantile levels released; empty for means alone.
+
+    Returns
+    -------
+    Description
+    """
+    from skattr._ledger import Ledger
+
+    columns = [columns] if isinstance(columns, str) else list(columns)
+    if not columns:
+        raise InvalidParameterError(
+            "describe() needs at least one column: describe(['age', ...]).")
+    levels = [float(q) for q in percentiles]
+    if any(not 0.0 <= q <= 1.0 for q in levels) or len(set(levels)) != len(levels):
+        raise InvalidParameterError(
+            f"percentiles must be distinct levels in [0, 1], such as "
+            f"(0.25, 0.5, 0.75); got {tuple(percentiles)!r}.")
+    if not (isinstance(epsilon, (int, float)) and np.isfinite(epsilon)
+            and epsilon > 0):
+        raise InvalidParameterError(
+            f"epsilon is the whole table's joint guarantee, a positive number; "
+            f"got {epsilon!r}.")
+    ledger = Ledger(frame, secret=secret, reference=reference,
+                    budget=(float(epsilon), delta), theta=theta,
+                    bounds=bounds, random_state=random_state)
+    share = float(epsilon) / 2 if levels else float(epsilon)
+    means = ledger.mean(columns, epsilon=share, delta=delta)
+    index = ["count", "mean"]
+    values = [[float(len(frame))] * len(columns), list(means.values)]
+    noise = [[0.0] * len(columns), list(means.noise_std)]
+    if levels:
+        found = ledger.quantile(columns, levels, epsilon="remaining", delta=delta)
+        cells = np.asarray(found.values, dtype=float).reshape(len(columns),
+                                                              len(levels))
+        sd = np.asarray(found.noise_std, dtype=float).reshape(len(columns),
+                                                              len(levels))
+        index += [f"{100 * q:g}%" for q in levels]
+        values += cells.T.tolist()
+        noise += sd.T.tolist()
+    table = pd.DataFrame(values, index=index, columns=columns)
+    return Description(table=table,
+                       noise_std=pd.DataFrame(noise, index=index,
+                                              columns=columns),
+                       ledger=ledger)

@@ -1,0 +1,74 @@
+"""df.attrpriv.describe: count, means and quartiles in one certified ledger."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import skattr
+from skattr.datasets import make_hospital
+from skattr.exceptions import InvalidParameterError
+
+SECRET = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+
+
+@pytest.fixture(scope="module")
+def hospital():
+    return make_hospital(200, random_state=1), make_hospital(2000, random_state=0)
+
+
+def test_the_table_is_one_joint_guarantee(hospital):
+    private, reference = hospital
+    before = private.copy()
+    d = private.attrpriv.describe(["weight", "blood_pressure"], secret=SECRET,
+                                  reference=reference, epsilon=2.0,
+                                  random_state=0)
+    pd.testing.assert_frame_equal(private, before)       # nothing mutated
+    assert d.table.index.tolist() == ["count", "mean", "25%", "50%", "75%"]
+    assert d.table.columns.tolist() == ["weight", "blood_pressure"]
+    # The count is public and exact; every other cell is noisy.
+    assert d.table.loc["count"].tolist() == [200.0, 200.0]
+    assert d.noise_std.loc["count"].tolist() == [0.0, 0.0]
+    assert (d.noise_std.drop("count") > 0).all().all()
+    # Two releases through one ledger whose budget is the table's epsilon.
+    assert len(d.ledger.releases) == 2
+    spent, delta = d.ledger.spent
+    assert 1.9 < spent <= 2.0 and delta == 1e-3
+    means, quartiles = (e.release for e in d.ledger.releases)
+    assert means.epsilon == 1.0
+    np.testing.assert_allclose(d.table.loc["mean"], means.values)
+    np.testing.assert_allclose(d.noise_std.loc["mean"], means.noise_std)
+    # Quartile cells: each column's 25%, 50%, 75%, in the table's layout.
+    np.testing.assert_allclose(d.table.loc[["25%", "50%", "75%"], "weight"],
+                               quartiles.values.iloc[:3])
+    np.testing.assert_allclose(
+        d.table.loc[["25%", "50%", "75%"], "blood_pressure"],
+        quartiles.values.iloc[3:])
+    # Every released value is clamped to its column's clipping range.
+    for column in d.table.columns:
+        low, high = reference[column].min(), reference[column].max()
+        assert d.table[column].drop("count").between(low, high).all()
+    text = repr(d)
+    assert text.startswith("Hidden: whether the share of records with gender")
+    assert "+/- " in text and "75%" in text
+    assert d.to_frame() is not d.table and d.to_frame().equals(d.table)
+
+
+def test_means_alone_and_a_string_column(hospital):
+    private, reference = hospital
+    d = private.attrpriv.describe("height", secret=SECRET, reference=reference,
+                                  percentiles=(), random_state=0)
+    assert d.table.index.tolist() == ["count", "mean"]
+    assert d.ledger.spent[0] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("kwargs, says", [
+    ({"columns": []}, "at least one column"),
+    ({"columns": ["weight"], "percentiles": (0.5, 1.5)}, "distinct levels"),
+    ({"columns": ["weight"], "percentiles": (0.5, 0.5)}, "distinct levels"),
+    ({"columns": ["weight"], "epsilon": 0}, "positive number"),
+    ({"columns": ["weight"], "epsilon": float("nan")}, "positive number"),
+])
+def test_bad_arguments_are_refused_before_any_release(hospital, kwargs, says):
+    private, reference = hospital
+    with pytest.raises(InvalidParameterError, match=says):
+        private.attrpriv.describe(secret=SECRET, reference=reference, **kwargs)
