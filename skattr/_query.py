@@ -390,13 +390,14 @@ class StackedQuery(LinearQuery):
         return pd.Series(values, index=self.names(), name=self.statistic)
 
 
-def _check_value_type(col: pd.Series, column, value) -> None:
-    """Refuse a counted value of a type no record of the column can equal."""
+def _check_value_type(col: pd.Series, column, value,
+                      role: str = "counted value") -> None:
+    """Refuse a value of a type no record of the column can equal."""
     numeric = (pd.api.types.is_numeric_dtype(col.dtype)
                or pd.api.types.is_bool_dtype(col.dtype))
     if numeric and isinstance(value, str):
         raise DataValidationError(
-            f"Column {column!r} holds numbers, and the counted value {value!r} "
+            f"Column {column!r} holds numbers, and the {role} {value!r} "
             f"is text, which equals no record: pass it as a number (e.g. "
             f"value={value.strip()}), not in quotes.")
     if (not numeric and pd.api.types.is_string_dtype(col.dtype)
@@ -404,9 +405,36 @@ def _check_value_type(col: pd.Series, column, value) -> None:
             and not isinstance(value, bool)
             and col.dropna().map(lambda v: isinstance(v, str)).all()):
         raise DataValidationError(
-            f"Column {column!r} holds text, and the counted value {value!r} is "
+            f"Column {column!r} holds text, and the {role} {value!r} is "
             f"a number, which equals no record: pass it as text (e.g. "
             f"value={str(value)!r}).")
+
+
+def check_value_occurs(value, column, frames, *, role: str,
+                       numbers_may_be_absent: bool, why: str) -> None:
+    """Refuse a value of ``column`` that no record of ``frames`` holds.
+
+    ``frames`` are the private data and the reference (those given as
+    DataFrames); ``why`` says what an absent value would mean. With
+    ``numbers_may_be_absent`` a number absent from a numeric column passes.
+    """
+    frames = [f for f in frames if isinstance(f, pd.DataFrame)]
+    held = [f[column] for f in frames if column in f.columns]
+    if not held:
+        return
+    _check_value_type(held[0], column, value, role)
+    numeric = (pd.api.types.is_numeric_dtype(held[0].dtype)
+               or pd.api.types.is_bool_dtype(held[0].dtype))
+    if ((numeric and numbers_may_be_absent)
+            or any(bool((col == value).any()) for col in held)):
+        return
+    seen = pd.concat(held).value_counts()
+    listed = ", ".join(repr(v) for v in seen.index[:10].tolist())
+    more = f" and {seen.size - 10} more" if seen.size > 10 else ""
+    raise DataValidationError(
+        f"The {role} {value!r} occurs in no record of column {column!r}, in "
+        f"the private data or the reference, so {why}. The column holds "
+        f"{listed}{more}; check the value's spelling and type.")
 
 
 def check_counted_values(query, frames) -> None:
@@ -427,21 +455,8 @@ def check_counted_values(query, frames) -> None:
                 or callable(part.value)):
             continue
         for column in part.columns or ():
-            held = [f[column] for f in frames if column in f.columns]
-            if not held:
-                continue
-            _check_value_type(held[0], column, part.value)
-            if (pd.api.types.is_numeric_dtype(held[0].dtype)
-                    or pd.api.types.is_bool_dtype(held[0].dtype)
-                    or any(bool((col == part.value).any()) for col in held)):
-                # A number of a numeric column may be absent from both (no
-                # death among the patients): a count of 0 the data gave.
-                continue
-            seen = pd.concat(held).value_counts()
-            listed = ", ".join(repr(v) for v in seen.index[:10].tolist())
-            more = f" and {seen.size - 10} more" if seen.size > 10 else ""
-            raise DataValidationError(
-                f"The counted value {part.value!r} occurs in no record of "
-                f"column {column!r}, in the private data or the reference, so "
-                f"its count would be 0 whatever the data. The column holds "
-                f"{listed}{more}; check the value's spelling and type.")
+            # A number of a numeric column may be absent from both (no death
+            # among the patients): a count of 0 the data gave.
+            check_value_occurs(part.value, column, frames,
+                               role="counted value", numbers_may_be_absent=True,
+                               why="its count would be 0 whatever the data")

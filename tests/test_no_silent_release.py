@@ -14,6 +14,7 @@ from skattr.cli import main
 from skattr.exceptions import (
     DataValidationError,
     InvalidParameterError,
+    NotCertifiableError,
     PrivacyLeakWarning,
 )
 
@@ -48,6 +49,37 @@ def test_a_counted_value_in_no_record_is_refused_with_the_values_held():
     rel = private.attrpriv.count("ward", "D", secret=SECRET, reference=only,
                                  random_state=0)
     assert np.isfinite(rel.values.iloc[0])
+
+
+def test_a_secret_value_in_no_record_is_refused_with_the_values_held():
+    # A misspelt secret value: no record is in the group whose share is
+    # hidden; said before any fit, naming the values the column holds.
+    private, reference = _patients(200, 0), _patients(2000, 1)
+    typo = skattr.Secret.proportion("gender", "f", pairs=[(0.4, 0.6)])
+    with pytest.raises(DataValidationError,
+                       match=r"The secret's value 'f' occurs in no record of "
+                             r"column 'gender'.*holds ('[FM]', )'[FM]';"):
+        private.attrpriv.mean(["mortality"], secret=typo, reference=reference)
+    number = skattr.Secret.proportion("gender", 1, pairs=[(0.4, 0.6)])
+    with pytest.raises(DataValidationError, match="holds text"):
+        private.attrpriv.mean(["mortality"], secret=number, reference=reference)
+
+
+def test_auto_refusal_is_a_few_lines_with_the_reason_that_matters():
+    # Issue 28: auto's refusal named ten mechanisms in one 2,578-character
+    # line; now a line per distinct reason, and the mechanisms that need a
+    # stated model in one short line at the end.
+    private, reference = _patients(200, 0), _patients(2000, 1)
+    with pytest.raises(NotCertifiableError) as caught:
+        private.attrpriv.mean(["mortality"], secret=SECRET,
+                              reference=reference, bounds=None)
+    lines = str(caught.value).splitlines()
+    assert lines[0] == "No available mechanism certifies this release."
+    assert len(lines) == 3 and len(str(caught.value)) < 700
+    assert "no clipping range" in lines[1] and "bounds=" in lines[1]
+    assert lines[2].endswith("certify only a Gaussian law of the statistic "
+                             "that you state (law='gaussian', recorded on the "
+                             "release).")
 
 
 def test_nan_in_the_private_secret_column_is_refused():

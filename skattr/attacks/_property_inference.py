@@ -23,7 +23,11 @@ from skattr.exceptions import (
     DataValidationError,
     InvalidParameterError,
 )
-from skattr.utils._param_validation import Interval, validate_parameter_constraints
+from skattr.utils._param_validation import (
+    Interval,
+    Options,
+    validate_parameter_constraints,
+)
 from skattr.utils._progress import PROGRESS_CONSTRAINT, track
 
 __all__ = ["AttackResult", "PropertyInferenceAttack", "sample_indices"]
@@ -141,6 +145,13 @@ default=None
         system's entropy; an int makes ``fit`` and ``score`` reproducible, each
         with a stream of its own; a Generator is shared and advanced; a
         RandomState seeds a Generator.
+    train_on : {"released", "clean"}, default="released"
+        What the meta-classifier learns from: the defence's releases on the
+        shadow datasets (``"released"``, the attacker who can query the
+        defence), or their noise-free statistics (``"clean"``, the protocol
+        of Chen and Ohrimenko's notebook, which reproduces their Table 3). It
+        is tested on released statistics either way. Without a defence both
+        are the exact statistics.
     progress : "auto" or bool, default="auto"
         Show a progress bar (tqdm) over the datasets released by ``fit`` and
         ``score``. "auto" shows one when tqdm is installed and standard error
@@ -159,7 +170,8 @@ default=None
     query_ : Query or StackedQuery
         The statistic the features come from, with its columns resolved.
     shadow_features_ : ndarray of shape (n_shadow, n_statistics)
-        What the defence released on each shadow dataset.
+        What the classifier learnt from on each shadow dataset: the defence's
+        release, or the exact statistic with ``train_on="clean"``.
     shadow_labels_ : ndarray of int of shape (n_shadow,)
         The value index (0 or 1) of each shadow dataset.
 
@@ -224,12 +236,14 @@ default=None
         "n_shadow": [Interval("integral", 4, None, closed="left")],
         "n_test": [Interval("integral", 2, None, closed="left")],
         "random_state": ["random_state"],
+        "train_on": [Options(frozenset({"released", "clean"}))],
         "progress": PROGRESS_CONSTRAINT,
     }
 
     def __init__(self, mechanism=None, *, query=None, secret=None,
                  values=(0.45, 0.55), n=100, n_shadow=200, n_test=200,
-                 classifier=None, random_state=None, progress="auto"):
+                 classifier=None, random_state=None, train_on="released",
+                 progress="auto"):
         self.mechanism = mechanism
         self.query = query
         self.secret = secret
@@ -239,6 +253,7 @@ default=None
         self.n_test = n_test
         self.classifier = classifier
         self.random_state = random_state
+        self.train_on = train_on
         self.progress = progress
 
     def __sklearn_clone__(self):
@@ -323,8 +338,13 @@ default=None
                     f"replacement needs {need}. Pass more data or a smaller n.")
         return member
 
-    def _draw(self, frame: pd.DataFrame, member, counts, n_datasets: int, rng):
-        """Draw datasets half in each world; return their features and labels."""
+    def _draw(self, frame: pd.DataFrame, member, counts, n_datasets: int, rng,
+              *, clean: bool = False):
+        """Draw datasets half in each world; return their features and labels.
+
+        The features are the defence's releases, or with ``clean`` (and with
+        no defence) the exact statistics of the datasets.
+        """
         labels = np.repeat([0, 1], [n_datasets // 2, n_datasets - n_datasets // 2])
         rows = sample_indices(member, np.asarray(counts)[labels], self.n, rng)
         rows = track(rows, self.progress, unit="dataset",
@@ -333,14 +353,20 @@ default=None
             columns = self.query_.columns
             features = [self.query_.evaluate(frame.iloc[r], columns).to_numpy()
                         for r in rows]
-        else:
-            # A pipeline's steps before the mechanism transform each dataset.
-            from skattr.mechanisms import split_pipeline
+            return np.vstack(features), labels
+        # A pipeline's steps before the mechanism transform each dataset.
+        from skattr.mechanisms import split_pipeline
 
-            before, mechanism = split_pipeline(self.mechanism)
-            features = [mechanism.release(
-                frame.iloc[r] if before is None else before.transform(frame.iloc[r])
-            ).values.to_numpy() for r in rows]
+        before, mechanism = split_pipeline(self.mechanism)
+        seen = ((lambda r: frame.iloc[r]) if before is None
+                else (lambda r: before.transform(frame.iloc[r])))
+        if clean:
+            columns = mechanism.columns_
+            features = [mechanism.query_.evaluate(seen(r), columns).to_numpy()
+                        for r in rows]
+        else:
+            features = [mechanism.release(seen(r)).values.to_numpy()
+                        for r in rows]
         return np.vstack(features), labels
 
     def fit(self, X, y=None):
@@ -376,7 +402,8 @@ default=None
         self.query_ = query
         rng = check_random_state(self.random_state, stream=0)
         self.shadow_features_, self.shadow_labels_ = self._draw(
-            frame, member, (k1, k2), self.n_shadow, rng)
+            frame, member, (k1, k2), self.n_shadow, rng,
+            clean=self.train_on == "clean")
         classifier = (make_pipeline(StandardScaler(), LogisticRegression())
                       if self.classifier is None else self.classifier)
         self.classifier_ = clone(classifier).fit(self.shadow_features_,

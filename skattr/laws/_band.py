@@ -34,7 +34,6 @@ import numpy as np
 
 from skattr._certificate import Assumption, MethodStep
 from skattr._persistence import persistable
-from skattr.exceptions import NotCertifiableError
 from skattr.laws._base import Bound, StatisticLaw, secret_pairs
 from skattr.laws._distances import CoupledDistances
 
@@ -233,6 +232,57 @@ def record_distance(out: GroupBand, inside: GroupBand, lo, hi):
     return gap, lengths[keep]
 
 
+def _chernoff_dominating(gap, probs, copies: int, move: float,
+                         weight: float) -> CoupledDistances:
+    """Return a law stochastically larger than the sum of ``copies`` distances.
+
+    For every t and lam > 0, P(S >= t) <= exp(copies K(lam) - lam t)
+    (Chernoff), K the log moment generating function of one record's
+    distance (0 with chance 1 - ``move``). T(t), the least of these over a
+    grid of lam, is a valid bound and falls with t. The law S' with
+    P(S' >= t_j) = T(t_(j-1)) on a grid t_0 < ... < t_K = the largest sum
+    then has P(S' > x) >= P(S > x) for every x, so it bounds every
+    increasing function of the distance (a W, a Gaussian delta). The grid
+    is geometric above the mean, where the tail lies.
+    """
+    from scipy.special import logsumexp
+
+    keep = probs > 0
+    gap, probs = np.asarray(gap, dtype=float)[keep], np.asarray(probs)[keep]
+    top = float(gap.max(initial=0.0))
+    if top == 0.0 or move == 0.0 or copies == 0:
+        return CoupledDistances(distances=np.zeros(1), probs=np.ones(1),
+                                records=int(copies), gap=float(move),
+                                coupling="swap", largest=0.0)
+    mean = copies * move * float(gap @ probs)
+    second = move * float(gap ** 2 @ probs)
+    sd = math.sqrt(max(copies * (second - (move * float(gap @ probs)) ** 2),
+                       0.0))
+    largest = copies * top
+    lams = np.geomspace(1e-7, 1e3, 1_200) / top
+    one = logsumexp(lams[:, None] * gap[None, :], b=probs[None, :], axis=1)
+    if move < 1.0:
+        one = np.logaddexp(math.log1p(-move), math.log(move) + one)
+    start = max(1e-3 * sd, 1e-9 * largest)
+    grid = mean + np.geomspace(start, max(largest - mean, 2 * start), 3_000)
+    grid = np.minimum(grid, largest)
+    tail = np.ones(grid.size)
+    for chunk in range(0, grid.size, 500):
+        t = grid[chunk:chunk + 500, None]
+        tail[chunk:chunk + 500] = np.exp(np.minimum(
+            0.0, np.min(copies * one[None, :] - lams[None, :] * t, axis=1)))
+    tail = np.minimum.accumulate(tail)
+    at_least = np.concatenate([[1.0], tail[:-1]])      # P(S' >= t_j)
+    law = at_least - np.concatenate([at_least[1:], [0.0]])
+    distances = np.concatenate([[mean], grid])
+    law = np.concatenate([[0.0], law])
+    keep = law > 1e-300
+    return CoupledDistances(distances=weight * distances[keep],
+                            probs=law[keep], records=int(copies),
+                            gap=float(move), coupling="swap",
+                            largest=float(weight * largest))
+
+
 def summed_distance(gap, probs, copies: int, move: float, span: float,
                     weight: float) -> CoupledDistances:
     """Return the law of the sum of ``copies`` records' distances, rounded up.
@@ -240,28 +290,27 @@ def summed_distance(gap, probs, copies: int, move: float, span: float,
     Each record moves with probability ``move`` (1 under dataset privacy)
     and then its distance has the law (gap, probs); distances are rounded up
     to a grid of ``span / steps`` and the sum's law is an FFT power. Mass
-    the float error of the FFT may misplace is counted as infinite.
+    the float error of the FFT may misplace is counted as infinite. When that
+    mass would be too large (hundreds of thousands of moved records), a law
+    that bounds the sum from above by Chernoff's inequality instead.
     """
     steps = int(np.clip(_ATOMS // max(copies, 1), _LEAST_STEPS, _MOST_STEPS))
     step = span / steps if span > 0 else 1.0
-    cells = np.minimum(np.ceil(gap / step), steps).astype(np.int64)
-    one = np.bincount(cells, weights=probs, minlength=steps + 1)
-    one = one * move
-    one[0] += 1.0 - move
     size = copies * steps + 1
     fft = 1 << int(math.ceil(math.log2(size)))
-    law = np.fft.irfft(np.fft.rfft(one, fft) ** copies, fft)[:size]
-    law = np.clip(law, 0.0, None)
     # The power's relative error grows with the exponent, the transforms'
     # with their length: ten times that, on every atom; and the mass of u a
     # record's float break points may misplace (1e-11 a record).
     slack = (10.0 * size * (copies + math.log2(fft)) * 2.0 ** -52
              + copies * 1e-11 + 1e-12)
     if slack >= 1e-4:
-        raise NotCertifiableError(
-            f"The law of {copies} records' summed distances is too large to "
-            "compute exactly enough here; release fewer records or pass "
-            "theta='auto'.")
+        return _chernoff_dominating(gap, probs, copies, move, weight)
+    cells = np.minimum(np.ceil(gap / step), steps).astype(np.int64)
+    one = np.bincount(cells, weights=probs, minlength=steps + 1)
+    one = one * move
+    one[0] += 1.0 - move
+    law = np.fft.irfft(np.fft.rfft(one, fft) ** copies, fft)[:size]
+    law = np.clip(law, 0.0, None)
     law = law / law.sum() * (1.0 - slack)
     # Atoms below 1e-20 (the FFT's float noise, mostly) join the mass counted
     # at infinite distance: a larger bound, and far fewer atoms to calibrate.

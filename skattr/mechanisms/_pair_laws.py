@@ -176,11 +176,14 @@ class GaussianPairLawMechanism(BaseMechanism):
                 "with the modelled moments (an assumption the release records), "
                 "or use mechanism='approx-wasserstein', certified from the "
                 "resampled laws of the statistic.")
-            raise NotCertifiableError(
+            refusal = NotCertifiableError(
                 f"The exact law of this statistic is not available ({why}). "
                 + ("To release it, " if self.law == "exact" else
                    "skattr does not assume the statistic is Gaussian unless "
-                   "asked; to release it, ") + alternative) from None
+                   "asked; to release it, ") + alternative)
+            # "auto" states this reason in one line: a model to opt into.
+            refusal.needs_model = self.law != "exact"
+            raise refusal from None
         if self.law_.kind not in self.calibrates:
             raise self._uncalibrated()
 

@@ -10,6 +10,7 @@ candidate of ``"auto"`` certifies a release with the least expected error.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import inspect
 import warnings
@@ -18,13 +19,14 @@ from collections.abc import Iterator, Mapping
 import pandas as pd
 
 from skattr._persistence import persistable
-from skattr._query import check_counted_values, check_present
+from skattr._query import check_counted_values, check_present, check_value_occurs
 from skattr.backends import backend_of, is_frame
 from skattr.exceptions import (
     InvalidParameterError,
     NotCertifiableError,
     PrivacyLeakWarning,
 )
+from skattr.mechanisms import _fit_cache
 from skattr.utils._param_validation import (
     Interval,
     validate_parameter_constraints,
@@ -291,9 +293,19 @@ class Registry(Mapping):
         n = n_rows if n_rows is not None else backend_of(data).row_count(
             data, what="the private data")
         _check_privacy_level(params, n, large_delta)
+        # What was fitted before on the same data, statistic and parameters
+        # (all but epsilon and the noise) is reused: copies, each with this
+        # release's epsilon and noise.
+        key, known = _fit_cache.cached_fits(mechanism, query, secret, reference,
+                                            data, params)
+        fits = dict(known)
         fitted = self.fit_candidates(mechanism, query, secret=secret,
                                      reference=reference, data=data,
-                                     params=params, among=among)
+                                     params=params, among=among, fits=fits)
+        _fit_cache.remember(key, {name: copy.copy(est) for name, est
+                                  in fits.items()})
+        fitted = {name: _fit_cache.fresh(est, params) if name in known else est
+                  for name, est in fitted.items()}
         candidates, errors = [], []
         for name, est in fitted.items():
             if isinstance(est, Exception):
@@ -316,14 +328,7 @@ class Registry(Mapping):
                        if isinstance(exc, InvalidParameterError)]
             if invalid and len(invalid) == len(errors):
                 raise invalid[0]
-            # One line per distinct reason, naming every mechanism it stopped.
-            reasons: dict[str, list] = {}
-            for name, exc in errors:
-                reasons.setdefault(str(exc), []).append(name)
-            raise NotCertifiableError(
-                "No available mechanism certifies this release: "
-                + " | ".join(f"{', '.join(names)}: {why}"
-                             for why, names in reasons.items()))
+            raise NotCertifiableError(_refusal(errors))
         return candidates[self.least_error(candidates)][0]
 
 
@@ -401,6 +406,31 @@ def _check_values(classes: Mapping[str, type], params: Mapping) -> None:
                 raise errors[0]
 
 
+def _refusal(errors) -> str:
+    """Say why no candidate certifies: a line per distinct reason.
+
+    The mechanisms that certify only under a model the user states
+    (``law='gaussian'``) are named in one line at the end, when another
+    reason is the one that matters.
+    """
+    reasons: dict[str, list] = {}
+    modelled: list = []
+    for name, exc in errors:
+        if getattr(exc, "needs_model", False):
+            modelled.append(name)
+        else:
+            reasons.setdefault(str(exc), []).append(name)
+    if not reasons:
+        reasons = {str(errors[0][1]): modelled}
+        modelled = []
+    lines = [f"- {', '.join(names)}: {why}" for why, names in reasons.items()]
+    if modelled:
+        lines.append(f"- {', '.join(modelled)}: certify only a Gaussian law of "
+                     "the statistic that you state (law='gaussian', recorded "
+                     "on the release).")
+    return "No available mechanism certifies this release.\n" + "\n".join(lines)
+
+
 def _check_data(query, secret, data, reference) -> None:
     """Refuse, before any fit, what would release a number that says nothing.
 
@@ -409,6 +439,14 @@ def _check_data(query, secret, data, reference) -> None:
     be in one group or the other for the pairs to mean what they say).
     """
     check_counted_values(query, [data, reference])
+    for s in (secret if isinstance(secret, (list, tuple)) else [secret]):
+        value = getattr(s, "value", None)
+        if (getattr(s, "property", None) == "proportion" and value is not None
+                and not callable(value)):
+            check_value_occurs(
+                value, s.column, [data, reference], role="secret's value",
+                numbers_may_be_absent=False,
+                why="no record is in the secret's group, whose share is hidden")
     if isinstance(data, pd.DataFrame):
         for s in (secret if isinstance(secret, (list, tuple)) else [secret]):
             column = getattr(s, "column", None)

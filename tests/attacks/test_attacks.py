@@ -360,3 +360,34 @@ def test_grid_search_picks_the_most_useful_epsilon_under_the_limit(frames):
                                                            "law_")
     with pytest.raises(NotCertifiableError, match="Add smaller epsilons"):
         refit_under_attack_limit(0.5)(res)
+
+
+def test_train_on_clean_learns_from_exact_statistics_and_tests_on_releases(
+        frames):
+    # The notebook's protocol (Chen & Ohrimenko's Table 3): the classifier
+    # learns from the noise-free statistics of the shadow datasets, and is
+    # scored on released ones.
+    reference, auxiliary, test = frames
+    clean = PropertyInferenceAttack(_defence(reference, 5.0), values=VALUES,
+                                    n_shadow=40, n_test=40, random_state=3,
+                                    train_on="clean").fit(auxiliary)
+    exact = PropertyInferenceAttack(query=QUERY, secret=SECRET, values=VALUES,
+                                    n_shadow=40, n_test=40,
+                                    random_state=3).fit(auxiliary)
+    np.testing.assert_array_equal(clean.shadow_features_,
+                                  exact.shadow_features_)
+    released = PropertyInferenceAttack(_defence(reference, 5.0), values=VALUES,
+                                       n_shadow=40, n_test=40, random_state=3,
+                                       ).fit(auxiliary)
+    assert not np.allclose(released.shadow_features_, exact.shadow_features_)
+    # Scored on releases: the defence's noise is drawn for every test set.
+    defence = _defence(reference, 5.0)
+    calls = []
+    original = defence.release
+    defence.release = lambda X: calls.append(len(X)) or original(X)
+    PropertyInferenceAttack(defence, values=VALUES, n_shadow=40, n_test=40,
+                            random_state=3, train_on="clean").fit(
+        auxiliary).score(test)
+    assert calls == [100] * 40
+    with pytest.raises(InvalidParameterError, match="'train_on' parameter"):
+        PropertyInferenceAttack(defence, train_on="noisy").fit(auxiliary)

@@ -150,3 +150,72 @@ def test_monte_carlo_theta_of_1000_datasets_plans_on_all_of_adult(adult):
     plan = mechanism("daum", 1.0, theta=MonteCarlo(1000, random_state=0)
                      ).fit(adult).plan(n=N)
     assert np.isfinite(plan.expected_error) and plan.expected_error > 0
+
+
+def test_app_c1_variance_of_the_number_of_women(adult):
+    # Chen & Ohrimenko App. C.1 estimate the variance of the number of women
+    # among 100 records (45 or 55 of them earning >50K) from 1,000 sampled
+    # datasets: 18.31 at p = 0.45 and 18.03 at 0.55. The exact values, by
+    # hand (hypergeometric draws within each income group, no skattr code),
+    # are 18.657 and 17.557; the paper's figures lie within the sampling
+    # error of a 1,000-dataset estimate.
+    rich = (adult["income"] == ">50K").to_numpy()
+    women = (adult["sex"] == "Female").to_numpy()
+    exact = []
+    for k in (45, 55):
+        variance = 0.0
+        for group, draws in ((rich, k), (~rich, 100 - k)):
+            size, share = group.sum(), (women & group).sum() / group.sum()
+            variance += draws * share * (1 - share) * (size - draws) / (size - 1)
+        exact.append(variance)
+    assert [round(v, 3) for v in exact] == [18.657, 17.557]
+    # skattr's closed form (theta="moments") is the same law.
+    fitted = MECHANISMS["apgm"](query=Query.count("sex", "Female"),
+                                secret=SECRET, theta="moments",
+                                law="gaussian").fit(adult)
+    (model,) = fitted.law_.models[0]
+    _, covs = model.sum_moments([0.45, 0.55], N)
+    np.testing.assert_allclose(covs.ravel(), exact, rtol=1e-9)
+    # The paper's Monte-Carlo figures, and one of our own (numpy draws),
+    # are within 2.5 standard errors of a 1,000-dataset sample variance.
+    rng = np.random.default_rng(0)
+    rich_rows, poor_rows = np.flatnonzero(rich), np.flatnonzero(~rich)
+    for k, paper, truth in ((45, 18.31, exact[0]), (55, 18.03, exact[1])):
+        se = truth * math.sqrt(2 / 999)
+        assert abs(paper - truth) < 2.5 * se
+        counts = [women[rng.choice(rich_rows, k, replace=False)].sum()
+                  + women[rng.choice(poor_rows, 100 - k, replace=False)].sum()
+                  for _ in range(1000)]
+        assert abs(np.var(counts, ddof=1) - truth) < 2.5 * se
+
+
+def _crossover(column, value, adult):
+    """Delta p where DauM's error (epsilon 1) first exceeds DP Gaussian's."""
+    dp = MECHANISMS["dp-gaussian"](
+        query=QUERY, secret=Secret.proportion(column, value, pairs=[(0.45, 0.55)]),
+        epsilon=1.0, delta=1e-3, calibration="classic", bounds=BOUNDS,
+    ).fit(adult).plan(n=N).expected_error
+    previous = (0.0, 0.0)
+    for k in range(1, 21):
+        gap = 0.02 * k
+        secret = Secret.proportion(column, value, pairs=[
+            (round(0.5 - gap / 2, 2), round(0.5 + gap / 2, 2))])
+        error = mechanism("daum", 1.0, secret=secret).fit(adult).plan(
+            n=N).expected_error
+        if error > dp:
+            # Linear between the grid's last point below and first above.
+            (g0, e0) = previous
+            return g0 + (gap - g0) * (dp - e0) / (error - e0)
+        previous = (gap, error)
+    return math.inf
+
+
+def test_fig3_crossover_where_daum_stops_beating_dp_gaussian(adult):
+    # Chen & Ohrimenko Fig. 3 (epsilon 1, delta 1e-3): DauM beats the
+    # Gaussian mechanism of differential privacy (one record, k = 1: error
+    # 15.07, a hundredth of Table 2's GroupDP) while the property is hidden
+    # to Delta p_I <= 0.12 (income) and Delta p_W <= 0.28 (private-sector
+    # work class).
+    assert _crossover("income", ">50K", adult) == pytest.approx(0.12, abs=0.01)
+    assert _crossover("workclass", "Private", adult) == pytest.approx(0.28,
+                                                                      abs=0.015)

@@ -1,0 +1,89 @@
+"""Fitted Theta kept across accessor releases on the same data (issue 28)."""
+
+import numpy as np
+import pytest
+
+import skattr
+from skattr.datasets import make_hospital
+from skattr.mechanisms import ApproximateWassersteinMechanism, _fit_cache
+
+SECRET = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """Count the fits of the Approximate Wasserstein Mechanism."""
+    _fit_cache.clear()
+    calls = []
+    original = ApproximateWassersteinMechanism.fit
+
+    def fit(self, X, y=None):
+        calls.append(len(X))
+        return original(self, X, y)
+
+    monkeypatch.setattr(ApproximateWassersteinMechanism, "fit", fit)
+    yield calls
+    _fit_cache.clear()
+
+
+@pytest.fixture(scope="module")
+def hospital():
+    return make_hospital(200, random_state=1), make_hospital(2000, random_state=0)
+
+
+def _median(private, reference, **params):
+    return private.attrpriv.median(["weight"], secret=SECRET,
+                                   reference=reference, **params)
+
+
+def test_a_second_release_on_the_same_data_costs_a_plan_not_a_fit(
+        hospital, counted):
+    private, reference = hospital
+    first = _median(private, reference, random_state=0)
+    assert counted == [2000]
+    again = _median(private, reference, random_state=0)
+    assert counted == [2000]                     # no second fit
+    # The same seed gives the same release as a fresh fit would.
+    assert again.values.equals(first.values)
+    # Another epsilon, the same Theta: the noise of a fresh fit at it.
+    other = _median(private, reference, epsilon=2.0, random_state=0)
+    assert counted == [2000]
+    _fit_cache.clear()
+    fresh = _median(private, reference, epsilon=2.0, random_state=0)
+    assert counted == [2000, 2000]
+    np.testing.assert_array_equal(other.noise_std, fresh.noise_std)
+    assert other.values.equals(fresh.values)
+    # No seed: fresh noise on every release.
+    a, b = (_median(private, reference) for _ in range(2))
+    assert not a.values.equals(b.values)
+
+
+def test_other_data_or_parameters_fit_afresh(hospital, counted):
+    private, reference = hospital
+    _median(private, reference, random_state=0)
+    changed = reference.copy()
+    changed.loc[7, "weight"] += 1e-9               # one value, barely
+    _median(private, changed, random_state=0)
+    assert len(counted) == 2
+    _median(private, reference.sample(frac=1.0, random_state=3),
+            random_state=0)                        # the same rows, reordered
+    assert len(counted) == 2
+    _median(private, reference, random_state=0, delta=2e-3)
+    assert len(counted) == 3
+    smaller = private.iloc[:150]
+    _median(smaller, reference, random_state=0)
+    assert len(counted) == 4
+
+
+def test_what_a_repr_cannot_say_is_never_cached(hospital, counted):
+    private, reference = hospital
+    heavy = skattr.Secret.proportion("weight", lambda w: w > 160,
+                                     pairs=[(0.4, 0.6)])
+    for _ in range(2):
+        private.attrpriv.median(["height"], secret=heavy, reference=reference,
+                                random_state=0)
+    assert len(counted) == 2
+    bounds = {"weight": np.array([50.0, 300.0])}
+    for _ in range(2):
+        _median(private, reference, random_state=0, bounds=bounds)
+    assert len(counted) == 4
