@@ -1,6 +1,7 @@
 """Fitted Theta kept across accessor releases on the same data (issue 28)."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import skattr
@@ -87,3 +88,37 @@ def test_what_a_repr_cannot_say_is_never_cached(hospital, counted):
     for _ in range(2):
         _median(private, reference, random_state=0, bounds=bounds)
     assert len(counted) == 4
+
+
+def test_values_of_other_types_that_pandas_hashes_alike_are_not_confused(
+        counted):
+    # Found by review: pandas hashes an object column's 1 and "1" alike, and a
+    # secret of 1 tells them apart. Columns holding anything but text are
+    # fitted afresh.
+    rng = np.random.default_rng(0)
+    ints = make_hospital(600, random_state=0)
+    ints["g"] = pd.Series(rng.integers(0, 2, 600), dtype=object)
+    mixed = ints.copy()
+    mixed.loc[mixed.index[:100], "g"] = mixed["g"].iloc[:100].map(
+        lambda v: "1" if v == 1 else v)
+    private = ints.iloc[:100]
+    secret = skattr.Secret.proportion("g", 1, pairs=[(0.4, 0.6)])
+    for reference in (mixed, ints, ints):
+        private.attrpriv.median(["weight"], secret=secret, reference=reference,
+                                random_state=0)
+    assert len(counted) == 3
+
+
+def test_a_stacked_query_of_a_function_is_never_cached(hospital):
+    # Found by review: a stacked query hid its part's function from the
+    # check, and a function's repr does not change with what it does.
+    private, reference = hospital
+    _fit_cache.clear()
+    threshold = {"w": 200}
+    query = (skattr.Query.mean(["height"])
+             + skattr.Query.count("weight", lambda w: w > threshold["w"]))
+    assert _fit_cache._key("auto", query, SECRET, reference, private,
+                           {"epsilon": 1.0}) is None
+    plain = skattr.Query.mean(["height"]) + skattr.Query.count("weight", 160.0)
+    assert _fit_cache._key("auto", plain, SECRET, reference, private,
+                           {"epsilon": 1.0}) is not None

@@ -28,7 +28,7 @@ from skattr.calibration._gaussian import (
     analytic_mu,
 )
 from skattr.exceptions import NotCertifiableError
-from skattr.laws._distances import CoupledDistances
+from skattr.laws._distances import CoupledDistances, least_certified
 
 __all__ = ["coupled_epsilon", "coupled_gaussian_delta",
            "coupled_required_noise_variance", "pairs_coupled_delta",
@@ -61,7 +61,7 @@ def coupled_gaussian_delta(law: CoupledDistances, sigma: float,
     One record in twenty differs by one, with probability 0.3 each:
 
     >>> from skattr.calibration._coupled import coupled_gaussian_delta
-    >>> from skattr.laws._distances import CoupledDistances
+    >>> from skattr.laws._distances import CoupledDistances, least_certified
     >>> law = CoupledDistances.binomial(20, 0.3, 1.0)
     >>> round(coupled_gaussian_delta(law, 5.0, 1.0), 4)
     0.2128
@@ -165,8 +165,8 @@ def _least_certified(certified, lo: float, hi: float, rtol: float) -> float:
 
 def pairs_coupled_variance(per_pair, epsilon: float, delta: float) -> float:
     """Least Gaussian variance certifying every pair by its best coupling."""
-    return max((min(coupled_required_noise_variance(law, epsilon, delta)
-                    for law in laws) for laws in per_pair), default=0.0)
+    return max((least_certified(laws, lambda law: coupled_required_noise_variance(
+        law, epsilon, delta)) for laws in per_pair), default=0.0)
 
 
 def pairs_coupled_delta(per_pair, sigma: float, epsilon: float) -> float:

@@ -35,14 +35,16 @@ import numpy as np
 from skattr._certificate import Assumption, MethodStep
 from skattr._persistence import persistable
 from skattr.laws._base import Bound, StatisticLaw, secret_pairs
-from skattr.laws._distances import CoupledDistances
+from skattr.laws._distances import CoupledDistances, least_certified
 
 __all__ = ["BandLaw", "BandsLaw", "GroupBand", "dkw_radius", "pair_moves",
-           "record_distance", "summed_distance"]
+           "record_distance", "summed_distances"]
 
 #: Most atoms of the law of the moved records' summed distance (the grid's
 #: steps per record shrink as more records move).
 _ATOMS = 200_000
+#: Mass of each record's distance its float break points may misplace.
+_MISPLACED = 1e-11
 #: Steps of the grid a record's distance is rounded up to, at most and least.
 _MOST_STEPS, _LEAST_STEPS = 2_000, 16
 #: Ranks whose Beta intervals are computed exactly at each end of a group;
@@ -232,7 +234,7 @@ def record_distance(out: GroupBand, inside: GroupBand, lo, hi):
     return gap, lengths[keep]
 
 
-def _chernoff_dominating(gap, probs, copies: int, move: float,
+def _chernoff_dominating(gap, probs, copies: int, move: float, span: float,
                          weight: float) -> CoupledDistances:
     """Return a law stochastically larger than the sum of ``copies`` distances.
 
@@ -243,24 +245,30 @@ def _chernoff_dominating(gap, probs, copies: int, move: float,
     P(S' >= t_j) = T(t_(j-1)) on a grid t_0 < ... < t_K = the largest sum
     then has P(S' > x) >= P(S > x) for every x, so it bounds every
     increasing function of the distance (a W, a Gaussian delta). The grid
-    is geometric above the mean, where the tail lies.
+    is geometric above the mean, where the tail lies. As for the FFT's law,
+    1e-11 of each record's mass (what its float break points may misplace)
+    is put at the largest distance, ``span``; the sum is computed in units
+    of ``span``.
     """
     from scipy.special import logsumexp
 
     keep = probs > 0
-    gap, probs = np.asarray(gap, dtype=float)[keep], np.asarray(probs)[keep]
-    top = float(gap.max(initial=0.0))
-    if top == 0.0 or move == 0.0 or copies == 0:
+    gap = np.asarray(gap, dtype=float)[keep]
+    probs = np.asarray(probs, dtype=float)[keep]
+    if span <= 0.0 or move == 0.0 or copies == 0 or not np.any(gap > 0):
         return CoupledDistances(distances=np.zeros(1), probs=np.ones(1),
                                 records=int(copies), gap=float(move),
                                 coupling="swap", largest=0.0)
-    mean = copies * move * float(gap @ probs)
-    second = move * float(gap ** 2 @ probs)
-    sd = math.sqrt(max(copies * (second - (move * float(gap @ probs)) ** 2),
-                       0.0))
-    largest = copies * top
-    lams = np.geomspace(1e-7, 1e3, 1_200) / top
-    one = logsumexp(lams[:, None] * gap[None, :], b=probs[None, :], axis=1)
+    unit = np.append(np.minimum(gap / span, 1.0), 1.0)
+    mass = np.append(probs * (1.0 - _MISPLACED), _MISPLACED)
+    mass = mass / mass.sum()
+    first = move * float(unit @ mass)
+    second = move * float(unit ** 2 @ mass)
+    mean = copies * first
+    sd = math.sqrt(max(copies * (second - first ** 2), 0.0))
+    largest = float(copies)                      # every record at span
+    lams = np.geomspace(1e-7, 1e3, 1_200)
+    one = logsumexp(lams[:, None] * unit[None, :], b=mass[None, :], axis=1)
     if move < 1.0:
         one = np.logaddexp(math.log1p(-move), math.log(move) + one)
     start = max(1e-3 * sd, 1e-9 * largest)
@@ -274,25 +282,25 @@ def _chernoff_dominating(gap, probs, copies: int, move: float,
     tail = np.minimum.accumulate(tail)
     at_least = np.concatenate([[1.0], tail[:-1]])      # P(S' >= t_j)
     law = at_least - np.concatenate([at_least[1:], [0.0]])
-    distances = np.concatenate([[mean], grid])
-    law = np.concatenate([[0.0], law])
     keep = law > 1e-300
-    return CoupledDistances(distances=weight * distances[keep],
+    return CoupledDistances(distances=weight * span * grid[keep],
                             probs=law[keep], records=int(copies),
                             gap=float(move), coupling="swap",
-                            largest=float(weight * largest))
+                            largest=float(weight * span * largest))
 
 
-def summed_distance(gap, probs, copies: int, move: float, span: float,
-                    weight: float) -> CoupledDistances:
-    """Return the law of the sum of ``copies`` records' distances, rounded up.
+def summed_distances(gap, probs, copies: int, move: float, span: float,
+                     weight: float) -> tuple[CoupledDistances, ...]:
+    """Return laws of the sum of ``copies`` records' distances: alternatives.
 
     Each record moves with probability ``move`` (1 under dataset privacy)
-    and then its distance has the law (gap, probs); distances are rounded up
-    to a grid of ``span / steps`` and the sum's law is an FFT power. Mass
-    the float error of the FFT may misplace is counted as infinite. When that
-    mass would be too large (hundreds of thousands of moved records), a law
-    that bounds the sum from above by Chernoff's inequality instead.
+    and then its distance has the law (gap, probs). The FFT's law: distances
+    rounded up to a grid of ``span / steps``, the sum's law an FFT power,
+    and the mass its float error may misplace counted as infinite (while that
+    mass is below 1e-4). Chernoff's law bounds the sum from above
+    (:func:`_chernoff_dominating`); it is given too wherever the FFT's
+    infinite mass exceeds 1e-10, so that a delta below it still finds a
+    finite W. Every bound takes the least of the alternatives.
     """
     steps = int(np.clip(_ATOMS // max(copies, 1), _LEAST_STEPS, _MOST_STEPS))
     step = span / steps if span > 0 else 1.0
@@ -302,9 +310,12 @@ def summed_distance(gap, probs, copies: int, move: float, span: float,
     # with their length: ten times that, on every atom; and the mass of u a
     # record's float break points may misplace (1e-11 a record).
     slack = (10.0 * size * (copies + math.log2(fft)) * 2.0 ** -52
-             + copies * 1e-11 + 1e-12)
+             + copies * _MISPLACED + 1e-12)
+    laws = ()
+    if slack > 1e-10:
+        laws += (_chernoff_dominating(gap, probs, copies, move, span, weight),)
     if slack >= 1e-4:
-        return _chernoff_dominating(gap, probs, copies, move, weight)
+        return laws
     cells = np.minimum(np.ceil(gap / step), steps).astype(np.int64)
     one = np.bincount(cells, weights=probs, minlength=steps + 1)
     one = one * move
@@ -317,10 +328,10 @@ def summed_distance(gap, probs, copies: int, move: float, span: float,
     keep = law > 1e-20
     # Every record's distance is at most its largest cell, whatever the FFT.
     largest = weight * step * copies * int(cells.max(initial=0)) if move else 0.0
-    return CoupledDistances(distances=weight * step * np.flatnonzero(keep),
-                            probs=law[keep], records=int(copies),
-                            gap=float(move), coupling="swap",
-                            largest=float(largest))
+    return (CoupledDistances(distances=weight * step * np.flatnonzero(keep),
+                             probs=law[keep], records=int(copies),
+                             gap=float(move), coupling="swap",
+                             largest=float(largest)), *laws)
 
 
 @persistable
@@ -396,15 +407,15 @@ class BandLaw(BandsLaw):
                                              strict=True):
                 copies, move = self._worst(secret, n, privacy)
                 gap, probs = record_distance(out, inside, self.low, self.high)
-                laws.append((summed_distance(gap, probs, copies, move,
+                laws.append(summed_distances(gap, probs, copies, move,
                                              self.high - self.low,
-                                             self.query.weight(n)),))
+                                             self.query.weight(n)))
             self._cache[key] = laws
         return self._cache[key]
 
     @staticmethod
     def _widest(per_pair) -> CoupledDistances:
-        return max((laws[0] for laws in per_pair),
+        return max((law for laws in per_pair for law in laws),
                    key=lambda law: (law.records * law.gap, law.records))
 
     def coupling_step(self, per_pair) -> MethodStep:
@@ -414,13 +425,14 @@ class BandLaw(BandsLaw):
 
     def w_infinity(self, n: int, privacy: str) -> Bound:
         per_pair = self.coupled_distances(n, privacy)
-        return Bound(max(laws[0].largest for laws in per_pair),
+        return Bound(max(min(law.largest for law in laws) for laws in per_pair),
                      MethodStep.of("w-inf.band"), self._assumptions(privacy))
 
     def closeness(self, n: int, privacy: str, delta: float, *,
                   progress=False, label: str = "") -> Bound:
         per_pair = self.coupled_distances(n, privacy)
-        return Bound(max(laws[0].closeness(delta) for laws in per_pair),
+        return Bound(max(least_certified(laws, lambda law: law.closeness(delta))
+                         for laws in per_pair),
                      MethodStep.of("closeness.band",
                                    records=self._widest(per_pair).records),
                      self._assumptions(privacy))

@@ -32,7 +32,8 @@ from scipy import stats
 from skattr.exceptions import NotCertifiableError
 from skattr.laws._counts import _as_shares, _record_counts, count_pmf
 
-__all__ = ["CoupledDistances", "count_coupled_distances", "quantile_envelope"]
+__all__ = ["CoupledDistances", "count_coupled_distances", "least_certified",
+           "quantile_envelope"]
 
 # Relative slack on a tail compared with delta (the tails are sums of a few
 # thousand non-negative floats).
@@ -122,6 +123,25 @@ class CoupledDistances:
         return cls(distances=weight * k.astype(float), probs=probs,
                    records=int(trials), gap=float(gap),
                    largest=weight * trials if gap > 0 else 0.0)
+
+
+def least_certified(laws, bound) -> float:
+    """Return the least ``bound(law)`` over alternative laws of one distance.
+
+    Every alternative bounds the same coupled distance, so the least of their
+    bounds holds; one that certifies nothing (``NotCertifiableError``: too
+    much mass counted as infinite for this delta) is skipped, and only when
+    none certifies is the first refusal raised.
+    """
+    found, refusal = [], None
+    for law in laws:
+        try:
+            found.append(bound(law))
+        except NotCertifiableError as exc:
+            refusal = refusal or exc
+    if not found:
+        raise refusal
+    return min(found)
 
 
 #: Per squared support point, the mass the quantile envelope counts as an

@@ -22,7 +22,11 @@ from skattr._persistence import persistable
 from skattr.exceptions import NotCertifiableError
 from skattr.laws._base import Bound, StatisticLaw, secret_pairs
 from skattr.laws._count_sensitivity import count_sensitivity, count_sensitivity_box
-from skattr.laws._distances import CoupledDistances, count_coupled_distances
+from skattr.laws._distances import (
+    CoupledDistances,
+    count_coupled_distances,
+    least_certified,
+)
 from skattr.laws._gaussian import GaussianLaw, PairLaws
 from skattr.laws._sums import SumLaws, pair_pmfs, sum_sensitivity
 from skattr.wasserstein import wd_closeness
@@ -262,7 +266,7 @@ class BoxLaw(StatisticLaw):
     def closeness(self, n: int, privacy: str, delta: float, *,
                   progress=False, label: str = "") -> Bound:
         per_pair = self.coupled_distances(n, privacy)
-        w = max((min(law.closeness(delta) for law in laws)
+        w = max((least_certified(laws, lambda law: law.closeness(delta))
                  for laws in per_pair), default=0.0)
         moved = self.worst_swap(per_pair)
         if self.branch_and_bound:

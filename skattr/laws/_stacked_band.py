@@ -78,7 +78,7 @@ def _fft_quantile(big, small, copies: int, move: float, lo: float, hi: float,
     law = np.fft.irfft(np.fft.rfft(one, fft) ** copies, fft)[:size]
     law = np.clip(law, 0.0, None)
     # The FFT's error (ten times size x (copies + log2 of the transform)
-    # ulps over all atoms, as in summed_distance), counted against every tail.
+    # ulps over all atoms, as in summed_distances), counted against every tail.
     slack = 10.0 * size * (copies + math.log2(fft)) * 2.0 ** -52 + 1e-12
     law = law / law.sum()
     tail = np.cumsum(law[::-1])[::-1] + slack

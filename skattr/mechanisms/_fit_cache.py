@@ -55,13 +55,32 @@ def _plain(value) -> bool:
 def _frame_key(frame) -> tuple | None:
     if not isinstance(frame, pd.DataFrame) or len(frame) > MOST_ROWS:
         return None
-    columns = [c for c in frame.columns]
+    columns = list(frame.columns)
+    if not frame.columns.is_unique:
+        return None               # the fit refuses it, with its own words
+    for column in columns:
+        # pandas hashes an object column's values through str(): 1 and "1"
+        # hash alike, though a secret or a count tells them apart. Text
+        # columns only (found by review).
+        if frame[column].dtype == object and pd.api.types.infer_dtype(
+                frame[column], skipna=True) not in ("string", "empty"):
+            return None
     try:
         sums = hash_sums(frame, columns)
     except (TypeError, ValueError):
         return None               # unhashable values: not cached
     return (frame.shape, tuple(map(repr, columns)),
-            tuple(str(t) for t in frame.dtypes), tuple(digests(sums)))
+            tuple(repr(t) for t in frame.dtypes), tuple(digests(sums)))
+
+
+def _stated(*objects) -> str | None:
+    """Return the objects' repr, or None when a repr may hide what they do.
+
+    A function's repr names its address, not its code (a stacked query's
+    count of a predicate, found by review); any " at 0x" marks one.
+    """
+    text = repr(objects)
+    return None if " at 0x" in text or "<lambda>" in text else text
 
 
 def _key(mechanism, query, secret, reference, data, params) -> tuple | None:
@@ -69,10 +88,14 @@ def _key(mechanism, query, secret, reference, data, params) -> tuple | None:
     if not _plain(stated):
         return None
     secrets = tuple(secret) if isinstance(secret, (list, tuple)) else (secret,)
-    if any(callable(getattr(s, "value", None)) for s in secrets) or callable(
-            getattr(query, "value", None)) or getattr(
-            query, "statistic", None) == "function":
+    parts = getattr(query, "parts", (query,))
+    if any(callable(getattr(s, "value", None)) for s in secrets) or any(
+            callable(getattr(p, "value", None))
+            or getattr(p, "statistic", None) == "function" for p in parts):
         return None               # a lambda's repr does not say what it does
+    described = _stated(query, secrets, sorted(stated.items()))
+    if described is None:
+        return None
     frames = []
     for frame in (data, reference):
         if isinstance(frame, str) or frame is None:
@@ -82,8 +105,7 @@ def _key(mechanism, query, secret, reference, data, params) -> tuple | None:
         if key is None:
             return None
         frames.append(key)
-    return (mechanism, repr(query), repr(secrets),
-            repr(sorted(stated.items())), *frames)
+    return (mechanism, described, *frames)
 
 
 def cached_fits(mechanism, query, secret, reference, data, params):

@@ -132,3 +132,20 @@ def test_a_law_that_is_not_a_law_refuses():
         CoupledDistances(np.array([0.0, np.nan]), np.array([0.5, 0.5]))
     with pytest.raises(NotCertifiableError, match="coupled distance law"):
         CoupledDistances(np.array([1.0, 0.0]), np.array([0.5, 0.5]))
+
+
+def test_the_least_bound_skips_an_alternative_that_certifies_nothing():
+    # Found by review: a law counting mass as infinite refused a small delta,
+    # and the refusal stopped the search although another law certified.
+    import numpy as np
+    import pytest
+
+    from skattr.exceptions import NotCertifiableError
+    from skattr.laws._distances import CoupledDistances, least_certified
+
+    blind = CoupledDistances(np.array([1.0]), np.array([1.0 - 1e-4]))
+    sure = CoupledDistances(np.array([0.0, 3.0]), np.array([0.9, 0.1]))
+    assert least_certified((blind, sure), lambda law: law.closeness(1e-6)) == 3.0
+    assert least_certified((blind, sure), lambda law: law.closeness(0.2)) == 0.0
+    with pytest.raises(NotCertifiableError):
+        least_certified((blind,), lambda law: law.closeness(1e-6))
