@@ -91,7 +91,7 @@ def _rests_on(assumed, where: str = "below") -> str:
 
 def _odds(epsilon: float) -> str:
     factor = math.exp(epsilon) if epsilon < 700 else math.inf
-    return f"e^{epsilon:.3g} = {factor:.3g}" if factor < 1e6 else f"e^{epsilon:.3g}"
+    return f"e^{epsilon:.4g} = {factor:.3g}" if factor < 1e6 else f"e^{epsilon:.4g}"
 
 
 def plain_guarantee(certified, *, planned: bool = False) -> str:
@@ -155,7 +155,7 @@ def plain_ledger(ledger) -> str:
     them = "this release" if count == 1 else f"all {count} releases together"
     text = (f"Hidden: {hidden}. Whatever an observer believed about it, "
             f"seeing {them} changes their odds by at most a factor "
-            f"{_odds(epsilon)} (epsilon = {epsilon:.3g})"
+            f"{_odds(epsilon)} (epsilon = {epsilon:.4g})"
             + (f", except with probability {delta:g} (delta)." if delta > 0
                else ", always (delta = 0)."))
     assumed = tuple(a for e in ledger.releases if e.release is not None

@@ -200,6 +200,16 @@ def _release(args) -> int:
     if args.budget is not None and args.ledger is None:
         raise SkattrError("--budget is the budget of a ledger: give --ledger "
                           "FILE with it (the file is created, then kept).")
+    if args.secret_column not in data.columns:
+        import difflib
+
+        close = difflib.get_close_matches(str(args.secret_column),
+                                          [str(c) for c in data.columns], n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise SkattrError(
+            f"--secret-column {args.secret_column!r} is not a column of "
+            f"{args.data}.{hint} Its columns: "
+            f"{', '.join(map(str, data.columns))}.")
     value = args.secret_value
     if value is not None:
         value = _typed_value(data[args.secret_column], value, args.secret_column)

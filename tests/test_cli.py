@@ -281,3 +281,12 @@ def test_a_broken_or_missing_parquet_file_is_a_clear_error(tmp_path, capsys):
     assert main(["release", str(tmp_path / "none.parquet"), "--columns",
                  "weight", *common]) == 2
     assert "No such file or directory" in capsys.readouterr().err
+
+
+def test_a_misspelt_secret_column_is_named_with_the_nearest(tmp_path, capsys):
+    common, private = _hospital_files(tmp_path)
+    common = [c if c != "gender" else "gendr" for c in common]
+    assert main(["release", private, "--columns", "weight", *common]) == 2
+    err = capsys.readouterr().err
+    assert "--secret-column 'gendr' is not a column" in err
+    assert "Did you mean 'gender'?" in err

@@ -86,6 +86,6 @@ def test_a_ledger_states_its_joint_guarantee(hospital):
     words = ledger.in_plain_words()
     spent = ledger.spent[0]
     assert (f"seeing all 2 releases together changes their odds by at most a "
-            f"factor e^{spent:.3g} = {np.exp(spent):.3g}") in words
+            f"factor e^{spent:.4g} = {np.exp(spent):.3g}") in words
     assert "with probability at least 0.999 over that sample" in words
     assert words.endswith("past a factor e^4 = 54.6 (epsilon = 4).")

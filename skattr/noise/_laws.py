@@ -435,11 +435,11 @@ class LaplaceNoise(NoiseLaw):
         """Alpha of (alpha, beta)-accuracy: ||y||_2 <= ||y||_1 ~ Gamma(d, b).
 
         Exact for one direction; with directions of several scales b_j,
-        the least of three bounds: ||basis y||_2 <= sum_j b_j |y_j| / b,
+        the least of three bounds: ``||basis y||_2 <= sum_j b_j |y_j| / b``,
         whose tail is bounded by the largest scale's Gamma bound and by
         Chernoff's, min over 0 < lam < 1 / max b_j of e^(-lam t) / prod_j
-        (1 - lam b_j); and the union bound: each |b_j y_j / b| <= b_j
-        ln(d / beta) but with chance beta / d, so the norm is at most
+        (1 - lam b_j); and the union bound: each ``|b_j y_j / b| <= b_j
+        ln(d / beta)`` but with chance beta / d, so the norm is at most
         ln(d / beta) sqrt(sum_j b_j^2) but with chance beta.
         """
         from scipy import stats
