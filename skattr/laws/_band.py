@@ -299,8 +299,10 @@ def summed_distances(gap, probs, copies: int, move: float, span: float,
     and the mass its float error may misplace counted as infinite (while that
     mass is below 1e-4). Chernoff's law bounds the sum from above
     (:func:`_chernoff_dominating`); it is given too wherever the FFT's
-    infinite mass exceeds 1e-10, so that a delta below it still finds a
-    finite W. Every bound takes the least of the alternatives.
+    infinite mass exceeds 1e-7 (about a thousand moved records), so that a
+    delta below that mass still finds a finite W (a smaller delta with fewer
+    records falls back on the pure-epsilon bound: more noise, never less).
+    Every bound takes the least of the alternatives.
     """
     steps = int(np.clip(_ATOMS // max(copies, 1), _LEAST_STEPS, _MOST_STEPS))
     step = span / steps if span > 0 else 1.0
@@ -312,7 +314,7 @@ def summed_distances(gap, probs, copies: int, move: float, span: float,
     slack = (10.0 * size * (copies + math.log2(fft)) * 2.0 ** -52
              + copies * _MISPLACED + 1e-12)
     laws = ()
-    if slack > 1e-10:
+    if slack > 1e-7:
         laws += (_chernoff_dominating(gap, probs, copies, move, span, weight),)
     if slack >= 1e-4:
         return laws

@@ -391,10 +391,14 @@ def test_a_small_delta_finds_a_finite_w_where_the_ffts_error_binds():
     w = chernoff.closeness(1e-6)
     mean, sd = 40_000 * 0.9, np.sqrt(40_000 * (0.3 + 1.8 - 0.81))
     assert mean + 4 * sd < w < mean + 8 * sd
-    # Few records: the FFT's law is the tighter one (Chernoff's loses a
-    # polynomial factor), and the least W is the FFT's.
-    fft, chernoff = summed_distances(gap, probs, 30, 1.0, span=3.0, weight=1.0)
+    # A thousand records: the FFT's law is the tighter one (Chernoff's loses
+    # a polynomial factor), and the least W is the FFT's.
+    fft, chernoff = summed_distances(gap, probs, 1_000, 1.0, span=3.0,
+                                     weight=1.0)
     assert fft.closeness(1e-3) < chernoff.closeness(1e-3)
+    # Few records: the FFT's law alone, its infinite mass below 1e-7.
+    (few,) = summed_distances(gap, probs, 30, 1.0, span=3.0, weight=1.0)
+    assert few.missing < 1e-7
 
 
 def test_a_mean_of_millions_of_records_is_released():
