@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["plain_guarantee", "plain_secret"]
+__all__ = ["plain_guarantee", "plain_ledger", "plain_secret"]
 
 _PROPORTION = re.compile(r"^proportion\((?P<column>.+?)(?: == (?P<value>.+))?\)$")
 _PREDICATE = re.compile(r"^proportion\((?P<column>.+?): (?P<name>.+)\)$")

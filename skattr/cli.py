@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import math
+import os
 import re
 import sys
+import textwrap
 
 import pandas as pd
 
@@ -171,8 +174,6 @@ def _typed_value(column: pd.Series, text: str, name: str,
 def _read_table(path: str) -> pd.DataFrame:
     """Read a CSV file, or a Parquet file or directory (``.parquet``, ``.pq``)."""
     if path.lower().endswith((".parquet", ".pq")):
-        import os
-
         if not os.path.exists(path):
             raise SkattrError(f"No such file or directory: {path!r}")
         try:
@@ -201,8 +202,6 @@ def _release(args) -> int:
         raise SkattrError("--budget is the budget of a ledger: give --ledger "
                           "FILE with it (the file is created, then kept).")
     if args.secret_column not in data.columns:
-        import difflib
-
         close = difflib.get_close_matches(str(args.secret_column),
                                           [str(c) for c in data.columns], n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
@@ -284,8 +283,6 @@ def _call_verb(verb, args, kwargs) -> Release:
 
 def _ledger_release(args, data, kwargs, statistic) -> int:
     """Release through the ledger kept in ``args.ledger`` (created if absent)."""
-    import os
-
     from skattr._ledger import Ledger
 
     path = args.ledger
@@ -340,8 +337,6 @@ def _ledger_release(args, data, kwargs, statistic) -> int:
     if args.output:
         _write(rel, args.output)
     _print_release(rel)
-    import textwrap
-
     print("", *textwrap.wrap(f"The ledger {path}: {ledger.in_plain_words()}",
                              88), sep="\n")
     return 0

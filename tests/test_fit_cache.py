@@ -122,3 +122,22 @@ def test_a_stacked_query_of_a_function_is_never_cached(hospital):
     plain = skattr.Query.mean(["height"]) + skattr.Query.count("weight", 160.0)
     assert _fit_cache._key("auto", plain, SECRET, reference, private,
                            {"epsilon": 1.0}) is not None
+
+
+def test_a_release_without_a_seed_never_replays_a_seeded_one(hospital,
+                                                           counted):
+    # What a release leaves out takes the mechanism's default, never the
+    # cached fit's: no seed means fresh noise, no epsilon means 1.
+    from skattr.mechanisms import MECHANISMS
+
+    private, reference = hospital
+    common = dict(query=skattr.Query.median(["weight"]), secret=SECRET,
+                  reference=reference, data=private,
+                  mechanism="approx-wasserstein")
+    seeded = MECHANISMS.build(**common, epsilon=2.0, random_state=0)
+    again = MECHANISMS.build(**common)
+    assert len(counted) == 1                       # the fit was reused
+    assert again.random_state is None and again.epsilon == 1.0
+    assert seeded.random_state == 0 and seeded.epsilon == 2.0
+    assert not again.release(private).values.equals(
+        seeded.release(private).values)

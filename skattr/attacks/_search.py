@@ -8,7 +8,6 @@ accuracies into one-sided Clopper-Pearson bounds, and
 
 from __future__ import annotations
 
-import math
 import numbers
 import re
 
@@ -359,25 +358,31 @@ def check_every_candidate_scored(cv_results, keys) -> None:
 
 
 def _best_under_mean(score, accuracy, limit) -> int:
-    """Return the best utility whose mean accuracy is at most the limit."""
-    allowed = (accuracy <= limit) & ~np.isnan(score)
+    """Return the best utility whose mean accuracy is at most the limit.
+
+    Every score is a number: a NaN was refused before
+    (:func:`check_every_candidate_scored`).
+    """
+    allowed = accuracy <= limit
     if not allowed.any():
-        lowest = np.nanmin(accuracy) if not np.isnan(accuracy).all() else math.nan
         raise NotCertifiableError(
             f"No candidate keeps the mean attack accuracy at or below {limit}; "
-            f"the lowest is {lowest:.3f}. Add smaller epsilons (more noise) to "
+            f"the lowest is {accuracy.min():.3f}. Add smaller epsilons (more noise) to "
             "the grid or raise the limit.")
     return int(np.flatnonzero(allowed)[np.argmax(score[allowed])])
 
 
 def _last_of_sequence(cv_results, score, accuracy, bounds, limit, confidence,
                       n_test) -> int:
-    """Test candidates by increasing utility; return the last before a failure."""
+    """Test candidates by increasing utility; return the last before a failure.
+
+    Every score is a number: a NaN was refused before
+    (:func:`check_every_candidate_scored`).
+    """
     index = np.arange(len(score))
-    tested = index[~np.isnan(score) & ~np.isnan(bounds)]
     # Increasing utility; on equal utility the later candidate first, so that
     # the earlier one, tested last, is chosen when both pass.
-    order = tested[np.lexsort((-tested, score[tested]))]
+    order = index[np.lexsort((-index, score))]
     chosen = None
     for i in order:
         if bounds[i] > limit:
@@ -386,11 +391,6 @@ def _last_of_sequence(cv_results, score, accuracy, bounds, limit, confidence,
     if chosen is not None:
         return chosen
     level = f"{round(100 * confidence, 6):g}%"
-    if order.size == 0:
-        raise NotCertifiableError(
-            "No candidate has both a utility and an attack accuracy in every "
-            "split (the fits or scorers failed); see the warnings GridSearchCV "
-            "raised.")
     first = int(order[0])
     params = cv_results.get("params")
     which = (f" ({params[first]})" if params is not None and len(params) > first

@@ -34,6 +34,7 @@ import numpy as np
 
 from skattr._certificate import Assumption, MethodStep
 from skattr._persistence import persistable
+from skattr.exceptions import NotCertifiableError
 from skattr.laws._base import Bound, StatisticLaw, secret_pairs
 from skattr.laws._distances import CoupledDistances, least_certified
 
@@ -259,6 +260,11 @@ def _chernoff_dominating(gap, probs, copies: int, move: float, span: float,
         return CoupledDistances(distances=np.zeros(1), probs=np.ones(1),
                                 records=int(copies), gap=float(move),
                                 coupling="swap", largest=0.0)
+    if np.any(gap > span * (1 + 1e-12)):
+        # A record's distance lies in the clipping range (fail closed).
+        raise NotCertifiableError(
+            "A record's coupled distance exceeds its clipping range; nothing "
+            "is certified.")
     unit = np.append(np.minimum(gap / span, 1.0), 1.0)
     mass = np.append(probs * (1.0 - _MISPLACED), _MISPLACED)
     mass = mass / mass.sum()

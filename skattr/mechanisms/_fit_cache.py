@@ -21,6 +21,7 @@ is shared between releases or threads.
 from __future__ import annotations
 
 import copy
+import inspect
 import threading
 from collections import OrderedDict
 
@@ -28,7 +29,7 @@ import pandas as pd
 
 from skattr._data import digests, hash_sums
 
-__all__ = ["SIZE", "cached_fits", "fresh"]
+__all__ = ["SIZE", "cached_fits", "clear", "fresh", "remember"]
 
 #: How many (data, statistic, parameters) keys are kept.
 SIZE = 8
@@ -141,9 +142,11 @@ def fresh(est, params):
     if isinstance(est, Exception):
         return est
     mine = copy.copy(est)
-    own = mine.get_params(deep=False)
-    mine.set_params(**{k: params[k] for k in _UNFITTED
-                       if k in params and k in own})
+    # A parameter this release leaves out takes the class's default, never
+    # the first release's (its seed would replay that release's noise).
+    defaults = inspect.signature(type(est).__init__).parameters
+    mine.set_params(**{k: params[k] if k in params else defaults[k].default
+                       for k in _UNFITTED if k in defaults})
     mine._start_releases()
     return mine
 
