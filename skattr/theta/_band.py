@@ -267,18 +267,24 @@ def joint_statistics(request) -> list[tuple[int, str, float]] | None:
     of one or more columns, in the order the statistic releases them (a
     column's levels side by side); None for one value, or another statistic.
     """
-    query = request.query
+    outputs = _order_outputs(request.query, len(request.columns))
+    return outputs if outputs is not None and len(outputs) > 1 else None
+
+
+def _order_outputs(query, columns: int) -> list[tuple[int, str, float]] | None:
+    """Return (column index, kind, parameter) per value of quantiles or stds.
+
+    In the order the statistic releases them (a column's levels side by
+    side); None for another statistic.
+    """
     statistic = getattr(query, "statistic", None)
-    columns = len(request.columns)
     if statistic == "std":
-        outputs = [(c, "std", int(query.ddof)) for c in range(columns)]
-    elif statistic in ("median", "quantile"):
+        return [(c, "std", int(query.ddof)) for c in range(columns)]
+    if statistic in ("median", "quantile"):
         levels = (0.5,) if statistic == "median" else tuple(query.q)
-        outputs = [(c, "quantile", float(q)) for c in range(columns)
-                   for q in levels]
-    else:
-        return None
-    return outputs if len(outputs) > 1 else None
+        return [(c, "quantile", float(q)) for c in range(columns)
+                for q in levels]
+    return None
 
 
 def std_ddof(request) -> int | None:
@@ -327,19 +333,11 @@ def band_coordinates(query, columns, ranges: dict) -> list | None:
                 else:
                     return None
         return found
-    statistic = getattr(query, "statistic", None)
-    if statistic not in ("median", "quantile", "std"):
+    outputs = _order_outputs(query, len(columns))
+    if outputs is None or any(c not in ranges for c in columns):
         return None
-    for c in columns:
-        if c not in ranges:
-            return None
-        if statistic == "std":
-            found.append((("values", c), ranges[c], "std", int(query.ddof)))
-        else:
-            levels = (0.5,) if statistic == "median" else tuple(query.q)
-            found += [(("values", c), ranges[c], "quantile", float(q))
-                      for q in levels]
-    return found
+    return [(("values", columns[c]), ranges[columns[c]], kind, parameter)
+            for c, kind, parameter in outputs]
 
 
 def several_statistics_law(frame, statistics, secret, *,
