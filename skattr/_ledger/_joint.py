@@ -28,8 +28,9 @@ the reference's confidence bands by default, every value a coordinate of one
 band law (:func:`skattr.theta._band.several_statistics_law`), or under the
 resampling Theta when the ledger takes it
 (:func:`skattr.laws._coupling.joint_closeness`).
-Gaussian and Laplace noise on one dataset are refused: the two certificates
-rest on different models, and no joint law of both is modelled here.
+Gaussian and Laplace noise on one dataset rest on different models, and no
+joint law of both is modelled: every release is then certified again
+through the bands' one coupling (:mod:`skattr._ledger._mixed`).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from skattr.theta._request import joint_law
 from skattr.theta._resample import Resample
 from skattr.theta._spec import resolve_theta
 
-__all__ = ["BUDGET_RTOL", "GaussianJoint", "LaplaceJoint"]
+__all__ = ["BUDGET_RTOL", "GaussianJoint", "LaplaceJoint", "laplace_loss"]
 
 #: Relative tolerance of the budget check: epsilons are computed to ~1e-9.
 BUDGET_RTOL = 1e-9
@@ -92,6 +93,17 @@ def clipped_reference(frame, query, columns, bounds, secret, *, reads: bool):
     clipping = resolve_clipping(bounds, query, columns, frame,
                                 reads_reference=reads, needs_declared=False)
     return clip_reference(frame, clipping, [secret]) if reads else frame
+
+
+def laplace_loss(bounds: np.ndarray, weights: np.ndarray) -> float:
+    """Return sum_j W_j w_j: the most Laplace noise loses when |D_j| <= W_j.
+
+    ``weights`` is the sum of 1 / b over the copies of each value; a value
+    that cannot move (W_j = 0) costs nothing, even released without noise.
+    """
+    with np.errstate(invalid="ignore"):
+        moved = np.where(bounds == 0, 0.0, bounds * weights)
+    return float(np.sum(moved))
 
 
 class GaussianJoint:
@@ -294,12 +306,7 @@ class LaplaceJoint:
         Never a sum of epsilons: the laws of each statistic alone can be the
         same under both values while their joint law reveals the secret.
         """
-        privacy = {e["privacy"] for e in entries}
-        if len(privacy) > 1:
-            raise NotCertifiableError(
-                "Laplace-noise releases with dataset and distributional privacy "
-                "have no joint certificate; keep one privacy= per ledger.")
-        privacy = privacy.pop()
+        privacy = self.one_privacy(entries)
         if not all(e.get("resample") for e in entries):
             # Not the resampling model, the explicit choice: the joint law
             # over the reference's confidence bands.
@@ -319,6 +326,16 @@ class LaplaceJoint:
                                list(weights.values()), pairs, n, privacy,
                                ledger.budget[1])
 
+    @staticmethod
+    def one_privacy(entries: list) -> str:
+        """Return the one ``privacy`` of Laplace releases, or refuse two."""
+        privacy = {e["privacy"] for e in entries}
+        if len(privacy) > 1:
+            raise NotCertifiableError(
+                "Laplace-noise releases with dataset and distributional privacy "
+                "have no joint certificate; keep one privacy= per ledger.")
+        return privacy.pop()
+
     def _banded(self, entries: list, privacy: str) -> float:
         """Return the joint epsilon over the bands: sum_j W_j sum 1 / b_j.
 
@@ -328,6 +345,46 @@ class LaplaceJoint:
         budget's, split evenly over the values), and the copies of value j,
         with Laplace scales b, lose at most |D_j| sum 1 / b there. Valid
         for the population with the bands' confidence.
+        """
+        keys = list(dict.fromkeys(e["key"] for e in entries))
+        missing = [k for k in keys if k not in self.queries]
+        if missing:
+            raise NotCertifiableError(
+                "A release loaded from a ledger file is a statistic the file "
+                "cannot restate (a function); its joint law with a different "
+                "statistic cannot be certified after loading.")
+        law, slices = self.band_law({k: self.queries[k] for k in keys})
+        bounds = law.per_statistic(self.ledger._n, privacy,
+                                   self.ledger.budget[1])
+        return laplace_loss(bounds, self.band_weights(entries, keys, slices,
+                                                      bounds.size))
+
+    @staticmethod
+    def band_weights(entries: list, keys: list, slices: list,
+                     size: int) -> np.ndarray:
+        """Return, per band coordinate, the sum of 1 / b over its Laplace copies."""
+        weights = np.zeros(size)
+        for e in entries:
+            index = slices[keys.index(e["key"])]
+            scales = np.asarray(e.get("scales") or [e["scale"]] * index.size,
+                                dtype=float)
+            with np.errstate(divide="ignore"):
+                weights[index] += np.where(scales == 0, np.inf, 1.0 / scales)
+        return weights
+
+    def band_law(self, statistics: dict) -> tuple:
+        """Return the band law of several statistics and each one's coordinates.
+
+        ``statistics`` maps a key to ``(query, columns)``; the law (cached
+        per set of keys) is over the ledger's reference, clipping and the
+        bands' confidence of its Theta. Returns the law and, in the order
+        of ``statistics``, each statistic's indices among its coordinates.
+
+        Raises
+        ------
+        NotCertifiableError
+            The ledger's Theta is not the bands', it has no reference, or a
+            statistic has no bound over the bands.
         """
         from skattr.theta import ConfidenceBand, ConfidenceBox
         from skattr.theta._band import several_statistics_law
@@ -343,52 +400,33 @@ class LaplaceJoint:
             # law would rest on one its releases do not record.
             raise NotCertifiableError(
                 f"The ledger's Theta ({theta!r}) models each statistic alone; "
-                "the joint law of different Laplace-noise statistics is "
+                "the joint law of different statistics with Laplace noise is "
                 "bounded over the reference's confidence bands (theta='auto', "
                 "the default) or under the resampling Theta (theta=skattr."
                 "theta.Resample()). Open the ledger with one of them.")
         if ledger.reference is None:
             raise NotCertifiableError(
-                "The joint law of different Laplace-noise statistics is "
+                "The joint law of different statistics with Laplace noise is "
                 "bounded over the reference's confidence bands; open the "
                 "ledger with reference=.")
-        keys = list(dict.fromkeys(e["key"] for e in entries))
-        missing = [k for k in keys if k not in self.queries]
-        if missing:
-            raise NotCertifiableError(
-                "A release loaded from a ledger file is a statistic the file "
-                "cannot restate (a function); its joint law with a different "
-                "statistic cannot be certified after loading.")
-        if tuple(keys) not in self.banded:
-            statistics = []
-            for key in keys:
-                query, columns = self.queries[key]
+        keys = tuple(statistics)
+        if keys not in self.banded:
+            bounded = []
+            for query, columns in statistics.values():
                 ranges = resolve_clipping(
                     ledger.bounds, query, columns, ledger.reference,
                     reads_reference=True, needs_declared=False).as_dict()
-                statistics.append((query, columns, ranges))
+                bounded.append((query, columns, ranges))
             try:
-                self.banded[tuple(keys)] = several_statistics_law(
-                    ledger.reference, statistics, ledger.secret,
+                self.banded[keys] = several_statistics_law(
+                    ledger.reference, bounded, ledger.secret,
                     confidence=confidence)
             except NotCertifiableError as why:
                 raise NotCertifiableError(
                     f"{why} Open the ledger with theta=skattr.theta.Resample() "
                     "to take the reference's records as the population "
                     "(recorded).") from None
-        law, slices = self.banded[tuple(keys)]
-        bounds = law.per_statistic(ledger._n, privacy, ledger.budget[1])
-        weights = np.zeros(bounds.size)
-        for e in entries:
-            index = slices[keys.index(e["key"])]
-            scales = np.asarray(e.get("scales") or [e["scale"]] * index.size,
-                                dtype=float)
-            with np.errstate(divide="ignore"):
-                weights[index] += np.where(scales == 0, np.inf, 1.0 / scales)
-        # A value that cannot move costs nothing, even released without noise.
-        with np.errstate(invalid="ignore"):
-            moved = np.where(bounds == 0, 0.0, bounds * weights)
-        return float(np.sum(moved))
+        return self.banded[keys]
 
     def _resampled(self, key):
         """Return a released statistic's resampling Theta, seeded by the ledger."""

@@ -17,6 +17,7 @@ import pandas as pd
 from skattr._ledger._entry import LedgerEntry
 from skattr._ledger._files import from_json, storable_statistic, to_json
 from skattr._ledger._joint import BUDGET_RTOL, GaussianJoint, LaplaceJoint
+from skattr._ledger._mixed import mixed_epsilon
 from skattr._query import Query, StackedQuery
 from skattr._release import Plan, Release
 from skattr._verbs import statistic_query, with_verbs
@@ -183,11 +184,12 @@ default="reference"
     coupling. Gaussian-noise releases (``"apgm"``, the default for linear
     statistics under ``law="gaussian"`` or ``"exact"``, the Expected Value
     family, ``"optimal"``; ``mechanism="auto"`` picks the one of least
-    expected error) are certified from their joint law. A mix of Laplace
-    and Gaussian noise, and any other
-    mechanism, are refused (fail closed). The joint certificate of different
-    statistics is never a sum of epsilons: see the module notes of
-    ``skattr/_ledger/_joint.py``.
+    expected error) are certified from their joint law. Laplace and
+    Gaussian noise on one dataset are certified together through the
+    bands' one coupling (:mod:`skattr._ledger._mixed`: dearer than either
+    alone, ``ledger.plan`` shows it first); any other mechanism is refused
+    (fail closed). The joint certificate of different statistics is never a
+    sum of epsilons: see the module notes of ``skattr/_ledger/_joint.py``.
 
     Examples
     --------
@@ -607,8 +609,9 @@ default="reference"
         release = est.release(self._data)
         self.releases.append(LedgerEntry(
             release, statistics, noise_cov, joint, laplace=laplace,
-            joint_delta=(None if laplace is None else self._laplace.joint_delta(
-                [e.laplace for e in self.releases] + [laplace]))))
+            joint_delta=(None if laplace is None or not self._laplace_only()
+                         else self._laplace.joint_delta(
+                             [e.laplace for e in self.releases] + [laplace]))))
         self._columns.update(map(str, est.columns_))
         return release
 
@@ -664,20 +667,20 @@ default="reference"
         two valid bounds is valid.
         """
         laplace = [e.laplace for e in self.releases if e.laplace]
+        gaussian = [(e.statistics, e.noise_cov) for e in self.releases
+                    if not e.laplace]
         if new_laplace is not None:
             laplace.append(new_laplace)
-        if laplace:
-            if len(laplace) != len(self.releases) + 1:
-                raise NotCertifiableError(
-                    "The ledger does not certify Gaussian-noise and "
-                    "Laplace-noise releases jointly: their joint law is not "
-                    "modelled, and a sum of epsilons is not a Pufferfish "
-                    "guarantee. Keep one kind of noise per dataset.")
+        else:
+            gaussian.append((new_statistics, new_noise_cov))
+        if laplace and gaussian:
+            # Both kinds of noise: every release through the bands' one
+            # coupling (skattr._ledger._mixed).
+            computed = mixed_epsilon(self._laplace, laplace, gaussian)
+        elif laplace:
             computed = self._laplace.epsilon(laplace)
         else:
-            entries = [(e.statistics, e.noise_cov) for e in self.releases]
-            entries.append((new_statistics, new_noise_cov))
-            computed = self._gaussian.epsilon(entries, est.law_)
+            computed = self._gaussian.epsilon(gaussian, est.law_)
         return max(computed, self.spent[0])
 
     @property

@@ -8,6 +8,7 @@ covers), and each value's move counted. The binomial tails are checked
 against plain convolutions of scipy's pmfs.
 """
 
+import _lognormal_population as population
 import numpy as np
 import pandas as pd
 import pytest
@@ -23,30 +24,8 @@ LEVELS = [0.25, 0.5, 0.75]
 N, DELTA = 105, 1e-3
 
 
-def _draw(rng, group, size):
-    """LogNormal(0.3, 0.5) in the group, LogNormal(0, 1) outside, clipped."""
-    return np.clip(rng.lognormal(0.3, 0.5, size) if group
-                   else rng.lognormal(0.0, 1.0, size), 0, 20)
-
-
-def _reference(rng, size):
-    g = np.repeat([1, 0], size)
-    x = np.concatenate([_draw(rng, 1, size), _draw(rng, 0, size)])
-    return pd.DataFrame({"g": g, "x": x})
-
-
-def _coupled_pairs(rng, draws):
-    """Datasets under a = 0.4 and b = 0.6: the moved records redrawn."""
-    k_in, moved = round(0.4 * N), round(0.2 * N)
-    a = np.hstack([_draw(rng, 1, (draws, k_in)),
-                   _draw(rng, 0, (draws, N - k_in))])
-    b = a.copy()
-    b[:, k_in:k_in + moved] = _draw(rng, 1, (draws, moved))
-    return a, b
-
-
 def _ledger(rng, size, budget):
-    reference = _reference(rng, size)
+    reference = population.reference(rng, size)
     private = reference.sample(N, random_state=0)
     return skattr.Ledger(private, secret=SECRET, budget=(budget, DELTA),
                          reference=reference, bounds={"x": (0, 20)},
@@ -60,11 +39,11 @@ def _coupled_moves(rng, draws, distributional=False):
         sides = []
         for share in (0.4, 0.6):
             inside = rng.random((draws, N)) < share
-            sides.append(np.where(inside, _draw(rng, 1, (draws, N)),
-                                  _draw(rng, 0, (draws, N))))
+            sides.append(np.where(inside, population.draw(rng, 1, (draws, N)),
+                                  population.draw(rng, 0, (draws, N))))
         a, b = sides
     else:
-        a, b = _coupled_pairs(rng, draws)
+        a, b = population.coupled_pairs(rng, draws)
     return np.abs(np.quantile(a, LEVELS, axis=1)
                   - np.quantile(b, LEVELS, axis=1)).T
 
@@ -117,7 +96,7 @@ def test_each_quantile_bound_holds_for_the_population(privacy, chernoff,
     margin = share + 4 * np.sqrt(share / len(moves))
     ratios = []
     for size in (300, 300, 3000, 3000):
-        law = _fit(_reference(rng, size), privacy=privacy).law_
+        law = _fit(population.reference(rng, size), privacy=privacy).law_
         assert isinstance(law, JointBandLaw)
         w = law.per_statistic(N, privacy, DELTA)
         assert np.all((moves > w).mean(axis=0) <= margin), w
@@ -180,7 +159,7 @@ def test_the_default_of_several_quantiles_is_the_bands_each_its_own_scale():
 
 def test_several_stds_are_each_bounded_as_one_is():
     rng = np.random.default_rng(2)
-    reference = _reference(rng, 500).assign(y=lambda d: 3 * d["x"] + 1)
+    reference = population.reference(rng, 500).assign(y=lambda d: 3 * d["x"] + 1)
     one = skattr.mechanisms.ApproximateWassersteinMechanism(
         query=skattr.Query.std("x"), secret=SECRET, bounds={"x": (0, 20)},
         delta=DELTA).fit(reference).plan(n=N).sensitivity
@@ -199,7 +178,7 @@ def test_several_stds_are_each_bounded_as_one_is():
 
 def test_the_pure_mechanism_takes_each_range_and_no_range_is_refused():
     rng = np.random.default_rng(3)
-    reference = _reference(rng, 300)
+    reference = population.reference(rng, 300)
     pure = skattr.mechanisms.WassersteinMechanism(
         query=skattr.Query.quantile("x", q=[0.25, 0.75]), secret=SECRET,
         bounds={"x": (0, 20)}).fit(reference)
@@ -226,7 +205,7 @@ def test_a_ledger_of_a_median_and_a_std_holds_for_the_population():
     b_median = float(median.noise_law.scales[0])
     b_std = float(std.noise_law.scales[0])
     draws = 100_000
-    a, b = _coupled_pairs(rng, draws)
+    a, b = population.coupled_pairs(rng, draws)
     loss = (np.abs(np.median(a, axis=1) - np.median(b, axis=1)) / b_median
             + np.abs(a.std(axis=1, ddof=1) - b.std(axis=1, ddof=1)) / b_std)
     assert np.mean(loss > joint) <= DELTA + 4 * np.sqrt(DELTA / draws)

@@ -1,0 +1,152 @@
+"""The joint certificate of Gaussian- and Laplace-noise releases on one dataset.
+
+A ledger's Gaussian-noise releases are certified from their statistics'
+joint law, its Laplace-noise ones through a coupling; neither model holds
+the other's. When one dataset has both, every release is certified again
+through the one coupling of the reference's band law
+(:meth:`~skattr._ledger._joint.LaplaceJoint.band_law`), which bounds how far
+every released value moves, whatever noise it carries.
+
+The rule. Let pi be the band law's coupling of the datasets under the two
+values of a pair, with every value j moving by |D_j| <= W_j(delta_c) on all
+but delta_c of its mass (each W_j at delta_c / K, worst case over the bands'
+laws and the pairs; ``docs/population.md``). Fix a coupled pair (x, y) in
+that set. The Laplace-noise values, scales b, change density by at most
+exp(eps_L), eps_L = sum_j W_j sum 1 / b: a pure bound. The Gaussian-noise
+values Y_G = A F + N, N ~ N(0, Sigma_N) independent of the Laplace noise,
+are two Gaussians at Mahalanobis distance mu(x, y) = ||Sigma_N^-1/2 A d||,
+d the moves of their statistics; mu <= mu* = max of that norm over the box
+|d_j| <= W_j. With q_L >= exp(-eps_L) p_L,
+
+    H_{exp(eps_L + eps_G)}(P_L x P_G || Q_L x Q_G)
+        <= H_{exp(eps_G)}(P_G || Q_G) <= delta_G(mu*, eps_G),
+
+the Gaussian mechanism's profile at mu* (non-decreasing in mu). The
+hockey-stick divergence is jointly convex, so over pi the joint release is
+(eps_L + eps_G, delta_c + delta_G)-private; the budget's delta is split
+between delta_c and delta_G, and the least epsilon over a few fixed splits
+is taken (each split is a valid guarantee). It rests on the bands alone:
+valid for the population with their confidence, without the Gaussian
+model its Gaussian releases recorded.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from skattr._ledger._joint import laplace_loss
+from skattr.calibration._gaussian import gaussian_pair_epsilon
+from skattr.exceptions import NotCertifiableError
+
+__all__ = ["SPLITS", "mixed_epsilon", "worst_mahalanobis"]
+
+#: Shares of the budget's delta given to the coupling (the rest to the
+#: Gaussian noise); fixed before any data is read.
+SPLITS = (0.25, 0.5, 0.75)
+# Up to this many coordinates, the worst move is found over every corner.
+_MAX_CORNERS = 14
+# Eigenvalues below this fraction of the largest: the noise is singular.
+_SINGULAR_RTOL = 1e-12
+
+
+def worst_mahalanobis(precision: np.ndarray, bounds: np.ndarray) -> float:
+    """Return max d^T P d over the box |d_j| <= W_j.
+
+    A convex function peaks at a corner of the box: every corner is tried
+    (up to sign) for up to 14 coordinates; beyond, the bound
+    sum_ij |P_ij| W_i W_j, exact for a diagonal P.
+    """
+    scaled = precision * np.outer(bounds, bounds)
+    m = scaled.shape[0]
+    if m == 0:
+        return 0.0
+    if m > _MAX_CORNERS:
+        return float(np.abs(scaled).sum())
+    signs = np.array(list(itertools.product((-1.0, 1.0), repeat=m - 1)))
+    corners = np.column_stack([np.ones(len(signs)), signs])
+    return float(np.max(np.einsum("ci,ij,cj->c", corners, scaled, corners)))
+
+
+def mixed_epsilon(band, laplace: list, gaussian: list) -> float:
+    """Return the joint epsilon of Laplace- and Gaussian-noise releases.
+
+    Parameters
+    ----------
+    band : LaplaceJoint
+        The ledger's Laplace joint: its statistics' queries and band laws.
+    laplace : list of dict
+        The Laplace-noise releases (``LedgerEntry.laplace``).
+    gaussian : list of (statistics, noise_cov)
+        The Gaussian-noise releases: per value its base statistic and weight,
+        and the noise's covariance.
+
+    Raises
+    ------
+    NotCertifiableError
+        The releases hide the secret with dataset and distributional privacy
+        at once, or a statistic has no bound over the bands.
+    """
+    ledger = band.ledger
+    privacy = band.one_privacy(laplace)
+    laplace_keys = list(dict.fromkeys(e["key"] for e in laplace))
+    if any(k not in band.queries for k in laplace_keys):
+        raise NotCertifiableError(
+            "A release loaded from a ledger file is a statistic the file "
+            "cannot restate (a function); its joint law with a different "
+            "statistic cannot be certified after loading.")
+    statistics = {k: band.queries[k] for k in laplace_keys}
+    values = [s for stats, _ in gaussian for s in stats]
+    for base, _ in values:
+        statistics.setdefault(f"gaussian | {base!r}",
+                              (base, list(base.columns)))
+    keys = list(statistics)
+    law, slices = band.band_law(statistics)
+    # The Gaussian values: each the weight times one coordinate (a sum).
+    coordinates = np.array([int(slices[keys.index(f"gaussian | {b!r}")][0])
+                            for b, _ in values], dtype=int)
+    weights = np.array([w for _, w in values], dtype=float)
+    noise = _block_diagonal([cov for _, cov in gaussian])
+    touched, column = np.unique(coordinates, return_inverse=True)
+    select = np.zeros((len(values), touched.size))
+    select[np.arange(len(values)), column] = weights
+    precision = _precision(noise, select)
+    n, delta = ledger._n, ledger.budget[1]
+    best = math.inf
+    for share in SPLITS:
+        bounds = law.per_statistic(n, privacy, share * delta)
+        eps_l = laplace_loss(bounds, band.band_weights(
+            laplace, laplace_keys, slices[:len(laplace_keys)], bounds.size))
+        moved = bounds[touched]
+        if precision is None:
+            # A value released without noise: private only if it cannot move.
+            eps_g = 0.0 if not np.any(moved > 0) else math.inf
+        else:
+            mu = math.sqrt(max(worst_mahalanobis(precision, moved), 0.0))
+            eps_g = (0.0 if mu == 0 else
+                     gaussian_pair_epsilon(0.0, 1.0, mu, 1.0,
+                                           (1 - share) * delta))
+        best = min(best, eps_l + eps_g)
+    return float(best)
+
+
+def _block_diagonal(blocks: list) -> np.ndarray:
+    size = sum(b.shape[0] for b in blocks)
+    out = np.zeros((size, size))
+    start = 0
+    for block in blocks:
+        end = start + block.shape[0]
+        out[start:end, start:end] = block
+        start = end
+    return out
+
+
+def _precision(noise: np.ndarray, select: np.ndarray) -> np.ndarray | None:
+    """Return A^T Sigma_N^-1 A, or None when some value carries no noise."""
+    values = np.linalg.eigvalsh(noise) if noise.size else np.zeros(0)
+    if values.size and values[0] <= _SINGULAR_RTOL * max(values[-1], 1e-300):
+        return None
+    precision = select.T @ np.linalg.solve(noise, select)
+    return (precision + precision.T) / 2
