@@ -375,10 +375,12 @@ class LaplaceJoint:
     def band_law(self, statistics: dict) -> tuple:
         """Return the band law of several statistics and each one's coordinates.
 
-        ``statistics`` maps a key to ``(query, columns)``; the law (cached
-        per set of keys) is over the ledger's reference, clipping and the
-        bands' confidence of its Theta. Returns the law and, in the order
-        of ``statistics``, each statistic's indices among its coordinates.
+        ``statistics`` maps a key to ``(query, columns)``, or to
+        ``(query, columns, ranges)`` with the clipping ranges the release
+        used; the law (cached per set of keys) is over the ledger's
+        reference, clipping and the bands' confidence of its Theta. Returns
+        the law and, in the order of ``statistics``, each statistic's
+        indices among its coordinates.
 
         Raises
         ------
@@ -412,8 +414,8 @@ class LaplaceJoint:
         keys = tuple(statistics)
         if keys not in self.banded:
             bounded = []
-            for query, columns in statistics.values():
-                ranges = resolve_clipping(
+            for query, columns, *given in statistics.values():
+                ranges = given[0] if given else resolve_clipping(
                     ledger.bounds, query, columns, ledger.reference,
                     reads_reference=True, needs_declared=False).as_dict()
                 bounded.append((query, columns, ranges))

@@ -88,13 +88,21 @@ def _single_statistics(query, n: int) -> tuple:
     return tuple(out)
 
 
+def _ranges(source) -> dict | None:
+    """Return the clipping ranges a release (or fitted estimator) used, by column."""
+    clipping = getattr(source, "clipping", None) or getattr(
+        source, "clipping_", None)
+    return None if clipping is None else clipping.as_dict()
+
+
 _LEDGER_KEYWORDS = """\
 **params
     The release's own parameters: ``epsilon`` (its own guarantee, or
     ``"remaining"`` for the largest the budget allows), ``delta``,
     ``mechanism`` (by default the accessor's, ``"approx-wasserstein"``;
     ``"apgm"`` for linear statistics in a ledger of ``law="gaussian"`` or
-    ``"exact"`` or one holding Gaussian-noise releases; ``"auto"`` the
+    ``"exact"``, and for a statistic already released with Gaussian noise;
+    ``"auto"`` the
     least-error Gaussian-noise mechanism) and any parameter of
     that mechanism. The secret, reference, Theta, law, clipping and noise
     source are the ledger's. The joint guarantee is checked, and a release
@@ -385,10 +393,11 @@ default="reference"
         linear = getattr(query, "is_linear", False)
         # The accessor's default (Laplace noise over the reference's bands),
         # unless the ledger's law is a stated model of Gaussian-noise laws or
-        # it already holds Gaussian-noise releases (a file written before
-        # 0.4): then apgm for linear statistics, certified jointly with them.
-        gaussian = self.law != "auto" or any(not e.laplace
-                                             for e in self.releases)
+        # the statistic was already released with Gaussian noise (a file
+        # written before 0.4, or an explicit choice): then apgm for linear
+        # statistics, certified jointly with them from their law rather than
+        # through the dearer coupling of a mix (skattr._ledger._mixed).
+        gaussian = self.law != "auto" or self._released_with_gaussian(query)
         mechanism = params.pop(
             "mechanism", "apgm" if linear and gaussian
             else "approx-wasserstein")
@@ -423,6 +432,20 @@ default="reference"
         statistics = _single_statistics(est.query_, self._n)
         return est, plan, statistics, np.asarray(plan.noise_law.covariance,
                                                  dtype=float), None
+
+    def _released_with_gaussian(self, query) -> bool:
+        """Whether every value of a linear query was released with Gaussian noise."""
+        released = {base for e in self.releases if not e.laplace
+                    for base, _ in e.statistics}
+        parts = query.parts if isinstance(query, StackedQuery) else (query,)
+        if not released or any(getattr(p, "columns", None) is None
+                               for p in parts):
+            return False
+        try:
+            wanted = {base for base, _ in _single_statistics(query, self._n)}
+        except (AttributeError, TypeError):
+            return False
+        return wanted <= released
 
     def _planned_laplace(self, query, mechanism: str, params: dict):
         """Plan a Wasserstein-mechanism release (Laplace noise on each value)."""
@@ -667,12 +690,12 @@ default="reference"
         two valid bounds is valid.
         """
         laplace = [e.laplace for e in self.releases if e.laplace]
-        gaussian = [(e.statistics, e.noise_cov) for e in self.releases
-                    if not e.laplace]
+        gaussian = [(e.statistics, e.noise_cov, _ranges(e.release))
+                    for e in self.releases if not e.laplace]
         if new_laplace is not None:
             laplace.append(new_laplace)
         else:
-            gaussian.append((new_statistics, new_noise_cov))
+            gaussian.append((new_statistics, new_noise_cov, _ranges(est)))
         if laplace and gaussian:
             # Both kinds of noise: every release through the bands' one
             # coupling (skattr._ledger._mixed).
@@ -680,7 +703,8 @@ default="reference"
         elif laplace:
             computed = self._laplace.epsilon(laplace)
         else:
-            computed = self._gaussian.epsilon(gaussian, est.law_)
+            computed = self._gaussian.epsilon(
+                [(stats, cov) for stats, cov, _ in gaussian], est.law_)
         return max(computed, self.spent[0])
 
     @property

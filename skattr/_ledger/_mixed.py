@@ -39,7 +39,7 @@ import numpy as np
 
 from skattr._ledger._joint import laplace_loss
 from skattr.calibration._gaussian import gaussian_pair_epsilon
-from skattr.exceptions import NotCertifiableError
+from skattr.exceptions import InvalidParameterError, NotCertifiableError
 
 __all__ = ["SPLITS", "mixed_epsilon", "worst_mahalanobis"]
 
@@ -48,8 +48,9 @@ __all__ = ["SPLITS", "mixed_epsilon", "worst_mahalanobis"]
 SPLITS = (0.25, 0.5, 0.75)
 # Up to this many coordinates, the worst move is found over every corner.
 _MAX_CORNERS = 14
-# Eigenvalues below this fraction of the largest: the noise is singular.
-_SINGULAR_RTOL = 1e-12
+# Eigenvalues below this fraction of the largest (in one release's noise):
+# the noise is singular, as GaussianJoint judges it.
+_SINGULAR_RTOL = 1e-10
 
 
 def worst_mahalanobis(precision: np.ndarray, bounds: np.ndarray) -> float:
@@ -79,18 +80,26 @@ def mixed_epsilon(band, laplace: list, gaussian: list) -> float:
         The ledger's Laplace joint: its statistics' queries and band laws.
     laplace : list of dict
         The Laplace-noise releases (``LedgerEntry.laplace``).
-    gaussian : list of (statistics, noise_cov)
+    gaussian : list of (statistics, noise_cov, ranges)
         The Gaussian-noise releases: per value its base statistic and weight,
-        and the noise's covariance.
+        the noise's covariance, and the clipping ranges the release used (a
+        dict by column; None: the ledger's ``bounds`` resolved again).
 
     Raises
     ------
     NotCertifiableError
-        The releases hide the secret with dataset and distributional privacy
-        at once, or a statistic has no bound over the bands.
+        A Laplace release hides the secret with distributional privacy (the
+        Gaussian releases' laws condition on the dataset's share), or a
+        statistic has no bound over the bands.
     """
     ledger = band.ledger
     privacy = band.one_privacy(laplace)
+    if privacy != "dataset":
+        raise NotCertifiableError(
+            "Gaussian-noise releases hide the dataset's own share (dataset "
+            "privacy); a Laplace release with privacy='distributional' has "
+            "no joint certificate with them. Keep privacy='dataset' (the "
+            "default) in a ledger that mixes the two kinds of noise.")
     laplace_keys = list(dict.fromkeys(e["key"] for e in laplace))
     if any(k not in band.queries for k in laplace_keys):
         raise NotCertifiableError(
@@ -98,21 +107,30 @@ def mixed_epsilon(band, laplace: list, gaussian: list) -> float:
             "cannot restate (a function); its joint law with a different "
             "statistic cannot be certified after loading.")
     statistics = {k: band.queries[k] for k in laplace_keys}
-    values = [s for stats, _ in gaussian for s in stats]
-    for base, _ in values:
-        statistics.setdefault(f"gaussian | {base!r}",
-                              (base, list(base.columns)))
+    values = []
+    for stats, _, ranges in gaussian:
+        for base, weight in stats:
+            values.append((base, weight))
+            column = base.columns[0]
+            statistics.setdefault(f"gaussian | {base!r}", (
+                (base, [column]) if ranges is None or column not in ranges
+                else (base, [column], {column: ranges[column]})))
     keys = list(statistics)
-    law, slices = band.band_law(statistics)
+    try:
+        law, slices = band.band_law(statistics)
+    except InvalidParameterError as why:
+        raise NotCertifiableError(
+            f"The Gaussian-noise releases' clipping cannot be restated for "
+            f"the bands' joint law ({why}); declare bounds as a dict by "
+            "column (bounds={'column': (low, high)}).") from None
     # The Gaussian values: each the weight times one coordinate (a sum).
     coordinates = np.array([int(slices[keys.index(f"gaussian | {b!r}")][0])
                             for b, _ in values], dtype=int)
     weights = np.array([w for _, w in values], dtype=float)
-    noise = _block_diagonal([cov for _, cov in gaussian])
     touched, column = np.unique(coordinates, return_inverse=True)
     select = np.zeros((len(values), touched.size))
     select[np.arange(len(values)), column] = weights
-    precision = _precision(noise, select)
+    precision = _precision([cov for _, cov, _ in gaussian], select)
     n, delta = ledger._n, ledger.budget[1]
     best = math.inf
     for share in SPLITS:
@@ -132,21 +150,22 @@ def mixed_epsilon(band, laplace: list, gaussian: list) -> float:
     return float(best)
 
 
-def _block_diagonal(blocks: list) -> np.ndarray:
-    size = sum(b.shape[0] for b in blocks)
-    out = np.zeros((size, size))
+def _precision(blocks: list, select: np.ndarray) -> np.ndarray | None:
+    """Return A^T Sigma_N^-1 A, or None when some value carries no noise.
+
+    Sigma_N is block-diagonal, a block per release: each block is inverted
+    (and judged singular) alone, so releases in very different units do not
+    make one another's noise look like none.
+    """
+    precision = np.zeros((select.shape[1], select.shape[1]))
     start = 0
     for block in blocks:
+        block = np.atleast_2d(np.asarray(block, dtype=float))
         end = start + block.shape[0]
-        out[start:end, start:end] = block
+        values = np.linalg.eigvalsh(block)
+        if values[0] <= _SINGULAR_RTOL * max(values[-1], 1e-300):
+            return None
+        rows = select[start:end]
+        precision += rows.T @ np.linalg.solve(block, rows)
         start = end
-    return out
-
-
-def _precision(noise: np.ndarray, select: np.ndarray) -> np.ndarray | None:
-    """Return A^T Sigma_N^-1 A, or None when some value carries no noise."""
-    values = np.linalg.eigvalsh(noise) if noise.size else np.zeros(0)
-    if values.size and values[0] <= _SINGULAR_RTOL * max(values[-1], 1e-300):
-        return None
-    precision = select.T @ np.linalg.solve(noise, select)
     return (precision + precision.T) / 2
