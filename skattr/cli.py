@@ -291,15 +291,24 @@ def _ledger_release(args, data, kwargs, statistic) -> int:
                if k in kwargs}
     if kwargs.get("mechanism") == "auto" and args.mechanism is None:
         del kwargs["mechanism"]         # the ledger's own default
+    # A JSON file (written by skattr 0.4's --ledger) is read and written
+    # back whole; any other file is a store (Ledger.open), where a release
+    # is one transaction, safe against a crash and against other processes.
+    kept_as_json = os.path.exists(path) and _holds_json(path)
     if os.path.exists(path):
         if args.budget is not None:
             raise SkattrError(
                 f"{path} already holds a ledger with its own budget; drop "
                 "--budget (a budget is set once, when the ledger is created).")
-        with open(path, encoding="utf-8") as file:
-            text = file.read()
-        ledger = Ledger.from_json(text, data, reference=opening["reference"],
-                                  random_state=opening.get("random_state"))
+        if kept_as_json:
+            with open(path, encoding="utf-8") as file:
+                text = file.read()
+            ledger = Ledger.from_json(
+                text, data, reference=opening["reference"],
+                random_state=opening.get("random_state"))
+        else:
+            ledger = Ledger.open(path, data, reference=opening["reference"],
+                                 random_state=opening.get("random_state"))
         for key, option in (("law", "--law"), ("theta", "--theta"),
                             ("bounds", "--bounds")):
             if key in opening and opening[key] != getattr(ledger, key):
@@ -318,7 +327,7 @@ def _ledger_release(args, data, kwargs, statistic) -> int:
                 f"{path} does not exist yet: give --budget EPSILON,DELTA to "
                 "create it (the joint guarantee its releases may never exceed "
                 "together).")
-        ledger = data.attrpriv.ledger(budget=args.budget, **opening)
+        ledger = Ledger.open(path, data, budget=args.budget, **opening)
     if args.plan:
         plan, joint = ledger.plan(args.columns, statistic=statistic,
                                   value=args.value, **kwargs)
@@ -327,19 +336,27 @@ def _ledger_release(args, data, kwargs, statistic) -> int:
               f"(budget {ledger.budget[0]:g}); nothing was released.")
         return 0
     verb = getattr(ledger, args.statistic)
+    # In a store the release is committed before the verb returns; a JSON
+    # file is written before anything is printed, atomically: a release is
+    # never shown without being counted.
     rel = _call_verb(verb, args, kwargs)
-    # Written before anything is printed, atomically: a release is never
-    # shown without being counted.
-    partial = f"{path}.partial"
-    with open(partial, "w", encoding="utf-8") as file:
-        file.write(ledger.to_json())
-    os.replace(partial, path)
+    if kept_as_json:
+        partial = f"{path}.partial"
+        with open(partial, "w", encoding="utf-8") as file:
+            file.write(ledger.to_json())
+        os.replace(partial, path)
     if args.output:
         _write(rel, args.output)
     _print_release(rel)
     print("", *textwrap.wrap(f"The ledger {path}: {ledger.in_plain_words()}",
                              88), sep="\n")
     return 0
+
+
+def _holds_json(path: str) -> bool:
+    """Whether a --ledger file is a JSON ledger (not a store)."""
+    with open(path, "rb") as file:
+        return file.read(64).lstrip()[:1] == b"{"
 
 
 def _write(rel: Release, path: str) -> None:
@@ -444,10 +461,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="CSV (or Parquet) file of public reference data, or "
                           "'self' to fit on the private data (weaker, warns)")
     rel.add_argument("--ledger", default=None, metavar="FILE",
-                     help="release through the ledger kept in FILE: certified "
-                          "jointly with its earlier releases, refused before "
-                          "any noise if over its budget, and FILE updated "
-                          "(created with --budget)")
+                     help="release through the ledger kept in FILE (a "
+                          "store: one SQLite file, safe against crashes and "
+                          "other processes; created with --budget): "
+                          "certified jointly with its earlier releases, "
+                          "refused before any noise if over its budget")
     rel.add_argument("--budget", type=_pairs, default=None,
                      metavar="EPSILON,DELTA",
                      help="the budget of a new --ledger FILE, e.g. 3,1e-3")

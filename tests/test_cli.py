@@ -3,6 +3,7 @@
 import pandas as pd
 import pytest
 
+import skattr
 from skattr.cli import main
 from skattr.datasets import make_hospital
 
@@ -231,7 +232,7 @@ def _hospital_files(tmp_path):
 def test_a_ledger_file_counts_releases_across_runs(tmp_path, capsys):
     # Issue 28: a CLI ledger, and Parquet input.
     common, private = _hospital_files(tmp_path)
-    ledger = str(tmp_path / "ledger.json")
+    ledger = str(tmp_path / "hospital.ledger")
     # A new ledger needs its budget.
     assert main(["release", private, "--columns", "weight", *common,
                  "--ledger", ledger]) == 2
@@ -250,12 +251,13 @@ def test_a_ledger_file_counts_releases_across_runs(tmp_path, capsys):
                  "--epsilon", "0.5"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "seeing all 2 releases together" in out
-    # Over the budget: refused, and nothing written.
-    before = (tmp_path / "ledger.json").read_text()
+    # Over the budget: refused, and nothing recorded.
     assert main(["release", private, "--statistic", "median", "--columns",
                  "height", *common, "--ledger", ledger]) == 2
     assert "Refused before any noise was drawn" in capsys.readouterr().err
-    assert (tmp_path / "ledger.json").read_text() == before
+    kept = skattr.Ledger.open(ledger, pd.read_parquet(private),
+                              reference=pd.read_csv(common[-1]))
+    assert len(kept.releases) == 2
     # The file keeps its budget, law and secret.
     for extra, says in ((["--budget", "5,1e-3"], "drop --budget"),
                         (["--law", "gaussian"], "drop --law")):
@@ -270,6 +272,25 @@ def test_a_ledger_file_counts_releases_across_runs(tmp_path, capsys):
     assert main(["release", private, "--columns", "weight", *common,
                  "--budget", "3,1e-3"]) == 2
     assert "give --ledger FILE" in capsys.readouterr().err
+
+
+def test_a_json_ledger_file_is_still_kept_as_json(tmp_path, capsys):
+    # A --ledger file of skattr 0.4 (the ledger's JSON) goes on counting, and
+    # stays JSON; a new file is a store.
+    common, private = _hospital_files(tmp_path)
+    data = pd.read_parquet(private)
+    reference = pd.read_csv(common[-1])
+    secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    ledger = data.attrpriv.ledger(secret=secret, reference=reference,
+                                  budget=(3.0, 1e-3))
+    ledger.mean(["weight"], epsilon=1.0)
+    path = tmp_path / "old.json"
+    path.write_text(ledger.to_json())
+    assert main(["release", private, "--columns", "height", *common,
+                 "--ledger", str(path)]) == 0
+    again = skattr.Ledger.from_json(path.read_text(), data,
+                                    reference=reference)
+    assert len(again.releases) == 2
 
 
 def test_a_broken_or_missing_parquet_file_is_a_clear_error(tmp_path, capsys):

@@ -26,10 +26,15 @@ from skattr._query import Query
 from skattr._secret import Secret
 from skattr._statistic import Statistic
 from skattr.backends import backend_of, is_frame
-from skattr.exceptions import DataValidationError, InvalidParameterError
+from skattr.exceptions import (
+    DataValidationError,
+    InvalidParameterError,
+    PersistenceError,
+)
 from skattr.theta import ExpertTheta, GroupMoments, JointGaussian, Resample
 
-__all__ = ["SCHEMA_VERSION", "LedgerFile", "from_json", "storable_statistic",
+__all__ = ["SCHEMA_VERSION", "LedgerFile", "from_json", "open_ledger",
+           "record_to_store", "storable_statistic", "sync_from_store",
            "to_json"]
 
 #: Version of a ledger's file (``Ledger.to_json``): 3 is skattr's one codec;
@@ -201,17 +206,46 @@ class LedgerFile:
     schema: int = SCHEMA_VERSION
 
 
-def to_json(ledger) -> str:
-    """Return the ledger's file: no data, no pickle, a content hash."""
-    reference = (None if ledger.reference is None else
-                 _fingerprint(ledger.reference,
-                              sorted(map(str, ledger.reference.columns))))
-    return save(LedgerFile(
+def _record(ledger, releases: tuple, reference=None) -> LedgerFile:
+    """Return the ledger's :class:`LedgerFile` with ``releases``."""
+    if reference is None and ledger.reference is not None:
+        reference = _fingerprint(ledger.reference,
+                                 sorted(map(str, ledger.reference.columns)))
+    return LedgerFile(
         budget=tuple(ledger.budget), secret=ledger.secret, theta=ledger.theta,
         law=ledger.law, bounds=ledger.bounds,
         data=_fingerprint(ledger._data, sorted(ledger._columns)),
-        reference=reference, releases=tuple(ledger.releases),
-        theta_seed=ledger._laplace.seed))
+        reference=reference, releases=releases,
+        theta_seed=ledger._laplace.seed)
+
+
+def to_json(ledger) -> str:
+    """Return the ledger's file: no data, no pickle, a content hash."""
+    return save(_record(ledger, tuple(ledger.releases)))
+
+
+def _restored(cls, record: LedgerFile, data, reference, random_state):
+    """Return a ledger of ``record``'s header (no releases) on checked data."""
+    _check_data(data, record.data, reference, record.reference, 3)
+    ledger = cls(data, secret=record.secret, reference=reference,
+                 budget=tuple(record.budget), theta=record.theta,
+                 law=record.law, random_state=random_state,
+                 bounds=record.bounds)
+    ledger._laplace.seed = record.theta_seed
+    ledger._columns.update(record.data["columns"])
+    return ledger
+
+
+def _adopt(ledger, entries) -> None:
+    """Append loaded releases to a ledger, with their statistics' queries."""
+    for entry in entries:
+        if not isinstance(entry, LedgerEntry):
+            raise PersistenceError("A ledger's release record is not a release.")
+        ledger.releases.append(entry)
+        stored = (entry.laplace or {}).get("statistic")
+        if stored is not None:
+            ledger._laplace.queries.setdefault(entry.laplace["key"],
+                                               tuple(stored))
 
 
 def from_json(cls, text: str, data, *, reference=None, random_state=None):
@@ -239,20 +273,105 @@ def from_json(cls, text: str, data, *, reference=None, random_state=None):
         raise DataValidationError(
             f"The ledger file has schema {record.schema!r}; this skattr reads "
             f"schemas 1, 2 and {SCHEMA_VERSION}.")
-    _check_data(data, record.data, reference, record.reference, 3)
-    ledger = cls(data, secret=record.secret, reference=reference,
-                 budget=tuple(record.budget), theta=record.theta,
-                 law=record.law, random_state=random_state,
-                 bounds=record.bounds)
-    ledger._laplace.seed = record.theta_seed
-    for entry in record.releases:
-        ledger.releases.append(entry)
-        stored = (entry.laplace or {}).get("statistic")
-        if stored is not None:
-            ledger._laplace.queries.setdefault(entry.laplace["key"],
-                                               tuple(stored))
-    ledger._columns.update(record.data["columns"])
+    ledger = _restored(cls, record, data, reference, random_state)
+    _adopt(ledger, record.releases)
     return ledger
+
+
+# ------------------------------------------------------------- the store
+#: Parameters of Ledger.open that a store resumed must match when given.
+_STORED_DEFAULTS = {"theta": "auto", "law": None, "bounds": "reference"}
+
+
+def open_ledger(cls, store, data, *, reference, random_state, **given):
+    """Create or resume the ledger a store holds (:meth:`Ledger.open`).
+
+    ``given`` holds ``secret``, ``budget``, ``theta``, ``law`` and
+    ``bounds``. A new store needs a secret and a budget; a store resumed
+    takes its own, and refuses one given that differs (a parameter left at
+    its default takes the stored one).
+    """
+    with store.transaction() as transaction:
+        text = transaction.header()
+        if text is None:
+            if given.get("secret") is None or given.get("budget") is None:
+                raise InvalidParameterError(
+                    f"{store!r} holds no ledger yet: pass secret= and budget= "
+                    "to create one.")
+            ledger = cls(data, reference=reference, random_state=random_state,
+                         **{k: v for k, v in given.items() if v is not None
+                            or k == "bounds"})
+            transaction.set_header(save(_record(ledger, ())))
+        else:
+            record = load(text, LedgerFile)
+            _check_resumed(store, record, given)
+            ledger = _restored(cls, record, data, reference, random_state)
+            _adopt(ledger, [load(t, LedgerEntry)
+                            for t in transaction.releases(0)])
+            if len(ledger.releases) != transaction.count():
+                raise PersistenceError(f"{store!r}: the releases changed "
+                                       "while they were read.")
+    ledger._store = store
+    ledger._stored_header = (frozenset(ledger._columns), ledger._laplace.seed)
+    return ledger
+
+
+def _check_resumed(store, record: LedgerFile, given: dict) -> None:
+    stored = {"secret": record.secret, "budget": tuple(record.budget),
+              "theta": record.theta, "law": record.law,
+              "bounds": record.bounds}
+    for name, value in given.items():
+        if value is None or (name in _STORED_DEFAULTS
+                             and _same(value, _STORED_DEFAULTS[name])):
+            continue
+        if name == "budget":
+            try:
+                value = tuple(float(v) for v in value)
+            except (TypeError, ValueError):
+                pass
+        if not _same(value, stored[name]):
+            raise InvalidParameterError(
+                f"{store!r} holds a ledger with {name}={stored[name]!r}; got "
+                f"{name}={value!r}. Drop {name}= to resume it, or open "
+                "another file for another ledger.")
+
+
+def _same(a, b) -> bool:
+    try:
+        return save(a) == save(b)
+    except PersistenceError:
+        return False
+
+
+def sync_from_store(ledger, transaction) -> None:
+    """Read in the releases other processes made since this ledger last looked."""
+    count, have = transaction.count(), len(ledger.releases)
+    if count < have:
+        raise PersistenceError(
+            f"The store {ledger._store!r} holds {count} releases; this ledger "
+            f"has made {have}. The store was replaced by an older copy (or "
+            "another ledger's): nothing is released until it is restored.")
+    if count == have:
+        return
+    record = load(transaction.header(), LedgerFile)
+    if record.theta_seed != ledger._laplace.seed:
+        # The store's seed was drawn by the process whose releases used it.
+        ledger._laplace.seed = record.theta_seed
+        ledger._laplace.laws.clear()
+    ledger._columns.update(record.data["columns"])
+    _adopt(ledger, [load(t, LedgerEntry) for t in transaction.releases(have)])
+    ledger._stored_header = (frozenset(record.data["columns"]),
+                             record.theta_seed)
+
+
+def record_to_store(ledger, transaction, start: int) -> None:
+    """Write the releases from ``start`` on, and the header if it changed."""
+    for index in range(start, len(ledger.releases)):
+        transaction.append(index, save(ledger.releases[index]))
+    header = (frozenset(ledger._columns), ledger._laplace.seed)
+    if header != ledger._stored_header:
+        transaction.set_header(save(_record(ledger, ())))
+        ledger._stored_header = header
 
 
 def _check_data(data, saved, reference, saved_reference, schema) -> None:

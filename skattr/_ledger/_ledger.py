@@ -10,13 +10,15 @@ noise is drawn.
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 import pandas as pd
 
 from skattr._ledger._entry import LedgerEntry
-from skattr._ledger._files import from_json, storable_statistic, to_json
+from skattr._ledger._files import storable_statistic
 from skattr._ledger._joint import BUDGET_RTOL, GaussianJoint, LaplaceJoint
+from skattr._ledger._kept import Kept
 from skattr._ledger._mixed import mixed_epsilon
 from skattr._query import Query, StackedQuery
 from skattr._release import Plan, Release
@@ -122,7 +124,7 @@ BudgetExceededError
 
 
 @with_verbs(_LEDGER_KEYWORDS, _LEDGER_RETURNS)
-class Ledger:
+class Ledger(Kept):
     """Every release made on one private dataset, certified jointly, with a budget.
 
     Open one with ``df.attrpriv.ledger(secret=..., reference=...,
@@ -284,6 +286,11 @@ default="reference"
         self._laplace = LaplaceJoint(self)
         # Fitted estimators by statistic and parameters but epsilon (_build).
         self._fitted: dict = {}
+        # One release at a time in this process (threads), and the store
+        # that keeps the ledger between processes (Ledger.open), if any.
+        self._lock = threading.RLock()
+        self._store = None
+        self._stored_header = None
 
     def __repr__(self) -> str:
         eps, delta = self.spent
@@ -352,8 +359,9 @@ default="reference"
             The joint epsilon (at the budget's delta) of every release so far
             and this one; above ``budget[0]`` the release would be refused.
         """
-        found = self._planned_joint(statistic_query(statistic, columns, value),
-                                    params)
+        with self._exclusive():
+            found = self._planned_joint(
+                statistic_query(statistic, columns, value), params)
         return found[1], found[-1]
 
     def _planned(self, query, params):
@@ -614,7 +622,16 @@ default="reference"
         return best, low
 
     def _release(self, query, **params) -> Release:
-        """Release ``query`` if the joint guarantee stays within the budget."""
+        """Release ``query`` if the joint guarantee stays within the budget.
+
+        One transaction of the store, when the ledger has one: the releases
+        other processes made are read in first, and the release is written
+        and committed before it is returned.
+        """
+        with self._exclusive():
+            return self._release_now(query, params)
+
+    def _release_now(self, query, params) -> Release:
         est, plan, statistics, noise_cov, laplace, joint = self._planned_joint(
             query, params)
         if joint > self.budget[0] * (1 + BUDGET_RTOL):
@@ -637,47 +654,6 @@ default="reference"
                              [e.laplace for e in self.releases] + [laplace]))))
         self._columns.update(map(str, est.columns_))
         return release
-
-    # ---------------------------------------------------------- persistence
-    def to_json(self) -> str:
-        """Serialise the ledger (no data, no pickle) to keep it between sessions.
-
-        The file holds the budget, the secret, Theta (and the seed of the
-        joint draws), every release (its record, statistics, noise and joint
-        epsilon), fingerprints of the private data (its row count and a hash
-        of each released column) and of the reference data, a schema version
-        and a content hash; it is written by skattr's one JSON codec
-        (:mod:`skattr._persistence`: exact values, skattr's own classes
-        only, no code).
-
-        Raises
-        ------
-        PersistenceError
-            The ledger holds a Python function (a lambda predicate: state it
-            with :mod:`skattr.predicates`).
-        """
-        return to_json(self)
-
-    @classmethod
-    def from_json(cls, text: str, data, *, reference=None,
-                  random_state=None) -> Ledger:
-        """Load a ledger saved by :meth:`to_json`, on the same private data.
-
-        Files of schemas 1 and 2 (skattr 0.2) still load.
-
-        Raises
-        ------
-        PersistenceError
-            The file is malformed or altered (its content hash does not
-            match).
-        DataValidationError
-            A file of schema 1 or 2 is malformed or altered, or of another
-            schema; or ``data`` (or ``reference``) is not the dataset the
-            ledger was opened on: its row count or a released column's hash
-            differs.
-        """
-        return from_json(cls, text, data, reference=reference,
-                         random_state=random_state)
 
     # ----------------------------------------------------------- the joint
     def _joint_epsilon(self, est, new_statistics, new_noise_cov,

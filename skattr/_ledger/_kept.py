@@ -1,0 +1,196 @@
+"""Keeping a ledger: its JSON file, and the transactional store of Ledger.open.
+
+:class:`Kept` gives :class:`~skattr.Ledger` its persistence: ``to_json`` and
+``from_json`` (export and import, :mod:`skattr._ledger._files`), and a store
+(:mod:`skattr._ledger._store`) that makes every release one transaction
+across processes (``open``, ``store``, ``refresh``), with the lock that
+makes one release at a time within a process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from skattr._ledger._files import (
+    from_json,
+    open_ledger,
+    record_to_store,
+    sync_from_store,
+    to_json,
+)
+from skattr.exceptions import PersistenceError
+
+__all__ = ["Kept"]
+
+
+class Kept:
+    """A ledger's persistence: its file, its store and its lock."""
+
+    @contextlib.contextmanager
+    def _exclusive(self):
+        """Hold the ledger alone: its lock, and a transaction of its store.
+
+        In the store's transaction the releases other processes made are
+        read in first; the new ones are written when the block ends, and
+        forgotten if it raises (the store rolls back).
+        """
+        with self._lock:
+            if self._store is None:
+                yield
+                return
+            start = len(self.releases)
+            try:
+                with self._store.transaction() as transaction:
+                    sync_from_store(self, transaction)
+                    start = len(self.releases)
+                    yield
+                    record_to_store(self, transaction, start)
+            except BaseException:
+                del self.releases[start:]
+                self._stored_header = None
+                raise
+
+    @classmethod
+    def open(cls, path, data, *, secret=None, reference=None, budget=None,
+             theta="auto", law=None, random_state=None, bounds="reference",
+             key=None) -> Kept:
+        """Create or resume a ledger kept in a store (one SQLite file).
+
+        Every release is then one transaction of the store: the releases
+        other processes made on the same store are read in, the joint
+        guarantee checked against the budget, the noise drawn, the release
+        recorded and committed, and only then returned. A crash leaves the
+        store as it was before the release or after it; processes and
+        threads on one store wait for each other, so the budget holds
+        across all of them (:mod:`skattr._ledger._store`).
+
+        Parameters
+        ----------
+        path : str or Path
+            The store's file; created when it does not exist.
+        data : DataFrame
+            The private dataset; when resuming, checked against the
+            fingerprints the store holds.
+        secret, budget :
+            Required to create a store; when resuming, the stored ones are
+            taken, and one given must be the same.
+        reference, theta, law, random_state, bounds :
+            As for :class:`Ledger`; when resuming, ``theta``, ``law`` and
+            ``bounds`` left at their defaults take the stored ones, and one
+            given otherwise must be the same; ``reference`` must be the data
+            the ledger was opened with.
+        key : str, bytes or None, default=None
+            An HMAC key (16 bytes or more) that makes edits to the store
+            detectable; None reads the environment variable
+            ``SKATTR_LEDGER_KEY``. A store written with a key needs it.
+
+        Raises
+        ------
+        InvalidParameterError
+            A new store without ``secret`` or ``budget``, or a parameter
+            that differs from the stored ledger's.
+        DataValidationError
+            ``data`` or ``reference`` is not the dataset of the stored ledger.
+        PersistenceError
+            The file is not a ledger store, or it was altered.
+
+        Examples
+        --------
+        >>> import tempfile, pathlib, skattr
+        >>> from skattr.datasets import make_hospital
+        >>> private = make_hospital(200, random_state=1)
+        >>> reference = make_hospital(2000, random_state=0)
+        >>> secret = skattr.Secret.proportion("gender", "female",
+        ...                                   pairs=[(0.4, 0.6)])
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "hospital.ledger"
+        >>> ledger = skattr.Ledger.open(path, private, secret=secret,
+        ...                             reference=reference, budget=(2.0, 1e-3))
+        >>> _ = ledger.mean(["weight"], epsilon=1.0)
+        >>> again = skattr.Ledger.open(path, private, reference=reference)
+        >>> len(again.releases), again.spent == ledger.spent
+        (1, True)
+        """
+        from skattr._ledger._store import LedgerStore, SQLiteStore
+
+        store = path if isinstance(path, LedgerStore) else SQLiteStore(
+            path, key=key)
+        return open_ledger(cls, store, data, reference=reference,
+                           random_state=random_state, secret=secret,
+                           budget=budget, theta=theta, law=law, bounds=bounds)
+
+    def store(self, path, *, key=None) -> Kept:
+        """Keep this ledger in a new store (one SQLite file) from now on.
+
+        Writes the header and every release so far in one transaction, then
+        makes every later release a transaction of the store (as
+        :meth:`open`). Use it to move a ledger loaded with
+        :meth:`from_json` into a store.
+
+        Raises
+        ------
+        PersistenceError
+            The file already holds a ledger, or the ledger already has a
+            store.
+        """
+        from skattr._ledger._store import SQLiteStore
+
+        with self._lock:
+            if self._store is not None:
+                raise PersistenceError(
+                    f"This ledger is already kept in {self._store!r}.")
+            store = SQLiteStore(path, key=key)
+            with store.transaction() as transaction:
+                if transaction.header() is not None:
+                    raise PersistenceError(
+                        f"{store!r} already holds a ledger; open it with "
+                        "Ledger.open, or pass a new file.")
+                self._stored_header = None
+                record_to_store(self, transaction, 0)
+            self._store = store
+        return self
+
+    def refresh(self) -> Kept:
+        """Read in the releases other processes made on this ledger's store."""
+        with self._exclusive():
+            pass
+        return self
+
+    def to_json(self) -> str:
+        """Serialise the ledger (no data, no pickle) to keep it between sessions.
+
+        The file holds the budget, the secret, Theta (and the seed of the
+        joint draws), every release (its record, statistics, noise and joint
+        epsilon), fingerprints of the private data (its row count and a hash
+        of each released column) and of the reference data, a schema version
+        and a content hash; it is written by skattr's one JSON codec
+        (:mod:`skattr._persistence`: exact values, skattr's own classes
+        only, no code).
+
+        Raises
+        ------
+        PersistenceError
+            The ledger holds a Python function (a lambda predicate: state it
+            with :mod:`skattr.predicates`).
+        """
+        return to_json(self)
+
+    @classmethod
+    def from_json(cls, text: str, data, *, reference=None,
+                  random_state=None) -> Kept:
+        """Load a ledger saved by :meth:`to_json`, on the same private data.
+
+        Files of schemas 1 and 2 (skattr 0.2) still load.
+
+        Raises
+        ------
+        PersistenceError
+            The file is malformed or altered (its content hash does not
+            match).
+        DataValidationError
+            A file of schema 1 or 2 is malformed or altered, or of another
+            schema; or ``data`` (or ``reference``) is not the dataset the
+            ledger was opened on: its row count or a released column's hash
+            differs.
+        """
+        return from_json(cls, text, data, reference=reference,
+                         random_state=random_state)

@@ -1,0 +1,372 @@
+"""A ledger kept in a store: a budget that holds across threads, processes and crashes.
+
+Issue 29. Each guarantee is checked from outside: the releases a store
+holds are replayed, in order and at their own epsilons, through a fresh
+in-memory ledger, whose joint guarantee must stay within the budget (the
+replay refuses a release that would take it over); processes are real
+processes, killed with SIGKILL; the store's file is edited with sqlite3.
+"""
+
+import contextlib
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import skattr
+from skattr import LedgerStore, StoreTransaction
+from skattr.datasets import make_hospital
+from skattr.exceptions import (
+    BudgetExceededError,
+    DataValidationError,
+    InvalidParameterError,
+    PersistenceError,
+)
+
+SECRET = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+PRIVATE = make_hospital(200, random_state=1)
+REFERENCE = make_hospital(2000, random_state=0)
+KEY = "a key of sixteen bytes or more"
+
+
+def _open(path, **kw):
+    return skattr.Ledger.open(path, PRIVATE, reference=REFERENCE, **kw)
+
+
+def _new(path, budget=(3.0, 1e-3), **kw):
+    return _open(path, secret=SECRET, budget=budget, **kw)
+
+
+def _replayed(releases, budget):
+    """The joint epsilon of the same releases made one after another."""
+    replay = PRIVATE.attrpriv.ledger(secret=SECRET, reference=REFERENCE,
+                                     budget=budget, random_state=0)
+    for entry in releases:
+        record = entry.as_record()
+        column = next(iter(record["values"]))
+        try:
+            replay.mean([column], epsilon=record["epsilon"])
+        except BudgetExceededError:
+            return float("inf")          # more releases than the budget holds
+    return replay.spent[0]
+
+
+def test_a_store_is_created_and_resumed(tmp_path):
+    path = tmp_path / "h.ledger"
+    with pytest.raises(InvalidParameterError, match="secret= and budget="):
+        _open(path)
+    ledger = _new(path)
+    first = ledger.mean(["weight"], epsilon=1.0)
+    again = _open(path)
+    assert len(again.releases) == 1 and again.spent == ledger.spent
+    assert again.releases[0].as_record()["values"] == first.to_dict()["values"]
+    # What the store holds is its own: another budget or secret is refused,
+    # other data too.
+    with pytest.raises(InvalidParameterError, match="budget="):
+        _open(path, budget=(5.0, 1e-3))
+    with pytest.raises(InvalidParameterError, match="secret="):
+        _open(path, secret=skattr.Secret.proportion(
+            "gender", "male", pairs=[(0.4, 0.6)]))
+    with pytest.raises(DataValidationError, match="rows"):
+        skattr.Ledger.open(path, PRIVATE.iloc[:150], reference=REFERENCE)
+    # The same budget given again is no change.
+    assert len(_open(path, budget=(3.0, 1e-3)).releases) == 1
+
+
+def test_a_release_elsewhere_is_counted_before_the_next(tmp_path):
+    path = tmp_path / "h.ledger"
+    one, two = _new(path, budget=(5.0, 1e-3)), None
+    one.mean(["weight"], epsilon=1.0)
+    two = _open(path)
+    two.mean(["height"], epsilon=1.0)
+    # `one` has not seen `two`'s release; its next plan and release do.
+    _, joint = one.plan(["blood_pressure"], epsilon=0.5)
+    assert len(one.releases) == 2 and joint > two.spent[0]
+    one.mean(["blood_pressure"], epsilon=0.5)
+    assert len(_open(path).releases) == 3
+    assert one.refresh().spent == _open(path).spent
+
+
+def test_a_refused_or_failed_release_records_nothing(tmp_path, monkeypatch):
+    path = tmp_path / "h.ledger"
+    ledger = _new(path, budget=(1.5, 1e-3))
+    ledger.mean(["weight"], epsilon=1.0)
+    with pytest.raises(BudgetExceededError):
+        ledger.mean(["height"], epsilon=1.0)
+    # A failure after the noise is drawn, before the commit: nothing is
+    # returned, and the store and the ledger are as before.
+    from skattr._ledger import _kept
+
+    def broken(*args):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(_kept, "record_to_store", broken)
+    with pytest.raises(OSError, match="disk full"):
+        ledger.mean(["weight"], epsilon=0.1)
+    monkeypatch.undo()
+    assert len(ledger.releases) == 1
+    assert len(_open(path).releases) == 1
+
+
+@pytest.mark.parametrize("kept", [False, True])
+@pytest.mark.parametrize("trial", range(3))
+def test_eight_threads_never_overspend(tmp_path, kept, trial):
+    # Eight threads release through one ledger at once: each release is
+    # checked and made alone, so the releases made are within the budget
+    # when replayed one after another (without the ledger's lock, 3 trials
+    # of 5 overspent).
+    budget = (2.5, 1e-3)
+    ledger = (_new(tmp_path / "h.ledger", budget=budget) if kept else
+              PRIVATE.attrpriv.ledger(secret=SECRET, reference=REFERENCE,
+                                      budget=budget))
+    ledger.plan(["weight"], epsilon=1.0)          # fitted once, before
+    start = threading.Barrier(8)
+    made, refused = [], []
+
+    def release():
+        start.wait()
+        try:
+            made.append(ledger.mean(["weight"], epsilon=0.7))
+        except BudgetExceededError:
+            refused.append(True)
+
+    threads = [threading.Thread(target=release) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(made) + len(refused) == 8
+    assert len(ledger.releases) == len(made) >= 1 and refused
+    assert ledger.spent[0] <= budget[0]
+    assert _replayed(ledger.releases, budget) <= budget[0] * (1 + 1e-9)
+    if kept:
+        assert len(_open(tmp_path / "h.ledger").releases) == len(made)
+
+
+def _script(body: str) -> list:
+    """A Python process running ``body`` with this skattr and its data."""
+    prelude = textwrap.dedent("""\
+        import sys, time
+        from pathlib import Path
+        import skattr
+        from skattr.datasets import make_hospital
+        PRIVATE = make_hospital(200, random_state=1)
+        REFERENCE = make_hospital(2000, random_state=0)
+        path = Path(sys.argv[1])
+        """)
+    return [sys.executable, "-c", prelude + textwrap.dedent(body)]
+
+
+def _environment():
+    env = dict(os.environ)
+    root = str(Path(skattr.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(
+        [root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    return env
+
+
+@pytest.mark.slow
+def test_two_processes_spending_the_remaining_budget_never_overspend(tmp_path):
+    # Issue 29's double spend: two processes open the same ledger and each
+    # spends "the remaining" budget at the same moment. One waits for the
+    # other's transaction, sees its release, and fits into what is left.
+    budget = (2.0, 1e-3)
+    path = tmp_path / "h.ledger"
+    _new(path, budget=budget)
+    go = tmp_path / "go"
+    body = """\
+        ledger = skattr.Ledger.open(path, PRIVATE, reference=REFERENCE)
+        ledger.plan([sys.argv[2]], epsilon=1.0)
+        while not Path(sys.argv[3]).exists():
+            time.sleep(0.005)
+        try:
+            ledger.mean([sys.argv[2]], epsilon="remaining")
+            print("released")
+        except skattr.exceptions.BudgetExceededError:
+            print("refused")
+        """
+    processes = [subprocess.Popen(_script(body) + [str(path), column, str(go)],
+                                  env=_environment(), stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+                 for column in ("weight", "height")]
+    time.sleep(0.5)
+    go.touch()
+    said = []
+    for p in processes:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        said.append(out.strip())
+    # The first spends what remains; the second sees it and is refused
+    # (before, both spent the whole budget: joint epsilon 2.71 of 2.0).
+    kept = _open(path)
+    assert sorted(said) == ["refused", "released"]
+    assert len(kept.releases) == 1
+    assert budget[0] * 0.99 < kept.spent[0] <= budget[0] * (1 + 1e-9)
+    assert _replayed(kept.releases, budget) <= budget[0] * (1 + 1e-6)
+
+
+@pytest.mark.slow
+def test_a_killed_process_leaves_every_shown_release_recorded(tmp_path):
+    # A process releases again and again and prints each value once the
+    # release has returned; it is killed (SIGKILL) at a random moment, in
+    # the middle of a transaction or not. The store then opens, intact,
+    # and holds every value the process showed.
+    rng = np.random.default_rng(0)
+    path = tmp_path / "h.ledger"
+    _new(path, budget=(1000.0, 1e-3))
+    body = """\
+        ledger = skattr.Ledger.open(path, PRIVATE, reference=REFERENCE)
+        print("ready", flush=True)
+        while True:
+            release = ledger.mean(["weight"], epsilon=0.01)
+            print(repr(float(release.values["weight"])), flush=True)
+        """
+    for delay in rng.uniform(0.2, 1.5, 3):
+        process = subprocess.Popen(_script(body) + [str(path)],
+                                   env=_environment(), stdout=subprocess.PIPE,
+                                   text=True)
+        assert process.stdout.readline().strip() == "ready"
+        time.sleep(delay)
+        process.send_signal(signal.SIGKILL)
+        shown = [float(line) for line in process.stdout.read().split()]
+        process.wait()
+        with sqlite3.connect(path) as db:
+            assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        kept = _open(path)
+        recorded = {e.as_record()["values"]["weight"] for e in kept.releases}
+        assert set(shown) <= recorded
+        assert shown, "the process released nothing before it was killed"
+
+
+def test_an_older_copy_of_the_store_is_refused_by_a_live_ledger(tmp_path):
+    path = tmp_path / "h.ledger"
+    ledger = _new(path)
+    ledger.mean(["weight"], epsilon=0.5)
+    shutil.copy(path, tmp_path / "old")
+    ledger.mean(["height"], epsilon=0.5)
+    shutil.copy(tmp_path / "old", path)
+    with pytest.raises(PersistenceError, match="older copy"):
+        ledger.mean(["blood_pressure"], epsilon=0.5)
+    assert len(ledger.releases) == 2
+
+
+def test_with_a_key_an_edited_or_shortened_store_is_refused(tmp_path):
+    path = tmp_path / "h.ledger"
+    ledger = _new(path, key=KEY)
+    ledger.mean(["weight"], epsilon=0.5)
+    ledger.mean(["height"], epsilon=0.5)
+    assert len(_open(path, key=KEY).releases) == 2
+    with pytest.raises(PersistenceError, match="HMAC key"):
+        _open(path)
+    with pytest.raises(PersistenceError, match="HMAC|sealed"):
+        _open(path, key="another key, sixteen bytes long")
+    for edit in ("UPDATE releases SET body = replace(body, '0.5', '0.05') "
+                 "WHERE idx = 1",
+                 "DELETE FROM releases WHERE idx = 1",
+                 "UPDATE meta SET value = replace(value, '3.0', '300.0') "
+                 "WHERE key = 'header'"):
+        edited = tmp_path / "edited"
+        shutil.copy(path, edited)
+        with sqlite3.connect(edited) as db:
+            db.execute(edit)
+        with pytest.raises(PersistenceError):
+            _open(edited, key=KEY)
+    # The environment variable serves as the key.
+    os.environ["SKATTR_LEDGER_KEY"] = KEY
+    try:
+        assert len(_open(path).releases) == 2
+    finally:
+        del os.environ["SKATTR_LEDGER_KEY"]
+    with pytest.raises(InvalidParameterError, match="16 bytes"):
+        _open(path, key="short")
+
+
+def test_a_file_that_is_not_a_store_is_refused(tmp_path):
+    text = tmp_path / "notes.txt"
+    text.write_text("hello")
+    with pytest.raises(PersistenceError, match="not a ledger store"):
+        _open(text)
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+        db.execute("INSERT INTO meta VALUES ('format', 'something else')")
+    with pytest.raises(PersistenceError, match="not a skattr ledger store"):
+        _open(other)
+    # A record far larger than a ledger's is refused before it is read.
+    path = tmp_path / "h.ledger"
+    _new(path).mean(["weight"], epsilon=0.5)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE releases SET body = ? WHERE idx = 0",
+                   ("x" * (17 * 2**20),))
+    with pytest.raises(PersistenceError, match="bytes"):
+        _open(path)
+
+
+def test_a_json_ledger_moves_into_a_store(tmp_path):
+    ledger = PRIVATE.attrpriv.ledger(secret=SECRET, reference=REFERENCE,
+                                     budget=(3.0, 1e-3))
+    ledger.mean(["weight"], epsilon=1.0)
+    loaded = skattr.Ledger.from_json(ledger.to_json(), PRIVATE,
+                                     reference=REFERENCE)
+    path = tmp_path / "h.ledger"
+    loaded.store(path).mean(["height"], epsilon=0.5)
+    assert len(_open(path).releases) == 2
+    with pytest.raises(PersistenceError, match="already holds a ledger"):
+        skattr.Ledger.from_json(ledger.to_json(), PRIVATE,
+                                reference=REFERENCE).store(path)
+
+
+class _MemoryStore(LedgerStore):
+    """The store's interface in a few lines: what a server database implements."""
+
+    def __init__(self):
+        self.header, self.releases = None, []
+        self.lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def transaction(self):
+        with self.lock:
+            store = self
+            pending = {"header": self.header, "releases": list(self.releases)}
+
+            class Transaction(StoreTransaction):
+                def header(self):
+                    return pending["header"]
+
+                def set_header(self, text):
+                    pending["header"] = text
+
+                def count(self):
+                    return len(pending["releases"])
+
+                def releases(self, start):
+                    return pending["releases"][start:]
+
+                def append(self, index, text):
+                    assert index == len(pending["releases"])
+                    pending["releases"].append(text)
+
+            yield Transaction()
+            store.header, store.releases = (pending["header"],
+                                            pending["releases"])
+
+
+def test_another_store_implements_the_small_interface():
+    store = _MemoryStore()
+    ledger = skattr.Ledger.open(store, PRIVATE, secret=SECRET,
+                                reference=REFERENCE, budget=(3.0, 1e-3))
+    ledger.mean(["weight"], epsilon=1.0)
+    again = skattr.Ledger.open(store, PRIVATE, reference=REFERENCE)
+    assert len(again.releases) == 1 and again.spent == ledger.spent
+    with pytest.raises(BudgetExceededError):
+        again.mean(["height"], epsilon=5.0)
+    assert len(store.releases) == 1
