@@ -47,6 +47,7 @@ from skattr.exceptions import InvalidParameterError
 
 __all__ = [
     "OSEntropy",
+    "base_seed",
     "check_random_state",
     "draw_k_subsets",
     "gaussian_noise",
@@ -293,6 +294,33 @@ def seed_of(random_state, *, owner: str | None = None) -> int:
     if _is_seed(random_state):
         return int(random_state)
     raise _refuse(random_state, "an int >= 0 or None", owner)
+
+
+def base_seed(random_state, *, owner: str | None = None) -> int | None:
+    """Return the int that keys every stream of ``random_state``, or None.
+
+    For code that draws many independent, reproducible streams from one
+    ``random_state`` (a ledger: one stream per release, keyed by its index,
+    so that a ledger reloaded with the same seed never replays a draw):
+    None stays None (the operating system's entropy, every time); an int is
+    itself; a Generator or RandomState gives one 63-bit draw (advancing it).
+
+    Examples
+    --------
+    >>> from skattr._random import base_seed
+    >>> base_seed(7), base_seed(None)
+    (7, None)
+    """
+    if random_state is None:
+        return None
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(2**63))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(np.iinfo(np.int32).max))
+    if _is_seed(random_state):
+        return int(random_state)
+    raise _refuse(random_state, "None, an int >= 0, a numpy.random.Generator "
+                  "or a numpy.random.RandomState", owner)
 
 
 # --------------------------------------------------------------------------------

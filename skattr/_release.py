@@ -463,17 +463,23 @@ class Release(Plan):
         The same noisy statistics before clamping (None when nothing bounds
         them): the released value plus the noise's whole law, unbiased, for
         averaging releases or measuring the noise; the same guarantee.
+    seeded : bool
+        Whether the noise was drawn from a seed (``random_state``) rather than
+        the operating system's entropy: reproducible, for experiments only,
+        since whoever knows the seed can subtract the noise.
     """
 
     values: pd.Series
     unclamped: pd.Series | None = None
+    seeded: bool = False
 
     @classmethod
-    def of(cls, plan: Plan, values: pd.Series) -> Release:
+    def of(cls, plan: Plan, values: pd.Series, *, seeded: bool = False
+           ) -> Release:
         """Return the release of ``values`` made as ``plan`` says."""
         fields = {name: getattr(plan, name)
                   for name, f in plan.__dataclass_fields__.items() if f.init}
-        return cls(**fields, values=values)
+        return cls(**fields, values=values, seeded=bool(seeded))
 
     def __post_init__(self):
         super().__post_init__()
@@ -519,6 +525,7 @@ class Release(Plan):
             "assumptions": list(self.assumptions),
             "clipping": (None if self.clipping is None
                          else self.clipping.to_dict()),
+            "seeded": bool(self.seeded),
         }
 
     def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
@@ -625,7 +632,12 @@ class Release(Plan):
     def _rows(self) -> list[tuple[str, str]]:
         released = ", ".join(f"{k} = {fmt(float(v))}" for k, v in self.values.items())
         # The released values name the statistics.
-        return [("released", released)] + super()._rows()[1:]
+        drawn = ("a seed (random_state): reproducible, for experiments only; "
+                 "whoever knows the seed can subtract the noise"
+                 if self.seeded else "the operating system's entropy")
+        rows = [("released", released)] + super()._rows()[1:]
+        at = next(i for i, (k, _) in enumerate(rows) if k == "noise") + 1
+        return rows[:at] + [("noise drawn from", drawn)] + rows[at:]
 
     def _statistic_table(self, alpha: float) -> tuple[list, list]:
         interval = self.conf_int(alpha)

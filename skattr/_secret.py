@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,6 +76,22 @@ def _interval(interval, name: str) -> tuple[float, float]:
             f"{interval!r}."
         )
     return lo, hi
+
+
+def _check_labels(column, value) -> None:
+    """Refuse a secret's column or value that no frame could match, when built."""
+    if (column is None or isinstance(column, bool)
+            or not isinstance(column, Hashable)):
+        raise InvalidParameterError(
+            f"A secret's column is one column label (its name, or its index "
+            f"for an array); got {column!r}.")
+    if value is not None and not callable(value) and (
+            not isinstance(value, Hashable)
+            or isinstance(value, (tuple, frozenset))):
+        raise InvalidParameterError(
+            f"A secret's value is one category, or a predicate on the column; "
+            f"got {value!r}. For several categories at once, pass "
+            "skattr.predicates.OneOf([...]).")
 
 
 @persistable
@@ -155,6 +172,7 @@ class Secret:
                 f"{self.property!r}. Build secrets with Secret.proportion or "
                 "Secret.mean."
             )
+        _check_labels(self.column, self.value)
         given = [self.pairs is not None, self.window is not None,
                  self.sets is not None]
         if sum(given) != 1:

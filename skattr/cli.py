@@ -265,9 +265,9 @@ def _release(args) -> int:
         print(data.attrpriv.plan(args.columns, statistic=statistic,
                                  value=args.value, **kwargs).summary())
         return 0
-    rel = _call_verb(verb, args, kwargs)
-    if args.output:
-        _write(rel, args.output)
+    with _Output(args.output) as output:
+        rel = _call_verb(verb, args, kwargs)
+        output.write(rel)
     _print_release(rel)
     return 0
 
@@ -339,14 +339,14 @@ def _ledger_release(args, data, kwargs, statistic) -> int:
     # In a store the release is committed before the verb returns; a JSON
     # file is written before anything is printed, atomically: a release is
     # never shown without being counted.
-    rel = _call_verb(verb, args, kwargs)
-    if kept_as_json:
-        partial = f"{path}.partial"
-        with open(partial, "w", encoding="utf-8") as file:
-            file.write(ledger.to_json())
-        os.replace(partial, path)
-    if args.output:
-        _write(rel, args.output)
+    with _Output(args.output) as output:
+        rel = _call_verb(verb, args, kwargs)
+        if kept_as_json:
+            partial = f"{path}.partial"
+            with open(partial, "w", encoding="utf-8") as file:
+                file.write(ledger.to_json())
+            os.replace(partial, path)
+        output.write(rel)
     _print_release(rel)
     print("", *textwrap.wrap(f"The ledger {path}: {ledger.in_plain_words()}",
                              88), sep="\n")
@@ -359,9 +359,64 @@ def _holds_json(path: str) -> bool:
         return file.read(64).lstrip()[:1] == b"{"
 
 
-def _write(rel: Release, path: str) -> None:
-    """Write the values and the certificate: JSON (``.json``) or CSV."""
-    if path.lower().endswith(".json"):
+class _Output:
+    """``--output FILE``, written whole or not at all.
+
+    Its temporary file is created beside FILE before anything is released
+    (a path that cannot be written is refused first); the release is
+    written to it and renamed over FILE, so FILE never holds part of a
+    release. When the write fails after the release was made, the release
+    is printed and the error says so: a second release of the same data
+    would spend more privacy.
+    """
+
+    def __init__(self, path: str | None):
+        self.path, self.partial = path, None
+
+    def __enter__(self) -> _Output:
+        if self.path is not None:
+            import tempfile
+
+            folder = os.path.dirname(os.path.abspath(self.path))
+            try:
+                handle, self.partial = tempfile.mkstemp(
+                    dir=folder, prefix=f".{os.path.basename(self.path)}.",
+                    suffix=".partial")
+                os.close(handle)
+            except OSError as exc:
+                raise SkattrError(
+                    f"--output {self.path} cannot be written ({exc.strerror}: "
+                    f"{folder}); nothing was released. Give a path in a "
+                    "folder you can write to.") from None
+        return self
+
+    def write(self, rel: Release) -> None:
+        if self.path is None:
+            return
+        try:
+            _write(rel, self.partial, self.path)
+            os.replace(self.partial, self.path)
+            self.partial = None
+        except OSError as exc:
+            _print_release(rel)
+            raise SkattrError(
+                f"The release above was made (and counted, in a ledger) but "
+                f"--output {self.path} could not be written ({exc}); no part "
+                "of it was left in the file. Keep the values printed above: "
+                "releasing the same data again would spend more privacy."
+            ) from None
+
+    def __exit__(self, *exc) -> None:
+        if self.partial is not None:
+            try:
+                os.unlink(self.partial)
+            except OSError:
+                pass
+
+
+def _write(rel: Release, path: str, name: str) -> None:
+    """Write the values and the certificate: JSON (``name`` ``.json``) or CSV."""
+    if name.lower().endswith(".json"):
         with open(path, "w", encoding="utf-8") as out:
             json.dump(rel.to_dict(), out, indent=2)
             out.write("\n")

@@ -1,5 +1,7 @@
 """The skattr command line."""
 
+import json
+
 import pandas as pd
 import pytest
 
@@ -311,3 +313,41 @@ def test_a_misspelt_secret_column_is_named_with_the_nearest(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "--secret-column 'gendr' is not a column" in err
     assert "Did you mean 'gender'?" in err
+
+
+def test_output_is_written_whole_or_not_at_all(tmp_path, capsys, monkeypatch):
+    # Issue 29: a --output that cannot be written is refused before any
+    # noise is drawn; a write that fails after the release leaves no part of
+    # it in the file, prints the release and says not to release again.
+    common, private = _hospital_files(tmp_path)
+    args = ["release", private, "--columns", "weight", *common]
+    from skattr.mechanisms import BaseMechanism
+
+    drawn = []
+    release = BaseMechanism.release
+    monkeypatch.setattr(BaseMechanism, "release",
+                        lambda self, *a, **k: drawn.append(1)
+                        or release(self, *a, **k))
+    missing = tmp_path / "no such folder" / "out.json"
+    assert main([*args, "--output", str(missing)]) == 2
+    assert "nothing was released" in capsys.readouterr().err
+    assert not drawn and not missing.parent.exists()
+
+    import skattr.cli
+
+    def half_written(rel, path, name):
+        with open(path, "w") as file:
+            file.write('{"values": ')
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(skattr.cli, "_write", half_written)
+    target = tmp_path / "out.json"
+    assert main([*args, "--output", str(target)]) == 2
+    out, err = capsys.readouterr()
+    assert drawn and not target.exists()
+    assert [p.name for p in tmp_path.iterdir() if "partial" in p.name] == []
+    assert "releasing the same data again" in err and "lower (95%)" in out
+    monkeypatch.undo()
+    # Written whole, as JSON by the name it is given.
+    assert main([*args, "--output", str(target)]) == 0
+    assert json.loads(target.read_text())["values"]

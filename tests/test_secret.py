@@ -283,3 +283,15 @@ def test_grid_tolerance_grows_with_n():
     off = Secret.proportion("g", 1, pairs=[(0.45, 0.55000001)])
     with pytest.raises(NotCertifiableError, match="multiples of 1/50000000"):
         off.grid_pairs(50_000_000, alternative="x")
+
+
+@pytest.mark.parametrize("column, value", [
+    (None, 1), (["a", "b"], 1), ({"a": 1}, 1), (True, 1),
+    ("g", [1, 2]), ("g", {"a"}), ("g", (1, 2)), ("g", np.array([1])),
+])
+def test_a_column_or_value_no_frame_could_match_is_refused_when_built(
+        column, value):
+    # Issue 29: these were accepted and failed later with TypeError,
+    # NotImplementedError or IndexError.
+    with pytest.raises(InvalidParameterError, match="column label|one category"):
+        Secret.proportion(column, value, pairs=[(0.4, 0.6)])

@@ -33,6 +33,8 @@ from skattr.laws import AssumeGaussian
 
 __all__ = ["Ledger", "LedgerEntry", "joint_noise"]
 
+# The stream of a seeded ledger's noise, apart from other uses of its seed.
+_NOISE_STREAM = 0x1ED6E5
 # epsilon="remaining": the own epsilon found to this relative precision, and
 # the largest tried (beyond it the release needs no noise in practice).
 _FIT_RTOL = 1e-3
@@ -166,7 +168,12 @@ class Ledger(Kept):
         jointly, exactly; Laplace-noise releases (the default) of different
         statistics are certified over the reference's bands.
     random_state : None, int or Generator, default=None
-        The noise of every release; None draws from the operating system.
+        The noise of every release; None draws from the operating system
+        (the default, and the only choice for real releases). A seed is for
+        experiments: each release draws its own stream of it, keyed by the
+        release's index, so a ledger reloaded with the same seed never
+        replays a draw; a Generator gives one seed, drawn when the ledger is
+        opened. Each release says whether it was seeded (``seeded``).
     bounds : "reference", dict, sequence of (low, high), (low, high) or None, \
 default="reference"
         The clipping of every release and of the joint law (the mechanisms'
@@ -278,7 +285,11 @@ default="reference"
         self.random_state = random_state
         self.bounds = bounds
         self.releases: list[LedgerEntry] = []
-        self._rng = None
+        from skattr._random import base_seed
+
+        # Every release's noise: the operating system's entropy, or its own
+        # stream of this seed (by the release's index).
+        self._noise_seed = base_seed(random_state, owner="Ledger")
         self._columns: set = set()
         # The joint certificates: of Gaussian-noise releases, from their
         # statistics' joint law; of Laplace-noise releases, from couplings.
@@ -528,14 +539,23 @@ default="reference"
             self._fitted[memo] = est
         return est, est.plan(n=self._n)
 
-    def _noise_source(self):
+    def _noise_source(self) -> int | None:
+        """Return the seed estimators are built with (each release has its own)."""
+        return self._noise_seed
+
+    def _noise_of(self, index: int):
+        """Return release ``index``'s own noise stream (None: fresh entropy).
+
+        A seeded ledger keys a stream by the release's index, so a ledger
+        reloaded with the same seed draws new noise for its new releases,
+        never the noise of its earlier ones again.
+        """
         from skattr._random import check_random_state
 
-        if self.random_state is None:
-            return None                 # each release: the operating system's
-        if self._rng is None:
-            self._rng = check_random_state(self.random_state, owner="Ledger")
-        return self._rng
+        if self._noise_seed is None:
+            return None
+        return check_random_state(self._noise_seed, stream=(_NOISE_STREAM,
+                                                            index))
 
     def _planned_joint(self, query, params) -> tuple:
         """Plan a release and its joint epsilon; ``epsilon="remaining"`` fits it.
@@ -646,7 +666,8 @@ default="reference"
                 + (" or a smaller delta (the releases' deltas add up past the "
                    "budget's)" if math.isinf(joint) and self._laplace_only()
                    else "") + ", or release fewer statistics.")
-        release = est.release(self._data)
+        release = est.release(self._data,
+                              random_state=self._noise_of(len(self.releases)))
         self.releases.append(LedgerEntry(
             release, statistics, noise_cov, joint, laplace=laplace,
             joint_delta=(None if laplace is None or not self._laplace_only()

@@ -342,18 +342,33 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
             raise InvalidParameterError(f"n must be a positive int; got {n!r}.")
         return self._cached_plan(int(n))
 
-    def release(self, X) -> Release:
+    def release(self, X, *, random_state=None) -> Release:
         """Release the noisy statistics of the private data X.
+
+        Parameters
+        ----------
+        X : DataFrame
+            The private data.
+        random_state : None, int or Generator, default=None
+            The noise of this release alone (a ledger gives each release its
+            own stream); None draws from the mechanism's ``random_state``.
 
         Returns
         -------
         Release
-            The noisy values with their certificate. The exact statistic is
-            never returned or stored.
+            The noisy values with their certificate, and whether the noise
+            came from a seed (``seeded``). The exact statistic is never
+            returned or stored.
         """
         n, exact = self._exact_statistic(*self._private_frame(X))
         plan = self._cached_plan(n)
-        noisy = plan.noise_law.perturb(exact, self._noise_source)
+        if random_state is None:
+            source, seeded = self._noise_source, self.random_state is not None
+        else:
+            source = check_random_state(random_state,
+                                        owner=type(self).__name__)
+            seeded = True
+        noisy = plan.noise_law.perturb(exact, source)
         # Each value clamped to what its statistic can take: post-processing
         # of the noisy value, free, and never further from the true one.
         ranges = self.query_.output_ranges(self.columns_, n,
@@ -361,9 +376,10 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         names = self.query_.names(self.columns_)
         values = pd.Series(noisy, index=names, name=self.query_.statistic)
         if ranges is None or not np.any(np.isfinite(ranges)):
-            return Release.of(plan, values)
+            return Release.of(plan, values, seeded=seeded)
         release = Release.of(plan, pd.Series(np.clip(noisy, *ranges),
-                                             index=names, name=values.name))
+                                             index=names, name=values.name),
+                             seeded=seeded)
         return dataclasses.replace(
             release, unclamped=values,
             certified_by=release.certified_by.then("post-processed.clamped"))
