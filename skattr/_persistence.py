@@ -47,6 +47,7 @@ import hashlib
 import inspect
 import json
 import math
+import re
 import types
 
 import numpy as np
@@ -54,7 +55,8 @@ import pandas as pd
 
 from skattr.exceptions import PersistenceError
 
-__all__ = ["SCHEMA_VERSION", "allowed_types", "canonical", "from_json", "to_json"]
+__all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "SCHEMA_VERSION", "allowed_types",
+           "canonical", "from_json", "to_json"]
 
 #: Version of the JSON layout written by :func:`to_json`.
 SCHEMA_VERSION = 1
@@ -66,6 +68,24 @@ _METHODS = frozenset({"weight"})
 _BIT_GENERATORS = ("PCG64", "PCG64DXSM", "Philox", "SFC64", "MT19937")
 # Index and Series dtypes other than NumPy's: pandas' strings.
 _PANDAS_DTYPES = frozenset({"str", "string"})
+
+#: The largest file from_json reads (checked before it is parsed): a saved
+#: mechanism or ledger is kilobytes to a few megabytes.
+MAX_FILE_BYTES = 64 * 2**20
+#: The deepest nesting of JSON arrays and objects a file may have (checked
+#: before it is parsed); skattr writes fewer than 40 levels.
+MAX_DEPTH = 200
+#: Arrays a file builds may take at most this many bytes per byte of the
+#: file, plus a MiB: a number written in JSON takes at least 2 characters
+#: for its 8 bytes, so a file skattr wrote stays far below; a declared dtype
+#: or shape that would allocate more (one long string making every element
+#: of a string array that long) is refused before anything is allocated.
+_BYTES_PER_FILE_BYTE = 64
+#: The widest string element an array may declare (its dtype's itemsize).
+_MAX_ITEMSIZE = 2**16
+# A JSON string (escapes included), and what is not a bracket.
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 
 _PREDICATES_HINT = (
     "skattr saves no code: state the predicate with skattr.predicates "
@@ -202,6 +222,7 @@ def from_json(text, expected: type = object):
             f"from_json reads the text to_json wrote (a str); got "
             f"{type(text).__name__}. To read a file: "
             "from_json(pathlib.Path(path).read_text()).")
+    _check_size_and_depth(text)
     try:
         outer = json.loads(text, object_pairs_hook=_no_duplicates,
                            parse_constant=_no_constant)
@@ -237,12 +258,37 @@ def from_json(text, expected: type = object):
         raise PersistenceError(
             "The file's 'skattr' part needs exactly the keys 'schema', "
             "'version' and 'object'. Use the text to_json wrote.")
-    obj = _Decoder(allowed_types()).decode(payload["object"])
+    obj = _Decoder(allowed_types(), budget=_BYTES_PER_FILE_BYTE * len(text)
+                   + 2**20).decode(payload["object"])
     if not isinstance(obj, expected):
         raise PersistenceError(
             f"The file holds a {type(obj).__name__}, not a {expected.__name__}; "
             f"load it with {type(obj).__name__}.from_json.")
     return obj
+
+
+def _check_size_and_depth(text) -> None:
+    """Refuse a file too large or too deeply nested, before it is parsed.
+
+    The depth counts the brackets outside JSON strings (the strings are
+    blanked first, escapes included), in linear time.
+    """
+    if len(text) > MAX_FILE_BYTES:
+        raise PersistenceError(
+            f"The file has {len(text):,} characters, over the "
+            f"{MAX_FILE_BYTES:,} a skattr file can have; it was not written "
+            "by to_json. Nothing was loaded.")
+    if not isinstance(text, str):
+        text = bytes(text).decode("utf-8", "replace")
+    brackets = _NOT_BRACKETS.sub("", _STRINGS.sub('""', text))
+    marks = np.frombuffer(brackets.encode("ascii"), dtype=np.uint8)
+    step = np.where((marks == ord("[")) | (marks == ord("{")), 1, -1)
+    depth = int(np.max(np.cumsum(step, dtype=np.int64), initial=0))
+    if depth > MAX_DEPTH:
+        raise PersistenceError(
+            f"The file nests {depth} levels deep, over the {MAX_DEPTH} a "
+            "skattr file can; it was not written by to_json. Nothing was "
+            "loaded.")
 
 
 def _no_duplicates(pairs):
@@ -464,10 +510,15 @@ class _Encoder:
 
 
 class _Decoder:
-    """Build objects from a file's data, only of allowlisted types."""
+    """Build objects from a file's data, only of allowlisted types.
 
-    def __init__(self, allowed: dict[str, type]):
+    ``budget`` is the most bytes its arrays may take together: each array's
+    declared size is checked against what is left before it is allocated.
+    """
+
+    def __init__(self, allowed: dict[str, type], budget: float = math.inf):
         self.allowed = allowed
+        self.budget = budget
 
     def decode(self, data):
         try:
@@ -525,7 +576,7 @@ class _Decoder:
             raise TypeError(f"a dtype must be a string; got {text!r}")
         dtype = np.dtype(text)
         if dtype.kind not in _KINDS or dtype.fields is not None or (
-                scalar and dtype.kind == "O"):
+                scalar and dtype.kind == "O") or dtype.itemsize > _MAX_ITEMSIZE:
             raise PersistenceError(
                 f"The file holds values of dtype {text!r}, which skattr does not "
                 "load. Use the text to_json wrote.")
@@ -535,9 +586,17 @@ class _Decoder:
         dtype = self._numpy_dtype(data["dtype"])
         shape = tuple(int(s) for s in data["shape"])
         values = data["data"]
-        if not isinstance(values, list) or len(values) != math.prod(shape):
+        if any(s < 0 for s in shape) or not isinstance(values, list) or len(
+                values) != math.prod(shape):
             raise ValueError(f"an array of shape {shape} needs {math.prod(shape)} "
                              "values")
+        size = math.prod(shape) * (8 if dtype.kind == "O" else dtype.itemsize)
+        if size > self.budget:
+            raise PersistenceError(
+                f"The file declares arrays of more than {size:,} bytes, more "
+                "than a file of its size can hold; it was not written by "
+                "to_json. Nothing was loaded.")
+        self.budget -= size
         if dtype.kind == "O":
             out = np.empty(len(values), dtype=object)
             for i, v in enumerate(values):

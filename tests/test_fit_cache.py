@@ -141,3 +141,33 @@ def test_a_release_without_a_seed_never_replays_a_seeded_one(hospital,
     assert seeded.random_state == 0 and seeded.epsilon == 2.0
     assert not again.release(private).values.equals(
         seeded.release(private).values)
+
+
+def _mean(private, reference, **params):
+    return private.attrpriv.mean(["weight"], secret=SECRET,
+                                 reference=reference, **params)
+
+
+def test_a_theta_stated_in_plain_fields_is_cached_unless_it_draws_afresh(
+        hospital, counted):
+    # Resample(random_state=0) says everything it is in its repr: a second
+    # release fits nothing, and releases what a fresh fit would. Without a
+    # seed each fit draws anew, so it is never cached.
+    from skattr.theta import Resample
+
+    private, reference = hospital
+    seeded = dict(theta=Resample(random_state=0, n_draws=8000), delta=0.004,
+                  random_state=0, mechanism="approx-wasserstein")
+    first = _mean(private, reference, **seeded)
+    again = _mean(private, reference, **seeded)
+    assert len(counted) == 1 and again.values.equals(first.values)
+    _fit_cache.clear()
+    assert _mean(private, reference, **seeded).values.equals(first.values)
+    assert len(counted) == 2
+    other = dict(seeded, theta=Resample(random_state=1, n_draws=8000))
+    _mean(private, reference, **other)
+    assert len(counted) == 3
+    unseeded = dict(seeded, theta=Resample(n_draws=8000))
+    for _ in range(2):
+        _mean(private, reference, **unseeded)
+    assert len(counted) == 5

@@ -28,7 +28,7 @@ from skattr.datasets import (
     make_schools,
     schools_network,
 )
-from skattr.exceptions import PersistenceError, PrivacyLeakWarning
+from skattr.exceptions import PersistenceError, PrivacyLeakWarning, SkattrError
 from skattr.laws import AssumeGaussian
 from skattr.mechanisms import (
     ApproximateWassersteinMechanism,
@@ -688,3 +688,84 @@ def test_a_mechanism_fitted_by_skattr_0_2_is_refused_with_what_to_do():
     dp = BaseMechanism.from_json(
         (data / "dp_laplace_fitted_by_0.2.json").read_text())
     assert dp.plan(n=100).noise_scale == 4.0
+
+
+# Hostile files (issue 29): bounded before anything is built -------------------
+
+
+def _peak_megabytes(load):
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(PersistenceError) as refused:
+            load()
+        return tracemalloc.get_traced_memory()[1] / 2**20, refused.value
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("array", [
+    # One wide string element: 100 bytes of file, 800 MB before the fix.
+    {"type": "ndarray", "dtype": "<U200000000", "shape": [1], "data": ["x"]},
+    # Many short strings made wide by one long one.
+    {"type": "ndarray", "dtype": "<U20000", "shape": [20000],
+     "data": ["x" * 20000] + [""] * 19999},
+    {"type": "ndarray", "dtype": "<f8", "shape": [-1], "data": [1.0]},
+])
+def test_an_array_larger_than_its_file_is_refused_before_allocating(
+        saved, array):
+    outer = json.loads(saved)
+    outer["skattr"]["object"] = array
+    text = _rehash(outer)
+    peak, refused = _peak_megabytes(lambda: from_json(text))
+    assert peak < 50, f"{peak:.0f} MB allocated before refusing"
+    assert "skattr" in str(refused) or "to_json" in str(refused)
+
+
+def test_a_deep_or_huge_file_is_refused_before_it_is_parsed(saved,
+                                                             monkeypatch):
+    deep = "[" * 5000 + "]" * 5000
+    with pytest.raises(PersistenceError, match="levels deep"):
+        from_json(deep)
+    # Brackets inside strings are text, not depth.
+    outer = json.loads(saved)
+    outer["skattr"]["version"] = "[" * 500
+    assert isinstance(from_json(_rehash(outer)), OptimalGaussian)
+    import skattr._persistence as persistence
+
+    monkeypatch.setattr(persistence, "MAX_FILE_BYTES", len(saved) - 1)
+    with pytest.raises(PersistenceError, match="characters, over the"):
+        from_json(saved)
+
+
+def test_a_malformed_ledger_file_is_always_a_skattr_error(hospital):
+    # Every truncation and many single-character edits of a saved ledger
+    # (its hash recomputed, as an attacker would) give a skattr error or a
+    # ledger, never another exception.
+    reference, private = hospital
+    ledger = private.attrpriv.ledger(secret=SECRET, reference=reference,
+                                     budget=(3.0, 1e-3))
+    ledger.mean(["weight"], epsilon=1.0)
+    text = ledger.to_json()
+    rng = np.random.default_rng(0)
+    outer = json.loads(text)
+    tried = 0
+    for cut in np.linspace(1, len(text) - 1, 40).astype(int):
+        with pytest.raises(SkattrError):
+            skattr.Ledger.from_json(text[:cut], private, reference=reference)
+        tried += 1
+    body = json.dumps(outer["skattr"])
+    for _ in range(200):
+        at = int(rng.integers(len(body)))
+        edited = body[:at] + str(rng.choice(list('0{}[]":,x-9e'))) + body[at + 1:]
+        try:
+            resealed = _rehash({"sha256": "", "skattr": json.loads(edited)})
+        except ValueError:
+            continue              # not JSON, or a number JSON cannot hold
+        try:
+            skattr.Ledger.from_json(resealed, private, reference=reference)
+        except SkattrError:
+            pass
+        tried += 1
+    assert tried >= 60

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +23,7 @@ from skattr._ledger._entry import LedgerEntry
 from skattr._persistence import from_json as load
 from skattr._persistence import persistable
 from skattr._persistence import to_json as save
-from skattr._query import Query
+from skattr._query import Query, StackedQuery
 from skattr._secret import Secret
 from skattr._statistic import Statistic
 from skattr.backends import backend_of, is_frame
@@ -30,6 +31,7 @@ from skattr.exceptions import (
     DataValidationError,
     InvalidParameterError,
     PersistenceError,
+    SkattrError,
 )
 from skattr.theta import ExpertTheta, GroupMoments, JointGaussian, Resample
 
@@ -266,9 +268,18 @@ def from_json(cls, text: str, data, *, reference=None, random_state=None):
         raise DataValidationError(
             "This is not a skattr ledger file (to_json's output).") from exc
     if isinstance(outer, dict) and "skattr_ledger" in outer:
-        return _from_schema_1_or_2(cls, outer, data, reference=reference,
-                                   random_state=random_state)
-    record = load(text, LedgerFile)
+        try:
+            return _from_schema_1_or_2(cls, outer, data, reference=reference,
+                                       random_state=random_state)
+        except (KeyError, TypeError, AttributeError, IndexError,
+                ValueError) as exc:
+            if isinstance(exc, SkattrError):
+                raise
+            raise DataValidationError(
+                f"The ledger file (schema 1 or 2) is malformed "
+                f"({type(exc).__name__}: {exc}). Use the file to_json wrote."
+            ) from None
+    record = _loaded(text, LedgerFile)
     if record.schema != SCHEMA_VERSION:
         raise DataValidationError(
             f"The ledger file has schema {record.schema!r}; this skattr reads "
@@ -303,10 +314,10 @@ def open_ledger(cls, store, data, *, reference, random_state, **given):
                             or k == "bounds"})
             transaction.set_header(save(_record(ledger, ())))
         else:
-            record = load(text, LedgerFile)
+            record = _loaded(text, LedgerFile)
             _check_resumed(store, record, given)
             ledger = _restored(cls, record, data, reference, random_state)
-            _adopt(ledger, [load(t, LedgerEntry)
+            _adopt(ledger, [_loaded(t, LedgerEntry)
                             for t in transaction.releases(0)])
             if len(ledger.releases) != transaction.count():
                 raise PersistenceError(f"{store!r}: the releases changed "
@@ -353,13 +364,14 @@ def sync_from_store(ledger, transaction) -> None:
             "another ledger's): nothing is released until it is restored.")
     if count == have:
         return
-    record = load(transaction.header(), LedgerFile)
+    record = _loaded(transaction.header(), LedgerFile)
     if record.theta_seed != ledger._laplace.seed:
         # The store's seed was drawn by the process whose releases used it.
         ledger._laplace.seed = record.theta_seed
         ledger._laplace.laws.clear()
     ledger._columns.update(record.data["columns"])
-    _adopt(ledger, [load(t, LedgerEntry) for t in transaction.releases(have)])
+    _adopt(ledger, [_loaded(t, LedgerEntry)
+                    for t in transaction.releases(have)])
     ledger._stored_header = (frozenset(record.data["columns"]),
                              record.theta_seed)
 
@@ -372,6 +384,106 @@ def record_to_store(ledger, transaction, start: int) -> None:
     if header != ledger._stored_header:
         transaction.set_header(save(_record(ledger, ())))
         ledger._stored_header = header
+
+
+def _loaded(text, kind):
+    """Load a ledger's header or release and check its fields' shapes.
+
+    The codec builds only skattr's classes, from a file whose hash matched;
+    whoever can write the file can recompute the hash, so every field the
+    ledger reads is checked here, and a malformed one is a
+    :class:`~skattr.exceptions.PersistenceError`, never another exception.
+    """
+    found = load(text, kind)
+    try:
+        (_check_header if kind is LedgerFile else _check_entry)(found)
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        if isinstance(exc, PersistenceError):
+            raise
+        raise PersistenceError(
+            f"The ledger's {'header' if kind is LedgerFile else 'release'} is "
+            f"malformed ({type(exc).__name__}: {exc}); it was not written by "
+            "skattr. Nothing was loaded.") from None
+    return found
+
+
+def _number(value, low=-math.inf, high=math.inf) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+            low <= value <= high):
+        raise ValueError(f"{value!r} is not a number in [{low}, {high}]")
+    return float(value)
+
+
+def _fingerprint_shape(saved) -> None:
+    if not (isinstance(saved, dict) and isinstance(saved.get("columns"), dict)
+            and isinstance(saved.get("rows"), int)
+            and all(isinstance(c, str) for c in saved["columns"])):
+        raise ValueError("a data fingerprint needs rows and columns")
+
+
+def _check_header(record) -> None:
+    if not (isinstance(record.budget, tuple) and len(record.budget) == 2):
+        raise ValueError("the budget is not a pair")
+    _number(record.budget[0], 0.0)
+    _number(record.budget[1], 0.0, 1.0)
+    _fingerprint_shape(record.data)
+    if record.reference is not None:
+        _fingerprint_shape(record.reference)
+    if not isinstance(record.law, str):
+        raise ValueError("the law is not a name")
+    if record.theta_seed is not None and not isinstance(record.theta_seed, int):
+        raise ValueError("the seed is not an int")
+    if not isinstance(record.releases, tuple):
+        raise ValueError("the releases are not a tuple")
+    for entry in record.releases:
+        _check_entry(entry)
+
+
+_LAPLACE_NUMBERS = ("epsilon", "delta", "beta", "scale")
+
+
+def _check_entry(entry) -> None:
+    if not isinstance(entry, LedgerEntry):
+        raise ValueError("a release is not a LedgerEntry")
+    if not isinstance(entry.statistics, tuple) or not all(
+            isinstance(s, tuple) and len(s) == 2 and isinstance(s[0], Query)
+            for s in entry.statistics):
+        raise ValueError("the statistics are not (query, weight) pairs")
+    for _, weight in entry.statistics:
+        _number(weight)
+    cov = entry.noise_cov
+    if not (isinstance(cov, np.ndarray) and np.all(np.isfinite(cov))):
+        raise ValueError("the noise covariance is not a finite array")
+    _number(entry.joint_epsilon, 0.0)
+    if entry.joint_delta is not None:
+        _number(entry.joint_delta, 0.0, 1.0)
+    laplace = entry.laplace
+    if laplace is None:
+        # A Gaussian release: its values' noise covariance, square.
+        if cov.shape != (len(entry.statistics),) * 2:
+            raise ValueError("the noise covariance does not match the values")
+        return
+    if not (isinstance(laplace, dict) and isinstance(laplace.get("key"), str)
+            and laplace.get("privacy") in ("dataset", "distributional")
+            and isinstance(laplace.get("resample"), bool)):
+        raise ValueError("a Laplace release's record is incomplete")
+    for name in _LAPLACE_NUMBERS:
+        _number(laplace[name], 0.0)
+    scales = laplace.get("scales")
+    if scales is not None:
+        values = (entry.release.values.size if entry.release is not None
+                  else len(entry.record["values"]))
+        if not isinstance(scales, (list, tuple)) or len(scales) != values:
+            raise ValueError("a Laplace release's scales do not match its "
+                             "values")
+        for scale in scales:
+            _number(scale, 0.0)
+    stored = laplace.get("statistic")
+    if stored is not None and not (
+            isinstance(stored, tuple) and len(stored) == 2
+            and isinstance(stored[0], (Query, StackedQuery, Statistic))
+            and isinstance(stored[1], tuple)):
+        raise ValueError("a Laplace release's statistic is malformed")
 
 
 def _check_data(data, saved, reference, saved_reference, schema) -> None:

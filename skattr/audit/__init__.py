@@ -11,7 +11,13 @@ at a stated confidence. See ``docs/audit.md``.
 from skattr.audit._audit import TESTERS, audit, audit_ledger, scaled_noise
 from skattr.audit._bounds import clopper_pearson, epsilon_lower_bound
 from skattr.audit._result import AuditResult
-from skattr.audit._testers import Event, EventBound, histogram_test, threshold_test
+from skattr.audit._testers import (
+    Event,
+    EventBound,
+    histogram_test,
+    likelihood_ratio_test,
+    threshold_test,
+)
 from skattr.utils._public import public_dir
 
 __all__ = [
@@ -24,6 +30,7 @@ __all__ = [
     "clopper_pearson",
     "epsilon_lower_bound",
     "histogram_test",
+    "likelihood_ratio_test",
     "scaled_noise",
     "threshold_test",
 ]

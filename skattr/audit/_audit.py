@@ -15,7 +15,11 @@ from skattr._random import check_random_state, seed_of
 from skattr._release import Plan
 from skattr._secret import Secret, as_secrets, grid_tolerance
 from skattr.audit._result import AuditResult
-from skattr.audit._testers import histogram_test, threshold_test
+from skattr.audit._testers import (
+    histogram_test,
+    likelihood_ratio_test,
+    threshold_test,
+)
 from skattr.backends import backend_of, is_frame
 from skattr.exceptions import (
     DataValidationError,
@@ -34,7 +38,10 @@ from skattr.utils._param_validation import (
 __all__ = ["audit", "audit_ledger"]
 
 #: The testers, by name.
-TESTERS = {"threshold": threshold_test, "histogram": histogram_test}
+TESTERS = {"threshold": threshold_test, "histogram": histogram_test,
+           "likelihood-ratio": likelihood_ratio_test}
+#: The testers an audit runs by default: all of them.
+DEFAULT_TESTERS = ("threshold", "histogram", "likelihood-ratio")
 
 _SHARED_CONSTRAINTS = {
     "pair": [tuple, list, np.ndarray, None],
@@ -293,7 +300,7 @@ def _control(plan, factor: float) -> str:
 
 def audit(mechanism, data, *, n: int, pair=None, secret=None,
           releases: int = 10_000, confidence: float = 0.95,
-          testers=("threshold", "histogram"), mode: str = "vectorised",
+          testers=DEFAULT_TESTERS, mode: str = "vectorised",
           plan=None, noise_scale_factor: float = 1.0, replace="auto",
           privacy: str = "auto", random_state=None) -> AuditResult:
     """Return an empirical lower bound on a fitted mechanism's epsilon.
@@ -337,9 +344,9 @@ def audit(mechanism, data, *, n: int, pair=None, secret=None,
         Releases per side; half choose the event, half test it.
     confidence : float, default=0.95
         Confidence of the lower bound, split equally between the testers.
-    testers : tuple of str, default=("threshold", "histogram")
+    testers : tuple of str, default=("threshold", "histogram", "likelihood-ratio")
         Which testers to run (:func:`threshold_test`,
-        :func:`histogram_test`).
+        :func:`histogram_test`, :func:`likelihood_ratio_test`).
     mode : {"vectorised", "release"}, default="vectorised"
         ``"vectorised"`` computes the exact statistic of every dataset at
         once (per-record contributions summed over index arrays for linear
@@ -536,7 +543,7 @@ def _released(mechanism, data, source, value, m, rng, k):
 # ------------------------------------------------------------------ ledger
 def audit_ledger(ledger, data=None, *, pair=None, releases: int = 10_000,
                  confidence: float = 0.95,
-                 testers=("threshold", "histogram"),
+                 testers=DEFAULT_TESTERS,
                  noise_scale_factor: float = 1.0, replace="auto",
                  privacy: str = "auto", random_state=None) -> AuditResult:
     """Return an empirical lower bound on the joint epsilon of a ledger's releases.

@@ -10,7 +10,8 @@ The key holds content, never identity: 128-bit digests of every value of
 both frames (:func:`skattr._data.hash_sums`), their shapes, columns and
 dtypes, and the ``repr`` of the statistic, the secrets and the parameters. A
 parameter whose ``repr`` may not say all it holds (an array, a callable, a
-Theta object) is not cached: the release is fitted afresh, as before, so a
+Theta object other than a frozen dataclass of plain fields, or one that
+draws afresh at every fit) is not cached: the release is fitted afresh, as before, so a
 cache hit can never give another data's Theta. Frames beyond a million rows
 are not cached either (hashing them costs more than the fit it saves), nor
 Dask frames. The last :data:`SIZE` keys are kept; each hit hands out copies
@@ -21,6 +22,7 @@ is shared between releases or threads.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import inspect
 import threading
 from collections import OrderedDict
@@ -43,13 +45,26 @@ _LOCK = threading.Lock()
 
 
 def _plain(value) -> bool:
-    """Whether ``repr(value)`` says everything ``value`` holds."""
+    """Whether ``repr(value)`` says everything ``value`` holds.
+
+    Plain values and containers of them; and a frozen dataclass whose every
+    field is shown by its repr and plain (a Theta stated as
+    ``Resample(random_state=0)``, a law as ``AssumeGaussian(...)``), unless
+    it draws afresh at every fit (``random_state=None``: two fits differ).
+    """
     if value is None or isinstance(value, (str, bool, int, float)):
         return True
     if isinstance(value, (tuple, list)):
         return all(_plain(v) for v in value)
     if isinstance(value, dict):
         return all(_plain(k) and _plain(v) for k, v in value.items())
+    if (dataclasses.is_dataclass(value) and not isinstance(value, type)
+            and value.__dataclass_params__.frozen):
+        fields = dataclasses.fields(value)
+        if any("random_state" == f.name and getattr(value, f.name) is None
+               for f in fields):
+            return False
+        return all(f.repr and _plain(getattr(value, f.name)) for f in fields)
     return False
 
 
