@@ -56,7 +56,7 @@ import pandas as pd
 from skattr.exceptions import PersistenceError
 
 __all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "SCHEMA_VERSION", "allowed_types",
-           "canonical", "from_json", "to_json"]
+           "canonical", "check_size_and_depth", "from_json", "to_json"]
 
 #: Version of the JSON layout written by :func:`to_json`.
 SCHEMA_VERSION = 1
@@ -77,14 +77,17 @@ MAX_FILE_BYTES = 64 * 2**20
 MAX_DEPTH = 200
 #: Arrays a file builds may take at most this many bytes per byte of the
 #: file, plus a MiB: a number written in JSON takes at least 2 characters
-#: for its 8 bytes, so a file skattr wrote stays far below; a declared dtype
+#: for its 8 bytes (4 bytes a character), and a string array's elements
+#: are about as wide as their text, so a file skattr wrote stays below; a declared dtype
 #: or shape that would allocate more (one long string making every element
 #: of a string array that long) is refused before anything is allocated.
-_BYTES_PER_FILE_BYTE = 64
+_BYTES_PER_FILE_BYTE = 16
 #: The widest string element an array may declare (its dtype's itemsize).
 _MAX_ITEMSIZE = 2**16
 # A JSON string (escapes included), and what is not a bracket.
-_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+# (An unterminated string runs to the end: the match never backtracks, so a
+# file of escaped quotes is linear, not quadratic; found by review.)
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\Z)', re.DOTALL)
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 
 _PREDICATES_HINT = (
@@ -222,7 +225,7 @@ def from_json(text, expected: type = object):
             f"from_json reads the text to_json wrote (a str); got "
             f"{type(text).__name__}. To read a file: "
             "from_json(pathlib.Path(path).read_text()).")
-    _check_size_and_depth(text)
+    check_size_and_depth(text)
     try:
         outer = json.loads(text, object_pairs_hook=_no_duplicates,
                            parse_constant=_no_constant)
@@ -267,7 +270,7 @@ def from_json(text, expected: type = object):
     return obj
 
 
-def _check_size_and_depth(text) -> None:
+def check_size_and_depth(text) -> None:
     """Refuse a file too large or too deeply nested, before it is parsed.
 
     The depth counts the brackets outside JSON strings (the strings are

@@ -404,3 +404,39 @@ def test_a_seeded_ledger_reloaded_never_replays_its_noise(tmp_path):
                                      reference=REFERENCE)
     assert not unseeded.seeded and unseeded.to_dict()["seeded"] is False
     assert "operating system's entropy" in str(unseeded.summary())
+
+
+def test_a_store_restored_and_grown_again_is_refused_by_a_live_ledger(tmp_path):
+    # Found by review: the store restored in place from a backup, then grown
+    # by another ledger to the live one's count of releases. The live ledger
+    # compares its last release with the store's, not only the count (it
+    # went on before, and the store's releases replayed to 3.7 of 3.0).
+    path, backup = tmp_path / "h.ledger", tmp_path / "backup"
+    live = _new(path)
+    live.mean(["weight"], epsilon=1.0)
+    shutil.copy(path, backup)
+    live.mean(["height"], epsilon=0.2)
+    shutil.copy(backup, path)
+    _open(path).mean(["blood_pressure"], epsilon=1.0)
+    with pytest.raises(PersistenceError, match="older copy"):
+        live.mean(["temperature"], epsilon=0.5)
+    assert _replayed(_open(path).releases, (3.0, 1e-3)) <= 3.0
+
+
+@pytest.mark.parametrize("key", [None, KEY])
+def test_a_store_whose_header_was_deleted_is_refused(tmp_path, key):
+    # Found by review: without its header a store read as new, and a new
+    # ledger on it forgot what was spent (its budget whole again).
+    # Without a key, a store emptied of its header and its releases is a new
+    # file, as a deleted file would be (docs: what a store does not detect);
+    # with one, its seal remains and says releases were made.
+    path = tmp_path / "h.ledger"
+    _new(path, key=key).mean(["weight"], epsilon=1.0)
+    deletions = ["DELETE FROM meta WHERE key IN ('header', 'header_mac')"]
+    if key is not None:
+        deletions.append("DELETE FROM releases")
+    for deleted in deletions:
+        with sqlite3.connect(path) as db:
+            db.execute(deleted)
+        with pytest.raises(PersistenceError, match="no header"):
+            _new(path, key=key)

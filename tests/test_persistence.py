@@ -3,6 +3,7 @@
 import hashlib
 import inspect
 import json
+import math
 import sys
 import warnings
 
@@ -769,3 +770,43 @@ def test_a_malformed_ledger_file_is_always_a_skattr_error(hospital):
             pass
         tried += 1
     assert tried >= 60
+
+
+def test_the_size_and_depth_check_is_linear_in_the_file(saved):
+    # Found by review: escaped quotes with no closing one made the string
+    # pattern restart at each, quadratic (80 KB took 28 s). A file 8 times
+    # longer takes about 8 times as long, not 64.
+    import time
+
+    from skattr._persistence import check_size_and_depth
+
+    def seconds(n):
+        text = '"' + '\\\\"' * n
+        best = math.inf
+        for _ in range(3):
+            start = time.perf_counter()
+            check_size_and_depth(text)
+            best = min(best, time.perf_counter() - start)
+        return best
+
+    assert seconds(160_000) < 24 * max(seconds(20_000), 1e-4)
+
+
+def test_other_malformed_ledger_files_are_skattr_errors(hospital):
+    reference, private = hospital
+    with pytest.raises(SkattrError):
+        skattr.Ledger.from_json("[" * 100_000 + "]" * 100_000, private,
+                                reference=reference)
+    ledger = private.attrpriv.ledger(secret=SECRET, reference=reference,
+                                     budget=(3.0, 1e-3))
+    ledger.mean(["weight"], epsilon=1.0)
+    outer = json.loads(ledger.to_json())
+    text = json.dumps(outer["skattr"])
+    # A release that holds neither its Release nor its record.
+    edited = json.loads(text)
+    entries = edited["object"]
+    assert "LedgerFile" in json.dumps(entries)[:400]
+    resealed = _rehash({"sha256": "", "skattr": json.loads(text.replace(
+        '"release": {', '"release": null, "was": {', 1))})
+    with pytest.raises(SkattrError):
+        skattr.Ledger.from_json(resealed, private, reference=reference)

@@ -20,10 +20,11 @@ import numpy as np
 import pandas as pd
 
 from skattr._ledger._entry import LedgerEntry
+from skattr._persistence import check_size_and_depth, persistable
 from skattr._persistence import from_json as load
-from skattr._persistence import persistable
 from skattr._persistence import to_json as save
 from skattr._query import Query, StackedQuery
+from skattr._release import Release
 from skattr._secret import Secret
 from skattr._statistic import Statistic
 from skattr.backends import backend_of, is_frame
@@ -262,9 +263,13 @@ def from_json(cls, text: str, data, *, reference=None, random_state=None):
         schema; or ``data`` (``reference``) is not the dataset the ledger was
         opened on: its row count or a released column's hash differs.
     """
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise DataValidationError(
+            "This is not a skattr ledger file (to_json's output, a str).")
+    check_size_and_depth(text)
     try:
         outer = json.loads(text)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise DataValidationError(
             "This is not a skattr ledger file (to_json's output).") from exc
     if isinstance(outer, dict) and "skattr_ledger" in outer:
@@ -272,7 +277,7 @@ def from_json(cls, text: str, data, *, reference=None, random_state=None):
             return _from_schema_1_or_2(cls, outer, data, reference=reference,
                                        random_state=random_state)
         except (KeyError, TypeError, AttributeError, IndexError,
-                ValueError) as exc:
+                ValueError, OverflowError) as exc:
             if isinstance(exc, SkattrError):
                 raise
             raise DataValidationError(
@@ -317,8 +322,10 @@ def open_ledger(cls, store, data, *, reference, random_state, **given):
             record = _loaded(text, LedgerFile)
             _check_resumed(store, record, given)
             ledger = _restored(cls, record, data, reference, random_state)
-            _adopt(ledger, [_loaded(t, LedgerEntry)
-                            for t in transaction.releases(0)])
+            texts = transaction.releases(0)
+            _adopt(ledger, [_loaded(t, LedgerEntry) for t in texts])
+            if texts:
+                ledger._last_stored = _digest(texts[-1])
             if len(ledger.releases) != transaction.count():
                 raise PersistenceError(f"{store!r}: the releases changed "
                                        "while they were read.")
@@ -354,14 +361,27 @@ def _same(a, b) -> bool:
         return False
 
 
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def sync_from_store(ledger, transaction) -> None:
-    """Read in the releases other processes made since this ledger last looked."""
+    """Read in the releases other processes made since this ledger last looked.
+
+    The store must still hold this ledger's last release, unchanged (its
+    digest): a store replaced by an older copy and grown again by other
+    releases has as many releases but not the same (found by review).
+    """
     count, have = transaction.count(), len(ledger.releases)
-    if count < have:
+    last = (transaction.releases(have - 1)[:1] if have and count >= have
+            else [])
+    if count < have or (have and (not last or _digest(last[0])
+                                  != ledger._last_stored)):
         raise PersistenceError(
-            f"The store {ledger._store!r} holds {count} releases; this ledger "
-            f"has made {have}. The store was replaced by an older copy (or "
-            "another ledger's): nothing is released until it is restored.")
+            f"The store {ledger._store!r} no longer holds this ledger's "
+            f"releases as it recorded them ({count} there, {have} here): it "
+            "was replaced by an older copy (or another ledger's). Nothing is "
+            "released until it is restored.")
     if count == have:
         return
     record = _loaded(transaction.header(), LedgerFile)
@@ -370,8 +390,9 @@ def sync_from_store(ledger, transaction) -> None:
         ledger._laplace.seed = record.theta_seed
         ledger._laplace.laws.clear()
     ledger._columns.update(record.data["columns"])
-    _adopt(ledger, [_loaded(t, LedgerEntry)
-                    for t in transaction.releases(have)])
+    texts = transaction.releases(have)
+    _adopt(ledger, [_loaded(t, LedgerEntry) for t in texts])
+    ledger._last_stored = _digest(texts[-1])
     ledger._stored_header = (frozenset(record.data["columns"]),
                              record.theta_seed)
 
@@ -379,7 +400,9 @@ def sync_from_store(ledger, transaction) -> None:
 def record_to_store(ledger, transaction, start: int) -> None:
     """Write the releases from ``start`` on, and the header if it changed."""
     for index in range(start, len(ledger.releases)):
-        transaction.append(index, save(ledger.releases[index]))
+        text = save(ledger.releases[index])
+        transaction.append(index, text)
+        ledger._last_stored = _digest(text)
     header = (frozenset(ledger._columns), ledger._laplace.seed)
     if header != ledger._stored_header:
         transaction.set_header(save(_record(ledger, ())))
@@ -445,6 +468,10 @@ _LAPLACE_NUMBERS = ("epsilon", "delta", "beta", "scale")
 def _check_entry(entry) -> None:
     if not isinstance(entry, LedgerEntry):
         raise ValueError("a release is not a LedgerEntry")
+    if not (isinstance(entry.release, Release) or (
+            entry.release is None and isinstance(entry.record, dict)
+            and isinstance(entry.record.get("values"), dict))):
+        raise ValueError("a release holds neither its Release nor its record")
     if not isinstance(entry.statistics, tuple) or not all(
             isinstance(s, tuple) and len(s) == 2 and isinstance(s[0], Query)
             for s in entry.statistics):

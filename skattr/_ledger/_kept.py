@@ -38,16 +38,17 @@ class Kept:
             if self._store is None:
                 yield
                 return
-            start = len(self.releases)
+            start, last = len(self.releases), self._last_stored
             try:
                 with self._store.transaction() as transaction:
                     sync_from_store(self, transaction)
-                    start = len(self.releases)
+                    start, last = len(self.releases), self._last_stored
                     yield
                     record_to_store(self, transaction, start)
             except BaseException:
                 del self.releases[start:]
                 self._stored_header = None
+                self._last_stored = last
                 raise
 
     @classmethod

@@ -302,6 +302,8 @@ default="reference"
         self._lock = threading.RLock()
         self._store = None
         self._stored_header = None
+        # The digest of the last release the store holds for this ledger.
+        self._last_stored = None
 
     def __repr__(self) -> str:
         eps, delta = self.spent

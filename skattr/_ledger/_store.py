@@ -133,11 +133,19 @@ class SQLiteStore(LedgerStore):
                     f"{self.path} is not a ledger store (not an SQLite file). "
                     "A ledger saved with to_json is imported with "
                     "Ledger.from_json(...).store(path).")
+        # A connection per transaction, closed after it: a connection kept
+        # open trusts its page cache when the file's change counter looks
+        # unchanged, so a store replaced in place by an older copy and
+        # written again could be read from stale pages (found by review).
+        self._connect().close()
+
+    def _connect(self):
         try:
-            self._connection = sqlite3.connect(
+            connection = sqlite3.connect(
                 str(self.path), timeout=_BUSY_SECONDS, isolation_level=None,
                 check_same_thread=False)
-            self._connection.execute("PRAGMA synchronous = FULL")
+            connection.execute("PRAGMA synchronous = FULL")
+            return connection
         except sqlite3.Error as exc:
             raise PersistenceError(
                 f"The ledger store {self.path} cannot be opened ({exc}).") from exc
@@ -145,12 +153,17 @@ class SQLiteStore(LedgerStore):
     def __repr__(self) -> str:
         return f"SQLiteStore({str(self.path)!r})"
 
-    def close(self) -> None:
-        self._connection.close()
-
     @contextlib.contextmanager
     def transaction(self):
-        connection = self._connection
+        connection = self._connect()
+        try:
+            with contextlib.closing(connection):
+                yield from self._transaction(connection)
+        except sqlite3.Error as exc:
+            raise PersistenceError(
+                f"The ledger store {self.path} failed ({exc}).") from None
+
+    def _transaction(self, connection):
         try:
             # BEGIN IMMEDIATE takes the write lock now: another process's
             # transaction waits here until this one ends.
@@ -163,6 +176,12 @@ class SQLiteStore(LedgerStore):
             transaction = _SQLiteTransaction(connection, self._key, self.path)
             yield transaction
             transaction.seal()
+        except sqlite3.Error as exc:
+            connection.execute("ROLLBACK")
+            raise PersistenceError(
+                f"The ledger store {self.path} failed ({exc}): it was altered "
+                "or replaced outside skattr. Nothing was recorded or "
+                "released.") from None
         except BaseException:
             connection.execute("ROLLBACK")
             raise
@@ -256,8 +275,17 @@ class _SQLiteTransaction(StoreTransaction):
         self._sized("SELECT MAX(LENGTH(value)) FROM meta WHERE key = 'header'")
         row = self._db.execute(
             "SELECT (SELECT value FROM meta WHERE key = 'header'), "
-            "(SELECT value FROM meta WHERE key = 'header_mac')").fetchone()
+            "(SELECT value FROM meta WHERE key = 'header_mac'), "
+            "(SELECT value FROM meta WHERE key = 'head'), "
+            "(SELECT COUNT(*) FROM releases)").fetchone()
         if row[0] is None:
+            if row[2] is not None or row[3]:
+                # Releases, or a seal, without a header: it was deleted, and
+                # a new ledger on this file would forget what was spent.
+                raise PersistenceError(
+                    f"{self._path} holds releases (or their seal) but no "
+                    "header: the header was deleted outside skattr. Nothing "
+                    "was loaded.")
             return None
         return self._checked("header", row[0], row[1], "")
 
