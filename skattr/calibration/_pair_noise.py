@@ -110,6 +110,10 @@ def _least_variance(satisfied, m: int, start_high: np.ndarray) -> np.ndarray:
     lo = np.zeros(m)
     for _ in range(_BISECTION_STEPS):
         mid = 0.5 * (lo + hi)
+        if np.all((mid == lo) | (mid == hi)):
+            # Every bracket is down to adjacent doubles: further steps would
+            # test lo (not satisfied) or hi (satisfied) and change nothing.
+            break
         ok = satisfied(mid)
         hi = np.where(ok, mid, hi)
         lo = np.where(ok, lo, mid)
