@@ -185,13 +185,18 @@ def test_distributional_laplace_beside_gaussian_noise_is_refused():
     assert len(ledger.releases) == 1
 
 
+def _two_columns(seed):
+    """(private, reference): the LogNormal x and a Normal y in [0, 6]."""
+    rng = np.random.default_rng(seed)
+    reference = population.reference(rng, 1000)
+    reference["y"] = np.clip(rng.normal(3, 1, len(reference)), 0, 6)
+    return reference.sample(N, random_state=0), reference
+
+
 def test_bounds_by_position_serve_a_mixed_ledger():
     # Each Gaussian value's clipping is the one its release used, not the
     # ledger's bounds resolved again for one column.
-    rng = np.random.default_rng(15)
-    reference = population.reference(rng, 1000)
-    reference["y"] = np.clip(rng.normal(3, 1, len(reference)), 0, 6)
-    private = reference.sample(N, random_state=0)
+    private, reference = _two_columns(15)
     ledger = skattr.Ledger(private, secret=SECRET, budget=(200.0, DELTA),
                            reference=reference, bounds=[(0, 20), (0, 6)],
                            law="gaussian", random_state=0)
@@ -206,10 +211,7 @@ def test_the_default_stays_laplace_for_a_statistic_not_yet_gaussian():
     # apgm: only the statistic already released with Gaussian noise stays
     # Gaussian (certified from its law); another takes the accessor's
     # default.
-    rng = np.random.default_rng(16)
-    reference = population.reference(rng, 1000)
-    reference["y"] = np.clip(rng.normal(3, 1, len(reference)), 0, 6)
-    private = reference.sample(N, random_state=0)
+    private, reference = _two_columns(16)
     ledger = skattr.Ledger(private, secret=SECRET, budget=(200.0, DELTA),
                            reference=reference,
                            bounds={"x": (0, 20), "y": (0, 6)}, random_state=0)

@@ -53,12 +53,13 @@ from skattr.theta._request import joint_law
 from skattr.theta._resample import Resample
 from skattr.theta._spec import resolve_theta
 
-__all__ = ["BUDGET_RTOL", "GaussianJoint", "LaplaceJoint", "laplace_loss"]
+__all__ = ["BUDGET_RTOL", "SPAN_RTOL", "GaussianJoint", "LaplaceJoint",
+           "laplace_loss"]
 
 #: Relative tolerance of the budget check: epsilons are computed to ~1e-9.
 BUDGET_RTOL = 1e-9
 # Eigenvalues below this fraction of the largest are outside the span.
-_SPAN_RTOL = 1e-10
+SPAN_RTOL = 1e-10
 
 
 def _in_span(mean_diff, cov_a, cov_b) -> tuple | None:
@@ -70,7 +71,7 @@ def _in_span(mean_diff, cov_a, cov_b) -> tuple | None:
     """
     total = cov_a + cov_b
     values, vectors = np.linalg.eigh((total + total.T) / 2)
-    keep = values > _SPAN_RTOL * max(values.max(initial=0.0), 0.0)
+    keep = values > SPAN_RTOL * max(values.max(initial=0.0), 0.0)
     basis = vectors[:, keep]
     outside = mean_diff - basis @ (basis.T @ mean_diff)
     scale = max(np.abs(mean_diff).max(initial=0.0), 1e-300)
@@ -78,7 +79,7 @@ def _in_span(mean_diff, cov_a, cov_b) -> tuple | None:
         return None
     ca, cb = basis.T @ cov_a @ basis, basis.T @ cov_b @ basis
     for c in (ca, cb):
-        if c.size and np.linalg.eigvalsh(c)[0] <= _SPAN_RTOL * values.max():
+        if c.size and np.linalg.eigvalsh(c)[0] <= SPAN_RTOL * values.max():
             # One side is degenerate where the other is not: singular laws.
             return None
     return basis.T @ mean_diff, ca, cb
@@ -215,7 +216,7 @@ class GaussianJoint:
                  noise: np.ndarray) -> float:
         delta = self.ledger.budget[1]
         values = np.linalg.eigvalsh(noise) if noise.size else np.zeros(0)
-        if values.size and values[0] > _SPAN_RTOL * max(values[-1], 1e-300):
+        if values.size and values[0] > SPAN_RTOL * max(values[-1], 1e-300):
             # Sufficient statistic: F + N(0, M^-1), M = A^T Sigma_N^-1 A.
             precision = select.T @ np.linalg.solve(noise, select)
             extra = np.linalg.inv(precision)
@@ -346,18 +347,30 @@ class LaplaceJoint:
         with Laplace scales b, lose at most |D_j| sum 1 / b there. Valid
         for the population with the bands' confidence.
         """
-        keys = list(dict.fromkeys(e["key"] for e in entries))
-        missing = [k for k in keys if k not in self.queries]
-        if missing:
-            raise NotCertifiableError(
-                "A release loaded from a ledger file is a statistic the file "
-                "cannot restate (a function); its joint law with a different "
-                "statistic cannot be certified after loading.")
-        law, slices = self.band_law({k: self.queries[k] for k in keys})
+        statistics = self.restated(entries)
+        keys = list(statistics)
+        law, slices = self.band_law(statistics)
         bounds = law.per_statistic(self.ledger._n, privacy,
                                    self.ledger.budget[1])
         return laplace_loss(bounds, self.band_weights(entries, keys, slices,
                                                       bounds.size))
+
+    def restated(self, entries: list) -> dict:
+        """Return each released statistic's (query, columns), by key, in order.
+
+        Raises
+        ------
+        NotCertifiableError
+            A release loaded from a file that cannot restate its statistic
+            (a function).
+        """
+        keys = list(dict.fromkeys(e["key"] for e in entries))
+        if any(k not in self.queries for k in keys):
+            raise NotCertifiableError(
+                "A release loaded from a ledger file is a statistic the file "
+                "cannot restate (a function); its joint law with a different "
+                "statistic cannot be certified after loading.")
+        return {k: self.queries[k] for k in keys}
 
     @staticmethod
     def band_weights(entries: list, keys: list, slices: list,

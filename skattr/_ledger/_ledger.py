@@ -418,10 +418,10 @@ default="reference"
         # written before 0.4, or an explicit choice): then apgm for linear
         # statistics, certified jointly with them from their law rather than
         # through the dearer coupling of a mix (skattr._ledger._mixed).
-        gaussian = self.law != "auto" or self._released_with_gaussian(query)
+        gaussian = linear and (self.law != "auto"
+                               or self._released_with_gaussian(query))
         mechanism = params.pop(
-            "mechanism", "apgm" if linear and gaussian
-            else "approx-wasserstein")
+            "mechanism", "apgm" if gaussian else "approx-wasserstein")
         if mechanism == "auto" and not linear:
             # No Gaussian law of a non-linear statistic here.
             mechanism = "approx-wasserstein"
@@ -459,14 +459,10 @@ default="reference"
         released = {base for e in self.releases if not e.laplace
                     for base, _ in e.statistics}
         parts = query.parts if isinstance(query, StackedQuery) else (query,)
-        if not released or any(getattr(p, "columns", None) is None
-                               for p in parts):
-            return False
-        try:
-            wanted = {base for base, _ in _single_statistics(query, self._n)}
-        except (AttributeError, TypeError):
-            return False
-        return wanted <= released
+        if not released or any(p.columns is None for p in parts):
+            return False          # every column: not named, so not known
+        return {base for base, _ in _single_statistics(query, self._n)
+                } <= released
 
     def _planned_laplace(self, query, mechanism: str, params: dict):
         """Plan a Wasserstein-mechanism release (Laplace noise on each value)."""

@@ -37,7 +37,7 @@ import math
 
 import numpy as np
 
-from skattr._ledger._joint import laplace_loss
+from skattr._ledger._joint import SPAN_RTOL, laplace_loss
 from skattr.calibration._gaussian import gaussian_pair_epsilon
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 
@@ -48,9 +48,6 @@ __all__ = ["SPLITS", "mixed_epsilon", "worst_mahalanobis"]
 SPLITS = (0.25, 0.5, 0.75)
 # Up to this many coordinates, the worst move is found over every corner.
 _MAX_CORNERS = 14
-# Eigenvalues below this fraction of the largest (in one release's noise):
-# the noise is singular, as GaussianJoint judges it.
-_SINGULAR_RTOL = 1e-10
 
 
 def worst_mahalanobis(precision: np.ndarray, bounds: np.ndarray) -> float:
@@ -100,19 +97,14 @@ def mixed_epsilon(band, laplace: list, gaussian: list) -> float:
             "privacy); a Laplace release with privacy='distributional' has "
             "no joint certificate with them. Keep privacy='dataset' (the "
             "default) in a ledger that mixes the two kinds of noise.")
-    laplace_keys = list(dict.fromkeys(e["key"] for e in laplace))
-    if any(k not in band.queries for k in laplace_keys):
-        raise NotCertifiableError(
-            "A release loaded from a ledger file is a statistic the file "
-            "cannot restate (a function); its joint law with a different "
-            "statistic cannot be certified after loading.")
-    statistics = {k: band.queries[k] for k in laplace_keys}
-    values = []
+    statistics = band.restated(laplace)
+    laplace_keys = list(statistics)
+    values = []                     # per Gaussian value: (its key, weight)
     for stats, _, ranges in gaussian:
         for base, weight in stats:
-            values.append((base, weight))
-            column = base.columns[0]
-            statistics.setdefault(f"gaussian | {base!r}", (
+            key, column = f"gaussian | {base!r}", base.columns[0]
+            values.append((key, weight))
+            statistics.setdefault(key, (
                 (base, [column]) if ranges is None or column not in ranges
                 else (base, [column], {column: ranges[column]})))
     keys = list(statistics)
@@ -124,8 +116,8 @@ def mixed_epsilon(band, laplace: list, gaussian: list) -> float:
             f"the bands' joint law ({why}); declare bounds as a dict by "
             "column (bounds={'column': (low, high)}).") from None
     # The Gaussian values: each the weight times one coordinate (a sum).
-    coordinates = np.array([int(slices[keys.index(f"gaussian | {b!r}")][0])
-                            for b, _ in values], dtype=int)
+    coordinates = np.array([int(slices[keys.index(key)][0])
+                            for key, _ in values], dtype=int)
     weights = np.array([w for _, w in values], dtype=float)
     touched, column = np.unique(coordinates, return_inverse=True)
     select = np.zeros((len(values), touched.size))
@@ -163,7 +155,8 @@ def _precision(blocks: list, select: np.ndarray) -> np.ndarray | None:
         block = np.atleast_2d(np.asarray(block, dtype=float))
         end = start + block.shape[0]
         values = np.linalg.eigvalsh(block)
-        if values[0] <= _SINGULAR_RTOL * max(values[-1], 1e-300):
+        # Singular as GaussianJoint judges it: outside the span.
+        if values[0] <= SPAN_RTOL * max(values[-1], 1e-300):
             return None
         rows = select[start:end]
         precision += rows.T @ np.linalg.solve(block, rows)

@@ -103,9 +103,6 @@ class LedgerStore(abc.ABC):
         raises: all of the block's writes or none.
         """
 
-    def close(self) -> None:  # noqa: B027 (optional: nothing to release)
-        """Release the store's resources (a connection); optional."""
-
 
 class SQLiteStore(LedgerStore):
     """A ledger kept in one SQLite file (the default store).
