@@ -13,6 +13,7 @@ __all__ = [
     "MissingDependencyError",
     "BudgetExceededError",
     "PersistenceError",
+    "WorkLimitError",
     "PrivacyLeakWarning",
     "ClassicCalibrationWarning",
     "NotFittedError",
@@ -67,6 +68,15 @@ class PersistenceError(SkattrError):
     save, and for a file that is malformed, of another schema version, altered
     after it was saved (its content hash differs), or names a type outside
     skattr's allowlist.
+    """
+
+
+class WorkLimitError(SkattrError):
+    """A computation would take more work than its limit allows.
+
+    Raised before the work (or as soon as it is seen to overrun), with the
+    estimate and the option that makes the computation cheaper or raises the
+    limit; nothing is released.
     """
 
 

@@ -189,7 +189,8 @@ class GaussianJoint:
             # A count's default Theta: the swap coupling's bound, for F plus
             # the copies' sufficient noise.
             return pairs_coupled_epsilon(
-                joint.coupled_distances(ledger._n, "dataset"), variance,
+                joint.coupled_distances(ledger._n, "dataset",
+                                        delta=ledger.budget[1]), variance,
                 ledger.budget[1])
         if not isinstance(joint, ExactLaw):
             raise NotCertifiableError(

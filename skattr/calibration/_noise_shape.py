@@ -27,6 +27,7 @@ import numpy as np
 from skattr.calibration._profile_estimate import estimate_pairs_delta
 from skattr.laws._gaussian import PairLaws
 from skattr.noise import expected_gaussian_norm
+from skattr.utils._work import TimeGuard, work_seconds
 
 __all__ = ["OBJECTIVES", "least_error_noise", "noise_objective"]
 
@@ -37,6 +38,8 @@ OBJECTIVES = ("expected-error", "trace")
 _GRID = 17
 _REFINE = 9
 _ROOT_STEPS = 80
+#: Rounds of the estimate a search of :func:`least_multiples` takes, about.
+_TYPICAL_ROUNDS = 22
 _PATTERN_ROUNDS = 3
 
 
@@ -48,7 +51,7 @@ def noise_objective(cov: np.ndarray, objective: str) -> float:
 
 
 def _estimates(laws: PairLaws, noise: np.ndarray, epsilon: float, *,
-               paired: bool = False) -> np.ndarray:
+               paired: bool = False, guard=None) -> np.ndarray:
     """Estimated delta (J, m) of every pair under each noise covariance (J, k, k).
 
     With ``paired`` (J = m) pair i is judged under noise i only: shape (m,).
@@ -69,7 +72,7 @@ def _estimates(laws: PairLaws, noise: np.ndarray, epsilon: float, *,
     out = np.ones(diff.shape[0])
     if valid.any():
         out[valid] = estimate_pairs_delta(diff[valid], cov_a[valid], cov_b[valid],
-                                          epsilon)
+                                          epsilon, guard=guard)
     return out if paired else out.reshape(j, m)
 
 
@@ -84,21 +87,38 @@ def least_multiples(laws: PairLaws, base: np.ndarray, direction: np.ndarray,
     relative 1e-4 of the frontier. With ``per_pair`` the one shape given
     (J = 1) is scaled for each pair on its own: t has one entry a pair.
     """
+    # About 20 rounds of the estimate, each over every pair still searched:
+    # a secret of thousands of pairs with unequal covariances takes minutes.
+    m = laws.mean_diff.shape[0]
+    guard = TimeGuard(
+        _TYPICAL_ROUNDS, work_seconds(),
+        what=f"the Gaussian noise search over {m:,} pairs of laws with "
+             "unequal covariances",
+        cheaper=("state fewer pairs (pairs=[(a, b), ...], or a narrower "
+                 "window or support), take the covariances as equal "
+                 "(law=AssumeGaussian(covariances='assume-equal'), an "
+                 "assumption the release records), or raise the limit "
+                 "(environment variable SKATTR_MAX_SECONDS)"))
     if per_pair:
-        m = laws.mean_diff.shape[0]
         base = np.broadcast_to(base, (m, *base.shape[1:]))
         direction = np.broadcast_to(direction, (m, *direction.shape[1:]))
         start = np.broadcast_to(np.asarray(start, dtype=float), (m,))
 
-        def ok(t, rows):
+        def judged(t, rows):
             est = _estimates(_subset(laws, rows), base[rows] + t[rows, None, None]
-                             * direction[rows], epsilon, paired=True)
+                             * direction[rows], epsilon, paired=True,
+                             guard=guard)
             return est <= delta
     else:
-        def ok(t, rows):
+        def judged(t, rows):
             est = _estimates(laws, base[rows] + t[rows, None, None]
-                             * direction[rows], epsilon)
+                             * direction[rows], epsilon, guard=guard)
             return est.max(axis=1) <= delta
+
+    def ok(t, rows):
+        out = judged(t, rows)
+        guard.advance(1)
+        return out
 
     j = base.shape[0]
     everyone = np.arange(j)

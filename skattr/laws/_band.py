@@ -406,8 +406,12 @@ class BandLaw(BandsLaw):
         return max(pair_moves(secret, n, privacy), key=lambda c: c[0] * c[1],
                    default=(0, 0.0))
 
-    def coupled_distances(self, n: int, privacy: str) -> list[tuple]:
-        """Return, per secret, the swap coupling's distance law (worst pair)."""
+    def coupled_distances(self, n: int, privacy: str, *,
+                          delta: float | None = None) -> list[tuple]:
+        """Return, per secret, the swap coupling's distance law (worst pair).
+
+        ``delta`` is accepted for the box law's signature (one law here).
+        """
         key = (int(n), privacy)
         if key not in self._cache:
             laws = []

@@ -205,19 +205,22 @@ class BoxLaw(StatisticLaw):
         """What the box law assumes, as a Gaussian calibration records it."""
         return _independence(None, "dataset")
 
-    def coupled_distances(self, n: int, privacy: str) -> list[tuple]:
+    def coupled_distances(self, n: int, privacy: str, *,
+                          delta: float | None = None) -> list[tuple]:
         """Return, per pair, the distance laws of couplings valid over the box.
 
         See :func:`~skattr.laws._distances.count_coupled_distances`: the swap
         coupling (the records moved between the groups are the only ones
         counted differently, each with probability at most the box's widest
-        gap) and the quantile coupling bounded at the box's corners.
+        gap) and the quantile coupling bounded at the box's corners (not
+        computed when it cannot win at ``delta``).
         """
         pairs = [pair for s in self.secrets
                  for pair in secret_pairs(
                      s, n, privacy, alternative="use privacy='distributional'")]
         return count_coupled_distances(pairs, n, self.box.low, self.box.high,
-                                       privacy, self.query.weight(n))
+                                       privacy, self.query.weight(n),
+                                       delta=delta)
 
     def coupling_step(self, per_pair) -> MethodStep:
         """How a Gaussian calibration through the couplings is recorded."""
@@ -250,7 +253,7 @@ class BoxLaw(StatisticLaw):
         # quantile envelope, read from float CDFs, has none): a cap on the
         # branch and bound, which gives up on cells that reach a probability
         # of 0 or 1.
-        per_pair = self.coupled_distances(n, privacy)
+        per_pair = self.coupled_distances(n, privacy, delta=0.0)
         cap = max((min(law.largest for law in laws) for laws in per_pair),
                   default=0.0)
         if self.branch_and_bound:
@@ -265,7 +268,7 @@ class BoxLaw(StatisticLaw):
 
     def closeness(self, n: int, privacy: str, delta: float, *,
                   progress=False, label: str = "") -> Bound:
-        per_pair = self.coupled_distances(n, privacy)
+        per_pair = self.coupled_distances(n, privacy, delta=delta)
         w = max((least_certified(laws, lambda law: law.closeness(delta))
                  for laws in per_pair), default=0.0)
         moved = self.worst_swap(per_pair)

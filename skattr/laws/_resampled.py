@@ -33,6 +33,7 @@ from skattr.laws._draws import (
 )
 from skattr.laws._moment_bounds import MomentLaws
 from skattr.laws._order import OrderLaws
+from skattr.utils._work import TimeGuard
 
 __all__ = ["ResampledLaws", "RowEvaluator", "coupled_values"]
 
@@ -41,6 +42,10 @@ _EVAL_BLOCK = 1 << 21
 
 # Progress bars advance at least this many times over one drawn law.
 _TICKS = 100
+
+# Time a drawn row position takes at the least (drawing and reading it): an
+# optimistic rate, so that only draws certain to overrun are refused unseen.
+_SECONDS_PER_POSITION = 3e-9
 
 # Most draws a default ``n_draws`` asks for (a tiny delta needs more: say so).
 _MAX_DEFAULT_DRAWS = 2_000_000
@@ -91,6 +96,27 @@ class ResampledLaws:
     description: str
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
     moments: MomentLaws | None = None
+    #: Refuse drawing when it would take longer (None: never).
+    max_seconds: float | None = None
+
+    def guard(self, m: int, n: int) -> TimeGuard:
+        """Return the time guard of drawing m datasets of n records.
+
+        Refuses at once when the row positions alone would overrun at
+        ``_SECONDS_PER_POSITION`` (an optimistic rate), and otherwise as soon
+        as the first datasets drawn and evaluated project an overrun.
+        """
+        guard = TimeGuard(
+            m, self.max_seconds,
+            what=f"drawing and evaluating {m:,} datasets of {n:,} records",
+            cheaper=("draw fewer datasets (theta=Resample(n_draws=...): the "
+                     "bound holds for any number, looser for fewer), release "
+                     "a vectorised statistic (skattr.Statistic) rather than a "
+                     "Python function, or raise the limit "
+                     "(Resample(max_seconds=...), None for no limit)"))
+        guard.expect(m * n * _SECONDS_PER_POSITION,
+                     f"{m * n:,} row positions at a few nanoseconds each")
+        return guard
 
     def draws_needed(self, tail: float, failure: float) -> int:
         """Draws per property value: ``n_draws``, or twice the least that bound a tail.
@@ -244,16 +270,28 @@ class ResampledLaws:
             m, ks[0])
         tick = -(-m // _TICKS)
         values = []
+        guard = self.guard(m, n)
         # The model's records come in a random order when F can read it.
         for _, rows in iter_subsets(self.inside, self.outside, counts, n, rng,
                                     replace=self.replace, shuffle=self.ordered,
                                     max_positions=max_positions):
-            for at in range(0, rows.shape[0], tick):
-                values.append(self._evaluate(rows[at:at + tick]))
+            guard.advance(rows.shape[0], "draw")
+            for part in _ramp(rows.shape[0], tick, first=not values):
+                values.append(self._evaluate(rows[part]))
+                guard.advance(values[-1].shape[0])
                 if bar is not None:
                     bar.update(values[-1].shape[0])
         self._cache[key] = np.concatenate(values)
         return self._cache[key]
+
+
+def _ramp(total: int, step: int, *, first: bool):
+    """Slices of ``range(total)`` of ``step`` rows; 1, 2, 4, ... at first."""
+    at, size = 0, 1 if first else step
+    while at < total:
+        yield slice(at, min(total, at + size))
+        at += size
+        size = min(step, 2 * size)
 
 
 def coupled_values(laws: list, a: float, b: float, n: int, privacy: str,
@@ -318,15 +356,22 @@ def coupled_values(laws: list, a: float, b: float, n: int, privacy: str,
         ordered = any(law.ordered for law in missing)
         block = max(1, _EVAL_BLOCK // max(1, n))
         parts = [([], []) for _ in missing]
+        guard = first.guard(2 * m, n)
         for start in range(0, m, block):
             rows = coupled_subsets(inside, outside,
                                    k_a[start:start + block],
                                    k_b[start:start + block], n, rng,
                                    order_rng, shuffle=ordered,
                                    replace=first.replace)
-            for law, (into_a, into_b) in zip(missing, parts, strict=True):
-                into_a.append(law._evaluate(rows[0]))
-                into_b.append(law._evaluate(rows[1]))
+            guard.advance(2 * rows[0].shape[0], "draw")
+            # Evaluated a few datasets at a time at first, so that the guard
+            # sees a slow function before it has run for long.
+            for part in _ramp(rows[0].shape[0], rows[0].shape[0],
+                              first=start == 0):
+                for law, (into_a, into_b) in zip(missing, parts, strict=True):
+                    into_a.append(law._evaluate(rows[0][part]))
+                    into_b.append(law._evaluate(rows[1][part]))
+                guard.advance(2 * (part.stop - part.start))
             if bar is not None:
                 bar.update(rows[0].shape[0])
         for law, (into_a, into_b) in zip(missing, parts, strict=True):

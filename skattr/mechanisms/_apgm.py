@@ -183,7 +183,7 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
         self._refuse_replaced_classic(laws)
 
     def _plan(self, n: int) -> tuple[GaussianNoise, Certificate]:
-        if self._coupled(n) is not None:
+        if self.law_.coupled:
             return self._coupled_plan(n)
         per_secret, notes = [], []
         for laws in self._laws(n):

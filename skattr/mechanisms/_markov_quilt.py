@@ -12,20 +12,29 @@ from skattr._certificate import Assumption, Method
 from skattr._release import Certificate
 from skattr._secret import SECRETS
 from skattr.bayes import MarkovQuilt, ParameterNetwork, QuiltChoice
-from skattr.exceptions import InvalidParameterError, NotCertifiableError
+from skattr.exceptions import (
+    InvalidParameterError,
+    NotCertifiableError,
+    WorkLimitError,
+)
 from skattr.mechanisms._baselines import (
     _DPBaseline,
     _parts,
     record_sensitivities,
     resolve_bounds,
 )
+from skattr.mechanisms._chain_quilts import chain_scales
 from skattr.mechanisms._registry import register
 from skattr.noise import LaplaceNoise, NoiseLaw
 from skattr.utils._docstrings import fill_doc
 from skattr.utils._param_validation import Interval
 
-__all__ = ["AttributePrivateMarkovQuilt", "MarkovQuiltMechanism",
-           "chain_quilt_scales"]
+__all__ = ["NETWORK_WORK_LIMIT", "AttributePrivateMarkovQuilt",
+           "MarkovQuiltMechanism", "chain_quilt_scales"]
+
+#: Work a quilt search over a network (not a chain) may take before it
+#: refuses: quilts tried times (T + joint-table entries); about a minute.
+NETWORK_WORK_LIMIT = 20_000_000
 
 def _column_nodes(network: ParameterNetwork, columns, reads) -> list:
     """Return the nodes each released column depends on (None: not modelled)."""
@@ -326,79 +335,30 @@ class AttributePrivateMarkovQuilt(_DPBaseline):
         return LaplaceNoise.on_each(worst.scale, k), cert
 
 
-def chain_quilt_scales(network: ParameterNetwork, epsilon: float) -> np.ndarray:
+def chain_quilt_scales(network: ParameterNetwork, epsilon: float, *,
+                       work_limit: int | None = None) -> np.ndarray:
     """Song, Wang and Chaudhuri's b_i = min over quilts ``|N| / (eps - e)`` on a chain.
 
-    On a chain X_0 -> ... -> X_{T-1} the quilts worth trying are the nearest
-    quilt node on each side of X_i (farther ones only add influence), so
-    Q = {X_{i-a}, X_{i+b}} (either may be absent) leaves ``|N| = a + b - 1``
-    entries near. Given X_i the past and the future are independent, so the
-    max-influence of the pair is max over (x, x') of the sum of the two sides'
-    log-ratio matrices; every pair (a, b) is scored at once with numpy.
+    The network's nodes, in order, are the chain's entries; the largest b_i
+    over its networks (``network.members``) for each entry. The search is
+    :func:`skattr.mechanisms._chain_quilts.chain_scales`.
 
     Returns
     -------
     ndarray of shape (T,)
-        b_i for each entry (``inf`` when no quilt has influence below epsilon
-        and the trivial quilt does not apply, which it always does: ``|N| = T``).
+        b_i for each entry (at most T / epsilon, the trivial quilt's:
+        ``|N| = T``).
     """
     T = len(network.nodes)
     order = network.nodes
     worst = np.zeros(T)
     for cpts in network.members:
-        kernels = [np.asarray(cpts[order[t]]) for t in range(1, T)]
-        marg = [np.asarray(cpts[order[0]], dtype=np.float64)]
-        for K in kernels:
-            marg.append(marg[-1] @ K)
-        b = np.empty(T)
-        for i in range(T):
-            # forward[b](x, y) = P(X_{i+b} = y | X_i = x), b = 1 .. T-1-i
-            fwd, P = [], np.eye(marg[i].size)
-            for t in range(i, T - 1):
-                P = P @ kernels[t]
-                fwd.append(_log_ratio(P))
-            # backward[a](x, y) = P(X_{i-a} = y | X_i = x) by Bayes.
-            bwd, P = [], np.eye(marg[i].size)
-            for t in range(i - 1, -1, -1):
-                P = kernels[t] @ P          # P(X_i | X_t), rows t's values
-                joint = marg[t][:, None] * P
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    cond = (joint / marg[i][None, :]).T
-                bwd.append(_log_ratio(cond[marg[i] > 0]))
-            scores = [T / epsilon]          # the trivial quilt: N = everything
-            F = np.array(fwd) if fwd else np.zeros((0, 1, 1))
-            B = np.array(bwd) if bwd else np.zeros((0, 1, 1))
-            if len(F):
-                eF = F.reshape(len(F), -1).max(axis=1)
-                sizes = i + np.arange(1, len(F) + 1)      # N = X_0 .. X_{i+b-1}
-                ok = eF < epsilon
-                scores += list(sizes[ok] / (epsilon - eF[ok]))
-            if len(B):
-                eB = B.reshape(len(B), -1).max(axis=1)
-                sizes = T - i + np.arange(0, len(B))        # X_{i-a+1} .. X_{T-1}
-                ok = eB < epsilon
-                scores += list(sizes[ok] / (epsilon - eB[ok]))
-            if len(F) and len(B) and F.shape[1:] == B.shape[1:]:
-                both = (B[:, None] + F[None, :]).reshape(len(B), len(F), -1)
-                e = both.max(axis=2)
-                sizes = (np.arange(1, len(B) + 1)[:, None]
-                         + np.arange(1, len(F) + 1)[None, :] - 1)
-                ok = e < epsilon
-                scores += list(sizes[ok] / (epsilon - e[ok]))
-            b[i] = min(scores)
-        worst = np.maximum(worst, b)
+        kernels = [np.asarray(cpts[order[t]], dtype=np.float64)
+                   for t in range(1, T)]
+        worst = np.maximum(worst, chain_scales(
+            np.asarray(cpts[order[0]], dtype=np.float64), kernels, T, epsilon,
+            work_limit=work_limit))
     return worst
-
-
-def _log_ratio(conditional: np.ndarray) -> np.ndarray:
-    """Return max over y of log P(y | x) / P(y | x') for every pair (x, x').
-
-    ``inf`` where some y is possible under x and not under x'.
-    """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.log(conditional[:, None, :]) - np.log(conditional[None, :, :])
-    ratio = np.where(conditional[:, None, :] > 0, ratio, -np.inf)
-    return ratio.max(axis=2)
 
 
 @fill_doc()
@@ -443,7 +403,14 @@ class MarkovQuiltMechanism(_DPBaseline):
         each record's values to it.
     max_quilt_size : int or None, default=None
         Search quilts of at most this many nodes (a chain needs two, and
-        uses its own exact search whatever this says).
+        uses its own exact search whatever this says). Fewer nodes is less
+        work and never less noise than the full search (the least over fewer
+        quilts), still a valid certificate.
+    max_work : int or None, default=None
+        The most work the quilt search may take before it refuses with
+        :class:`~skattr.exceptions.WorkLimitError` (matrix products on a
+        chain, joint-table entries on another network; default about a
+        minute's work). The search estimates its work first.
     %(secure)s
     random_state : None, int or numpy Generator, default=None
         None draws noise from the operating system's entropy.
@@ -486,6 +453,7 @@ class MarkovQuiltMechanism(_DPBaseline):
         "transition": [list, tuple, np.ndarray, None],
         "initial": [list, tuple, np.ndarray, None],
         "max_quilt_size": [Interval("integral", 0, None, closed="left"), None],
+        "max_work": [Interval("integral", 1, None, closed="left"), None],
     }
 
     mechanism_name = "markov-quilt-swc"
@@ -493,7 +461,8 @@ class MarkovQuiltMechanism(_DPBaseline):
 
     def __init__(self, *, query=None, network=None, transition=None,
                  initial=None, secret=None, epsilon=1.0, bounds=None,
-                 max_quilt_size=None, secure=False, random_state=None):
+                 max_quilt_size=None, max_work=None, secure=False,
+                 random_state=None):
         self.query = query
         self.network = network
         self.transition = transition
@@ -502,6 +471,7 @@ class MarkovQuiltMechanism(_DPBaseline):
         self.epsilon = epsilon
         self.bounds = bounds
         self.max_quilt_size = max_quilt_size
+        self.max_work = max_work
         self.secure = secure
         self.random_state = random_state
 
@@ -527,37 +497,47 @@ class MarkovQuiltMechanism(_DPBaseline):
                 "network=<a ParameterNetwork> with one node per entry (row), "
                 "or transition=<a k x k matrix> for a Markov chain as long as "
                 "the data (not both).")
-        # Validates the chain's matrix and initial law now, not at release.
-        self._network_for(2)
+        if self.transition is not None:
+            # Validates the chain's matrix and initial law now, not at release
+            # (a matrix that is not square is refused by markov_chain).
+            ParameterNetwork.markov_chain(*self._chain_law(), 2)
         fitted = super().fit(X, y)
         # b_max per (length, epsilon, max_quilt_size), filled by plans.
         self._entry_scales = {}
         return fitted
 
-    def _network_for(self, n: int) -> ParameterNetwork:
-        if self.network is not None:
-            return self.network
+    def _chain_law(self) -> tuple[np.ndarray, np.ndarray]:
+        """Return the initial law and the transition matrix (initial: uniform)."""
         transition = np.asarray(self.transition, dtype=np.float64)
-        # A matrix that is not square is refused by markov_chain.
         k = transition.shape[0] if transition.ndim == 2 else 0
         initial = (np.full(k, 1.0 / max(k, 1)) if self.initial is None
-                   else self.initial)
-        return ParameterNetwork.markov_chain(initial, transition, n)
+                   else np.asarray(self.initial, dtype=np.float64))
+        return initial, transition
 
-    def _entry_scale(self, network: ParameterNetwork) -> float:
-        """b_max of Algorithm 5 for a network and the epsilon (cached)."""
+    def _entry_scale(self, network: ParameterNetwork | None, n: int) -> float:
+        """b_max of Algorithm 5 for the law of n entries and the epsilon (cached).
+
+        ``network`` is None for a chain given by ``transition``.
+        """
         eps = float(self.epsilon)
         cache = self._entry_scales
-        key = (id(self.network), len(network.nodes), eps, self.max_quilt_size)
+        T = n if network is None else len(network.nodes)
+        key = (id(self.network), T, eps, self.max_quilt_size, self.max_work)
         if key in cache:
             return cache[key]
-        T = len(network.nodes)
-        chain = (network.is_tree and all(
-            network.graph.out_degree(v) <= 1 for v in network.nodes)
-            and network.graph.number_of_edges() == T - 1)
-        if chain:
-            scale = float(chain_quilt_scales(network, eps).max())
+        if network is None:
+            # A chain given by its transition matrix: searched without
+            # building a network of T nodes.
+            initial, transition = self._chain_law()
+            scale = float(chain_scales(initial, transition, T, eps,
+                                       work_limit=self.max_work).max())
+        elif (network.is_tree and all(
+                network.graph.out_degree(v) <= 1 for v in network.nodes)
+                and network.graph.number_of_edges() == T - 1):
+            scale = float(chain_quilt_scales(
+                network, eps, work_limit=self.max_work).max())
         else:
+            self._check_quilt_work(network)
             scale = 0.0
             for node in network.nodes:
                 least, influence = T / eps, {}
@@ -573,9 +553,43 @@ class MarkovQuiltMechanism(_DPBaseline):
         cache[key] = scale
         return scale
 
-    def _plan(self, n: int) -> tuple[NoiseLaw, Certificate]:
-        network = self._network_for(n)
+    def _check_quilt_work(self, network: ParameterNetwork) -> None:
+        """Refuse, before it starts, a quilt search over its work limit.
+
+        Every node's quilts are all subsets of the other nodes up to
+        ``max_quilt_size``; each costs a d-separation test (about T) and a
+        joint table (the product of its nodes' grid sizes).
+        """
+        limit = NETWORK_WORK_LIMIT if self.max_work is None else self.max_work
         T = len(network.nodes)
+        size = float(np.mean(list(network.sizes.values())))
+
+        def work(top: int) -> float:
+            return T * sum(math.comb(T - 1, q) * (T + size ** (q + 1))
+                           for q in range(top + 1))
+
+        top = T - 1 if self.max_quilt_size is None else min(
+            int(self.max_quilt_size), T - 1)
+        needed = work(top)
+        if needed <= limit:
+            return
+        fits = [q for q in range(top) if work(q) <= limit]
+        cheaper = (f"pass max_quilt_size={fits[-1]} (quilts of at most "
+                   f"{fits[-1]} nodes: about {work(fits[-1]):,.0f}; the least "
+                   "noise over fewer quilts, never less than the full "
+                   "search's and still certified), or " if fits else "")
+        raise WorkLimitError(
+            f"The quilt search over this network of {T} nodes tries "
+            f"{T * sum(math.comb(T - 1, q) for q in range(top + 1)):,.0f} "
+            f"quilts, about {needed:,.0f} units of work, more than the limit "
+            f"of {limit:,.0f} (about a minute). To make it cheaper, {cheaper}"
+            "give the chain's transition matrix if the entries form a chain "
+            "(transition=...; searched in linear time); to wait for it, "
+            f"raise max_work= to {math.ceil(needed)}.")
+
+    def _plan(self, n: int) -> tuple[NoiseLaw, Certificate]:
+        network = self.network
+        T = n if network is None else len(network.nodes)
         if n != T:
             raise NotCertifiableError(
                 f"The network has {T} entries (nodes) and the data {n} rows; "
@@ -583,7 +597,7 @@ class MarkovQuiltMechanism(_DPBaseline):
                 "entries are the network's nodes, one per row, in order.")
         lipschitz = float(np.sum(record_sensitivities(self.query_, n,
                                                       self.bounds)))
-        b_max = self._entry_scale(network)
+        b_max = self._entry_scale(network, n)
         scale = lipschitz * b_max
         k = len(self.query_.names(self.columns_))
         if not math.isfinite(scale):

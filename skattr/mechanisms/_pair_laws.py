@@ -104,16 +104,18 @@ class GaussianPairLawMechanism(BaseMechanism):
         """
         return self.law_.per_theta(laws, required, what)
 
-    def _coupled(self, n: int):
+    def _coupled(self, n: int, delta: float | None = None):
         """Per pair, the coupled distance laws of a box law of F, else None.
 
         A count's default Theta is the reference's confidence box
         (:class:`~skattr.theta.ConfidenceBox`), whose laws are certified
-        through the swap coupling (:meth:`~skattr.laws.BoxLaw.coupled_distances`).
+        through the swap coupling (:meth:`~skattr.laws.BoxLaw.coupled_distances`),
+        read at ``delta`` (the mechanism's when None).
         """
         if not self.law_.coupled:
             return None
-        return self.law_.coupled_distances(n, "dataset")
+        return self.law_.coupled_distances(
+            n, "dataset", delta=self.delta if delta is None else delta)
 
     def _exact_law(self) -> ExactLaw | None:
         """Return the exact law when F's law is exact, else None (Gaussian)."""
@@ -291,7 +293,7 @@ class GaussianPairLawMechanism(BaseMechanism):
                 0 < delta < 1):
             raise InvalidParameterError(
                 f"delta must be in (0, 1) for a leakage; got {delta!r}.")
-        per_pair = self._coupled(int(n))
+        per_pair = self._coupled(int(n), delta)
         if per_pair is not None:
             return pairs_coupled_epsilon(per_pair, 0.0, delta)
         if self._exact_law() is not None:

@@ -14,6 +14,7 @@ so n may exceed the reference data.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -92,6 +93,12 @@ class Resample:
         when the draws hold at most 50 million records in all (then the least
         of the two bounds certifies) and uses the moment bounds alone beyond;
         True always uses them alone; False always draws.
+    max_seconds : float or None, default=300
+        Refuse (:class:`~skattr.exceptions.WorkLimitError`) as soon as the
+        drawing, timed on its first datasets, would take longer than this
+        (a Python function of 100,000 records run on 10,000 datasets takes
+        minutes); the message gives the projection and the cheaper options.
+        None never refuses.
 
     Notes
     -----
@@ -138,6 +145,7 @@ class Resample:
     replace: bool = False
     exact_quantiles: bool = True
     moment_bounds: bool | str = "auto"
+    max_seconds: float | None = 300.0
 
     def __post_init__(self):
         for name, low in (("n_draws", 2), ("max_exact", 0)):
@@ -157,6 +165,13 @@ class Resample:
                 "The 'failure_share' parameter of Resample must be a float in "
                 f"(0, 1). Got {share!r} instead.")
         seed_of(self.random_state, owner="Resample")  # refuse a bad kind now
+        limit = self.max_seconds
+        if limit is not None and (isinstance(limit, bool) or not isinstance(
+                limit, (int, float, np.integer, np.floating))
+                or not 0 < limit < math.inf):
+            raise InvalidParameterError(
+                "The 'max_seconds' parameter of Resample must be a positive "
+                f"number of seconds or None. Got {limit!r} instead.")
         if self.moment_bounds != "auto" and not isinstance(
                 self.moment_bounds, (bool, np.bool_)):
             raise InvalidParameterError(
@@ -226,6 +241,8 @@ class Resample:
                            else 50_000),
             failure_share=float(self.failure_share),
             max_exact=int(self.max_exact),
+            max_seconds=(None if self.max_seconds is None
+                         else float(self.max_seconds)),
             seed=seed_of(self.random_state, owner="Resample"),
             description=(f"resampling Theta: datasets of n records drawn {how} "
                          f"replacement from {len(frame)} reference records "
