@@ -112,7 +112,10 @@ def statistics_of(h: np.ndarray, z: np.ndarray) -> GroupStatistics:
         if rows.shape[1]:
             mean[side] = rows.mean(axis=1)
             centred = rows - mean[side][:, None]
-            m2[side] = centred @ centred.T
+            # Values beyond about 1e154 overflow to inf here, which the
+            # models refuse with what to do (rescale): no RuntimeWarning.
+            with np.errstate(over="ignore", invalid="ignore"):
+                m2[side] = centred @ centred.T
     return GroupStatistics(count=count, mean=mean, m2=m2)
 
 

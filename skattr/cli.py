@@ -201,6 +201,9 @@ def _release(args) -> int:
     if args.budget is not None and args.ledger is None:
         raise SkattrError("--budget is the budget of a ledger: give --ledger "
                           "FILE with it (the file is created, then kept).")
+    if args.anchor is not None and args.ledger is None:
+        raise SkattrError("--anchor guards a ledger's store: give --ledger "
+                          "FILE with it.")
     if args.secret_column not in data.columns:
         close = difflib.get_close_matches(str(args.secret_column),
                                           [str(c) for c in data.columns], n=1)
@@ -295,6 +298,11 @@ def _ledger_release(args, data, kwargs, statistic) -> int:
     # back whole; any other file is a store (Ledger.open), where a release
     # is one transaction, safe against a crash and against other processes.
     kept_as_json = os.path.exists(path) and _holds_json(path)
+    if args.anchor is not None and kept_as_json:
+        raise SkattrError(
+            f"{path} is a JSON ledger; --anchor guards a store. Move the "
+            "ledger into a store (Ledger.from_json(...).store(path, "
+            "anchor=...)) or drop --anchor.")
     if os.path.exists(path):
         if args.budget is not None:
             raise SkattrError(
@@ -308,7 +316,8 @@ def _ledger_release(args, data, kwargs, statistic) -> int:
                 random_state=opening.get("random_state"))
         else:
             ledger = Ledger.open(path, data, reference=opening["reference"],
-                                 random_state=opening.get("random_state"))
+                                 random_state=opening.get("random_state"),
+                                 anchor=args.anchor)
         for key, option in (("law", "--law"), ("theta", "--theta"),
                             ("bounds", "--bounds")):
             if key in opening and opening[key] != getattr(ledger, key):
@@ -327,7 +336,8 @@ def _ledger_release(args, data, kwargs, statistic) -> int:
                 f"{path} does not exist yet: give --budget EPSILON,DELTA to "
                 "create it (the joint guarantee its releases may never exceed "
                 "together).")
-        ledger = Ledger.open(path, data, budget=args.budget, **opening)
+        ledger = Ledger.open(path, data, budget=args.budget,
+                             anchor=args.anchor, **opening)
     if args.plan:
         plan, joint = ledger.plan(args.columns, statistic=statistic,
                                   value=args.value, **kwargs)
@@ -521,6 +531,11 @@ def build_parser() -> argparse.ArgumentParser:
                           "other processes; created with --budget): "
                           "certified jointly with its earlier releases, "
                           "refused before any noise if over its budget")
+    rel.add_argument("--anchor", default=None, metavar="FILE",
+                     help="with a --ledger store: a small file kept apart "
+                          "from it that records the most releases it has "
+                          "held, so that an older copy of the store is "
+                          "refused (pass the same file every time)")
     rel.add_argument("--budget", type=_pairs, default=None,
                      metavar="EPSILON,DELTA",
                      help="the budget of a new --ledger FILE, e.g. 3,1e-3")

@@ -295,6 +295,27 @@ def test_a_json_ledger_file_is_still_kept_as_json(tmp_path, capsys):
     assert len(again.releases) == 2
 
 
+def test_an_anchor_refuses_an_older_copy_of_the_store(tmp_path, capsys):
+    import shutil
+    common, private = _hospital_files(tmp_path)
+    ledger, anchor = tmp_path / "h.ledger", tmp_path / "h.anchor"
+    run = ["release", private, *common, "--epsilon", "0.5", "--ledger",
+           str(ledger), "--anchor", str(anchor)]
+    assert main([*run, "--columns", "weight", "--budget", "3,1e-3"]) == 0
+    shutil.copy(ledger, tmp_path / "backup")
+    assert main([*run, "--columns", "height"]) == 0
+    shutil.copy(tmp_path / "backup", ledger)
+    capsys.readouterr()
+    assert main([*run, "--columns", "blood_pressure"]) == 2
+    err = capsys.readouterr()
+    assert "older copy" in err.err and "Traceback" not in err.err
+    assert err.out == ""                       # nothing released
+    # --anchor alone, or on a JSON ledger, is a mistake said plainly.
+    assert main(["release", private, *common, "--columns", "weight",
+                 "--anchor", str(anchor)]) == 2
+    assert "give --ledger FILE" in capsys.readouterr().err
+
+
 def test_a_broken_or_missing_parquet_file_is_a_clear_error(tmp_path, capsys):
     common, _ = _hospital_files(tmp_path)
     bad = tmp_path / "bad.parquet"

@@ -440,3 +440,96 @@ def test_a_store_whose_header_was_deleted_is_refused(tmp_path, key):
             db.execute(deleted)
         with pytest.raises(PersistenceError, match="no header"):
             _new(path, key=key)
+
+
+# -- The anchor: an older copy opened afresh ---------------------------------
+
+@pytest.mark.parametrize("key", [None, KEY])
+def test_an_older_copy_opened_afresh_is_refused_by_its_anchor(tmp_path, key):
+    path, backup = tmp_path / "h.ledger", tmp_path / "backup"
+    anchor = tmp_path / "elsewhere" / "h.anchor"
+    anchor.parent.mkdir()
+    ledger = _new(path, key=key, anchor=anchor)
+    ledger.mean(["weight"], epsilon=0.5)
+    shutil.copy(path, backup)
+    ledger.mean(["height"], epsilon=0.5)
+    ledger.mean(["blood_pressure"], epsilon=0.5)
+    shutil.copy(backup, path)                  # the backup restored
+    # Without the anchor a fresh process cannot tell (the docs say so) ...
+    assert len(_open(path, key=key).releases) == 1
+    # ... with it, the copy is refused before anything is released.
+    with pytest.raises(PersistenceError, match=r"holds 1 releases; its anchor"
+                       r".* records 3.*older copy"):
+        _open(path, key=key, anchor=anchor)
+    # Grown back to as many releases by a process without the anchor, it is
+    # still not the anchored history.
+    grown = _open(path, key=key)
+    grown.mean(["height"], epsilon=0.1)
+    grown.mean(["temperature"], epsilon=0.1)
+    with pytest.raises(PersistenceError, match="does not hold the release"):
+        _open(path, key=key, anchor=anchor)
+
+
+def test_the_anchor_follows_every_process_and_only_grows(tmp_path):
+    path, anchor = tmp_path / "h.ledger", tmp_path / "h.anchor"
+    first = _new(path, anchor=anchor)
+    first.mean(["weight"], epsilon=0.5)
+    second = _open(path, anchor=anchor)
+    second.mean(["height"], epsilon=0.5)
+    first.mean(["blood_pressure"], epsilon=0.5)    # reads second's first
+    import json
+    record = json.loads(anchor.read_text())
+    assert record["count"] == 3
+    # A live ledger with the anchor checks it on every release.
+    shutil.copy(path, tmp_path / "old")
+    first.mean(["temperature"], epsilon=0.2)
+    shutil.copy(tmp_path / "old", path)
+    with pytest.raises(PersistenceError, match="older copy"):
+        second.mean(["weight"], epsilon=0.1)
+    # The count never goes down, whatever order processes write it in.
+    from skattr._ledger._anchor import Anchor
+    Anchor(anchor, None).advance(2, "whatever")
+    assert json.loads(anchor.read_text())["count"] == 4
+
+
+@pytest.mark.parametrize("edit", ["count", "seal", "garbage", "huge", "dir"])
+def test_an_edited_anchor_is_refused(tmp_path, edit):
+    path, anchor = tmp_path / "h.ledger", tmp_path / "h.anchor"
+    ledger = _new(path, key=KEY, anchor=anchor)
+    ledger.mean(["weight"], epsilon=0.5)
+    ledger.mean(["height"], epsilon=0.5)
+    import json
+    record = json.loads(anchor.read_text())
+    if edit == "count":                          # lowered to allow a rollback
+        record["count"] = 1
+        anchor.write_text(json.dumps(record))
+    elif edit == "seal":                         # a plain hash for the HMAC
+        import hashlib
+        body = json.dumps({k: record[k] for k in ("count", "format", "last",
+                                                  "version")}, sort_keys=True)
+        record["seal"] = "sha256:" + hashlib.sha256(body.encode()).hexdigest()
+        anchor.write_text(json.dumps(record))
+    elif edit == "garbage":
+        anchor.write_text("{not json")
+    elif edit == "huge":
+        anchor.write_text(" " * 10_000)
+    else:
+        anchor.unlink()
+        anchor.mkdir()
+    with pytest.raises((PersistenceError, InvalidParameterError),
+                       match="anchor"):
+        _open(path, key=KEY, anchor=anchor)
+
+
+def test_a_json_ledger_stored_with_a_new_anchor(tmp_path):
+    ledger = PRIVATE.attrpriv.ledger(secret=SECRET, reference=REFERENCE,
+                                     budget=(3.0, 1e-3))
+    ledger.mean(["weight"], epsilon=0.5)
+    anchor = tmp_path / "a"
+    ledger.store(tmp_path / "s.ledger", anchor=anchor)
+    import json
+    assert json.loads(anchor.read_text())["count"] == 1
+    other = PRIVATE.attrpriv.ledger(secret=SECRET, reference=REFERENCE,
+                                    budget=(3.0, 1e-3))
+    with pytest.raises(PersistenceError, match="new anchor file"):
+        other.store(tmp_path / "t.ledger", anchor=anchor)

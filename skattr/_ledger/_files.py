@@ -365,6 +365,11 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def stored_digest(transaction, index: int) -> str:
+    """Return the digest of release ``index`` as the store holds it."""
+    return _digest(transaction.releases(index)[0])
+
+
 def sync_from_store(ledger, transaction) -> None:
     """Read in the releases other processes made since this ledger last looked.
 

@@ -15,6 +15,7 @@ from skattr._ledger._files import (
     from_json,
     open_ledger,
     record_to_store,
+    stored_digest,
     sync_from_store,
     to_json,
 )
@@ -42,6 +43,10 @@ class Kept:
             try:
                 with self._store.transaction() as transaction:
                     sync_from_store(self, transaction)
+                    if self._anchor is not None:
+                        self._anchor.check(
+                            self._store, transaction.count(),
+                            lambda i: stored_digest(transaction, i))
                     start, last = len(self.releases), self._last_stored
                     yield
                     record_to_store(self, transaction, start)
@@ -50,11 +55,14 @@ class Kept:
                 self._stored_header = None
                 self._last_stored = last
                 raise
+            if self._anchor is not None:
+                self._anchor.advance(len(self.releases),
+                                     self._last_stored or "")
 
     @classmethod
     def open(cls, path, data, *, secret=None, reference=None, budget=None,
              theta="auto", law=None, random_state=None, bounds="reference",
-             key=None) -> Kept:
+             key=None, anchor=None) -> Kept:
         """Create or resume a ledger kept in a store (one SQLite file).
 
         Every release is then one transaction of the store: the releases
@@ -84,6 +92,15 @@ class Kept:
             An HMAC key (16 bytes or more) that makes edits to the store
             detectable; None reads the environment variable
             ``SKATTR_LEDGER_KEY``. A store written with a key needs it.
+        anchor : str, Path or None, default=None
+            A small file kept apart from the store (beside the private data,
+            on another volume) recording how many releases the store has
+            held and the last of them (:mod:`skattr._ledger._anchor`;
+            sealed with the key when there is one). Opening the store and
+            every release refuse a store that holds fewer, or others: a
+            store replaced by an older copy is then detected even by a
+            process that opens it afresh. Created when it does not exist;
+            pass the same file every time the store is opened.
 
         Raises
         ------
@@ -93,7 +110,9 @@ class Kept:
         DataValidationError
             ``data`` or ``reference`` is not the dataset of the stored ledger.
         PersistenceError
-            The file is not a ledger store, or it was altered.
+            The file is not a ledger store, or it was altered; or the store
+            holds fewer releases than its anchor records (an older copy), or
+            the anchor was altered.
 
         Examples
         --------
@@ -111,21 +130,32 @@ class Kept:
         >>> len(again.releases), again.spent == ledger.spent
         (1, True)
         """
-        from skattr._ledger._store import LedgerStore, SQLiteStore
+        from skattr._ledger._anchor import Anchor
+        from skattr._ledger._store import LedgerStore, SQLiteStore, resolve_key
 
         store = path if isinstance(path, LedgerStore) else SQLiteStore(
             path, key=key)
-        return open_ledger(cls, store, data, reference=reference,
-                           random_state=random_state, secret=secret,
-                           budget=budget, theta=theta, law=law, bounds=bounds)
+        kept = None if anchor is None else Anchor(anchor, resolve_key(key))
+        ledger = open_ledger(cls, store, data, reference=reference,
+                             random_state=random_state, secret=secret,
+                             budget=budget, theta=theta, law=law,
+                             bounds=bounds)
+        if kept is not None:
+            with store.transaction() as transaction:
+                kept.check(store, transaction.count(),
+                           lambda i: stored_digest(transaction, i))
+            ledger._anchor = kept
+            kept.advance(len(ledger.releases), ledger._last_stored or "")
+        return ledger
 
-    def store(self, path, *, key=None) -> Kept:
+    def store(self, path, *, key=None, anchor=None) -> Kept:
         """Keep this ledger in a new store (one SQLite file) from now on.
 
         Writes the header and every release so far in one transaction, then
         makes every later release a transaction of the store (as
         :meth:`open`). Use it to move a ledger loaded with
-        :meth:`from_json` into a store.
+        :meth:`from_json` into a store. ``key`` and ``anchor`` are as for
+        :meth:`open` (a new anchor file).
 
         Raises
         ------
@@ -133,13 +163,19 @@ class Kept:
             The file already holds a ledger, or the ledger already has a
             store.
         """
-        from skattr._ledger._store import SQLiteStore
+        from skattr._ledger._anchor import Anchor
+        from skattr._ledger._store import SQLiteStore, resolve_key
 
         with self._lock:
             if self._store is not None:
                 raise PersistenceError(
                     f"This ledger is already kept in {self._store!r}.")
             store = SQLiteStore(path, key=key)
+            kept = None if anchor is None else Anchor(anchor, resolve_key(key))
+            if kept is not None and kept.read()[0]:
+                raise PersistenceError(
+                    f"The anchor {kept.path} already records another store's "
+                    "releases; pass a new anchor file.")
             with store.transaction() as transaction:
                 if transaction.header() is not None:
                     raise PersistenceError(
@@ -148,6 +184,9 @@ class Kept:
                 self._stored_header = None
                 record_to_store(self, transaction, 0)
             self._store = store
+            if kept is not None:
+                self._anchor = kept
+                kept.advance(len(self.releases), self._last_stored or "")
         return self
 
     def refresh(self) -> Kept:

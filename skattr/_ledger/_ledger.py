@@ -301,6 +301,7 @@ default="reference"
         # that keeps the ledger between processes (Ledger.open), if any.
         self._lock = threading.RLock()
         self._store = None
+        self._anchor = None
         self._stored_header = None
         # The digest of the last release the store holds for this ledger.
         self._last_stored = None

@@ -244,8 +244,8 @@ def count_coupled_distances(pairs, n: int, low, high, privacy: str,
     delta : float or None, default=None
         The delta the laws will be read at, when known. The envelope counts a
         mass of about 4 (n + 1)^2 1e-15 as an infinite distance; when that is
-        at least delta, every reading of it at delta is infinite (it cannot
-        win), so it is not computed: four count laws on 0..n each, seconds
+        at least twice delta, every reading of it at delta is infinite (it
+        cannot win), so it is not computed: four count laws on 0..n each, seconds
         per pair at n = 10^7. ``0`` for an almost-sure bound (W_inf), which
         the envelope never gives.
 
@@ -277,8 +277,11 @@ def count_coupled_distances(pairs, n: int, low, high, privacy: str,
                                              weight)
         else:
             swap = CoupledDistances.binomial(n, min(1.0, moved * gap), weight)
+        # The envelope's missing mass is the slack, less the rounding of its
+        # (at most 4 (n + 1)) lengths' sum, well under half the slack: at a
+        # delta of at most half the slack it reads infinite.
         if len(pairs) <= _ENVELOPE_PAIRS and (
-                delta is None or envelope_slack(n) < delta):
+                delta is None or envelope_slack(n) < 2 * delta):
             out.append((swap, quantile_envelope(a, b, n, low, high, privacy,
                                                 weight)))
         else:

@@ -335,6 +335,15 @@ class AttributePrivateMarkovQuilt(_DPBaseline):
         return LaplaceNoise.on_each(worst.scale, k), cert
 
 
+def _amount(x) -> str:
+    """Return a count in words a reader can take in (``"about 10^42"``)."""
+    if x < 10**15:
+        return f"{x:,.0f}"
+    if x == math.inf:
+        return "more than 10^300"
+    return f"10^{math.floor(math.log10(x))}"     # log10 takes any int
+
+
 def chain_quilt_scales(network: ParameterNetwork, epsilon: float, *,
                        work_limit: int | None = None) -> np.ndarray:
     """Song, Wang and Chaudhuri's b_i = min over quilts ``|N| / (eps - e)`` on a chain.
@@ -563,10 +572,20 @@ class MarkovQuiltMechanism(_DPBaseline):
         limit = NETWORK_WORK_LIMIT if self.max_work is None else self.max_work
         T = len(network.nodes)
         size = float(np.mean(list(network.sizes.values())))
+        members = len(network.members)
 
         def work(top: int) -> float:
-            return T * sum(math.comb(T - 1, q) * (T + size ** (q + 1))
-                           for q in range(top + 1))
+            # inf once it overflows a float (hundreds of nodes): no limit
+            # holds it, and the message must not raise OverflowError.
+            total = 0.0
+            try:
+                for q in range(top + 1):
+                    total += float(math.comb(T - 1, q)) * (T + size ** (q + 1))
+                    if total > 1e300:
+                        return math.inf
+            except OverflowError:
+                return math.inf
+            return T * members * total
 
         top = T - 1 if self.max_quilt_size is None else min(
             int(self.max_quilt_size), T - 1)
@@ -578,14 +597,16 @@ class MarkovQuiltMechanism(_DPBaseline):
                    f"{fits[-1]} nodes: about {work(fits[-1]):,.0f}; the least "
                    "noise over fewer quilts, never less than the full "
                    "search's and still certified), or " if fits else "")
+        quilts = T * sum(math.comb(T - 1, q) for q in range(top + 1))
+        wait = (f"to wait for it, raise max_work= to {math.ceil(needed)}"
+                if math.isfinite(needed) else "no limit holds it")
         raise WorkLimitError(
             f"The quilt search over this network of {T} nodes tries "
-            f"{T * sum(math.comb(T - 1, q) for q in range(top + 1)):,.0f} "
-            f"quilts, about {needed:,.0f} units of work, more than the limit "
-            f"of {limit:,.0f} (about a minute). To make it cheaper, {cheaper}"
-            "give the chain's transition matrix if the entries form a chain "
-            "(transition=...; searched in linear time); to wait for it, "
-            f"raise max_work= to {math.ceil(needed)}.")
+            f"{_amount(quilts)} quilts, about {_amount(needed)} units of "
+            f"work, more than the limit of {limit:,.0f} (about a minute). To "
+            f"make it cheaper, {cheaper}give the chain's transition matrix "
+            "if the entries form a chain (transition=...; searched in linear "
+            f"time); {wait}.")
 
     def _plan(self, n: int) -> tuple[NoiseLaw, Certificate]:
         network = self.network

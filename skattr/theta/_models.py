@@ -33,8 +33,13 @@ def _as_cov(x, k: int, name: str) -> np.ndarray:
     c = np.asarray(x, dtype=float)
     if c.ndim == 0 or c.ndim == 1:
         c = np.diag(np.broadcast_to(c, (k,)))
-    if c.shape != (k, k) or not np.all(np.isfinite(c)):
+    if c.shape != (k, k):
         raise DataValidationError(f"{name} must be a finite ({k}, {k}) matrix.")
+    if not np.all(np.isfinite(c)):
+        raise DataValidationError(
+            f"{name} is not finite: a variance or covariance overflows (values "
+            "beyond about 1e154 square to infinity). Rescale the columns (to "
+            "thousands, say), or remove their extreme values.")
     if not np.allclose(c, c.T, rtol=1e-10, atol=1e-12):
         raise DataValidationError(f"{name} must be symmetric.")
     if np.linalg.eigvalsh(c).min() < -1e-9 * max(1.0, np.abs(c).max()):

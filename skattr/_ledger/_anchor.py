@@ -1,0 +1,166 @@
+"""A ledger's anchor: the most releases its store has held, kept elsewhere.
+
+A store replaced by an older copy (a backup restored) forgets the releases
+made since; a process that opens the copy afresh cannot tell from the copy
+alone. The anchor is a small file kept apart from the store (beside the
+private data, on another volume, or where only the custodian writes) that
+records how many releases the store has held and the digest of the last of
+them. Opening the store, and every release, checks the store against it:
+fewer releases, or another release in the anchored place, is refused. The
+count only grows: after each release the anchor is rewritten (atomically,
+under a lock) only if the store now holds more.
+
+With a key the anchor carries an HMAC, so it cannot be edited or forged;
+without one, a plain hash catches accidents only. Replacing the store and
+the anchor together by older copies is not detected: keep them apart.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import warnings
+from pathlib import Path
+
+from skattr.exceptions import InvalidParameterError, PersistenceError
+from skattr.utils._stack import caller_stacklevel
+
+__all__ = ["Anchor"]
+
+_FORMAT = "skattr ledger anchor"
+_VERSION = 1
+# An anchor is about 300 bytes; anything much larger is not one.
+_MAX_BYTES = 4096
+
+
+def _body(count: int, last: str) -> str:
+    return json.dumps({"format": _FORMAT, "version": _VERSION,
+                       "count": count, "last": last}, sort_keys=True)
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    """Hold an exclusive lock on ``path``'s lock file (POSIX; else nothing)."""
+    try:
+        import fcntl
+    except ImportError:                 # Windows: rewrites are still atomic
+        yield
+        return
+    with open(path.with_name(path.name + ".lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+class Anchor:
+    """The anchor file of one ledger store (see the module's docstring).
+
+    Parameters
+    ----------
+    path : str or Path
+        The anchor's file; created at the first check when it does not exist.
+    key : bytes or None
+        The store's HMAC key (already resolved), or None.
+    """
+
+    def __init__(self, path, key: bytes | None):
+        self.path = Path(path)
+        if self.path.exists() and self.path.is_dir():
+            raise InvalidParameterError(
+                f"anchor={str(self.path)!r} is a directory; pass a file path.")
+        self._key = key
+
+    def __repr__(self) -> str:
+        return f"Anchor({str(self.path)!r})"
+
+    def _seal(self, body: str) -> str:
+        if self._key is None:
+            return "sha256:" + hashlib.sha256(body.encode()).hexdigest()
+        return "hmac:" + hmac.new(self._key, body.encode(),
+                                  hashlib.sha256).hexdigest()
+
+    def read(self) -> tuple[int, str]:
+        """Return (count, digest of the last release); (0, "") when absent."""
+        try:
+            if self.path.stat().st_size > _MAX_BYTES:
+                raise PersistenceError(
+                    f"The anchor {self.path} is not a ledger anchor (it is "
+                    f"over {_MAX_BYTES} bytes).")
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return 0, ""
+        except (OSError, UnicodeDecodeError) as exc:
+            raise PersistenceError(
+                f"The anchor {self.path} cannot be read ({exc}).") from None
+        try:
+            record = json.loads(text)
+            body = _body(int(record["count"]), str(record["last"]))
+            seal = str(record["seal"])
+            valid = (record.get("format") == _FORMAT
+                     and record.get("version") == _VERSION
+                     and int(record["count"]) >= 0)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            valid = False
+        if not valid:
+            raise PersistenceError(
+                f"The anchor {self.path} is not a ledger anchor of this "
+                "version (it is malformed). Restore it, or pass the anchor "
+                "this store was opened with.")
+        if not hmac.compare_digest(seal, self._seal(body)):
+            raise PersistenceError(
+                f"The anchor {self.path} was altered after skattr wrote it "
+                "(its seal does not match"
+                + (", or the key is not the store's" if self._key else "")
+                + "). Nothing is released until it is restored.")
+        return int(record["count"]), str(record["last"])
+
+    def check(self, store, count: int, digest_at) -> None:
+        """Refuse a store that holds fewer releases than anchored, or others.
+
+        ``count`` is the store's number of releases and ``digest_at(i)`` the
+        digest of its release i.
+        """
+        anchored, last = self.read()
+        if anchored > count:
+            raise PersistenceError(
+                f"The store {store!r} holds {count} releases; its anchor "
+                f"{self.path} records {anchored}: the store was replaced by "
+                "an older copy (or another ledger's). Nothing is released "
+                "until the store is restored; its budget would otherwise be "
+                "spent again.")
+        if anchored and digest_at(anchored - 1) != last:
+            raise PersistenceError(
+                f"The store {store!r} does not hold the release its anchor "
+                f"{self.path} records as number {anchored}: it is another "
+                "ledger's store, or was rewritten. Pass the anchor this store "
+                "was opened with, or another anchor file for another ledger.")
+
+    def advance(self, count: int, last: str) -> None:
+        """Record ``count`` releases ending with ``last``, if more than anchored."""
+        with _locked(self.path):
+            anchored, _ = self.read()
+            if count <= anchored:
+                return
+            body = _body(count, last)
+            record = {**json.loads(body), "seal": self._seal(body)}
+            temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+            try:
+                with open(temporary, "w", encoding="utf-8") as handle:
+                    handle.write(json.dumps(record, sort_keys=True))
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.replace(temporary, self.path)
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    temporary.unlink()
+                # The release is committed: it is returned, not lost.
+                warnings.warn(
+                    f"The anchor {self.path} could not be written ({exc}). The "
+                    "release is recorded in the store; the anchor catches up "
+                    "at the next release.", UserWarning,
+                    stacklevel=caller_stacklevel())
