@@ -17,7 +17,7 @@ from skattr.utils._public import public_dir
 #: skattr stays light (the command line's ``--help`` needs none of them).
 _SUBPACKAGES = ("attacks", "audit", "backends", "bayes", "calibration",
                 "datasets", "dp", "laws", "mechanisms", "model_selection",
-                "noise", "plotting", "predicates", "theta", "utils",
+                "noise", "plotting", "predicates", "synth", "theta", "utils",
                 "wasserstein")
 #: The public names and the private module each lives in.
 _NAMES = {
@@ -86,6 +86,7 @@ __all__ = [
     "noise",
     "plotting",
     "predicates",
+    "synth",
     "theta",
     "utils",
     "wasserstein",

@@ -14,8 +14,8 @@ PACKAGES = ["skattr"] + [
     f"skattr.{name}"
     for name in ("attacks", "audit", "backends", "calibration", "datasets", "dp",
                  "laws", "mechanisms", "noise",
-                 "model_selection", "plotting", "predicates", "theta", "utils",
-                 "wasserstein")
+                 "model_selection", "plotting", "predicates", "synth", "theta",
+                 "utils", "wasserstein")
 ]
 
 DP_FUNCTIONS = [

@@ -12,7 +12,9 @@ under a lock) only if the store now holds more.
 
 With a key the anchor carries an HMAC, so it cannot be edited or forged;
 without one, a plain hash catches accidents only. Replacing the store and
-the anchor together by older copies is not detected: keep them apart.
+the anchor together by older copies is not detected, nor is a deleted
+anchor (it is created afresh at the store's count, as when an anchor is
+first given to an existing store): keep them apart.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -103,8 +104,12 @@ class ResampledLaws:
         """Return the time guard of drawing m datasets of n records.
 
         Refuses at once when the row positions alone would overrun at
-        ``_SECONDS_PER_POSITION`` (an optimistic rate), and otherwise as soon
-        as the first datasets drawn and evaluated project an overrun.
+        ``_SECONDS_PER_POSITION`` (an optimistic rate), or when a Python
+        function, timed twice on one dataset of n records (the faster time
+        counts), would overrun on m; and otherwise as soon as the first
+        datasets drawn and evaluated project an overrun. The timed dataset
+        is not drawn: no random number is used, and nothing it returns is
+        kept.
         """
         guard = TimeGuard(
             m, self.max_seconds,
@@ -116,6 +121,20 @@ class ResampledLaws:
                      "(Resample(max_seconds=...), None for no limit)"))
         guard.expect(m * n * _SECONDS_PER_POSITION,
                      f"{m * n:,} row positions at a few nanoseconds each")
+        if self.ordered and self.max_seconds is not None:
+            pool = np.concatenate([self.inside, self.outside])
+            index = np.resize(pool, n)[None, :]
+            times = []
+            for _ in range(2):
+                start = time.perf_counter()
+                try:
+                    self.evaluate(index)
+                except Exception:       # the draws themselves will say why
+                    return guard
+                times.append(time.perf_counter() - start)
+            guard.expect(m * min(times),
+                         f"the function took {min(times):.2g} s on one "
+                         "dataset")
         return guard
 
     def draws_needed(self, tail: float, failure: float) -> int:

@@ -1,0 +1,328 @@
+"""DPRAP: differentially private synthetic data by relaxed adaptive projection.
+
+The estimator of :mod:`skattr.synth._rap`: ``fit`` spends the privacy
+budget on the workload's marginals and keeps the relaxed table; ``sample``
+draws synthetic records from it (post-processing: any number, any time).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from skattr._random import check_random_state
+from skattr.exceptions import DataValidationError, InvalidParameterError
+from skattr.synth._rap import (
+    OneHotDomain,
+    answer,
+    epsilon_of_rho,
+    marginal_workload,
+    relaxed_probs,
+    relaxed_projection,
+    rho_of_epsilon,
+)
+from skattr.utils._param_validation import (
+    Interval,
+    Options,
+    validate_parameter_constraints,
+)
+from skattr.utils._progress import PROGRESS_CONSTRAINT, progress_bar
+
+__all__ = ["DPRAP", "marginal_errors"]
+
+
+def marginal_errors(domain: OneHotDomain, workload, real: pd.DataFrame,
+                    synthetic: pd.DataFrame) -> tuple[float, float]:
+    """Max and mean absolute error of the workload's marginals (shares).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skattr.synth import OneHotDomain, marginal_errors
+    >>> d = OneHotDomain({"a": [0, 1], "b": ["x", "y"]})
+    >>> real = pd.DataFrame({"a": [0, 1, 1, 0], "b": ["x", "y", "y", "y"]})
+    >>> marginal_errors(d, [(0, 1)], real, real)
+    (0.0, 0.0)
+    """
+    def probs(frame):
+        codes = domain.codes(frame)
+        return [np.eye(domain.sizes[j])[codes[:, j]]
+                for j in range(len(domain.columns))]
+
+    p, q = probs(real), probs(synthetic)
+    errors = np.concatenate([np.abs(answer(p, m) - answer(q, m))
+                             for m in workload])
+    return float(errors.max()), float(errors.mean())
+
+
+class DPRAP(BaseEstimator):
+    """Relaxed Adaptive Projection (Aydore et al. 2021), differentially private.
+
+    Synthetic records that reproduce the k-way marginals of categorical data
+    under (epsilon, delta)-differential privacy of each record. Numeric
+    columns must be binned first (the bins chosen from public information).
+    A baseline for synthetic data that hides a global property: this one
+    publishes the marginals faithfully, the share of every group included.
+
+    Parameters
+    ----------
+    categories : dict column -> list
+        Every category of every column (public: stated, or read from a
+        public reference with :meth:`OneHotDomain.from_frame`); a value of
+        the data outside them is refused.
+    epsilon : float, default=1.0
+    delta : float, default=1e-6
+        The guarantee, converted to zCDP: rho with
+        ``epsilon = rho + 2 sqrt(rho log(1/delta))``.
+    k : int, default=3
+        The marginals' order.
+    n_marginals : int or None, default=64
+        How many k-way marginals, drawn at random from ``random_state``
+        (public); None takes them all.
+    n_synthetic : int, default=1000
+        Records of the relaxed table (n').
+    rounds : int, default=1
+        T. One round answers every marginal at once; more rounds choose
+        ``queries_per_round`` marginals a round by report-noisy-max on the
+        relaxed table's errors, spending half of each round's budget on the
+        choice.
+    queries_per_round : int or None, default=None
+        K (default: the marginals divided evenly over the rounds).
+    accounting : {"marginal", "cell"}, default="marginal"
+        "marginal": each marginal's cells are one Gaussian query of l2
+        sensitivity sqrt(2) / n (one record replaced moves two cells);
+        "cell": each cell a query of sensitivity 1/n with rho / m, as the
+        slides state RAP (more noise for marginals of more than two cells).
+    iterations : int, default=1000
+        Adam steps of a relaxed projection.
+    learning_rate : float, default=0.05
+    progress : "auto" or bool, default="auto"
+    random_state : None, int or Generator, default=None
+        The noise (secure by default) and the workload's draw.
+
+    Attributes
+    ----------
+    domain_ : OneHotDomain
+    workload_ : list of tuple
+        The marginals, by column position.
+    noisy_answers_ : list of ndarray
+        The released (noisy) answers the table was fitted to.
+    rho_ : float
+        The zCDP budget spent.
+    sigma_ : ndarray
+        Each answered marginal's noise sd (shares).
+    logits_ : ndarray of shape (n_synthetic, features)
+        The relaxed table.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from skattr.synth import DPRAP
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"a": rng.integers(0, 2, 2000),
+    ...                    "b": rng.choice(["x", "y", "z"], 2000)})
+    >>> rap = DPRAP(categories={"a": [0, 1], "b": ["x", "y", "z"]}, k=2,
+    ...             epsilon=1.0, n_synthetic=200, random_state=0).fit(df)
+    >>> synthetic = rap.sample(500, random_state=1)
+    >>> synthetic.shape, list(synthetic.columns)
+    ((500, 2), ['a', 'b'])
+    """
+
+    _parameter_constraints = {
+        "categories": [dict],
+        "epsilon": [Interval("real", 0, None, closed="neither")],
+        "delta": [Interval("real", 0, 1, closed="neither")],
+        "k": [Interval("integral", 1, None, closed="left")],
+        "n_marginals": [Interval("integral", 1, None, closed="left"), None],
+        "n_synthetic": [Interval("integral", 1, None, closed="left")],
+        "rounds": [Interval("integral", 1, None, closed="left")],
+        "queries_per_round": [Interval("integral", 1, None, closed="left"),
+                              None],
+        "accounting": [Options(frozenset({"marginal", "cell"}))],
+        "iterations": [Interval("integral", 1, None, closed="left")],
+        "learning_rate": [Interval("real", 0, None, closed="neither")],
+        "progress": PROGRESS_CONSTRAINT,
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, *, categories=None, epsilon=1.0, delta=1e-6, k=3,
+                 n_marginals=64, n_synthetic=1000, rounds=1,
+                 queries_per_round=None, accounting="marginal",
+                 iterations=1000, learning_rate=0.05, progress="auto",
+                 random_state=None):
+        self.categories = categories
+        self.epsilon = epsilon
+        self.delta = delta
+        self.k = k
+        self.n_marginals = n_marginals
+        self.n_synthetic = n_synthetic
+        self.rounds = rounds
+        self.queries_per_round = queries_per_round
+        self.accounting = accounting
+        self.iterations = iterations
+        self.learning_rate = learning_rate
+        self.progress = progress
+        self.random_state = random_state
+
+    def _check(self, X) -> OneHotDomain:
+        if self.categories is None:
+            raise InvalidParameterError(
+                "DPRAP needs categories={column: [every category]}: the domain "
+                "is public, never read from the private data (read it from "
+                "public reference data with OneHotDomain.from_frame(ref)."
+                "categories).")
+        validate_parameter_constraints(self._parameter_constraints,
+                                       self.get_params(deep=False), "DPRAP")
+        if not isinstance(X, pd.DataFrame):
+            raise DataValidationError(
+                f"DPRAP fits a pandas DataFrame; got {type(X).__name__}.")
+        if len(X) == 0:
+            raise DataValidationError("The data has no records.")
+        return OneHotDomain(self.categories)
+
+    def fit(self, X, y=None):
+        """Spend the budget on the marginals and fit the relaxed table.
+
+        Parameters
+        ----------
+        X : DataFrame
+            The private data, with every column of ``categories``.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : DPRAP
+        """
+        domain = self._check(X)
+        codes = domain.codes(X)                 # refuses unseen values first
+        n = len(X)
+        rng = check_random_state(self.random_state, owner="DPRAP")
+        workload = marginal_workload(len(domain.columns), int(self.k),
+                                     self.n_marginals,
+                                     np.random.default_rng(_seed(rng)))
+        real = [np.eye(domain.sizes[j])[codes[:, j]]
+                for j in range(len(domain.columns))]
+        truth = [answer(real, m) for m in workload]
+        rho = rho_of_epsilon(float(self.epsilon), float(self.delta))
+        T = int(self.rounds)
+        K = (int(self.queries_per_round) if self.queries_per_round is not None
+             else max(1, len(workload) // T))
+        if T > 1 and T * K > len(workload):
+            raise InvalidParameterError(
+                f"rounds * queries_per_round = {T * K} exceeds the "
+                f"{len(workload)} marginals; choose fewer rounds or queries.")
+        logits = 0.1 * rng.standard_normal((int(self.n_synthetic),
+                                            domain.width))
+        bar = progress_bar(self.progress, total=T * int(self.iterations),
+                           desc="DPRAP", unit="step")
+        chosen, targets, sigmas = [], [], []
+        try:
+            if T == 1:
+                budgets = [rho / len(workload)] * len(workload)
+                chosen = list(range(len(workload)))
+                for i, b in zip(chosen, budgets, strict=True):
+                    sd = self._sd(b, truth[i].size, n)
+                    targets.append(truth[i] + sd * rng.standard_normal(
+                        truth[i].size))
+                    sigmas.append(sd)
+                logits = relaxed_projection(
+                    domain, [workload[i] for i in chosen], targets, logits,
+                    iterations=self.iterations,
+                    learning_rate=self.learning_rate, bar=bar)
+            else:
+                share = rho / (2 * T * K)
+                # Report-noisy-max with Laplace(2 / (n eps)) is eps-DP, so
+                # eps^2 / 2-zCDP: eps = sqrt(2 share).
+                scale = 2.0 / (n * math.sqrt(2 * share))
+                for _ in range(T):
+                    probs = relaxed_probs(domain, logits)
+                    for _ in range(K):
+                        left = [i for i in range(len(workload))
+                                if i not in chosen]
+                        score = np.array([np.abs(answer(probs, workload[i])
+                                                 - truth[i]).max()
+                                          for i in left])
+                        noisy = score + rng.laplace(0.0, scale, score.size)
+                        i = left[int(np.argmax(noisy))]
+                        chosen.append(i)
+                        sd = self._sd(share, truth[i].size, n)
+                        targets.append(truth[i] + sd * rng.standard_normal(
+                            truth[i].size))
+                        sigmas.append(sd)
+                    logits = relaxed_projection(
+                        domain, [workload[i] for i in chosen], targets, logits,
+                        iterations=self.iterations,
+                        learning_rate=self.learning_rate, bar=bar)
+        finally:
+            bar.close()
+        self.domain_ = domain
+        self.workload_ = workload
+        self.answered_ = [workload[i] for i in chosen]
+        self.noisy_answers_ = targets
+        self.sigma_ = np.array(sigmas)
+        self.rho_ = rho
+        self.epsilon_ = epsilon_of_rho(rho, float(self.delta))
+        self.logits_ = logits
+        self.dtypes_ = {c: X[c].dtype for c in domain.columns}
+        self.n_records_ = n
+        return self
+
+    def _sd(self, budget: float, cells: int, n: int) -> float:
+        """Return the noise sd of one marginal answered with ``budget`` rho."""
+        if self.accounting == "cell":
+            # Each cell its own query, sensitivity 1/n, budget / cells each.
+            return (1.0 / n) / math.sqrt(2 * budget / cells)
+        # The marginal's vector: l2 sensitivity sqrt(2) / n.
+        return (math.sqrt(2.0) / n) / math.sqrt(2 * budget)
+
+    def sample(self, n: int | None = None, *, random_state=None) -> pd.DataFrame:
+        """Draw synthetic records from the relaxed table (randomized rounding).
+
+        Each relaxed record is used equally often (n / n_synthetic times,
+        the remainder at random), each column drawn from its probabilities.
+        Post-processing: no privacy is spent.
+
+        Parameters
+        ----------
+        n : int or None, default=None
+            Records to draw (default: as many as the private data).
+        random_state : None, int or Generator, default=None
+
+        Returns
+        -------
+        DataFrame
+            The original columns, with their dtypes where the categories
+            allow.
+        """
+        check_is_fitted(self, "logits_")
+        n = self.n_records_ if n is None else n
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise InvalidParameterError(
+                f"n must be a positive int (records to draw); got {n!r}.")
+        rng = check_random_state(random_state, owner="DPRAP.sample")
+        rows = np.resize(np.arange(self.logits_.shape[0]), int(n))
+        rows = rng.permuted(rows)
+        probs = relaxed_probs(self.domain_, self.logits_)
+        out = {}
+        for j, c in enumerate(self.domain_.columns):
+            cdf = np.cumsum(probs[j][rows], axis=1)
+            u = rng.random(rows.size)[:, None]
+            code = np.minimum((u > cdf).sum(axis=1), cdf.shape[1] - 1)
+            values = pd.Series(np.asarray(self.domain_.categories[c],
+                                          dtype=object)[code])
+            try:
+                values = values.astype(self.dtypes_[c])
+            except (TypeError, ValueError):
+                pass
+            out[c] = values
+        return pd.DataFrame(out)
+
+
+def _seed(rng) -> int:
+    """Return a seed for the workload's draw, from the estimator's source."""
+    return int(rng.integers(0, 2**63 - 1))

@@ -1,0 +1,235 @@
+"""Relaxed Adaptive Projection (Aydore et al. 2021): differentially private RAP.
+
+The records are one-hot encoded, one block of indicator features per
+column; a k-way marginal on columns (A, B, C) is the vector of the shares of
+records in each cell (a, b, c), a *product query*: the mean over records of
+x_a x_b x_c. The synthetic table is *relaxed*: each synthetic record holds,
+for each column, a probability vector over its categories (here the softmax
+of free logits), so every query is a differentiable function of the table.
+
+``T = 1`` (the slides' Algorithm 2): every query is answered once by the
+Gaussian mechanism, each with zCDP budget rho / m, and the relaxed table is
+moved by gradient descent (Adam) until its answers are as close as it can
+bring them, in squared l2, to the noisy ones: the *relaxed projection*.
+With ``T > 1`` rounds of ``K`` queries, each round chooses the worst
+answered of the remaining queries by report-noisy-max on the relaxed
+table's errors (rho / (2 T K) each) and answers them (rho / (2 T K) each).
+Synthetic records are then sampled from the relaxed table, each column from
+its probability vector (the paper's randomized rounding).
+
+Privacy (zCDP, Bun and Steinke 2016): a counting query has sensitivity 1/n
+(one record replaced moves a share by at most 1/n), the Gaussian mechanism
+with sigma = (1/n) / sqrt(2 rho_i) is rho_i-zCDP, report-noisy-max with
+Laplace noise of scale (2/n) / eps_i is eps_i-DP, so eps_i^2 / 2-zCDP,
+rho-zCDP budgets add, and rho-zCDP gives (rho + 2 sqrt(rho log(1/delta)),
+delta)-DP. The projection only reads the noisy answers (and, in adaptive
+rounds, the selections): post-processing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+
+from skattr.exceptions import InvalidParameterError
+
+__all__ = ["OneHotDomain", "answer", "epsilon_of_rho", "marginal_workload",
+           "relaxed_projection", "rho_of_epsilon"]
+
+
+def rho_of_epsilon(epsilon: float, delta: float) -> float:
+    """Return the rho with ``epsilon = rho + 2 sqrt(rho log(1/delta))``.
+
+    With L = log(1/delta), sqrt(rho) = sqrt(L + epsilon) - sqrt(L).
+
+    Examples
+    --------
+    >>> from skattr.synth import epsilon_of_rho, rho_of_epsilon
+    >>> rho = rho_of_epsilon(1.0, 1e-6)
+    >>> round(rho, 6), round(epsilon_of_rho(rho, 1e-6), 12)
+    (0.00904, 1.0)
+    """
+    if not (isinstance(epsilon, (int, float)) and 0 < epsilon < math.inf):
+        raise InvalidParameterError(
+            f"epsilon must be a positive finite number; got {epsilon!r}.")
+    if not (isinstance(delta, (int, float)) and 0 < delta < 1):
+        raise InvalidParameterError(
+            f"delta must be in (0, 1) for zCDP's conversion; got {delta!r}.")
+    L = math.log(1.0 / delta)
+    # (sqrt(L + e) - sqrt(L))^2 = e^2 / (sqrt(L + e) + sqrt(L))^2, stable.
+    return epsilon**2 / (math.sqrt(L + epsilon) + math.sqrt(L)) ** 2
+
+
+def epsilon_of_rho(rho: float, delta: float) -> float:
+    """Return ``rho + 2 sqrt(rho log(1/delta))`` (Bun and Steinke, Prop. 1.3)."""
+    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+
+
+class OneHotDomain:
+    """The categories of each column, and their blocks of one-hot features.
+
+    Parameters
+    ----------
+    categories : dict column -> sequence
+        Every category a column may take, in order (stated or read from
+        public data: the categories are not learned from the private data).
+    """
+
+    def __init__(self, categories: dict):
+        if not categories:
+            raise InvalidParameterError(
+                "The domain needs at least one column with its categories.")
+        self.columns = list(categories)
+        self.categories = {c: list(v) for c, v in categories.items()}
+        for c, cats in self.categories.items():
+            if len(cats) < 1 or len(set(map(repr, cats))) != len(cats):
+                raise InvalidParameterError(
+                    f"Column {c!r} needs distinct categories; got {cats!r}.")
+        sizes = [len(self.categories[c]) for c in self.columns]
+        if sum(sizes) > 100_000:
+            raise InvalidParameterError(
+                f"The domain has {sum(sizes):,} one-hot features; bin or "
+                "group the widest columns (at most 100,000 in all).")
+        self.starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int)
+        self.sizes = np.array(sizes, dtype=int)
+        self.width = int(self.sizes.sum())
+
+    @classmethod
+    def from_frame(cls, frame, columns=None) -> OneHotDomain:
+        """Return the categories a public frame shows, sorted.
+
+        For public reference data only: read from the private data, the
+        domain itself would leak which categories occur.
+        """
+        columns = list(frame.columns if columns is None else columns)
+        return cls({c: sorted(pd.unique(frame[c].dropna()).tolist(),
+                              key=repr) for c in columns})
+
+    def block(self, j: int) -> slice:
+        """Return the features of column ``j`` (by position)."""
+        return slice(int(self.starts[j]), int(self.starts[j] + self.sizes[j]))
+
+    def codes(self, frame) -> np.ndarray:
+        """Return each record's category index per column, (n, columns).
+
+        Raises InvalidParameterError on a value outside a column's
+        categories (the domain is public: an unseen value is not learned).
+        """
+        missing = [c for c in self.columns if c not in frame.columns]
+        if missing:
+            raise InvalidParameterError(
+                f"The data has no column(s) {missing}; the domain's columns "
+                f"are {self.columns}.")
+        out = np.empty((len(frame), len(self.columns)), dtype=np.int64)
+        for j, c in enumerate(self.columns):
+            lookup = {repr(v): i for i, v in enumerate(self.categories[c])}
+            values = frame[c].tolist()
+            codes = [lookup.get(repr(v), -1) for v in values]
+            out[:, j] = codes
+            if np.any(out[:, j] < 0):
+                unseen = sorted({repr(v) for v, k in zip(values, codes,
+                                                          strict=True)
+                                 if k < 0})[:5]
+                raise InvalidParameterError(
+                    f"Column {c!r} holds values outside its categories: "
+                    f"{', '.join(unseen)}. State every category in the "
+                    "domain (or bin a numeric column first).")
+        return out
+
+
+def marginal_workload(n_columns: int, k: int, n_marginals: int | None,
+                      rng) -> list[tuple[int, ...]]:
+    """Return ``n_marginals`` distinct k-way column sets drawn at random (all: None).
+
+    The workload is public: drawn from ``rng``, never from the data.
+    """
+    if not isinstance(k, (int, np.integer)) or not 1 <= k <= n_columns:
+        raise InvalidParameterError(
+            f"k must be an int from 1 to the number of columns ({n_columns}); "
+            f"got {k!r}.")
+    every = list(itertools.combinations(range(n_columns), int(k)))
+    if n_marginals is None or n_marginals >= len(every):
+        return every
+    if not isinstance(n_marginals, (int, np.integer)) or n_marginals < 1:
+        raise InvalidParameterError(
+            f"n_marginals must be a positive int or None; got {n_marginals!r}.")
+    chosen = rng.choice(len(every), size=int(n_marginals), replace=False)
+    return [every[i] for i in sorted(chosen)]
+
+
+def answer(probs: list, marginal: tuple[int, ...]) -> np.ndarray:
+    """Return a (relaxed) table's k-way marginal, flattened: mean of products.
+
+    ``probs[j]`` is the (records, categories) matrix of column j (one-hot
+    rows for a real table, probability rows for a relaxed one).
+    """
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    spec = ",".join("z" + letters[i] for i in range(len(marginal)))
+    out = np.einsum(f"{spec}->{letters[:len(marginal)]}",
+                    *[probs[j] for j in marginal])
+    return out.ravel() / probs[marginal[0]].shape[0]
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def relaxed_projection(domain: OneHotDomain, workload, targets, logits,
+                       *, iterations: int = 1000, learning_rate: float = 0.05,
+                       tolerance: float = 1e-16, bar=None) -> np.ndarray:
+    """Move the relaxed table's logits until its answers match ``targets``.
+
+    Minimises sum over the workload of ||answer(marginal) - target||^2 by
+    Adam on the logits (analytic gradients through the products and the
+    softmax), from ``logits`` (records, features); returns the new logits.
+    Stops early when the loss improves by less than ``tolerance`` (relative)
+    over 50 steps.
+    """
+    logits = np.array(logits, dtype=float)
+    m_t = np.zeros_like(logits)
+    v_t = np.zeros_like(logits)
+    beta1, beta2, eps = 0.9, 0.999, 1e-8
+    n_rows = logits.shape[0]
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    for step in range(1, int(iterations) + 1):
+        probs = [_softmax(logits[:, domain.block(j)])
+                 for j in range(len(domain.columns))]
+        grad_p = [np.zeros_like(p) for p in probs]
+        loss = 0.0
+        for marginal, target in zip(workload, targets, strict=True):
+            k = len(marginal)
+            mats = [probs[j] for j in marginal]
+            shape = [domain.sizes[j] for j in marginal]
+            error = answer(probs, marginal) - target
+            loss += float(error @ error)
+            e = (2.0 / n_rows) * error.reshape(shape)
+            for pos, j in enumerate(marginal):
+                others = [i for i in range(k) if i != pos]
+                spec = (letters[:k] + "," + ",".join(
+                    "z" + letters[i] for i in others) + "->z" + letters[pos])
+                grad_p[j] += np.einsum(spec, e, *[mats[i] for i in others])
+        grad = np.empty_like(logits)
+        for j, (p, g) in enumerate(zip(probs, grad_p, strict=True)):
+            grad[:, domain.block(j)] = p * (g - (p * g).sum(axis=1,
+                                                           keepdims=True))
+        m_t = beta1 * m_t + (1 - beta1) * grad
+        v_t = beta2 * v_t + (1 - beta2) * grad**2
+        m_hat = m_t / (1 - beta1**step)
+        v_hat = v_t / (1 - beta2**step)
+        logits -= learning_rate * m_hat / (np.sqrt(v_hat) + eps)
+        if bar is not None:
+            bar.update(1)
+        if loss <= tolerance * len(targets):
+            break                              # the answers are matched
+    return logits
+
+
+def relaxed_probs(domain: OneHotDomain, logits: np.ndarray) -> list:
+    """Return the relaxed table's probability matrices, one per column."""
+    return [_softmax(logits[:, domain.block(j)])
+            for j in range(len(domain.columns))]
