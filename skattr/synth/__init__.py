@@ -8,6 +8,7 @@ from skattr.synth._dp_rap import DPRAP, marginal_errors
 from skattr.synth._rap import (
     OneHotDomain,
     answer,
+    bin_columns,
     epsilon_of_rho,
     marginal_workload,
     rho_of_epsilon,
@@ -18,6 +19,7 @@ __all__ = [
     "DPRAP",
     "OneHotDomain",
     "answer",
+    "bin_columns",
     "epsilon_of_rho",
     "marginal_errors",
     "marginal_workload",

@@ -36,8 +36,8 @@ import pandas as pd
 
 from skattr.exceptions import InvalidParameterError
 
-__all__ = ["OneHotDomain", "answer", "epsilon_of_rho", "marginal_workload",
-           "relaxed_projection", "rho_of_epsilon"]
+__all__ = ["OneHotDomain", "answer", "bin_columns", "epsilon_of_rho",
+           "marginal_workload", "relaxed_projection", "rho_of_epsilon"]
 
 
 def rho_of_epsilon(epsilon: float, delta: float) -> float:
@@ -50,7 +50,7 @@ def rho_of_epsilon(epsilon: float, delta: float) -> float:
     >>> from skattr.synth import epsilon_of_rho, rho_of_epsilon
     >>> rho = rho_of_epsilon(1.0, 1e-6)
     >>> round(rho, 6), round(epsilon_of_rho(rho, 1e-6), 12)
-    (0.00904, 1.0)
+    (0.017469, 1.0)
     """
     if not (isinstance(epsilon, (int, float)) and 0 < epsilon < math.inf):
         raise InvalidParameterError(
@@ -140,6 +140,55 @@ class OneHotDomain:
         return out
 
 
+def bin_columns(frame: pd.DataFrame, bins: dict) -> tuple[pd.DataFrame, dict]:
+    """Replace numeric columns by their bins; return the frame and the bins' labels.
+
+    ``bins`` maps a column to its edges (increasing, chosen without the
+    private data; use -inf and inf for open ends). A value is in bin
+    ``[e_i, e_{i+1})``; one outside every bin, or NaN, is refused. The
+    caller's frame is not changed.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from skattr.synth import bin_columns
+    >>> binned, labels = bin_columns(pd.DataFrame({"age": [17, 35, 90]}),
+    ...                              {"age": [0, 30, 60, np.inf]})
+    >>> binned["age"].tolist(), labels["age"]
+    (['[0, 30)', '[30, 60)', '[60, inf)'], ['[0, 30)', '[30, 60)', '[60, inf)'])
+    """
+    out = frame.copy()
+    labels = {}
+    for column, edges in bins.items():
+        if column not in frame.columns:
+            raise InvalidParameterError(
+                f"bins names {column!r}, which is not a column of the data.")
+        edges = np.asarray(edges, dtype=float)
+        if edges.ndim != 1 or edges.size < 2 or np.any(np.isnan(edges)) \
+                or np.any(np.diff(edges) <= 0):
+            raise InvalidParameterError(
+                f"The bins of {column!r} must be at least two increasing "
+                f"edges; got {edges.tolist()!r}.")
+        try:
+            values = frame[column].to_numpy(dtype=float)
+        except (TypeError, ValueError):
+            raise InvalidParameterError(
+                f"Column {column!r} is not numeric; bins are for numeric "
+                "columns (state a categorical column's categories).") from None
+        index = np.searchsorted(edges, values, side="right") - 1
+        outside = (index < 0) | (index >= edges.size - 1) | np.isnan(values)
+        if outside.any():
+            raise InvalidParameterError(
+                f"Column {column!r} has {int(outside.sum())} value(s) outside "
+                f"its bins [{edges[0]:g}, {edges[-1]:g}) (or NaN); widen the "
+                "end edges (-inf and inf are allowed).")
+        names = [f"[{a:g}, {b:g})" for a, b in zip(edges[:-1], edges[1:],
+                                                  strict=True)]
+        out[column] = np.asarray(names, dtype=object)[index]
+        labels[column] = names
+    return out, labels
+
+
 def marginal_workload(n_columns: int, k: int, n_marginals: int | None,
                       rng) -> list[tuple[int, ...]]:
     """Return ``n_marginals`` distinct k-way column sets drawn at random (all: None).
@@ -164,13 +213,13 @@ def answer(probs: list, marginal: tuple[int, ...]) -> np.ndarray:
     """Return a (relaxed) table's k-way marginal, flattened: mean of products.
 
     ``probs[j]`` is the (records, categories) matrix of column j (one-hot
-    rows for a real table, probability rows for a relaxed one).
+    rows for a real table, probability rows for a relaxed one). The cells
+    are in C order of the marginal's columns; computed as P_A^T K / n, K the
+    row-wise product of the other columns' matrices (one matrix product).
     """
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    spec = ",".join("z" + letters[i] for i in range(len(marginal)))
-    out = np.einsum(f"{spec}->{letters[:len(marginal)]}",
-                    *[probs[j] for j in marginal])
-    return out.ravel() / probs[marginal[0]].shape[0]
+    n_rows = probs[marginal[0]].shape[0]
+    rest = _khatri_rao([probs[j] for j in marginal[1:]], n_rows)
+    return (probs[marginal[0]].T @ rest).ravel() / n_rows
 
 
 def _softmax(z: np.ndarray) -> np.ndarray:
@@ -179,40 +228,72 @@ def _softmax(z: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
+#: The projection stops when this many Adam steps lowered the loss by less
+#: than this share of it.
+_PLATEAU_STEPS = 100
+_PLATEAU_GAIN = 1e-3
+
+
+def _khatri_rao(mats: list, n_rows: int) -> np.ndarray:
+    """Row-wise products of the columns of ``mats``: (n_rows, prod of widths)."""
+    if not mats:
+        return np.ones((n_rows, 1))
+    out = mats[0]
+    for m in mats[1:]:
+        out = (out[:, :, None] * m[:, None, :]).reshape(n_rows, -1)
+    return out
+
+
+def loss_and_gradient(probs: list, workload, targets, sizes
+                      ) -> tuple[float, list]:
+    """Sum of squared errors of the workload's answers, and its gradient.
+
+    The gradient is with respect to each column's probability matrix. A
+    marginal on (A, B, C) is P_A^T K / n', K the row-wise product of P_B and
+    P_C; its gradient for A is K E_A^T (2 / n'), E the error as an array,
+    and likewise for B and C: three matrix products (BLAS), not sums over
+    every cell and record.
+    """
+    n_rows = probs[0].shape[0]
+    grads = [np.zeros_like(p) for p in probs]
+    loss = 0.0
+    for marginal, target in zip(workload, targets, strict=True):
+        shape = [int(sizes[j]) for j in marginal]
+        rest = _khatri_rao([probs[j] for j in marginal[1:]], n_rows)
+        error = (probs[marginal[0]].T @ rest).ravel() / n_rows - target
+        loss += float(error @ error)
+        e = (2.0 / n_rows) * error.reshape(shape)
+        grads[marginal[0]] += rest @ e.reshape(shape[0], -1).T
+        for pos in range(1, len(marginal)):
+            others = [probs[marginal[i]] for i in range(len(marginal))
+                      if i != pos]
+            grads[marginal[pos]] += _khatri_rao(others, n_rows) @ np.moveaxis(
+                e, pos, 0).reshape(shape[pos], -1).T
+    return loss, grads
+
+
 def relaxed_projection(domain: OneHotDomain, workload, targets, logits,
                        *, iterations: int = 1000, learning_rate: float = 0.05,
                        tolerance: float = 1e-16, bar=None) -> np.ndarray:
     """Move the relaxed table's logits until its answers match ``targets``.
 
     Minimises sum over the workload of ||answer(marginal) - target||^2 by
-    Adam on the logits (analytic gradients through the products and the
-    softmax), from ``logits`` (records, features); returns the new logits.
-    Stops early when the loss improves by less than ``tolerance`` (relative)
-    over 50 steps.
+    Adam on the logits (analytic gradients, :func:`loss_and_gradient`,
+    through the softmax), from ``logits`` (records, features); returns the
+    new logits. Stops early once the loss is at most ``tolerance`` a target
+    (matched), or when ``_PLATEAU_STEPS`` steps lowered it by less than a
+    relative ``_PLATEAU_GAIN`` (as the reference implementation stops when
+    the loss stops falling).
     """
     logits = np.array(logits, dtype=float)
     m_t = np.zeros_like(logits)
     v_t = np.zeros_like(logits)
     beta1, beta2, eps = 0.9, 0.999, 1e-8
-    n_rows = logits.shape[0]
-    letters = "abcdefghijklmnopqrstuvwxyz"
+    previous = math.inf
     for step in range(1, int(iterations) + 1):
-        probs = [_softmax(logits[:, domain.block(j)])
-                 for j in range(len(domain.columns))]
-        grad_p = [np.zeros_like(p) for p in probs]
-        loss = 0.0
-        for marginal, target in zip(workload, targets, strict=True):
-            k = len(marginal)
-            mats = [probs[j] for j in marginal]
-            shape = [domain.sizes[j] for j in marginal]
-            error = answer(probs, marginal) - target
-            loss += float(error @ error)
-            e = (2.0 / n_rows) * error.reshape(shape)
-            for pos, j in enumerate(marginal):
-                others = [i for i in range(k) if i != pos]
-                spec = (letters[:k] + "," + ",".join(
-                    "z" + letters[i] for i in others) + "->z" + letters[pos])
-                grad_p[j] += np.einsum(spec, e, *[mats[i] for i in others])
+        probs = relaxed_probs(domain, logits)
+        loss, grad_p = loss_and_gradient(probs, workload, targets,
+                                         domain.sizes)
         grad = np.empty_like(logits)
         for j, (p, g) in enumerate(zip(probs, grad_p, strict=True)):
             grad[:, domain.block(j)] = p * (g - (p * g).sum(axis=1,
@@ -226,6 +307,10 @@ def relaxed_projection(domain: OneHotDomain, workload, targets, logits,
             bar.update(1)
         if loss <= tolerance * len(targets):
             break                              # the answers are matched
+        if step % _PLATEAU_STEPS == 0:
+            if loss > (1 - _PLATEAU_GAIN) * previous:
+                break                          # no longer improving
+            previous = loss
     return logits
 
 

@@ -174,3 +174,43 @@ def test_bad_input_gets_a_clear_error(frame):
     for n in (0, -1, 2.5, True):
         with pytest.raises(InvalidParameterError, match="positive int"):
             rap.sample(n)
+
+
+def test_the_gradient_is_the_loss_s_derivative():
+    """Central differences of the loss in each probability entry."""
+    from skattr.synth._rap import loss_and_gradient
+    rng = np.random.default_rng(4)
+    sizes = np.array([2, 3, 4, 2])
+    probs = [rng.dirichlet(np.ones(s), size=7) for s in sizes]
+    workload = [(0,), (1, 3), (0, 2, 3), (0, 1, 2, 3)]
+    targets = [rng.random(int(np.prod(sizes[list(m)]))) / 10 for m in workload]
+    loss, grads = loss_and_gradient(probs, workload, targets, sizes)
+    direct = sum(float(np.sum((answer(probs, m) - t) ** 2))
+                 for m, t in zip(workload, targets, strict=True))
+    assert loss == pytest.approx(direct, rel=1e-12)
+    h = 1e-6
+    for j, p in enumerate(probs):
+        for r, c in [(0, 0), (3, p.shape[1] - 1), (6, 1)]:
+            up = [q.copy() for q in probs]
+            down = [q.copy() for q in probs]
+            up[j][r, c] += h
+            down[j][r, c] -= h
+            numeric = (loss_and_gradient(up, workload, targets, sizes)[0]
+                       - loss_and_gradient(down, workload, targets, sizes)[0]
+                       ) / (2 * h)
+            assert grads[j][r, c] == pytest.approx(numeric, rel=1e-6, abs=1e-9)
+
+
+def test_numeric_columns_are_binned_by_public_edges():
+    from skattr.synth import bin_columns
+    frame = pd.DataFrame({"age": [17.0, 30.0, 64.9], "c": ["x", "y", "z"]})
+    binned, labels = bin_columns(frame, {"age": [0, 30, 65]})
+    assert binned["age"].tolist() == ["[0, 30)", "[30, 65)", "[30, 65)"]
+    assert labels == {"age": ["[0, 30)", "[30, 65)"]}
+    assert frame["age"].tolist() == [17.0, 30.0, 64.9]      # not mutated
+    for bins, says in (({"age": [0, 30]}, "outside its bins"),
+                       ({"age": [30, 0]}, "increasing"),
+                       ({"c": [0, 1]}, "not numeric"),
+                       ({"d": [0, 1]}, "not a column")):
+        with pytest.raises(InvalidParameterError, match=says):
+            bin_columns(frame, bins)
