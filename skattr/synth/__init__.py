@@ -11,6 +11,7 @@ from skattr.synth._rap import (
     bin_columns,
     epsilon_of_rho,
     marginal_workload,
+    report_noisy_max,
     rho_of_epsilon,
 )
 from skattr.utils._public import public_dir
@@ -23,6 +24,7 @@ __all__ = [
     "epsilon_of_rho",
     "marginal_errors",
     "marginal_workload",
+    "report_noisy_max",
     "rho_of_epsilon",
 ]
 

@@ -23,6 +23,7 @@ from skattr.synth._rap import (
     marginal_workload,
     relaxed_probs,
     relaxed_projection,
+    report_noisy_max,
     rho_of_epsilon,
 )
 from skattr.utils._param_validation import (
@@ -236,9 +237,10 @@ class DPRAP(BaseEstimator):
                     learning_rate=self.learning_rate, bar=bar)
             else:
                 share = rho / (2 * T * K)
-                # Report-noisy-max with Laplace(2 / (n eps)) is eps-DP, so
-                # eps^2 / 2-zCDP: eps = sqrt(2 share).
-                scale = 2.0 / (n * math.sqrt(2 * share))
+                # Report-noisy-max is eps-DP, so eps^2 / 2-zCDP: each choice
+                # takes eps = sqrt(2 share); a marginal's largest error moves
+                # by at most 1/n when one record is replaced.
+                choice = math.sqrt(2 * share)
                 for _ in range(T):
                     probs = relaxed_probs(domain, logits)
                     for _ in range(K):
@@ -247,8 +249,8 @@ class DPRAP(BaseEstimator):
                         score = np.array([np.abs(answer(probs, workload[i])
                                                  - truth[i]).max()
                                           for i in left])
-                        noisy = score + rng.laplace(0.0, scale, score.size)
-                        i = left[int(np.argmax(noisy))]
+                        i = left[report_noisy_max(score, choice, 1.0 / n,
+                                                  rng)]
                         chosen.append(i)
                         sd = self._sd(share, truth[i].size, n)
                         targets.append(truth[i] + sd * rng.standard_normal(

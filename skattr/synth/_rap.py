@@ -37,7 +37,8 @@ import pandas as pd
 from skattr.exceptions import InvalidParameterError
 
 __all__ = ["OneHotDomain", "answer", "bin_columns", "epsilon_of_rho",
-           "marginal_workload", "relaxed_projection", "rho_of_epsilon"]
+           "marginal_workload", "relaxed_projection", "report_noisy_max",
+           "rho_of_epsilon"]
 
 
 def rho_of_epsilon(epsilon: float, delta: float) -> float:
@@ -189,6 +190,18 @@ def bin_columns(frame: pd.DataFrame, bins: dict) -> tuple[pd.DataFrame, dict]:
     return out, labels
 
 
+def report_noisy_max(scores, epsilon: float, sensitivity: float, rng) -> int:
+    """Return the index of the largest score plus Laplace(2 sensitivity / epsilon).
+
+    epsilon-DP when each score moves by at most ``sensitivity`` between
+    neighbouring datasets (Dwork and Roth, Claim 3.9, with the factor 2 that
+    scores which are not monotone need), so epsilon^2 / 2-zCDP.
+    """
+    scores = np.asarray(scores, dtype=float)
+    noisy = scores + rng.laplace(0.0, 2.0 * sensitivity / epsilon, scores.size)
+    return int(np.argmax(noisy))
+
+
 def marginal_workload(n_columns: int, k: int, n_marginals: int | None,
                       rng) -> list[tuple[int, ...]]:
     """Return ``n_marginals`` distinct k-way column sets drawn at random (all: None).
@@ -260,9 +273,11 @@ def loss_and_gradient(probs: list, workload, targets, sizes
     for marginal, target in zip(workload, targets, strict=True):
         shape = [int(sizes[j]) for j in marginal]
         rest = _khatri_rao([probs[j] for j in marginal[1:]], n_rows)
-        error = (probs[marginal[0]].T @ rest).ravel() / n_rows - target
+        error = ((probs[marginal[0]].T @ rest).ravel().astype(np.float64)
+                 / n_rows - target)
         loss += float(error @ error)
-        e = (2.0 / n_rows) * error.reshape(shape)
+        # In the probabilities' precision (float32 in the projection).
+        e = ((2.0 / n_rows) * error.reshape(shape)).astype(probs[0].dtype)
         grads[marginal[0]] += rest @ e.reshape(shape[0], -1).T
         for pos in range(1, len(marginal)):
             others = [probs[marginal[i]] for i in range(len(marginal))
@@ -292,8 +307,12 @@ def relaxed_projection(domain: OneHotDomain, workload, targets, logits,
     previous = math.inf
     for step in range(1, int(iterations) + 1):
         probs = relaxed_probs(domain, logits)
-        loss, grad_p = loss_and_gradient(probs, workload, targets,
-                                         domain.sizes)
+        # The products in single precision: the projection only steers (its
+        # result is post-processing of the answers), at half the memory
+        # traffic; the logits and Adam's state stay in double.
+        loss, grad_p = loss_and_gradient(
+            [p.astype(np.float32) for p in probs], workload, targets,
+            domain.sizes)
         grad = np.empty_like(logits)
         for j, (p, g) in enumerate(zip(probs, grad_p, strict=True)):
             grad[:, domain.block(j)] = p * (g - (p * g).sum(axis=1,

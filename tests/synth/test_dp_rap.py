@@ -214,3 +214,47 @@ def test_numeric_columns_are_binned_by_public_edges():
                        ({"d": [0, 1]}, "not a column")):
         with pytest.raises(InvalidParameterError, match=says):
             bin_columns(frame, bins)
+
+
+def _exact_choice(scores, scale):
+    """P(argmax of scores + Laplace(scale) = i), by integration (scipy)."""
+    from scipy import integrate, stats
+    out = []
+    for i, s in enumerate(scores):
+        others = [t for j, t in enumerate(scores) if j != i]
+
+        def density(x, s=s, others=others):
+            p = stats.laplace.pdf(x, s, scale)
+            for t in others:
+                p *= stats.laplace.cdf(x, t, scale)
+            return p
+        lo, hi = min(scores) - 60 * scale, max(scores) + 60 * scale
+        out.append(integrate.quad(density, lo, hi, points=sorted(scores),
+                                  limit=200, epsabs=1e-13)[0])
+    return np.array(out)
+
+
+def test_report_noisy_max_is_epsilon_dp_and_draws_its_law():
+    """The selection's guarantee, against its exact law: for every pair of
+    neighbouring score vectors (each score moved by at most the sensitivity)
+    every choice's probability changes by at most e^epsilon; and the
+    library's draws follow that law."""
+    from skattr.synth import report_noisy_max
+    eps, sens = 0.7, 0.01
+    scale = 2 * sens / eps
+    scores = np.array([0.05, 0.06, 0.04])
+    base = _exact_choice(scores, scale)
+    assert base.sum() == pytest.approx(1.0, abs=1e-9)
+    worst = 0.0
+    for shift in itertools.product([-sens, sens], repeat=3):   # the extremes
+        moved = _exact_choice(scores + np.array(shift), scale)
+        worst = max(worst, float(np.max(np.abs(np.log(base / moved)))))
+    assert worst <= eps + 1e-9
+    # Positive control: without the factor 2 the guarantee fails here.
+    half = _exact_choice(scores, scale / 2)
+    moved = _exact_choice(scores + np.array([sens, -sens, -sens]), scale / 2)
+    assert np.max(np.abs(np.log(half / moved))) > eps
+    rng = np.random.default_rng(0)
+    draws = np.bincount([report_noisy_max(scores, eps, sens, rng)
+                         for _ in range(10_000)], minlength=3) / 10_000
+    assert np.max(np.abs(draws - base)) < 4 * np.sqrt(0.25 / 10_000)
