@@ -42,9 +42,7 @@ def main(epsilons=(0.1, 0.5, 1.0, 2.0)):
     domain = OneHotDomain(categories)
     print(f"Adult: {len(binned):,} records, {len(domain.columns)} columns, "
           f"{domain.width} one-hot features")
-    codes = domain.codes(binned)
-    onehot = [np.eye(domain.sizes[j])[codes[:, j]]
-              for j in range(len(domain.columns))]
+    onehot = domain.onehot(binned)
     for eps in epsilons:
         start = time.perf_counter()
         rap = DPRAP(categories=categories, epsilon=eps, delta=1e-6, k=3,

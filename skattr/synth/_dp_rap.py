@@ -49,12 +49,7 @@ def marginal_errors(domain: OneHotDomain, workload, real: pd.DataFrame,
     >>> marginal_errors(d, [(0, 1)], real, real)
     (0.0, 0.0)
     """
-    def probs(frame):
-        codes = domain.codes(frame)
-        return [np.eye(domain.sizes[j])[codes[:, j]]
-                for j in range(len(domain.columns))]
-
-    p, q = probs(real), probs(synthetic)
+    p, q = domain.onehot(real), domain.onehot(synthetic)
     errors = np.concatenate([np.abs(answer(p, m) - answer(q, m))
                              for m in workload])
     return float(errors.max()), float(errors.mean())
@@ -200,14 +195,12 @@ class DPRAP(BaseEstimator):
         self : DPRAP
         """
         domain = self._check(X)
-        codes = domain.codes(X)                 # refuses unseen values first
+        real = domain.onehot(X)                 # refuses unseen values first
         n = len(X)
         rng = check_random_state(self.random_state, owner="DPRAP")
         workload = marginal_workload(len(domain.columns), int(self.k),
                                      self.n_marginals,
                                      np.random.default_rng(_seed(rng)))
-        real = [np.eye(domain.sizes[j])[codes[:, j]]
-                for j in range(len(domain.columns))]
         truth = [answer(real, m) for m in workload]
         rho = rho_of_epsilon(float(self.epsilon), float(self.delta))
         T = int(self.rounds)
@@ -222,19 +215,25 @@ class DPRAP(BaseEstimator):
         bar = progress_bar(self.progress, total=T * int(self.iterations),
                            desc="DPRAP", unit="step")
         chosen, targets, sigmas = [], [], []
+
+        def release(i: int, budget: float) -> None:
+            """Answer marginal i with Gaussian noise of zCDP ``budget``."""
+            sd = self._sd(budget, truth[i].size, n)
+            chosen.append(i)
+            sigmas.append(sd)
+            targets.append(truth[i] + sd * rng.standard_normal(truth[i].size))
+
+        def project(logits):
+            return relaxed_projection(
+                domain, [workload[i] for i in chosen], targets, logits,
+                iterations=self.iterations, learning_rate=self.learning_rate,
+                bar=bar)
+
         try:
             if T == 1:
-                budgets = [rho / len(workload)] * len(workload)
-                chosen = list(range(len(workload)))
-                for i, b in zip(chosen, budgets, strict=True):
-                    sd = self._sd(b, truth[i].size, n)
-                    targets.append(truth[i] + sd * rng.standard_normal(
-                        truth[i].size))
-                    sigmas.append(sd)
-                logits = relaxed_projection(
-                    domain, [workload[i] for i in chosen], targets, logits,
-                    iterations=self.iterations,
-                    learning_rate=self.learning_rate, bar=bar)
+                for i in range(len(workload)):
+                    release(i, rho / len(workload))
+                logits = project(logits)
             else:
                 share = rho / (2 * T * K)
                 # Report-noisy-max is eps-DP, so eps^2 / 2-zCDP: each choice
@@ -249,17 +248,9 @@ class DPRAP(BaseEstimator):
                         score = np.array([np.abs(answer(probs, workload[i])
                                                  - truth[i]).max()
                                           for i in left])
-                        i = left[report_noisy_max(score, choice, 1.0 / n,
-                                                  rng)]
-                        chosen.append(i)
-                        sd = self._sd(share, truth[i].size, n)
-                        targets.append(truth[i] + sd * rng.standard_normal(
-                            truth[i].size))
-                        sigmas.append(sd)
-                    logits = relaxed_projection(
-                        domain, [workload[i] for i in chosen], targets, logits,
-                        iterations=self.iterations,
-                        learning_rate=self.learning_rate, bar=bar)
+                        release(left[report_noisy_max(score, choice, 1.0 / n,
+                                                      rng)], share)
+                    logits = project(logits)
         finally:
             bar.close()
         self.domain_ = domain

@@ -140,6 +140,12 @@ class OneHotDomain:
                     "domain (or bin a numeric column first).")
         return out
 
+    def onehot(self, frame) -> list:
+        """Return the one-hot matrix (records, categories) of each column."""
+        codes = self.codes(frame)
+        return [np.eye(self.sizes[j])[codes[:, j]]
+                for j in range(len(self.columns))]
+
 
 def bin_columns(frame: pd.DataFrame, bins: dict) -> tuple[pd.DataFrame, dict]:
     """Replace numeric columns by their bins; return the frame and the bins' labels.

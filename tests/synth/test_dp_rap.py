@@ -57,6 +57,8 @@ def test_answers_are_the_crosstabs(frame):
     domain = OneHotDomain(CATS)
     codes = domain.codes(frame)
     onehot = [np.eye(domain.sizes[j])[codes[:, j]] for j in range(3)]
+    assert all(np.array_equal(a, b) for a, b in zip(onehot, domain.onehot(frame),
+                                                    strict=True))
     for marginal in [(0,), (0, 2), (1, 2), (0, 1, 2)]:
         names = [domain.columns[j] for j in marginal]
         np.testing.assert_allclose(answer(onehot, marginal),
