@@ -215,6 +215,55 @@ class AttributePrivacyAccessor:
                         epsilon=epsilon, delta=delta, percentiles=percentiles,
                         theta=theta, bounds=bounds, random_state=random_state)
 
+    def synthesize(self, n=None, *, secret=None, reference=None, epsilon=1.0,
+                   delta=1e-3, categories=None, bins=None, columns=None,
+                   privacy="dataset", share=None, k=3, n_marginals=64,
+                   n_synthetic=1000, iterations=1000, progress="auto",
+                   random_state=None):
+        """Return a synthetic table that hides the share of the secret's group.
+
+        Each group of the secret (its records, and the rest) has its k-way
+        marginals released once as shares of the group, with Gaussian noise
+        certified for every law of the records
+        (:class:`~skattr.synth.AttributePrivateRAP`); a relaxed table is
+        fitted to each group's and ``n`` records drawn. The table's share of
+        the group is ``share`` (default: the middle of the pairs), never the
+        data's. The categories are public: ``categories=``, ``bins=``
+        (numeric columns' edges) or read from ``reference=``.
+
+        Returns
+        -------
+        SyntheticData
+            ``.data`` (the table), ``.certificate``, ``.summary()``, and the
+            fitted ``.synthesizer`` (more records, ``to_json``).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, skattr
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"sex": rng.choice(["F", "M"], 3000, p=[0.3, 0.7]),
+        ...                    "job": rng.choice(["a", "b", "c"], 3000)})
+        >>> secret = skattr.Secret.proportion("sex", "F", pairs=[(0.25, 0.35)])
+        >>> out = df.attrpriv.synthesize(secret=secret, k=1, reference=df.head(50),
+        ...                              privacy="distributional", n_synthetic=100,
+        ...                              random_state=0)
+        >>> out.data.shape, out.share, out.certificate.epsilon
+        ((3000, 2), 0.3, 1.0)
+        """
+        from skattr.exceptions import DataValidationError
+        from skattr.synth import synthesize
+
+        if not isinstance(self._obj, pd.DataFrame):
+            raise DataValidationError(
+                "synthesize fits its tables in memory: call .compute() on the "
+                "frame first (a synthesiser holds n x features one-hot rows).")
+        return synthesize(self._obj, secret=secret, reference=reference,
+                          epsilon=epsilon, delta=delta, categories=categories,
+                          bins=bins, columns=columns, n=n, privacy=privacy,
+                          share=share, k=k, n_marginals=n_marginals,
+                          n_synthetic=n_synthetic, iterations=iterations,
+                          progress=progress, random_state=random_state)
+
     def plan(self, columns=None, *, statistic="mean", value=None,
              secret=None, reference=None, mechanism="auto", **params) -> Plan:
         """Return the noise law and expected error, without releasing anything.

@@ -73,7 +73,9 @@ def _kind(text, *parameters, option=None) -> _Kind:
 def _independent(reads: str, privacy: str) -> str:
     how = {"counts": "are counted with the stated probabilities",
            "values": "take the column's values with the stated probabilities",
-           "population": "are drawn from their group's law in the population"}
+           "population": "are drawn from their group's law in the population",
+           "any law": "are drawn from their group's law, whatever it is: no "
+                      "model of the columns, no reference data"}
     return (f"records are independent given the sensitive attribute and "
             f"{how[reads]} ({privacy} attribute privacy)")
 
@@ -362,6 +364,16 @@ STEPS: dict[str, _Kind] = {
         "exactly; only the {records} records whose group differs between the "
         "two secrets may differ, each by at most the gap between the two "
         "groups' quantile functions over their confidence bands", "records"),
+    "coupling.group-histograms": _kind(
+        "Gaussian noise on each group's histograms (its records' shares in "
+        "the cells of the {marginals} marginals) through the swap coupling: "
+        "delta at most the expected Gaussian delta of the coupled distance "
+        "(joint convexity); only the {records} records whose group differs "
+        "between the two secrets are drawn differently, both groups' "
+        "histograms are averages of draws from one law under both secrets, "
+        "and their whitened distance is bounded by its second moment and "
+        "McDiarmid's inequality, for every law of the records", "marginals",
+        "records"),
     "closeness.coupled": _kind(
         "W the upper delta-quantile of the coupled distance ((W, "
         "delta)-closeness), for each pair under the better of two couplings "

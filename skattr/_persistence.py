@@ -498,9 +498,11 @@ class _Encoder:
             # What _start_releases sets (the plan cache, the noise generator)
             # is made again on loading, as after fit: never saved. Found on a
             # copy seeded 0, which leaves the caller's generator untouched.
+            # (A synthesiser has no releases to restart: none is skipped.)
             fresh = type(est)(**{**params, "random_state": 0})
-            fresh._start_releases()
-            skip |= set(vars(fresh))
+            if hasattr(fresh, "_start_releases"):
+                fresh._start_releases()
+                skip |= set(vars(fresh))
         state = {k: v for k, v in vars(est).items() if k not in skip}
         layout = ({"layout": getattr(type(est), "fitted_layout", 1)}
                   if fitted else {})
@@ -725,7 +727,7 @@ class _Decoder:
                     f"parameters load as they are ({cls.__name__}(**params), "
                     "or save it unfitted).")
         est.__dict__.update(self._fields(data, "state", cls))
-        if data["fitted"] is True:
+        if data["fitted"] is True and hasattr(est, "_start_releases"):
             # The noise restarts as after fit: the same integer random_state
             # gives the same sequence of releases as the freshly fitted one.
             est._start_releases()

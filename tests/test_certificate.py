@@ -289,6 +289,15 @@ STEP_TEXTS = {
         "whose group differs between the two secrets may be counted "
         "differently, each with probability at most 0.3: at most Binomial(20, "
         "0.3)) and the quantile coupling bounded at the box's corners")),
+    "coupling.group-histograms": ({"marginals": 64, "records": 2171}, (
+        "Gaussian noise on each group's histograms (its records' shares in "
+        "the cells of the 64 marginals) through the swap coupling: delta at "
+        "most the expected Gaussian delta of the coupled distance (joint "
+        "convexity); only the 2171 records whose group differs between the "
+        "two secrets are drawn differently, both groups' histograms are "
+        "averages of draws from one law under both secrets, and their "
+        "whitened distance is bounded by its second moment and McDiarmid's "
+        "inequality, for every law of the records")),
     "coupling.gaussian-noise": ({"records": 20, "gap": 0.3}, (
         "Gaussian noise through a coupling: delta at most the expected "
         "Gaussian delta of the coupled distance (joint convexity), computed "

@@ -1,9 +1,11 @@
 """Synthetic data: Relaxed Adaptive Projection (Aydore et al. 2021).
 
 :class:`DPRAP` is the differentially private RAP of the slides (the
-baseline); a synthesiser that hides a global property builds on it.
+baseline); :class:`AttributePrivateRAP` hides a group's share (attribute
+privacy), fitting each group's own marginals.
 """
 
+from skattr.synth._ap_rap import AttributePrivateRAP
 from skattr.synth._dp_rap import DPRAP, marginal_errors
 from skattr.synth._rap import (
     OneHotDomain,
@@ -14,10 +16,12 @@ from skattr.synth._rap import (
     report_noisy_max,
     rho_of_epsilon,
 )
+from skattr.synth._synthesize import SyntheticData, resolve_domain, synthesize
 from skattr.utils._public import public_dir
 
 __all__ = [
     "DPRAP",
+    "AttributePrivateRAP",
     "OneHotDomain",
     "answer",
     "bin_columns",
@@ -25,7 +29,10 @@ __all__ = [
     "marginal_errors",
     "marginal_workload",
     "report_noisy_max",
+    "SyntheticData",
+    "resolve_domain",
     "rho_of_epsilon",
+    "synthesize",
 ]
 
 __dir__ = public_dir(__all__)

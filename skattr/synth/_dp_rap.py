@@ -11,14 +11,17 @@ import math
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from skattr._persistence import persistable
 from skattr._random import check_random_state
 from skattr.exceptions import DataValidationError, InvalidParameterError
+from skattr.synth._base import Synthesizer
 from skattr.synth._rap import (
     OneHotDomain,
     answer,
+    check_draws,
+    draw_records,
     epsilon_of_rho,
     marginal_workload,
     relaxed_probs,
@@ -55,7 +58,8 @@ def marginal_errors(domain: OneHotDomain, workload, real: pd.DataFrame,
     return float(errors.max()), float(errors.mean())
 
 
-class DPRAP(BaseEstimator):
+@persistable(estimator=True)
+class DPRAP(Synthesizer):
     """Relaxed Adaptive Projection (Aydore et al. 2021), differentially private.
 
     Synthetic records that reproduce the k-way marginals of categorical data
@@ -261,7 +265,7 @@ class DPRAP(BaseEstimator):
         self.rho_ = rho
         self.epsilon_ = epsilon_of_rho(rho, float(self.delta))
         self.logits_ = logits
-        self.dtypes_ = {c: X[c].dtype for c in domain.columns}
+        self.dtypes_ = {c: str(X[c].dtype) for c in domain.columns}
         self.n_records_ = n
         return self
 
@@ -293,28 +297,12 @@ class DPRAP(BaseEstimator):
             allow.
         """
         check_is_fitted(self, "logits_")
-        n = self.n_records_ if n is None else n
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise InvalidParameterError(
-                f"n must be a positive int (records to draw); got {n!r}.")
+        n = check_draws(self.n_records_ if n is None else n, "DPRAP.sample")
         rng = check_random_state(random_state, owner="DPRAP.sample")
-        rows = np.resize(np.arange(self.logits_.shape[0]), int(n))
-        rows = rng.permuted(rows)
-        probs = relaxed_probs(self.domain_, self.logits_)
-        out = {}
-        for j, c in enumerate(self.domain_.columns):
-            cdf = np.cumsum(probs[j][rows], axis=1)
-            u = rng.random(rows.size)[:, None]
-            code = np.minimum((u > cdf).sum(axis=1), cdf.shape[1] - 1)
-            values = pd.Series(np.asarray(self.domain_.categories[c],
-                                          dtype=object)[code])
-            try:
-                values = values.astype(self.dtypes_[c])
-            except (TypeError, ValueError):
-                pass
-            out[c] = values
-        return pd.DataFrame(out)
-
+        rows = rng.permuted(np.resize(np.arange(self.logits_.shape[0]), n))
+        return draw_records(self.domain_, relaxed_probs(self.domain_,
+                                                        self.logits_),
+                            rows, rng, self.dtypes_)
 
 def _seed(rng) -> int:
     """Return a seed for the workload's draw, from the estimator's source."""

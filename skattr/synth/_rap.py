@@ -34,6 +34,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from skattr._persistence import persistable
 from skattr.exceptions import InvalidParameterError
 
 __all__ = ["OneHotDomain", "answer", "bin_columns", "epsilon_of_rho",
@@ -69,6 +70,7 @@ def epsilon_of_rho(rho: float, delta: float) -> float:
     return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
 
 
+@persistable
 class OneHotDomain:
     """The categories of each column, and their blocks of one-hot features.
 
@@ -343,3 +345,35 @@ def relaxed_probs(domain: OneHotDomain, logits: np.ndarray) -> list:
     """Return the relaxed table's probability matrices, one per column."""
     return [_softmax(logits[:, domain.block(j)])
             for j in range(len(domain.columns))]
+
+
+def draw_records(domain: OneHotDomain, probs: list, rows: np.ndarray, rng,
+                 dtypes: dict) -> pd.DataFrame:
+    """Round a relaxed table: each record's columns drawn from its probabilities.
+
+    ``rows`` says which relaxed record each synthetic one comes from; each
+    column is drawn independently from that record's probabilities (the
+    randomized rounding of Aydore et al.), and cast to ``dtypes`` where its
+    categories allow.
+    """
+    out = {}
+    for j, c in enumerate(domain.columns):
+        cdf = np.cumsum(probs[j][rows], axis=1)
+        u = rng.random(rows.size)[:, None] * cdf[:, -1:]
+        code = np.minimum((u > cdf).sum(axis=1), cdf.shape[1] - 1)
+        values = pd.Series(np.asarray(domain.categories[c], dtype=object)[code])
+        try:
+            values = values.astype(dtypes[c])
+        except (TypeError, ValueError):
+            pass
+        out[c] = values
+    return pd.DataFrame(out)
+
+
+def check_draws(n, owner: str) -> int:
+    """Return ``n`` (records to draw) as an int, refusing anything but n >= 1."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise InvalidParameterError(
+            f"{owner}: n must be a positive int (records to draw); got {n!r}.")
+    return int(n)
+

@@ -1,9 +1,8 @@
-"""The ``skattr`` command line: ``skattr demo`` and ``skattr release``."""
+"""The ``skattr`` command line: ``skattr demo``, ``release`` and ``synthesize``."""
 
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import math
 import os
@@ -16,19 +15,19 @@ import pandas as pd
 from skattr._release import Release
 from skattr._secret import Secret
 from skattr._version import __version__
+from skattr.cli._common import (
+    Output,
+    add_secret_options,
+    pairs,
+    read_secret,
+    read_table,
+    seed,
+    typed_value,
+)
+from skattr.cli._synthesize import add_synthesize
 from skattr.exceptions import InvalidParameterError, SkattrError
 
 __all__ = ["main"]
-
-
-def _pairs(text: str) -> tuple[float, float]:
-    try:
-        a, b = (float(v) for v in text.split(","))
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(
-            f"a pair is two numbers separated by a comma, e.g. 0.4,0.6; got {text!r}"
-        ) from exc
-    return a, b
 
 
 def _bounds(text: str):
@@ -37,7 +36,7 @@ def _bounds(text: str):
         return text
     column, sep, pair = text.rpartition("=")
     try:
-        low, high = _pairs(pair)
+        low, high = pairs(pair)
     except argparse.ArgumentTypeError as exc:
         raise argparse.ArgumentTypeError(
             f"bounds are LO,HI or COLUMN=LO,HI, e.g. 0,120 or age=0,120; got "
@@ -151,88 +150,28 @@ def _print_release(rel: Release, short: bool = False) -> None:
           f"{noise}")
 
 
-def _typed_value(column: pd.Series, text: str, name: str,
-                 option: str = "--secret-value"):
-    """Read ``option``'s text as the column's own type (bool, number or text)."""
-    if pd.api.types.is_bool_dtype(column):
-        words = {"true": True, "1": True, "false": False, "0": False}
-        if text.lower() not in words:
-            raise SkattrError(f"Column {name!r} holds True/False; give "
-                              f"{option} true or false, not {text!r}.")
-        return words[text.lower()]
-    if pd.api.types.is_numeric_dtype(column):
-        try:
-            if pd.api.types.is_integer_dtype(column) and float(text).is_integer():
-                return int(float(text))
-            return float(text)
-        except ValueError:
-            raise SkattrError(f"Column {name!r} is numeric; give a number as "
-                              f"{option}, not {text!r}.") from None
-    return text
-
-
-def _read_table(path: str) -> pd.DataFrame:
-    """Read a CSV file, or a Parquet file or directory (``.parquet``, ``.pq``)."""
-    if path.lower().endswith((".parquet", ".pq")):
-        if not os.path.exists(path):
-            raise SkattrError(f"No such file or directory: {path!r}")
-        try:
-            return pd.read_parquet(path)
-        except ImportError as exc:
-            raise SkattrError(
-                f"Reading {path} needs a Parquet engine: pip install pyarrow "
-                f"(or skattr[dask], which brings it); {exc}") from None
-        except OSError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - each engine has its own errors
-            raise SkattrError(f"{path} is not a readable Parquet file: "
-                              f"{exc}") from None
-    return pd.read_csv(path)
-
-
 def _release(args) -> int:
     import skattr  # importing registers the accessor
 
-    data = _read_table(args.data)
+    data = read_table(args.data)
     if args.reference == "self":
         reference = "self"
     else:
-        reference = _read_table(args.reference)
+        reference = read_table(args.reference)
     if args.budget is not None and args.ledger is None:
         raise SkattrError("--budget is the budget of a ledger: give --ledger "
                           "FILE with it (the file is created, then kept).")
     if args.anchor is not None and args.ledger is None:
         raise SkattrError("--anchor guards a ledger's store: give --ledger "
                           "FILE with it.")
-    if args.secret_column not in data.columns:
-        close = difflib.get_close_matches(str(args.secret_column),
-                                          [str(c) for c in data.columns], n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise SkattrError(
-            f"--secret-column {args.secret_column!r} is not a column of "
-            f"{args.data}.{hint} Its columns: "
-            f"{', '.join(map(str, data.columns))}.")
-    value = args.secret_value
-    if value is not None:
-        value = _typed_value(data[args.secret_column], value, args.secret_column)
+    secret = read_secret(args, data)
     if args.value is not None and args.statistic in ("count", "proportion"):
         # The counted value, read as its column's type too (a 0/1 column's
         # "1" is the number 1, which the text "1" would never equal).
         missing = [c for c in args.columns if c not in data.columns]
         if not missing:
-            args.value = _typed_value(data[args.columns[0]], args.value,
+            args.value = typed_value(data[args.columns[0]], args.value,
                                       args.columns[0], option="--value")
-    ways = sum(x is not None for x in (args.pairs, args.window, args.sets))
-    if ways != 1:
-        raise SkattrError("Give exactly one of --pairs, --window (with --support) "
-                          "or --sets.")
-    if args.secret_mean:
-        secret = Secret.mean(args.secret_column, pairs=args.pairs, window=args.window,
-                             support=args.support, sets=args.sets)
-    else:
-        secret = Secret.proportion(args.secret_column, value, pairs=args.pairs,
-                                   window=args.window, support=args.support,
-                                   sets=args.sets)
     kwargs = dict(secret=secret, reference=reference, epsilon=args.epsilon,
                   mechanism=args.mechanism or "auto",
                   random_state=args.random_state)
@@ -268,9 +207,9 @@ def _release(args) -> int:
         print(data.attrpriv.plan(args.columns, statistic=statistic,
                                  value=args.value, **kwargs).summary())
         return 0
-    with _Output(args.output) as output:
+    with Output(args.output) as output:
         rel = _call_verb(verb, args, kwargs)
-        output.write(rel)
+        output.write(rel, _write, _print_release)
     _print_release(rel)
     return 0
 
@@ -349,14 +288,14 @@ def _ledger_release(args, data, kwargs, statistic) -> int:
     # In a store the release is committed before the verb returns; a JSON
     # file is written before anything is printed, atomically: a release is
     # never shown without being counted.
-    with _Output(args.output) as output:
+    with Output(args.output) as output:
         rel = _call_verb(verb, args, kwargs)
         if kept_as_json:
             partial = f"{path}.partial"
             with open(partial, "w", encoding="utf-8") as file:
                 file.write(ledger.to_json())
             os.replace(partial, path)
-        output.write(rel)
+        output.write(rel, _write, _print_release)
     _print_release(rel)
     print("", *textwrap.wrap(f"The ledger {path}: {ledger.in_plain_words()}",
                              88), sep="\n")
@@ -367,61 +306,6 @@ def _holds_json(path: str) -> bool:
     """Whether a --ledger file is a JSON ledger (not a store)."""
     with open(path, "rb") as file:
         return file.read(64).lstrip()[:1] == b"{"
-
-
-class _Output:
-    """``--output FILE``, written whole or not at all.
-
-    Its temporary file is created beside FILE before anything is released
-    (a path that cannot be written is refused first); the release is
-    written to it and renamed over FILE, so FILE never holds part of a
-    release. When the write fails after the release was made, the release
-    is printed and the error says so: a second release of the same data
-    would spend more privacy.
-    """
-
-    def __init__(self, path: str | None):
-        self.path, self.partial = path, None
-
-    def __enter__(self) -> _Output:
-        if self.path is not None:
-            import tempfile
-
-            folder = os.path.dirname(os.path.abspath(self.path))
-            try:
-                handle, self.partial = tempfile.mkstemp(
-                    dir=folder, prefix=f".{os.path.basename(self.path)}.",
-                    suffix=".partial")
-                os.close(handle)
-            except OSError as exc:
-                raise SkattrError(
-                    f"--output {self.path} cannot be written ({exc.strerror}: "
-                    f"{folder}); nothing was released. Give a path in a "
-                    "folder you can write to.") from None
-        return self
-
-    def write(self, rel: Release) -> None:
-        if self.path is None:
-            return
-        try:
-            _write(rel, self.partial, self.path)
-            os.replace(self.partial, self.path)
-            self.partial = None
-        except OSError as exc:
-            _print_release(rel)
-            raise SkattrError(
-                f"The release above was made (and counted, in a ledger) but "
-                f"--output {self.path} could not be written ({exc}); no part "
-                "of it was left in the file. Keep the values printed above: "
-                "releasing the same data again would spend more privacy."
-            ) from None
-
-    def __exit__(self, *exc) -> None:
-        if self.partial is not None:
-            try:
-                os.unlink(self.partial)
-            except OSError:
-                pass
 
 
 def _write(rel: Release, path: str, name: str) -> None:
@@ -442,6 +326,14 @@ _RATIO = re.compile(r"\bmax_error_ratio=(None|[0-9.]+)")
 _MODEL = re.compile(r"\blaw=AssumeGaussian\(covariances='([^']*)'\)")
 
 
+_DOMAIN = ((re.compile(r"\bbins=\{'([^']*)': \[edges\]\}"), r"--bins \1=E1,E2,..."),
+           (re.compile(r"\bbins=\{column: \[edges\]\}"), "--bins COLUMN=E1,E2,..."),
+           (re.compile(r"\bcategories=\{column: \[\.\.\.\]\}"),
+            "--categories COLUMN=A,B,..."),
+           (re.compile(r"\breference= \(public data\)"),
+            "--reference FILE (public data)"))
+
+
 def _as_options(message: str) -> str:
     """Say the library's keyword hints as this command's options.
 
@@ -451,7 +343,11 @@ def _as_options(message: str) -> str:
     'pass --law gaussian, or --mechanism approx-wasserstein'
     >>> _as_options("or law=AssumeGaussian(covariances='assume-equal') to take")
     'or --law gaussian --covariances assume-equal to take'
+    >>> _as_options("bin it with bins={'age': [edges]}")
+    'bin it with --bins age=E1,E2,...'
     """
+    for pattern, option in _DOMAIN:
+        message = pattern.sub(option, message)
     message = _MODEL.sub(lambda m: f"--law gaussian --covariances {m.group(1)}",
                          message)
     message = _RATIO.sub(lambda m: "--max-error-ratio "
@@ -482,7 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="run the hospital example of Zhang et al.")
     demo.add_argument("--random-state", "--seed", dest="random_state",
-                      type=_seed, default=0,
+                      type=seed, default=0,
                       help="seed of the demo's data and noise (default 0)")
     demo.set_defaults(run=_demo)
 
@@ -507,21 +403,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="columns to release")
     rel.add_argument("--value", default=None,
                      help="for count/proportion: the category counted")
-    rel.add_argument("--secret-column", required=True, help="the sensitive column")
-    rel.add_argument("--secret-value", default=None,
-                     help="the category whose proportion is hidden (omit for a 0/1 "
-                          "column)")
+    add_secret_options(rel)
     rel.add_argument("--secret-mean", action="store_true",
                      help="hide the mean of the sensitive column instead of a "
                           "proportion")
-    rel.add_argument("--pairs", type=_pairs, nargs="+", default=None,
-                     metavar="A,B", help="discriminative pairs, e.g. 0.4,0.6")
-    rel.add_argument("--window", type=float, default=None,
-                     help="hide every pair of values closer than this")
-    rel.add_argument("--support", type=_pairs, default=None, metavar="LOW,HIGH",
-                     help="range of the secret's values (with --window)")
-    rel.add_argument("--sets", type=_pairs, nargs="+", default=None,
-                     metavar="LOW,HIGH", help="intervals hidden from each other")
     rel.add_argument("--reference", required=True,
                      help="CSV (or Parquet) file of public reference data, or "
                           "'self' to fit on the private data (weaker, warns)")
@@ -536,7 +421,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "from it that records the most releases it has "
                           "held, so that an older copy of the store is "
                           "refused (pass the same file every time)")
-    rel.add_argument("--budget", type=_pairs, default=None,
+    rel.add_argument("--budget", type=pairs, default=None,
                      metavar="EPSILON,DELTA",
                      help="the budget of a new --ledger FILE, e.g. 3,1e-3")
     rel.add_argument("--epsilon", type=float, default=1.0)
@@ -582,7 +467,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "times optimal's expected error (default 10); none "
                           "releases it anyway")
     rel.add_argument("--random-state", "--seed", dest="random_state",
-                     type=_seed, default=None,
+                     type=seed, default=None,
                      help="seed the noise (experiments only: anyone who knows "
                           "it can remove the noise)")
     rel.add_argument("--plan", action="store_true",
@@ -604,19 +489,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "when the name ends in .json, otherwise CSV (one row "
                           "per statistic)")
     rel.set_defaults(run=_release)
+    add_synthesize(sub)
     return parser
-
-
-def _seed(text: str) -> int:
-    """Read a seed: a whole number from 0 to 2**32 - 1 (what numpy accepts)."""
-    try:
-        seed = int(text)
-    except ValueError:
-        seed = -1
-    if not 0 <= seed < 2**32:
-        raise argparse.ArgumentTypeError(
-            f"a seed is a whole number from 0 to {2**32 - 1}, not {text!r}")
-    return seed
 
 
 class _MechanismNames:

@@ -1,0 +1,179 @@
+"""What the commands share: reading tables and secrets, writing files whole."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+
+import pandas as pd
+
+from skattr._secret import Secret
+from skattr.exceptions import SkattrError
+
+__all__ = ["Output", "add_secret_options", "pairs", "read_secret",
+           "read_table", "seed", "typed_value"]
+
+
+def pairs(text: str) -> tuple[float, float]:
+    try:
+        a, b = (float(v) for v in text.split(","))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            f"a pair is two numbers separated by a comma, e.g. 0.4,0.6; got {text!r}"
+        ) from exc
+    return a, b
+
+
+def typed_value(column: pd.Series, text: str, name: str,
+                 option: str = "--secret-value"):
+    """Read ``option``'s text as the column's own type (bool, number or text)."""
+    if pd.api.types.is_bool_dtype(column):
+        words = {"true": True, "1": True, "false": False, "0": False}
+        if text.lower() not in words:
+            raise SkattrError(f"Column {name!r} holds True/False; give "
+                              f"{option} true or false, not {text!r}.")
+        return words[text.lower()]
+    if pd.api.types.is_numeric_dtype(column):
+        try:
+            if pd.api.types.is_integer_dtype(column) and float(text).is_integer():
+                return int(float(text))
+            return float(text)
+        except ValueError:
+            raise SkattrError(f"Column {name!r} is numeric; give a number as "
+                              f"{option}, not {text!r}.") from None
+    return text
+
+
+def read_table(path: str) -> pd.DataFrame:
+    """Read a CSV file, or a Parquet file or directory (``.parquet``, ``.pq``)."""
+    if path.lower().endswith((".parquet", ".pq")):
+        if not os.path.exists(path):
+            raise SkattrError(f"No such file or directory: {path!r}")
+        try:
+            return pd.read_parquet(path)
+        except ImportError as exc:
+            raise SkattrError(
+                f"Reading {path} needs a Parquet engine: pip install pyarrow "
+                f"(or skattr[dask], which brings it); {exc}") from None
+        except OSError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - each engine has its own errors
+            raise SkattrError(f"{path} is not a readable Parquet file: "
+                              f"{exc}") from None
+    return pd.read_csv(path)
+
+
+def read_secret(args, data: pd.DataFrame) -> Secret:
+    """Return the secret the options state, its value read as its column's type."""
+    if args.secret_column not in data.columns:
+        close = difflib.get_close_matches(str(args.secret_column),
+                                          [str(c) for c in data.columns], n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise SkattrError(
+            f"--secret-column {args.secret_column!r} is not a column of "
+            f"{args.data}.{hint} Its columns: "
+            f"{', '.join(map(str, data.columns))}.")
+    value = args.secret_value
+    if value is not None:
+        value = typed_value(data[args.secret_column], value, args.secret_column)
+    ways = sum(x is not None for x in (args.pairs, args.window, args.sets))
+    if ways != 1:
+        raise SkattrError("Give exactly one of --pairs, --window (with --support) "
+                          "or --sets.")
+    if getattr(args, "secret_mean", False):
+        return Secret.mean(args.secret_column, pairs=args.pairs,
+                           window=args.window, support=args.support,
+                           sets=args.sets)
+    return Secret.proportion(args.secret_column, value, pairs=args.pairs,
+                             window=args.window, support=args.support,
+                             sets=args.sets)
+
+
+def add_secret_options(parser) -> None:
+    parser.add_argument("--secret-column", required=True,
+                        help="the sensitive column")
+    parser.add_argument("--secret-value", default=None,
+                        help="the category whose proportion is hidden (omit "
+                             "for a 0/1 column)")
+    parser.add_argument("--pairs", type=pairs, nargs="+", default=None,
+                        metavar="A,B", help="discriminative pairs, e.g. 0.4,0.6")
+    parser.add_argument("--window", type=float, default=None,
+                        help="hide every pair of values closer than this")
+    parser.add_argument("--support", type=pairs, default=None,
+                        metavar="LOW,HIGH",
+                        help="range of the secret's values (with --window)")
+    parser.add_argument("--sets", type=pairs, nargs="+", default=None,
+                        metavar="LOW,HIGH",
+                        help="intervals hidden from each other")
+
+
+class Output:
+    """``--output FILE``, written whole or not at all.
+
+    Its temporary file is created beside FILE before anything is released
+    (a path that cannot be written is refused first); the release is
+    written to it and renamed over FILE, so FILE never holds part of a
+    release. When the write fails after the release was made, the release
+    is printed and the error says so: a second release of the same data
+    would spend more privacy.
+    """
+
+    def __init__(self, path: str | None):
+        self.path, self.partial = path, None
+
+    def __enter__(self) -> Output:
+        if self.path is not None:
+            import tempfile
+
+            folder = os.path.dirname(os.path.abspath(self.path))
+            try:
+                handle, self.partial = tempfile.mkstemp(
+                    dir=folder, prefix=f".{os.path.basename(self.path)}.",
+                    suffix=".partial")
+                os.close(handle)
+            except OSError as exc:
+                raise SkattrError(
+                    f"--output {self.path} cannot be written ({exc.strerror}: "
+                    f"{folder}); nothing was released. Give a path in a "
+                    "folder you can write to.") from None
+        return self
+
+    def write(self, rel, writer, shown) -> None:
+        """Write ``rel`` with ``writer(rel, path, name)``.
+
+        ``shown(rel)`` prints it when the file cannot be written.
+        """
+        if self.path is None:
+            return
+        try:
+            writer(rel, self.partial, self.path)
+            os.replace(self.partial, self.path)
+            self.partial = None
+        except OSError as exc:
+            shown(rel)
+            raise SkattrError(
+                f"The release above was made (and counted, in a ledger) but "
+                f"--output {self.path} could not be written ({exc}); no part "
+                "of it was left in the file. Keep the values printed above: "
+                "releasing the same data again would spend more privacy."
+            ) from None
+
+    def __exit__(self, *exc) -> None:
+        if self.partial is not None:
+            try:
+                os.unlink(self.partial)
+            except OSError:
+                pass
+
+
+def seed(text: str) -> int:
+    """Read a seed: a whole number from 0 to 2**32 - 1 (what numpy accepts)."""
+    try:
+        seed = int(text)
+    except ValueError:
+        seed = -1
+    if not 0 <= seed < 2**32:
+        raise argparse.ArgumentTypeError(
+            f"a seed is a whole number from 0 to {2**32 - 1}, not {text!r}")
+    return seed

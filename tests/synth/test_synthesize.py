@@ -1,0 +1,199 @@
+"""The shape users reach for (issue 30, item 3): ``synthesize``, the accessor's
+``synthesize`` verb, ``skattr synthesize`` and saved synthesisers."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import skattr
+from skattr import Secret
+from skattr.cli import main
+from skattr.exceptions import (
+    DataValidationError,
+    InvalidParameterError,
+    PersistenceError,
+)
+from skattr.synth import DPRAP, AttributePrivateRAP, SyntheticData, synthesize
+
+SECRET = Secret.proportion("sex", "F", pairs=[(0.3, 0.4)])
+FAST = dict(privacy="distributional", n_synthetic=100, iterations=100,
+            random_state=0, progress=False)
+
+
+@pytest.fixture(scope="module")
+def people():
+    rng = np.random.default_rng(0)
+    n = 3000
+    sex = np.where(rng.random(n) < 0.35, "F", "M")
+    return pd.DataFrame({
+        "sex": sex,
+        "job": np.where(sex == "F", rng.choice(["a", "b"], n),
+                        rng.choice(["b", "c"], n)),
+        "age": rng.integers(18, 90, n),
+        "hours": rng.normal(40, 8, n).round(1),
+    })
+
+
+BINS = {"age": [0, 30, 50, np.inf], "hours": [-np.inf, 35, 45, np.inf]}
+
+
+def test_synthesize_reads_the_domain_from_what_is_public(people):
+    reference = people.sample(500, random_state=1)
+    before = people.copy()
+    out = synthesize(people, secret=SECRET, bins=BINS, reference=reference,
+                     k=2, n=1200, **FAST)
+    pd.testing.assert_frame_equal(people, before)          # not mutated
+    assert isinstance(out, SyntheticData)
+    assert out.data.shape == (1200, 4)
+    assert set(out.data.age) <= {"[0, 30)", "[30, 50)", "[50, inf)"}
+    assert (out.data.sex == "F").mean() == pytest.approx(0.35)
+    assert out.share == 0.35 and out.epsilon == 1.0 and out.delta == 1e-3
+    assert all(len(m) == 2 for m in out.marginals)
+    assert set(out.noise_sd) == {"inside", "outside"}
+    text = out.summary()
+    assert "0.35, as stated" in text and "0.3 or 0.4" in text
+    assert "McDiarmid" in text and "no reference data" in text
+    record = out.to_dict()
+    assert json.loads(json.dumps(record))["share"] == 0.35
+    # Seeded: the same call gives the same table.
+    again = synthesize(people, secret=SECRET, bins=BINS, reference=reference,
+                       k=2, n=1200, **FAST)
+    pd.testing.assert_frame_equal(out.data, again.data)
+
+
+def test_the_accessor_verb_is_synthesize(people):
+    cats = {"sex": ["F", "M"], "job": ["a", "b", "c"]}
+    out = people[["sex", "job"]].attrpriv.synthesize(
+        500, secret=SECRET, categories=cats, k=1, **FAST)
+    assert out.data.shape == (500, 2)
+    assert out.certificate.assumes("records.independent")
+    with pytest.raises(InvalidParameterError, match="secret=Secret"):
+        people.attrpriv.synthesize(categories=cats)
+
+
+def test_a_dask_frame_is_asked_to_compute_first(people):
+    dd = pytest.importorskip("dask.dataframe")
+    frame = dd.from_pandas(people, npartitions=2)
+    with pytest.raises(DataValidationError, match=r"\.compute\(\)"):
+        frame.attrpriv.synthesize(secret=SECRET, reference=people)
+
+
+def test_bad_domains_get_clear_errors(people):
+    with pytest.raises(InvalidParameterError, match="public information"):
+        synthesize(people, secret=SECRET, **FAST)
+    with pytest.raises(InvalidParameterError, match=r"bins=\{'age'"):
+        synthesize(people, secret=SECRET, reference=people.head(400),
+                   bins={"hours": BINS["hours"]}, **FAST)
+    with pytest.raises(InvalidParameterError, match="outside its categories"):
+        synthesize(people, secret=SECRET, bins=BINS,
+                   reference=people[people.job != "c"], **FAST)
+    with pytest.raises(InvalidParameterError, match="not among the columns"):
+        synthesize(people, secret=SECRET, columns=["sex", "job"], bins=BINS,
+                   reference=people, **FAST)
+    with pytest.raises(InvalidParameterError, match="which the data does not"):
+        synthesize(people, secret=SECRET, columns=["jobs"], reference=people,
+                   **FAST)
+    with pytest.raises(InvalidParameterError, match="not among the domain"):
+        synthesize(people.drop(columns="sex"), reference=people, bins=BINS,
+                   secret=SECRET, **FAST)
+    with pytest.raises(InvalidParameterError, match="n_synthetic"):
+        synthesize(people, secret=SECRET, reference=people, bins=BINS,
+                   **{**FAST, "n_synthetic": 0})
+    with pytest.raises(InvalidParameterError, match="positive int"):
+        synthesize(people, secret=SECRET, reference=people, bins=BINS, n=0,
+                   **FAST)
+
+
+def test_a_saved_synthesiser_samples_as_the_fitted_one(people, tmp_path):
+    cats = {"sex": ["F", "M"], "job": ["a", "b", "c"]}
+    rap = AttributePrivateRAP(categories=cats, secret=SECRET, k=2,
+                              **FAST).fit(people)
+    text = rap.to_json()
+    assert "F" in text and len(text) < 2_000_000
+    loaded = AttributePrivateRAP.from_json(text)
+    pd.testing.assert_frame_equal(loaded.sample(300, random_state=2),
+                                  rap.sample(300, random_state=2))
+    assert loaded.certificate_.method == rap.certificate_.method
+    with pytest.raises(PersistenceError):
+        DPRAP.from_json(text)                      # not what the file holds
+    predicate = AttributePrivateRAP(
+        categories=cats, secret=Secret.proportion("sex", lambda s: s == "F",
+                                                  pairs=[(0.3, 0.4)]), k=2,
+        **FAST)
+    with pytest.raises(PersistenceError, match="predicates"):
+        predicate.fit(people[["sex", "job"]]).to_json()
+
+
+def test_the_command_writes_the_table_and_says_what_it_certifies(
+        people, tmp_path, capsys):
+    data, ref = tmp_path / "people.csv", tmp_path / "public.csv"
+    people.to_csv(data, index=False)
+    people.head(800).to_csv(ref, index=False)
+    out, saved = tmp_path / "synthetic.csv", tmp_path / "rap.json"
+    code = main(["synthesize", str(data), "--secret-column", "sex",
+                 "--secret-value", "F", "--pairs", "0.3,0.4",
+                 "--privacy", "distributional", "--reference", str(ref),
+                 "--bins", "age=0,30,50,inf", "hours=-inf,35,45,inf",
+                 "--k", "2", "--marginals", "4", "--iterations", "50",
+                 "--rows", "700", "--seed", "3", "--output", str(out),
+                 "--save", str(saved), "--no-progress"])
+    printed = capsys.readouterr().out
+    assert code == 0
+    table = pd.read_csv(out)
+    assert table.shape == (700, 4) and (table.sex == "F").mean() == 0.35
+    assert "0.35, as stated" in printed and f"700 records to {out}" in printed
+    loaded = AttributePrivateRAP.from_json(saved.read_text())
+    assert loaded.sample(10, random_state=0).shape == (10, 4)
+
+
+def test_the_command_s_mistakes_name_the_option_to_fix(people, tmp_path,
+                                                       capsys):
+    data = tmp_path / "people.csv"
+    people.to_csv(data, index=False)
+    base = ["synthesize", str(data), "--secret-value", "F", "--pairs",
+            "0.3,0.4", "--output", str(tmp_path / "o.csv")]
+    assert main([*base, "--secret-column", "sexx"]) == 2
+    assert "Did you mean 'sex'" in capsys.readouterr().err
+    assert main([*base, "--secret-column", "sex"]) == 2
+    err = capsys.readouterr().err
+    assert "--categories COLUMN=A,B,..." in err and "--reference FILE" in err
+    assert main([*base, "--secret-column", "sex", "--reference", str(data)]) == 2
+    assert "--bins age=E1,E2,..." in capsys.readouterr().err
+    assert main([*base, "--secret-column", "sex", "--bins", "age"]) == 2
+    assert "COLUMN=A,B,..." in capsys.readouterr().err
+    assert main([*base, "--secret-column", "sex", "--bins", "ag=0,1"]) == 2
+    assert "--bins names ['ag']" in capsys.readouterr().err
+    assert main([*base, "--secret-column", "sex", "--bins", "age=0,x"]) == 2
+    assert "takes numbers" in capsys.readouterr().err
+    assert main([*base, "--secret-column", "sex", "--reference", str(data),
+                 "--save", "x.txt"]) == 2
+    assert "ending in .json" in capsys.readouterr().err
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_synthesize_is_listed_in_the_public_api():
+    assert "synthesize" in dir(skattr.synth)
+    assert callable(pd.DataFrame().attrpriv.synthesize)
+
+
+def test_the_plot_shows_each_group_s_cells_against_the_release(people):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from skattr.plotting import plot_synthetic
+
+    cats = {"sex": ["F", "M"], "job": ["a", "b", "c"]}
+    out = synthesize(people[["sex", "job"]], secret=SECRET, categories=cats,
+                     k=2, **FAST)
+    ax = plot_synthetic(out)
+    clouds = ax.collections
+    assert len(clouds) == 2                      # inside and outside
+    cells = sum(2 * 3 for _ in out.marginals)    # one 2-way marginal
+    assert all(len(c.get_offsets()) == cells for c in clouds)
+    assert "attribute privacy" in ax.get_title()
+    with pytest.raises(InvalidParameterError, match="not fitted"):
+        plot_synthetic(AttributePrivateRAP(categories=cats, secret=SECRET))
+    with pytest.raises(InvalidParameterError, match="synthesiser"):
+        plot_synthetic(people)
+    matplotlib.pyplot.close("all")
