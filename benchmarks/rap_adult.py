@@ -18,7 +18,9 @@ public edges), 64 random 3-way marginals, T = 1, n' = 1,000 relaxed records,
   its synthetic table (whose share of women is the stated 0.35), all of
   them and those without the sex column, and within each group.
 
-Run: ``SKATTR_DATA=../shared/data python benchmarks/rap_adult.py``.
+Run: ``SKATTR_DATA=../shared/data python benchmarks/rap_adult.py [EPSILON ...]
+[--plot docs/_static/rap_adult.png]`` (default: 0.1 0.5 1 2). The fit times
+are only comparable on an idle machine.
 """
 
 import time
@@ -47,7 +49,7 @@ BINS = {
 }
 
 
-def main(epsilons=(0.1, 0.5, 1.0, 2.0)):
+def main(epsilons=(0.1, 0.5, 1.0, 2.0), plot=None):
     adult = load_adult()
     binned, labels = bin_columns(adult, BINS)
     categories = {c: labels.get(c) or sorted(binned[c].unique(), key=str)
@@ -56,6 +58,7 @@ def main(epsilons=(0.1, 0.5, 1.0, 2.0)):
     print(f"Adult: {len(binned):,} records, {len(domain.columns)} columns, "
           f"{domain.width} one-hot features")
     onehot = domain.onehot(binned)
+    rows = []
     for eps in epsilons:
         start = time.perf_counter()
         rap = DPRAP(categories=categories, epsilon=eps, delta=1e-6, k=3,
@@ -75,8 +78,39 @@ def main(epsilons=(0.1, 0.5, 1.0, 2.0)):
               f"of the marginals, {base:.2f} s); synthetic max error "
               f"{worst:.4f}, mean {mean:.5f}; Gaussian answers directly: max "
               f"{direct.max():.4f}, mean {direct.mean():.5f}")
-        peer(domain, rap, truth, len(binned), fit)
-        attribute_private(domain, categories, binned, rap.workload_, eps)
+        rows += [("DPRAP", eps, worst, mean),
+                 ("Gaussian answers directly", eps, direct.max(),
+                  direct.mean())]
+        rows += peer(domain, rap, truth, len(binned), fit)
+        rows += attribute_private(domain, categories, binned, rap.workload_,
+                                  eps)
+    if plot is not None:
+        draw(rows, plot)
+
+
+def draw(rows, path):
+    """Max and mean error against epsilon, one line a method (log scales)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), layout="constrained")
+    for method in dict.fromkeys(r[0] for r in rows):
+        mine = [r for r in rows if r[0] == method]
+        for ax, column in zip(axes, (2, 3), strict=True):
+            ax.plot([r[1] for r in mine], [r[column] for r in mine], "o-",
+                    label=method)
+    for ax, what in zip(axes, ("max", "mean"), strict=True):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("epsilon")
+        ax.set_ylabel(f"{what} absolute error of the 64 marginals' shares")
+    axes[0].legend(fontsize=8)
+    fig.suptitle("UCI Adult, 64 random 3-way marginals (benchmarks/"
+                 "rap_adult.py)", fontsize=10)
+    fig.savefig(path, dpi=110)
+    print(f"wrote {path}")
 
 
 def peer(domain, rap, truth, n, rap_fit):
@@ -85,7 +119,7 @@ def peer(domain, rap, truth, n, rap_fit):
         import jax
     except ImportError:
         print("  mbi (Private-PGM): not installed (pip install mbi), skipped")
-        return
+        return []
     jax.config.update("jax_enable_x64", True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -109,8 +143,10 @@ def peer(domain, rap, truth, n, rap_fit):
                           .datavector(flatten=True)) / n - t)
         for m, t in zip(rap.answered_, truth, strict=True)])
     print(f"  mbi (Private-PGM, approximate mirror descent, 500 steps): fit "
-          f"{fit:.1f} s (DPRAP's {rap_fit:.1f} s: {rap_fit / fit:.2f}x); "
-          f"max error {errors.max():.4f}, mean {errors.mean():.5f}")
+          f"{fit:.1f} s (the first in a process includes JAX's compilation; "
+          f"DPRAP takes {rap_fit / fit:.2f}x that); max error "
+          f"{errors.max():.4f}, mean {errors.mean():.5f}")
+    return [("Private-PGM (mbi)", rap.epsilon, errors.max(), errors.mean())]
 
 
 def attribute_private(domain, categories, binned, workload, eps):
@@ -141,7 +177,18 @@ def attribute_private(domain, categories, binned, workload, eps):
           f"mean {within[0]:.5f} / {within[1]:.5f}; the table's share of "
           f"women {np.mean(synthetic.sex == 'Female'):.3f} (data's "
           f"{np.mean(binned.sex == 'Female'):.3f})")
+    return [("AttributePrivateRAP (sex 0.3 vs 0.4)", eps, worst, mean),
+            ("AttributePrivateRAP, marginals without sex", eps, w_other,
+             m_other)]
 
 
 if __name__ == "__main__":
-    main()
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("epsilons", type=float, nargs="*",
+                        default=[0.1, 0.5, 1.0, 2.0])
+    parser.add_argument("--plot", default=None, metavar="PNG",
+                        help="also draw the errors against epsilon")
+    args = parser.parse_args()
+    main(tuple(args.epsilons), args.plot)

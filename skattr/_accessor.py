@@ -218,8 +218,8 @@ class AttributePrivacyAccessor:
     def synthesize(self, n=None, *, secret=None, reference=None, epsilon=1.0,
                    delta=1e-3, categories=None, bins=None, columns=None,
                    privacy="dataset", share=None, k=3, n_marginals=64,
-                   n_synthetic=1000, iterations=1000, progress="auto",
-                   random_state=None):
+                   marginals=None, n_synthetic=1000, iterations=1000,
+                   progress="auto", random_state=None):
         """Return a synthetic table that hides the share of the secret's group.
 
         Each group of the secret (its records, and the rest) has its k-way
@@ -229,7 +229,9 @@ class AttributePrivacyAccessor:
         fitted to each group's and ``n`` records drawn. The table's share of
         the group is ``share`` (default: the middle of the pairs), never the
         data's. The categories are public: ``categories=``, ``bins=``
-        (numeric columns' edges) or read from ``reference=``.
+        (numeric columns' edges) or read from ``reference=``; so is the
+        workload: ``marginals="reference"`` takes the k-way marginals most
+        dependent in ``reference``, a list names them, None draws them.
 
         Returns
         -------
@@ -244,9 +246,9 @@ class AttributePrivacyAccessor:
         >>> df = pd.DataFrame({"sex": rng.choice(["F", "M"], 3000, p=[0.3, 0.7]),
         ...                    "job": rng.choice(["a", "b", "c"], 3000)})
         >>> secret = skattr.Secret.proportion("sex", "F", pairs=[(0.25, 0.35)])
-        >>> out = df.attrpriv.synthesize(secret=secret, k=1, reference=df.head(50),
-        ...                              privacy="distributional", n_synthetic=100,
-        ...                              random_state=0)
+        >>> out = df.attrpriv.synthesize(
+        ...     secret=secret, categories={"sex": ["F", "M"], "job": ["a", "b", "c"]},
+        ...     k=1, privacy="distributional", n_synthetic=100, random_state=0)
         >>> out.data.shape, out.share, out.certificate.epsilon
         ((3000, 2), 0.3, 1.0)
         """
@@ -261,8 +263,9 @@ class AttributePrivacyAccessor:
                           epsilon=epsilon, delta=delta, categories=categories,
                           bins=bins, columns=columns, n=n, privacy=privacy,
                           share=share, k=k, n_marginals=n_marginals,
-                          n_synthetic=n_synthetic, iterations=iterations,
-                          progress=progress, random_state=random_state)
+                          marginals=marginals, n_synthetic=n_synthetic,
+                          iterations=iterations, progress=progress,
+                          random_state=random_state)
 
     def plan(self, columns=None, *, statistic="mean", value=None,
              secret=None, reference=None, mechanism="auto", **params) -> Plan:

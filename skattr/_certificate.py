@@ -74,8 +74,9 @@ def _independent(reads: str, privacy: str) -> str:
     how = {"counts": "are counted with the stated probabilities",
            "values": "take the column's values with the stated probabilities",
            "population": "are drawn from their group's law in the population",
-           "any law": "are drawn from their group's law, whatever it is: no "
-                      "model of the columns, no reference data"}
+           "any law": "are drawn from their group's law, the same under "
+                      "both secrets, whatever it is: no model of the columns, "
+                      "no reference data"}
     return (f"records are independent given the sensitive attribute and "
             f"{how[reads]} ({privacy} attribute privacy)")
 

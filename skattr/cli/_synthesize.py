@@ -67,6 +67,11 @@ def add_synthesize(sub) -> None:
     syn.add_argument("--marginals", type=int, default=64,
                      help="k-way marginals answered, drawn at random (the "
                           "noise grows as their square root)")
+    syn.add_argument("--choose", default="random",
+                     choices=["random", "reference"],
+                     help="which marginals: drawn at random (default) or the "
+                          "most dependent in --reference (public: spends no "
+                          "privacy)")
     syn.add_argument("--iterations", type=int, default=1000,
                      help="steps of each relaxed projection")
     syn.add_argument("--save", default=None, metavar="FILE.json",
@@ -138,6 +143,7 @@ def _synthesize(args) -> int:
             reference=reference, columns=args.columns, n=args.rows,
             epsilon=args.epsilon, delta=args.delta, privacy=args.privacy,
             share=args.share, k=args.k, n_marginals=args.marginals,
+            marginals=None if args.choose == "random" else "reference",
             iterations=args.iterations, random_state=args.random_state,
             **{k: v for k, v in given.items() if v is not None})
         output.write(result, writer=lambda r, path, name: _write_table(

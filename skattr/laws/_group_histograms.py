@@ -65,43 +65,47 @@ _ATOMS = 4000
 _T_END = 27.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class GroupSizes:
-    """The group sizes of one pair's coupling (bounds under distributional privacy).
+    """The group sizes of each pair's coupling (bounds under distributional privacy).
 
     Attributes
     ----------
-    inside : int
-        A, the records inside the group under both secrets (a lower bound).
-    moved : int
-        m, the records whose group differs (an upper bound).
-    outside : int
-        C, the records outside the group under both secrets (a lower bound).
+    inside : ndarray of int
+        A per pair, the records inside the group under both secrets (a
+        lower bound).
+    moved : ndarray of int
+        m per pair, the records whose group differs (an upper bound).
+    outside : ndarray of int
+        C per pair, the records outside the group under both secrets (a
+        lower bound).
     failure : float
         The chance that the bounds fail (0 under dataset privacy).
-    pair : tuple of float
-        The pair (a, b), a < b.
+    pairs : ndarray of shape (pairs, 2)
+        The pairs (a, b), a < b.
     """
 
-    inside: int
-    moved: int
-    outside: int
+    inside: np.ndarray
+    moved: np.ndarray
+    outside: np.ndarray
     failure: float
-    pair: tuple
+    pairs: np.ndarray
 
-    def rates(self) -> tuple[float, float]:
-        """Return (m / (A B), m / ((n - A) C)): each group's V per s_g^2."""
-        a, m, c = self.inside, self.moved, self.outside
+    def rates(self) -> tuple[np.ndarray, np.ndarray]:
+        """Return (m / (A B), m / ((n - A) C)) per pair: each group's V per s_g^2."""
+        a, m, c = (x.astype(float) for x in (self.inside, self.moved,
+                                             self.outside))
         return m / (a * (a + m)), m / ((c + m) * c)
 
-    def spans(self) -> tuple[float, float]:
-        """Return (m / B, m / (n - A)): how much of each histogram may move."""
-        a, m, c = self.inside, self.moved, self.outside
+    def spans(self) -> tuple[np.ndarray, np.ndarray]:
+        """Return (m / B, m / (n - A)) per pair: how much of each histogram moves."""
+        a, m, c = (x.astype(float) for x in (self.inside, self.moved,
+                                             self.outside))
         return m / (a + m), m / (c + m)
 
 
-def group_sizes(n: int, pairs, privacy: str, failure: float) -> list[GroupSizes]:
-    """Return each pair's coupled group sizes on n records.
+def group_sizes(n: int, pairs, privacy: str, failure: float) -> GroupSizes:
+    """Return every pair's coupled group sizes on n records.
 
     Under dataset privacy a n and b n records are inside the group (the
     pairs are on the grid k / n); under distributional privacy the sizes are
@@ -111,9 +115,11 @@ def group_sizes(n: int, pairs, privacy: str, failure: float) -> list[GroupSizes]
     Examples
     --------
     >>> from skattr.laws._group_histograms import group_sizes
-    >>> s = group_sizes(10, [(0.3, 0.5)], "dataset", 0.0)[0]
-    >>> s.inside, s.moved, s.outside, s.rates()
-    (3, 2, 5, (0.13333333333333333, 0.05714285714285714))
+    >>> s = group_sizes(10, [(0.3, 0.5)], "dataset", 0.0)
+    >>> s.inside, s.moved, s.outside
+    (array([3]), array([2]), array([5]))
+    >>> [float(r[0]) for r in s.rates()]
+    [0.13333333333333333, 0.05714285714285714]
     """
     values = np.sort(np.asarray(pairs, dtype=float).reshape(-1, 2), axis=1)
     values = values[values[:, 0] < values[:, 1]]
@@ -134,17 +140,18 @@ def group_sizes(n: int, pairs, privacy: str, failure: float) -> list[GroupSizes]
     bad = np.flatnonzero((inside < 1) | (stay_out < 1))
     if bad.size:
         i = int(bad[0])
+        fix = ("Hide pairs strictly inside (0, 1), or release on more records"
+               if privacy == "dataset" else
+               "Release on more records, allow a larger delta, or hide pairs "
+               "further from 0 and 1")
         raise NotCertifiableError(
-            f"The pair {a[i]:g} vs {b[i]:g} leaves a group without records on "
-            f"{n} records (inside {inside[i]}, outside {stay_out[i]}): a "
-            "group's histograms are not defined there. Hide pairs strictly "
-            "inside (0, 1), or release on more records.")
-    return [GroupSizes(int(i), int(m), int(c), fails, (float(x), float(y)))
-            for i, m, c, x, y in zip(inside, moved, stay_out, a, b,
-                                     strict=True)]
+            f"The pair {a[i]:g} vs {b[i]:g} may leave a group without records "
+            f"on {n} records (inside {inside[i]}, outside {stay_out[i]}): a "
+            f"group's histograms are not defined there. {fix}.")
+    return GroupSizes(inside, moved, stay_out, fails, values)
 
 
-def histogram_units(sizes: list[GroupSizes], shares) -> np.ndarray:
+def histogram_units(sizes: GroupSizes, shares) -> np.ndarray:
     """Return each group's relative noise sd (inside, outside).
 
     Chosen to make the released histograms' error in the synthetic table
@@ -152,13 +159,13 @@ def histogram_units(sizes: list[GroupSizes], shares) -> np.ndarray:
     per unit of s_g^2 is ``rate_g``, gets sd^2 proportional to
     sqrt(rate_g) / w_g (Lagrange), read at the pair of largest total rate.
     """
-    rates = np.array([s.rates() for s in sizes])
+    rates = np.column_stack(sizes.rates())
     worst = rates[np.argmax(rates.sum(axis=1))]
     weights = np.asarray(shares, dtype=float)
     return np.sqrt(np.sqrt(worst) / weights)
 
 
-def group_histogram_distances(sizes: list[GroupSizes], marginals: int,
+def group_histogram_distances(sizes: GroupSizes, marginals: int,
                               units) -> CoupledDistances:
     """Return a law stochastically larger than Z, with unit noise sd ``units``.
 
@@ -182,16 +189,14 @@ def group_histogram_distances(sizes: list[GroupSizes], marginals: int,
         raise ValueError("group_histogram_distances needs marginals >= 1 and "
                          "positive units.")
     s_in, s_out = marginals / u_in ** 2, marginals / u_out ** 2
-    worst, scale, largest, failure = None, -1.0, 0.0, 0.0
-    for size in sizes:
-        r_in, r_out = size.rates()
-        v = s_in * r_in + s_out * r_out
-        if v > scale:
-            worst, scale = size, v
-        span_in, span_out = size.spans()
-        largest = max(largest, math.sqrt(2 * (span_in ** 2 * s_in
-                                              + span_out ** 2 * s_out)))
-        failure = max(failure, size.failure)
+    r_in, r_out = sizes.rates()
+    v = s_in * r_in + s_out * r_out
+    worst = int(np.argmax(v))
+    scale = float(v[worst])
+    span_in, span_out = sizes.spans()
+    largest = float(np.sqrt(2 * (span_in ** 2 * s_in
+                                 + span_out ** 2 * s_out)).max())
+    failure = sizes.failure
     root = math.sqrt(scale)
     # Atoms at sqrt(V) (1 + t_i): P(Z > sqrt(V)(1 + t)) <= exp(-t^2), so the
     # mass exp(-t_(i-1)^2) - exp(-t_i^2) put at t_i gives a law above Z's.
@@ -210,5 +215,5 @@ def group_histogram_distances(sizes: list[GroupSizes], marginals: int,
             probs = np.concatenate([probs[:first], [tail[first]]])
             distances = np.concatenate([distances[:first], [cap]])
     return CoupledDistances(distances=distances, probs=probs * (1 - failure),
-                            records=int(worst.moved), gap=1.0,
+                            records=int(sizes.moved[worst]), gap=1.0,
                             coupling="swap", largest=cap)

@@ -15,6 +15,7 @@ from skattr.synth._rap import (
     marginal_workload,
     report_noisy_max,
     rho_of_epsilon,
+    select_marginals,
 )
 from skattr.synth._synthesize import SyntheticData, resolve_domain, synthesize
 from skattr.utils._public import public_dir
@@ -32,6 +33,7 @@ __all__ = [
     "SyntheticData",
     "resolve_domain",
     "rho_of_epsilon",
+    "select_marginals",
     "synthesize",
 ]
 

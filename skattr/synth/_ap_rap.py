@@ -44,9 +44,9 @@ from skattr.synth._rap import (
     answer,
     check_draws,
     draw_records,
-    marginal_workload,
     relaxed_probs,
     relaxed_projection,
+    workload_of,
 )
 from skattr.utils._param_validation import (
     Interval,
@@ -95,6 +95,10 @@ class AttributePrivateRAP(Synthesizer):
     n_marginals : int or None, default=64
         As :class:`DPRAP`: the workload, drawn from ``random_state``.
         The noise grows as the square root of the marginals answered.
+    marginals : list of tuple or None, default=None
+        The workload by column names, chosen from public information (e.g.
+        :func:`select_marginals` on a public reference, which spends no
+        privacy); None draws ``n_marginals`` k-way marginals at random.
     n_synthetic : int, default=1000
         Records of each group's relaxed table.
     iterations : int, default=1000
@@ -121,8 +125,10 @@ class AttributePrivateRAP(Synthesizer):
     Only one release is made (all marginals of both groups at once), so it
     is certified alone; the groups' histograms reveal how each group looks,
     not how large it is. The synthetic table's share of the group is
-    ``share``: use it for nothing. Adaptive rounds are not offered: their
-    choice of marginals would need a certificate of its own.
+    ``share``: use it for nothing. Adaptive rounds are not offered: a choice
+    of marginals from the noisy answers would need a certificate of its own
+    (as large as answering every candidate); choose them from public data
+    instead (``marginals=select_marginals(reference, ...)``).
 
     Examples
     --------
@@ -150,6 +156,7 @@ class AttributePrivateRAP(Synthesizer):
         "share": [Interval("real", 0, 1, closed="neither"), None],
         "k": [Interval("integral", 1, None, closed="left")],
         "n_marginals": [Interval("integral", 1, None, closed="left"), None],
+        "marginals": [list, tuple, None],
         "n_synthetic": [Interval("integral", 1, None, closed="left")],
         "iterations": [Interval("integral", 1, None, closed="left")],
         "learning_rate": [Interval("real", 0, None, closed="neither")],
@@ -159,7 +166,8 @@ class AttributePrivateRAP(Synthesizer):
 
     def __init__(self, *, categories=None, secret=None, epsilon=1.0,
                  delta=1e-3, privacy="dataset", share=None, k=3,
-                 n_marginals=64, n_synthetic=1000, iterations=1000,
+                 n_marginals=64, marginals=None, n_synthetic=1000,
+                 iterations=1000,
                  learning_rate=0.05, progress="auto", random_state=None):
         self.categories = categories
         self.secret = secret
@@ -169,6 +177,7 @@ class AttributePrivateRAP(Synthesizer):
         self.share = share
         self.k = k
         self.n_marginals = n_marginals
+        self.marginals = marginals
         self.n_synthetic = n_synthetic
         self.iterations = iterations
         self.learning_rate = learning_rate
@@ -214,14 +223,16 @@ class AttributePrivateRAP(Synthesizer):
             raise InvalidParameterError(
                 f"The secret's value must decide each category of "
                 f"{secret.column!r} ({domain.categories[secret.column]}); "
-                f"it could not ({exc}). State the group as a category (bin a "
-                "numeric column first, with edges at the group's border).") \
-                from exc
+                f"it could not ({exc}). Name the group's categories, e.g. "
+                "Secret.proportion(column, skattr.predicates.OneOf([...]), "
+                "...) with the bins' labels of a binned column.") from exc
         if inside.all() or not inside.any():
             raise InvalidParameterError(
-                f"The secret {secret.label} counts {'every' if inside.all() else 'no'} "
-                f"category of {secret.column!r}: there is no group to hide the "
-                "share of.")
+                f"The secret {secret.label} counts "
+                f"{'every' if inside.all() else 'no'} category of "
+                f"{secret.column!r} (its categories: "
+                f"{domain.categories[secret.column]}): there is no group to "
+                "hide the share of. Check the secret's value.")
         return domain, inside
 
     def _share(self, pairs) -> float:
@@ -247,7 +258,7 @@ class AttributePrivateRAP(Synthesizer):
         """
         domain, inside_cats = self._check(X)
         rng = check_random_state(self.random_state, owner=type(self).__name__)
-        workload = marginal_workload(len(domain.columns), int(self.k),
+        workload = workload_of(domain, self.marginals, int(self.k),
                                      self.n_marginals,
                                      np.random.default_rng(
                                          int(rng.integers(0, 2**63 - 1))))
@@ -270,13 +281,12 @@ class AttributePrivateRAP(Synthesizer):
                     learning_rate=self.learning_rate, bar=bar)
         finally:
             bar.close()
-        worst = max(sizes, key=lambda s: s.moved)
         self.certificate_ = Certificate(
             epsilon=float(self.epsilon), delta=float(self.delta),
-            sensitivity=float(law.closeness(float(self.delta)) * tau),
+            sensitivity=float(law.closeness(float(self.delta))),
             certified_by=Method((MethodStep.of(
                 "coupling.group-histograms", marginals=len(workload),
-                records=int(worst.moved)),)),
+                records=int(sizes.moved.max())),)),
             assumed=(Assumption.of("records.independent", reads="any law",
                                    privacy=self.privacy),),
             guarantee=f"{self.privacy} attribute privacy",
@@ -347,7 +357,7 @@ class AttributePrivateRAP(Synthesizer):
             parts.append(draw_records(self.domain_, probs, rows, rng,
                                       self.dtypes_))
         out = pd.concat(parts, ignore_index=True)
-        return out.iloc[rng.permutation(len(out))].reset_index(drop=True)
+        return out.iloc[rng.permuted(np.arange(len(out)))].reset_index(drop=True)
 
 
 def group_answers(domain: OneHotDomain, real: list, inside_categories,

@@ -22,14 +22,22 @@ class Synthesizer(BaseEstimator):
         """Return the synthesiser as JSON text: parameters and the relaxed tables.
 
         Holds the released (noisy) answers and the tables fitted to them,
-        which are post-processing of the release; never the private data.
+        which are post-processing of the release; never the private data,
+        and never the ``random_state`` (saved as None: a seed and the noisy
+        answers would give the true ones away).
         Saved with a schema version and a SHA-256 content hash
         (:mod:`skattr._persistence`); a Python function in the parameters
         (a lambda predicate) is refused: use :mod:`skattr.predicates`.
         """
+        import copy
+
         from skattr._persistence import to_json
 
-        return to_json(self)
+        # The seed is not saved: with it and the noisy answers, anyone could
+        # subtract the noise and read the true marginals.
+        saved = copy.copy(self)
+        saved.random_state = None
+        return to_json(saved)
 
     @classmethod
     def from_json(cls, text: str):

@@ -23,11 +23,11 @@ from skattr.synth._rap import (
     check_draws,
     draw_records,
     epsilon_of_rho,
-    marginal_workload,
     relaxed_probs,
     relaxed_projection,
     report_noisy_max,
     rho_of_epsilon,
+    workload_of,
 )
 from skattr.utils._param_validation import (
     Interval,
@@ -83,6 +83,9 @@ class DPRAP(Synthesizer):
     n_marginals : int or None, default=64
         How many k-way marginals, drawn at random from ``random_state``
         (public); None takes them all.
+    marginals : list of tuple or None, default=None
+        The workload by column names, chosen from public information (e.g.
+        :func:`select_marginals` on public data); None draws it.
     n_synthetic : int, default=1000
         Records of the relaxed table (n').
     rounds : int, default=1
@@ -138,6 +141,7 @@ class DPRAP(Synthesizer):
         "delta": [Interval("real", 0, 1, closed="neither")],
         "k": [Interval("integral", 1, None, closed="left")],
         "n_marginals": [Interval("integral", 1, None, closed="left"), None],
+        "marginals": [list, tuple, None],
         "n_synthetic": [Interval("integral", 1, None, closed="left")],
         "rounds": [Interval("integral", 1, None, closed="left")],
         "queries_per_round": [Interval("integral", 1, None, closed="left"),
@@ -150,7 +154,7 @@ class DPRAP(Synthesizer):
     }
 
     def __init__(self, *, categories=None, epsilon=1.0, delta=1e-6, k=3,
-                 n_marginals=64, n_synthetic=1000, rounds=1,
+                 n_marginals=64, marginals=None, n_synthetic=1000, rounds=1,
                  queries_per_round=None, accounting="marginal",
                  iterations=1000, learning_rate=0.05, progress="auto",
                  random_state=None):
@@ -159,6 +163,7 @@ class DPRAP(Synthesizer):
         self.delta = delta
         self.k = k
         self.n_marginals = n_marginals
+        self.marginals = marginals
         self.n_synthetic = n_synthetic
         self.rounds = rounds
         self.queries_per_round = queries_per_round
@@ -202,7 +207,7 @@ class DPRAP(Synthesizer):
         real = domain.onehot(X)                 # refuses unseen values first
         n = len(X)
         rng = check_random_state(self.random_state, owner="DPRAP")
-        workload = marginal_workload(len(domain.columns), int(self.k),
+        workload = workload_of(domain, self.marginals, int(self.k),
                                      self.n_marginals,
                                      np.random.default_rng(_seed(rng)))
         truth = [answer(real, m) for m in workload]

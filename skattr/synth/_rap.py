@@ -39,6 +39,7 @@ from skattr.exceptions import InvalidParameterError
 
 __all__ = ["OneHotDomain", "answer", "bin_columns", "epsilon_of_rho",
            "marginal_workload", "relaxed_projection", "report_noisy_max",
+           "select_marginals", "workload_of",
            "rho_of_epsilon"]
 
 
@@ -219,7 +220,8 @@ def marginal_workload(n_columns: int, k: int, n_marginals: int | None,
     if not isinstance(k, (int, np.integer)) or not 1 <= k <= n_columns:
         raise InvalidParameterError(
             f"k must be an int from 1 to the number of columns ({n_columns}); "
-            f"got {k!r}.")
+            f"got {k!r}. Pass k={min(max(n_columns, 1), 3)} or fewer, or "
+            "name the marginals with marginals=[...].")
     every = list(itertools.combinations(range(n_columns), int(k)))
     if n_marginals is None or n_marginals >= len(every):
         return every
@@ -228,6 +230,77 @@ def marginal_workload(n_columns: int, k: int, n_marginals: int | None,
             f"n_marginals must be a positive int or None; got {n_marginals!r}.")
     chosen = rng.choice(len(every), size=int(n_marginals), replace=False)
     return [every[i] for i in sorted(chosen)]
+
+
+def workload_of(domain: OneHotDomain, marginals, k: int,
+                n_marginals: int | None, rng) -> list[tuple[int, ...]]:
+    """Return the workload by column position: ``marginals`` (names), or a draw.
+
+    ``marginals`` is chosen from public information (stated, or
+    :func:`select_marginals` on public data); None draws ``n_marginals``
+    k-way marginals from ``rng``.
+    """
+    if marginals is None:
+        return marginal_workload(len(domain.columns), k, n_marginals, rng)
+    found = []
+    for marginal in marginals:
+        names = (marginal,) if isinstance(marginal, str) else tuple(marginal)
+        unknown = [c for c in names if c not in domain.columns]
+        if not names or unknown or len(set(names)) != len(names):
+            raise InvalidParameterError(
+                f"Each of marginals= is a tuple of distinct columns of the "
+                f"domain ({domain.columns}); got {marginal!r}.")
+        found.append(tuple(domain.columns.index(c) for c in names))
+    if not found or len(set(found)) != len(found):
+        raise InvalidParameterError(
+            "marginals= needs at least one marginal, each named once.")
+    return found
+
+
+def select_marginals(reference: pd.DataFrame, categories: dict, k: int = 3,
+                     n_marginals: int = 64) -> list[tuple]:
+    """Return the k-way marginals most dependent in public data, by column names.
+
+    Each k-subset of the columns is scored by its total correlation in
+    ``reference`` (the sum of its columns' entropies less their joint
+    entropy, each with Miller and Madow's correction): how far the marginal
+    is from what its 1-way marginals would give. The ``n_marginals`` highest
+    are returned. A choice from public data spends no privacy; pass it as
+    ``marginals=`` to a synthesiser.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from skattr.synth import select_marginals
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.integers(0, 2, 500)
+    >>> ref = pd.DataFrame({"a": a, "b": a ^ (rng.random(500) < 0.1),
+    ...                     "c": rng.integers(0, 2, 500)})
+    >>> select_marginals(ref, {"a": [0, 1], "b": [0, 1], "c": [0, 1]}, k=2,
+    ...                  n_marginals=1)
+    [('a', 'b')]
+    """
+    domain = OneHotDomain(categories)
+    codes = domain.codes(reference)
+    if len(codes) == 0:
+        raise InvalidParameterError("The reference has no records.")
+    size = len(codes)
+
+    def entropy(columns) -> float:
+        index = np.ravel_multi_index(tuple(codes[:, j] for j in columns),
+                                     tuple(int(domain.sizes[j])
+                                           for j in columns))
+        counts = np.bincount(index)
+        counts = counts[counts > 0]
+        p = counts / size
+        return float(-(p * np.log(p)).sum() + (counts.size - 1) / (2 * size))
+
+    single = [entropy((j,)) for j in range(len(domain.columns))]
+    every = marginal_workload(len(domain.columns), k, None, None)
+    scores = np.array([sum(single[j] for j in m) - entropy(m)
+                       for m in every])
+    best = np.argsort(-scores, kind="stable")[:int(n_marginals)]
+    return [tuple(domain.columns[j] for j in every[i]) for i in sorted(best)]
 
 
 def answer(probs: list, marginal: tuple[int, ...]) -> np.ndarray:
@@ -271,9 +344,10 @@ def loss_and_gradient(probs: list, workload, targets, sizes
 
     The gradient is with respect to each column's probability matrix. A
     marginal on (A, B, C) is P_A^T K / n', K the row-wise product of P_B and
-    P_C; its gradient for A is K E_A^T (2 / n'), E the error as an array,
-    and likewise for B and C: three matrix products (BLAS), not sums over
-    every cell and record.
+    P_C; its gradient for A is K E_A^T (2 / n'), E the error as an array;
+    for B and C, Q = P_A E_A (one product) contracted with P_C, or P_B, row
+    by row (a batched product); for k > 3, like A's. Matrix products
+    (BLAS), not sums over every cell and record.
     """
     n_rows = probs[0].shape[0]
     grads = [np.zeros_like(p) for p in probs]
@@ -287,6 +361,19 @@ def loss_and_gradient(probs: list, workload, targets, sizes
         # In the probabilities' precision (float32 in the projection).
         e = ((2.0 / n_rows) * error.reshape(shape)).astype(probs[0].dtype)
         grads[marginal[0]] += rest @ e.reshape(shape[0], -1).T
+        if len(marginal) in (2, 3):
+            # E contracted with the first column once, Q[r] = P_A[r] E, then
+            # with the other column by a batched matrix product: no
+            # row-wise product built (four times faster than two of them).
+            q = (probs[marginal[0]] @ e.reshape(shape[0], -1)).reshape(
+                n_rows, *shape[1:])
+            if len(marginal) == 2:
+                grads[marginal[1]] += q
+            else:
+                b, c = (probs[marginal[1]], probs[marginal[2]])
+                grads[marginal[1]] += np.matmul(q, c[:, :, None])[:, :, 0]
+                grads[marginal[2]] += np.matmul(b[:, None, :], q)[:, 0, :]
+            continue
         for pos in range(1, len(marginal)):
             others = [probs[marginal[i]] for i in range(len(marginal))
                       if i != pos]

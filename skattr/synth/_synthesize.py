@@ -18,7 +18,12 @@ from skattr._release import Certificate
 from skattr._secret import Secret
 from skattr.exceptions import DataValidationError, InvalidParameterError
 from skattr.synth._ap_rap import AttributePrivateRAP
-from skattr.synth._rap import OneHotDomain, bin_columns
+from skattr.synth._rap import (
+    OneHotDomain,
+    bin_columns,
+    check_draws,
+    select_marginals,
+)
 
 __all__ = ["SyntheticData", "resolve_domain", "synthesize"]
 
@@ -126,20 +131,20 @@ def resolve_domain(data: pd.DataFrame, *, columns=None, categories=None,
         raise DataValidationError(
             f"synthesize takes a pandas DataFrame; got {type(data).__name__}.")
     columns = list(data.columns if columns is None else columns)
-    missing = [c for c in columns if c not in data.columns]
-    if missing:
-        raise InvalidParameterError(
-            f"columns names {missing}, which the data does not have; its "
-            f"columns: {list(data.columns)}.")
+    _check_names(columns, list(data.columns), "columns",
+                 "which the data does not have")
+    for name, given, what in (("categories", categories,
+                               "{column: [every category]}"),
+                              ("bins", bins, "{column: [edges]}")):
+        if given is not None and not isinstance(given, dict):
+            raise InvalidParameterError(
+                f"{name}= is a dict {what}; got {type(given).__name__}.")
+        _check_names(list(given or {}), columns, name,
+                     "which are not among the columns synthesised")
     bins = dict(bins or {})
-    stray = [c for c in bins if c not in columns]
-    if stray:
-        raise InvalidParameterError(
-            f"bins names {stray}, which are not among the columns synthesised "
-            f"({columns}).")
     binned, found = bin_columns(data[columns], bins)
     found.update({c: list(v) for c, v in (categories or {}).items()
-                  if c in columns and c not in found})
+                  if c not in found})
     unknown = [c for c in columns if c not in found]
     if unknown and reference is not None:
         if not isinstance(reference, pd.DataFrame):
@@ -172,11 +177,18 @@ def resolve_domain(data: pd.DataFrame, *, columns=None, categories=None,
     return binned, {c: found[c] for c in columns}
 
 
+def _check_names(names: list, known: list, option: str, why: str) -> None:
+    stray = [c for c in names if c not in known]
+    if stray:
+        raise InvalidParameterError(
+            f"{option} names {stray}, {why} ({known}).")
+
+
 def synthesize(data, *, secret, categories=None, bins=None, reference=None,
                columns=None, n=None, epsilon=1.0, delta=1e-3,
                privacy="dataset", share=None, k=3, n_marginals=64,
-               n_synthetic=1000, iterations=1000, progress="auto",
-               random_state=None) -> SyntheticData:
+               marginals=None, n_synthetic=1000, iterations=1000,
+               progress="auto", random_state=None) -> SyntheticData:
     """Fit an attribute-private synthesiser once and sample a table from it.
 
     Parameters
@@ -191,6 +203,11 @@ def synthesize(data, *, secret, categories=None, bins=None, reference=None,
         The columns synthesised (default: all of ``data``'s).
     n : int or None
         Records of the synthetic table (default: as many as ``data``).
+    marginals : list of tuple, "reference" or None
+        The workload by column names; ``"reference"`` chooses the
+        ``n_marginals`` k-way marginals most dependent in ``reference``
+        (:func:`select_marginals`: public, no privacy spent); None draws
+        them at random.
     epsilon, delta, privacy, share, k, n_marginals, n_synthetic, iterations,
     progress, random_state
         As :class:`AttributePrivateRAP`; ``random_state`` also seeds the
@@ -204,13 +221,25 @@ def synthesize(data, *, secret, categories=None, bins=None, reference=None,
         raise InvalidParameterError(
             "synthesize needs secret=Secret.proportion(column, value, "
             "pairs=...): the group whose share the table hides.")
+    if isinstance(marginals, str) and (marginals != "reference"
+                                       or reference is None):
+        raise InvalidParameterError(
+            "marginals='reference' chooses the marginals from public "
+            "reference data: pass reference= with it (or a list of column "
+            f"tuples, or None); got marginals={marginals!r}.")
+    if n is not None:
+        check_draws(n, "synthesize")
     if columns is not None and secret.column not in columns:
         columns = [*columns, secret.column]
     binned, cats = resolve_domain(data, columns=columns, categories=categories,
                                   bins=bins, reference=reference)
+    if isinstance(marginals, str):
+        public, _ = bin_columns(reference[list(cats)], bins or {})
+        marginals = select_marginals(public, cats, k, n_marginals)
     rap = AttributePrivateRAP(
         categories=cats, secret=secret, epsilon=epsilon, delta=delta,
         privacy=privacy, share=share, k=k, n_marginals=n_marginals,
+        marginals=marginals,
         n_synthetic=n_synthetic, iterations=iterations, progress=progress,
         random_state=random_state)
     rap.fit(binned)

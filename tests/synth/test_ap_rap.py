@@ -180,8 +180,7 @@ def test_the_distance_law_certifies_what_its_bound_says():
     by integrating the Gaussian delta against exp(-t^2) (no library law)."""
     rap = _rap(epsilon=1.0, delta=1e-3)
     share, sizes, law, tau, sd = rap._calibrate(1000, 8)
-    (size,) = sizes
-    r_in, r_out = size.rates()
+    r_in, r_out = (float(r[0]) for r in sizes.rates())
     units = np.array([sd["inside"], sd["outside"]]) / tau
     root = math.sqrt(8 / units[0] ** 2 * r_in + 8 / units[1] ** 2 * r_out)
     t = np.linspace(0, 27, 20_001)
@@ -299,3 +298,107 @@ def test_bad_input_gets_a_clear_error(frame):
     for n in (0, -1, 2.5, True):
         with pytest.raises(InvalidParameterError, match="positive int"):
             fitted.sample(n)
+
+
+# ------------------------------------------- the noise, recomputed independently
+def _gaussian_delta(d, eps):
+    """Balle and Wang's exact delta of a Gaussian shift of d sds."""
+    d = np.maximum(np.asarray(d, dtype=float), 1e-300)
+    return (stats.norm.cdf(d / 2 - eps / d)
+            - math.exp(eps) * stats.norm.cdf(-d / 2 - eps / d))
+
+
+def _independent_sd(n, a, b, marginals, share, eps, delta):
+    """The least noise the bound certifies, written out from the proof.
+
+    Group sizes of the pair, each group's rate m / (A B) and
+    m / ((n - A) C), the Lagrange split sd_g^2 ~ sqrt(rate_g) / w_g, V, the
+    almost-sure cap, the tail exp(-t^2), the expected Gaussian delta
+    integrated over t, and a bisection on the scale.
+    """
+    inside, moved = round(a * n), round((b - a) * n)
+    stayed = n - inside - moved
+    rate_in = moved / (inside * (inside + moved))
+    rate_out = moved / ((stayed + moved) * stayed)
+    units = np.sqrt(np.sqrt([rate_in, rate_out]) / np.array([share, 1 - share]))
+    s2 = marginals / units ** 2
+    root = math.sqrt(s2[0] * rate_in + s2[1] * rate_out)
+    cap = math.sqrt(2 * ((moved / (inside + moved)) ** 2 * s2[0]
+                         + (moved / (stayed + moved)) ** 2 * s2[1]))
+    t = np.linspace(0.0, 27.0, 400_001)
+    distance = np.minimum(root * (1 + t), cap)
+    tail = np.exp(-t ** 2)
+
+    def certified(tau):
+        g = _gaussian_delta(distance / tau, eps)
+        # E g(Z) <= g(Z's least value) + sum of g's steps times the tail.
+        return g[0] + np.sum(np.diff(g) * tail[:-1]) <= delta
+
+    lo, hi = 1e-6, 1e3
+    for _ in range(100):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if certified(mid) else (mid, hi)
+    return hi * units
+
+
+@pytest.mark.parametrize("n,pair,marginals", [(1000, (0.3, 0.4), 8),
+                                              (400, (0.25, 0.5), 64),
+                                              (20, (0.3, 0.4), 1)])
+def test_the_noise_is_the_one_the_bound_certifies(n, pair, marginals):
+    """The estimator's sd against the proof's, recomputed from scratch: not
+    less (valid), and within 1% (not more noise than the bound asks)."""
+    rap = _rap(secret=Secret.proportion("sex", "F", pairs=[pair]),
+               epsilon=1.0, delta=1e-3)
+    *_, sd = rap._calibrate(n, marginals)
+    want = _independent_sd(n, *pair, marginals, sum(pair) / 2, 1.0, 1e-3)
+    got = np.array([sd["inside"], sd["outside"]])
+    assert np.all(got >= want * (1 - 1e-4))
+    assert np.all(got <= want * 1.01)
+
+
+def test_fit_adds_that_noise_to_the_true_histograms(frame):
+    """Standardised residuals of the release: the estimator's own fit, its
+    workload of 64... marginals here all 7 of three columns, against the
+    crosstabs; their sd is 1 and the sd is the bound's for that workload."""
+    rap = _rap(k=1, n_marginals=None, n_synthetic=20, iterations=5,
+               privacy="dataset", secret=Secret.proportion(
+                   "sex", "F", pairs=[(0.3, 0.4)]))
+    frame = frame.iloc[:1000]
+    residuals = []
+    for seed in range(40):
+        rap.set_params(random_state=seed).fit(frame)
+        from skattr.synth import OneHotDomain
+        domain = OneHotDomain(CATS)
+        truth = group_answers(domain, domain.onehot(frame),
+                              np.array([True, False]), "sex", rap.workload_)
+        for g in ("inside", "outside"):
+            residuals += [(y - t) / rap.sigma_[g] for y, t in
+                          zip(rap.noisy_answers_[g], truth[g], strict=True)]
+    residuals = np.concatenate(residuals)
+    assert abs(residuals.std() - 1) < 0.05 and abs(residuals.mean()) < 0.05
+    want = _independent_sd(1000, 0.3, 0.4, len(rap.workload_), 0.35, 1.0,
+                           1e-3)
+    assert rap.sigma_["inside"] == pytest.approx(want[0], rel=0.01)
+
+
+def test_the_distributional_sizes_are_the_binomial_quantiles():
+    """Each bound fails with chance at most failure / 3 (SciPy's cdf and sf
+    written out), and is the tightest such."""
+    from skattr.laws._group_histograms import group_sizes
+
+    n, a, b, failure = 500, 0.3, 0.45, 1e-4
+    sizes = group_sizes(n, [(a, b)], "distributional", failure)
+    inside, moved, stayed = (int(x[0]) for x in (sizes.inside, sizes.moved,
+                                                  sizes.outside))
+    third = failure / 3
+    assert stats.binom.sf(moved, n, b - a) <= third          # P(m > bound)
+    assert stats.binom.sf(moved - 1, n, b - a) > third
+    assert stats.binom.cdf(inside - 1, n, a) <= third        # P(A < bound)
+    assert stats.binom.cdf(inside, n, a) > third
+    assert stats.binom.cdf(stayed - 1, n, 1 - b) <= third
+    assert stats.binom.cdf(stayed, n, 1 - b) > third
+    assert sizes.failure == failure
+    # Their rates are the proof's, read at the bounds.
+    r_in, r_out = (float(r[0]) for r in sizes.rates())
+    assert r_in == pytest.approx(moved / (inside * (inside + moved)))
+    assert r_out == pytest.approx(moved / ((stayed + moved) * stayed))

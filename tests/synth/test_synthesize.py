@@ -197,3 +197,110 @@ def test_the_plot_shows_each_group_s_cells_against_the_release(people):
     with pytest.raises(InvalidParameterError, match="synthesiser"):
         plot_synthetic(people)
     matplotlib.pyplot.close("all")
+
+
+def test_the_workload_can_be_chosen_from_public_data(people, capsys,
+                                                     tmp_path):
+    from skattr.synth import select_marginals
+
+    cats = {"sex": ["F", "M"], "job": ["a", "b", "c"],
+            "age": ["[0, 30)", "[30, 50)", "[50, inf)"]}
+    public = people.head(1000)
+    binned, _ = skattr.synth.bin_columns(public, {"age": BINS["age"]})
+    chosen = select_marginals(binned[list(cats)], cats, k=2, n_marginals=1)
+    # job is drawn from sex (a, b for women; b, c for men), age apart.
+    assert chosen == [("sex", "job")]
+    out = synthesize(people[list(cats)], secret=SECRET, reference=public,
+                     bins={"age": BINS["age"]}, k=2, n_marginals=1,
+                     marginals="reference", **FAST)
+    assert out.marginals == (("sex", "job"),)
+    named = synthesize(people[list(cats)], secret=SECRET, reference=public,
+                       bins={"age": BINS["age"]},
+                       marginals=[("age",), ("job", "age")], **FAST)
+    assert named.marginals == (("age",), ("job", "age"))
+    with pytest.raises(InvalidParameterError, match="pass reference="):
+        synthesize(people, secret=SECRET, categories=cats, marginals="reference",
+                   **FAST)
+    with pytest.raises(InvalidParameterError, match="distinct columns"):
+        synthesize(people[list(cats)], secret=SECRET, reference=public,
+                   bins={"age": BINS["age"]}, marginals=[("job", "job")],
+                   **FAST)
+    with pytest.raises(InvalidParameterError, match="distinct columns"):
+        synthesize(people[list(cats)], secret=SECRET, reference=public,
+                   bins={"age": BINS["age"]}, marginals=[("jobs",)], **FAST)
+    data = tmp_path / "people.csv"
+    people.to_csv(data, index=False)
+    assert main(["synthesize", str(data), "--secret-column", "sex",
+                 "--secret-value", "F", "--pairs", "0.3,0.4", "--privacy",
+                 "distributional", "--reference", str(data), "--columns",
+                 "sex", "job", "--k", "2", "--marginals", "1", "--choose",
+                 "reference", "--iterations", "20", "--output",
+                 str(tmp_path / "o.csv"), "--no-progress"]) == 0
+    assert "each group's 1 marginals" in capsys.readouterr().out
+
+
+def test_the_default_path_draws_from_the_operating_system(people):
+    cats = {"sex": ["F", "M"], "job": ["a", "b", "c"]}
+    unseeded = {**FAST, "random_state": None}
+    out = people[["sex", "job"]].attrpriv.synthesize(
+        400, secret=SECRET, categories=cats, k=2, **unseeded)
+    assert out.data.shape == (400, 2)
+    assert out.synthesizer.sample(50).shape == (50, 2)
+
+
+def test_a_saved_synthesiser_keeps_no_seed(people):
+    """With the seed and the noisy answers anyone could subtract the noise."""
+    cats = {"sex": ["F", "M"], "job": ["a", "b", "c"]}
+    rap = AttributePrivateRAP(categories=cats, secret=SECRET, k=2,
+                              **{**FAST, "random_state": 12345}).fit(people)
+    loaded = AttributePrivateRAP.from_json(rap.to_json())
+    assert loaded.random_state is None and rap.random_state == 12345
+    assert "12345" not in rap.to_json()
+    dp = DPRAP(categories=cats, k=2, n_synthetic=20, iterations=5,
+               random_state=777, progress=False).fit(people[["sex", "job"]])
+    assert DPRAP.from_json(dp.to_json()).random_state is None
+
+
+def test_mistakes_are_refused_before_any_budget_is_spent(people, monkeypatch):
+    cats = {"sex": ["F", "M"], "job": ["a", "b", "c"]}
+    frame = people[["sex", "job"]]
+
+    def spent(*args, **kwargs):
+        raise AssertionError("fit ran")
+
+    monkeypatch.setattr(AttributePrivateRAP, "fit", spent)
+    with pytest.raises(InvalidParameterError, match="positive int"):
+        synthesize(frame, secret=SECRET, categories=cats, n=0, **FAST)
+    with pytest.raises(InvalidParameterError, match="positive int"):
+        synthesize(frame, secret=SECRET, categories=cats, n=100.0, **FAST)
+    with pytest.raises(InvalidParameterError, match=r"categories names \['Job'\]"):
+        synthesize(frame, secret=SECRET, categories={**cats, "Job": ["a"]},
+                   reference=people, **FAST)
+    with pytest.raises(InvalidParameterError, match="is a dict"):
+        synthesize(frame, secret=SECRET, categories=["F", "M"], **FAST)
+    with pytest.raises(InvalidParameterError, match="is a dict"):
+        synthesize(frame, secret=SECRET, categories=cats, bins=[1, 2], **FAST)
+
+
+def test_the_messages_say_what_to_pass(people):
+    cats = {"sex": ["F", "M"], "job": ["a", "b", "c"]}
+    frame = people[["sex", "job"]]
+    with pytest.raises(InvalidParameterError, match=r"\['F', 'M'\].*Check"):
+        synthesize(frame, secret=Secret.proportion("sex", "f", pairs=[(0.3, 0.4)]),
+                   categories=cats, **FAST)
+    with pytest.raises(InvalidParameterError, match="Pass k=2"):
+        synthesize(frame, secret=SECRET, categories=cats, k=3, **FAST)
+    from skattr.predicates import Above
+    with pytest.raises(InvalidParameterError, match="OneOf"):
+        synthesize(people, secret=Secret.proportion("age", Above(50),
+                                                    pairs=[(0.3, 0.4)]),
+                   bins=BINS, categories=cats, **FAST)
+
+
+def test_python_m_skattr_cli_runs_the_command():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "skattr.cli", "--version"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.startswith("skattr ")
