@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from skattr._persistence import persistable
-from skattr.exceptions import InvalidParameterError
+from skattr.exceptions import InvalidParameterError, SkattrError
 
 __all__ = ["OneHotDomain", "answer", "bin_columns", "epsilon_of_rho",
            "marginal_workload", "relaxed_projection", "report_noisy_max",
@@ -371,8 +371,12 @@ def loss_and_gradient(probs: list, workload, targets, sizes
                 grads[marginal[1]] += q
             else:
                 b, c = (probs[marginal[1]], probs[marginal[2]])
-                grads[marginal[1]] += np.matmul(q, c[:, :, None])[:, :, 0]
-                grads[marginal[2]] += np.matmul(b[:, None, :], q)[:, 0, :]
+                # Some OpenBLAS builds raise a spurious "invalid value" flag
+                # in batched single-precision products (numpy issue 24067);
+                # the projection checks that what it returns is finite.
+                with np.errstate(invalid="ignore"):
+                    grads[marginal[1]] += np.matmul(q, c[:, :, None])[:, :, 0]
+                    grads[marginal[2]] += np.matmul(b[:, None, :], q)[:, 0, :]
             continue
         for pos in range(1, len(marginal)):
             others = [probs[marginal[i]] for i in range(len(marginal))
@@ -425,6 +429,10 @@ def relaxed_projection(domain: OneHotDomain, workload, targets, logits,
             if loss > (1 - _PLATEAU_GAIN) * previous:
                 break                          # no longer improving
             previous = loss
+    if not np.all(np.isfinite(logits)):
+        raise SkattrError(
+            "The relaxed projection diverged (a table entry is not finite): "
+            "nothing is sampled from it. Lower learning_rate.")
     return logits
 
 

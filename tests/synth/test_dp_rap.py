@@ -260,3 +260,12 @@ def test_report_noisy_max_is_epsilon_dp_and_draws_its_law():
     draws = np.bincount([report_noisy_max(scores, eps, sens, rng)
                          for _ in range(10_000)], minlength=3) / 10_000
     assert np.max(np.abs(draws - base)) < 4 * np.sqrt(0.25 / 10_000)
+
+
+def test_a_projection_that_diverges_is_refused_not_sampled():
+    from skattr.exceptions import SkattrError
+
+    domain = OneHotDomain({"a": [0, 1], "b": [0, 1, 2]})
+    with pytest.raises(SkattrError, match="diverged"):
+        relaxed_projection(domain, [(0, 1)], [np.full(6, np.nan)],
+                           np.zeros((10, domain.width)), iterations=5)
