@@ -219,7 +219,7 @@ class AttributePrivacyAccessor:
                    delta=1e-3, categories=None, bins=None, columns=None,
                    privacy="dataset", share=None, k=3, n_marginals=64,
                    marginals=None, n_synthetic=1000, iterations=1000,
-                   progress="auto", random_state=None):
+                   progress="auto", random_state=None, **unknown):
         """Return a synthetic table that hides the share of the secret's group.
 
         Each group of the secret (its records, and the rest) has its k-way
@@ -255,6 +255,20 @@ class AttributePrivacyAccessor:
         from skattr.exceptions import DataValidationError
         from skattr.synth import synthesize
 
+        if unknown:
+            import difflib
+            import inspect
+
+            known = [p for p in inspect.signature(
+                AttributePrivacyAccessor.synthesize).parameters
+                if p not in ("self", "unknown")]
+            hints = {k: difflib.get_close_matches(k, known, n=1)
+                     for k in unknown}
+            raise InvalidParameterError(
+                f"synthesize() takes no parameter(s) {sorted(unknown)}."
+                + "".join(f" Did you mean {h[0]!r} for {k!r}?"
+                          for k, h in hints.items() if h)
+                + f" It takes: {', '.join(known)}.")
         if not isinstance(self._obj, pd.DataFrame):
             raise DataValidationError(
                 "synthesize fits its tables in memory: call .compute() on the "

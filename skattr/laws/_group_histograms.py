@@ -140,7 +140,8 @@ def group_sizes(n: int, pairs, privacy: str, failure: float) -> GroupSizes:
     bad = np.flatnonzero((inside < 1) | (stay_out < 1))
     if bad.size:
         i = int(bad[0])
-        fix = ("Hide pairs strictly inside (0, 1), or release on more records"
+        fix = ("Hide pairs strictly inside (0, 1) (a window's support such "
+               "as support=(0.1, 0.9)), or release on more records"
                if privacy == "dataset" else
                "Release on more records, allow a larger delta, or hide pairs "
                "further from 0 and 1")

@@ -133,6 +133,11 @@ class OneHotDomain:
             values = frame[c].tolist()
             codes = [lookup.get(repr(v), -1) for v in values]
             out[:, j] = codes
+            if np.any(out[:, j] < 0) and frame[c].isna().any() and not any(
+                    pd.isna(v) for v in self.categories[c]):
+                raise InvalidParameterError(
+                    f"Column {c!r} holds missing values (NaN); drop or fill "
+                    "them first (or state a category for them).")
             if np.any(out[:, j] < 0):
                 unseen = sorted({repr(v) for v, k in zip(values, codes,
                                                           strict=True)

@@ -101,7 +101,9 @@ class SyntheticData:
             f"hides {plain_secret(self.secret)}.",
             f"Noise: Gaussian, sd {sd} (in shares of the group, on every "
             "cell). The table is post-processing of that release: sampling "
-            "more records spends nothing.",
+            "more records spends nothing. The release is certified alone: "
+            "other releases of the same data (a ledger's) reveal more "
+            "together with it.",
             f"Certified by: {cert.method}.",
         ]
         lines += [f"Assumes: {a}." for a in cert.assumptions]

@@ -304,3 +304,13 @@ def test_python_m_skattr_cli_runs_the_command():
     done = subprocess.run([sys.executable, "-m", "skattr.cli", "--version"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.startswith("skattr ")
+
+
+def test_a_misspelt_keyword_or_a_missing_value_is_named(people):
+    cats = {"sex": ["F", "M"], "job": ["a", "b", "c"]}
+    with pytest.raises(InvalidParameterError,
+                       match="Did you mean 'n_synthetic' for 'n_synthetics'"):
+        people.attrpriv.synthesize(secret=SECRET, n_synthetics=10)
+    holes = people[["sex", "job"]].assign(job=people.job.where(people.index > 3))
+    with pytest.raises(InvalidParameterError, match="missing values"):
+        synthesize(holes, secret=SECRET, categories=cats, k=2, **FAST)
