@@ -152,6 +152,14 @@ default=None
         of Chen and Ohrimenko's notebook, which reproduces their Table 3). It
         is tested on released statistics either way. Without a defence both
         are the exact statistics.
+    synthesizer : unfitted synthesiser or None, default=None
+        The defence is a synthetic table (with ``mechanism=None``): each
+        dataset drawn is synthesised by a clone of it (e.g.
+        :class:`~skattr.synth.AttributePrivateRAP` or
+        :class:`~skattr.synth.DPRAP`, seeded from ``random_state``), a table
+        of ``n`` records sampled, and ``query`` computed on the table; the
+        secret defaults to the synthesiser's. With ``train_on="clean"`` the
+        classifier learns from the datasets' own statistics.
     progress : "auto" or bool, default="auto"
         Show a progress bar (tqdm) over the datasets released by ``fit`` and
         ``score``. "auto" shows one when tqdm is installed and standard error
@@ -243,8 +251,9 @@ default=None
     def __init__(self, mechanism=None, *, query=None, secret=None,
                  values=(0.45, 0.55), n=100, n_shadow=200, n_test=200,
                  classifier=None, random_state=None, train_on="released",
-                 progress="auto"):
+                 progress="auto", synthesizer=None):
         self.mechanism = mechanism
+        self.synthesizer = synthesizer
         self.query = query
         self.secret = secret
         self.values = values
@@ -295,6 +304,22 @@ default=None
 
     def _target(self) -> tuple[Query, Secret]:
         """Return the released query and the attacked secret."""
+        if self.synthesizer is not None:
+            if not (hasattr(self.synthesizer, "fit")
+                    and hasattr(self.synthesizer, "sample")):
+                raise InvalidParameterError(
+                    "synthesizer= is an unfitted synthesiser (with fit and "
+                    "sample, such as skattr.synth.AttributePrivateRAP); got "
+                    f"{type(self.synthesizer).__name__}.")
+            secret = (self.secret if self.secret is not None
+                      else getattr(self.synthesizer, "secret", None))
+            if (self.mechanism is not None or self.query is None
+                    or secret is None):
+                raise InvalidParameterError(
+                    "Against a synthesiser the attack computes query= on each "
+                    "synthetic table, for secret= (the synthesiser's own by "
+                    "default); leave mechanism=None.")
+            return self.query, secret
         if self.mechanism is None:
             if self.query is None or self.secret is None:
                 raise InvalidParameterError(
@@ -351,7 +376,10 @@ default=None
                      desc="property inference: datasets")
         if self.mechanism is None:
             columns = self.query_.columns
-            features = [self.query_.evaluate(frame.iloc[r], columns).to_numpy()
+            seen = ((lambda r: frame.iloc[r])
+                    if self.synthesizer is None or clean
+                    else (lambda r: self._synthesized(frame.iloc[r], rng)))
+            features = [self.query_.evaluate(seen(r), columns).to_numpy()
                         for r in rows]
             return np.vstack(features), labels
         # A pipeline's steps before the mechanism transform each dataset.
@@ -368,6 +396,17 @@ default=None
             features = [mechanism.release(seen(r)).values.to_numpy()
                         for r in rows]
         return np.vstack(features), labels
+
+    def _synthesized(self, frame: pd.DataFrame, rng) -> pd.DataFrame:
+        """Return a synthetic table of ``frame``: a fresh clone fitted on it."""
+        est = clone(self.synthesizer)
+        params = est.get_params(deep=False)
+        given = {"random_state": int(rng.integers(0, 2**32))}
+        if "progress" in params:
+            given["progress"] = False
+        est.set_params(**{k: v for k, v in given.items() if k in params})
+        return est.fit(frame).sample(self.n,
+                                     random_state=int(rng.integers(0, 2**32)))
 
     def fit(self, X, y=None):
         """Draw the shadow datasets from auxiliary data and train the classifier.

@@ -314,3 +314,34 @@ def test_a_misspelt_keyword_or_a_missing_value_is_named(people):
     holes = people[["sex", "job"]].assign(job=people.job.where(people.index > 3))
     with pytest.raises(InvalidParameterError, match="missing values"):
         synthesize(holes, secret=SECRET, categories=cats, k=2, **FAST)
+
+
+def test_the_attack_measures_a_synthesiser(people):
+    """skattr.attacks against synthetic tables: DPRAP's table gives the share
+    away (through a column that depends on it), AttributePrivateRAP's is at
+    chance; the attack's own draws and meta-classifier."""
+    from skattr.attacks import PropertyInferenceAttack
+
+    cats = {"sex": ["F", "M"], "job": ["a", "b", "c"]}
+    frame = people[["sex", "job"]]
+    aux, test = frame.iloc[:1500], frame.iloc[1500:]
+    secret = Secret.proportion("sex", "F", pairs=[(0.2, 0.8)])
+    query = skattr.Query.proportion("job", "a")
+    common = dict(values=(0.2, 0.8), n=200, n_shadow=30, n_test=30,
+                  random_state=0)
+    fast = dict(n_synthetic=50, iterations=50, progress=False)
+    leaky = PropertyInferenceAttack(
+        query=query, secret=secret, synthesizer=DPRAP(
+            categories=cats, k=2, epsilon=20.0, **fast), **common)
+    assert leaky.fit(aux).score(test) >= 0.9
+    hidden = PropertyInferenceAttack(
+        query=query, synthesizer=AttributePrivateRAP(
+            categories=cats, secret=secret, k=2, **fast), **common)
+    assert hidden.fit(aux).score(test) <= 0.75
+    assert hidden.secret_ is secret                 # the synthesiser's own
+    with pytest.raises(InvalidParameterError, match="leave mechanism=None"):
+        PropertyInferenceAttack(synthesizer=AttributePrivateRAP(
+            categories=cats, secret=secret), **common).fit(aux)
+    with pytest.raises(InvalidParameterError, match="unfitted synthesiser"):
+        PropertyInferenceAttack(query=query, secret=secret, synthesizer=42,
+                                **common).fit(aux)
