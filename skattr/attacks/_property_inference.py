@@ -270,7 +270,17 @@ default=None
         params = self.get_params(deep=False)
         if self.classifier is not None:
             params["classifier"] = clone(self.classifier)
+        if self._is_synthesizer(self.synthesizer):
+            # Unfitted: a template each dataset is synthesised by a clone of,
+            # and never the caller's object (set_params on the clone).
+            params["synthesizer"] = clone(self.synthesizer)
         return type(self)(**params)
+
+    @staticmethod
+    def _is_synthesizer(obj) -> bool:
+        return not isinstance(obj, type) and all(
+            hasattr(obj, m) for m in ("fit", "sample", "get_params",
+                                      "set_params"))
 
     def _check_params(self) -> tuple[int, int]:
         validate_parameter_constraints(
@@ -305,20 +315,40 @@ default=None
     def _target(self) -> tuple[Query, Secret]:
         """Return the released query and the attacked secret."""
         if self.synthesizer is not None:
-            if not (hasattr(self.synthesizer, "fit")
-                    and hasattr(self.synthesizer, "sample")):
+            synthesizer = self.synthesizer
+            if not self._is_synthesizer(synthesizer):
+                what = (f"the class {synthesizer.__name__} (pass an instance)"
+                        if isinstance(synthesizer, type)
+                        else type(synthesizer).__name__)
                 raise InvalidParameterError(
-                    "synthesizer= is an unfitted synthesiser (with fit and "
-                    "sample, such as skattr.synth.AttributePrivateRAP); got "
-                    f"{type(self.synthesizer).__name__}.")
-            secret = (self.secret if self.secret is not None
-                      else getattr(self.synthesizer, "secret", None))
-            if (self.mechanism is not None or self.query is None
-                    or secret is None):
+                    "synthesizer= is an unfitted synthesiser: a scikit-learn "
+                    "style estimator with fit(frame) and sample(n, "
+                    "random_state=), such as skattr.synth.AttributePrivateRAP("
+                    f"...); got {what}.")
+            if self.mechanism is not None:
+                raise InvalidParameterError(
+                    "Give one defence: mechanism= (a release) or synthesizer= "
+                    "(a synthetic table), not both.")
+            if self.query is None:
                 raise InvalidParameterError(
                     "Against a synthesiser the attack computes query= on each "
-                    "synthetic table, for secret= (the synthesiser's own by "
-                    "default); leave mechanism=None.")
+                    "synthetic table: pass the statistic the attacker reads, "
+                    "e.g. query=skattr.Query.proportion(column, value).")
+            secret = (self.secret if self.secret is not None
+                      else getattr(synthesizer, "secret", None))
+            if secret is None:
+                raise InvalidParameterError(
+                    f"{type(synthesizer).__name__} hides no secret of its own: "
+                    "pass secret= (the property the attack infers).")
+            known = getattr(synthesizer, "categories", None)
+            if isinstance(known, dict):
+                absent = [c for c in self.query.columns or ()
+                          if c not in known]
+                if absent:
+                    raise InvalidParameterError(
+                        f"query= reads column(s) {absent}, which the "
+                        "synthetic tables do not have (the synthesiser's "
+                        f"categories name {list(known)}).")
             return self.query, secret
         if self.mechanism is None:
             if self.query is None or self.secret is None:

@@ -101,10 +101,11 @@ def attack_scorer(auxiliary, test, **attack_params):
     >>> scorer.n_test
     300
     """
-    if "mechanism" in attack_params:
+    if "mechanism" in attack_params or "synthesizer" in attack_params:
         raise InvalidParameterError(
-            "attack_scorer takes the defence from GridSearchCV; do not pass "
-            "mechanism=.")
+            "attack_scorer takes the defence from GridSearchCV (a mechanism); "
+            "do not pass mechanism= or synthesizer=. To attack a synthesiser, "
+            "use PropertyInferenceAttack(query=..., synthesizer=...).")
     if test is auxiliary and test is not None:
         raise InvalidParameterError(
             "attack_scorer got the same data to train the attack on and to "

@@ -96,6 +96,35 @@ def _lists(given, option: str) -> dict:
     return found
 
 
+#: The library's names of the command's options, as its messages say them.
+_OPTION_NAMES = (("The 'n_marginals' parameter of AttributePrivateRAP",
+                  "--marginals"),
+                 ("The 'n_synthetic' parameter of AttributePrivateRAP",
+                  "The relaxed table's size"),
+                 ("The 'iterations' parameter of AttributePrivateRAP",
+                  "--iterations"),
+                 ("The 'k' parameter of AttributePrivateRAP", "--k"),
+                 ("The 'share' parameter of AttributePrivateRAP", "--share"),
+                 ("The 'epsilon' parameter of AttributePrivateRAP",
+                  "--epsilon"),
+                 ("The 'delta' parameter of AttributePrivateRAP", "--delta"),
+                 ("synthesize: n must be a positive int (records to draw)",
+                  "--rows must be a positive whole number of records"))
+
+
+def _as_option_names(message: str) -> str:
+    """Say the library's parameter names as this command's options.
+
+    Examples
+    --------
+    >>> _as_option_names("The 'k' parameter of AttributePrivateRAP must be")
+    '--k must be'
+    """
+    for name, option in _OPTION_NAMES:
+        message = message.replace(name, option)
+    return message
+
+
 def _write_table(table: pd.DataFrame, path: str, name: str) -> None:
     if name.lower().endswith((".parquet", ".pq")):
         try:
@@ -138,14 +167,17 @@ def _synthesize(args) -> int:
                           f"not {args.save!r}.")
     given = {"progress": args.progress}
     with Output(args.output) as output:
-        result = synthesize(
-            data, secret=secret, categories=categories, bins=bins,
-            reference=reference, columns=args.columns, n=args.rows,
-            epsilon=args.epsilon, delta=args.delta, privacy=args.privacy,
-            share=args.share, k=args.k, n_marginals=args.marginals,
-            marginals=None if args.choose == "random" else "reference",
-            iterations=args.iterations, random_state=args.random_state,
-            **{k: v for k, v in given.items() if v is not None})
+        try:
+            result = synthesize(
+                data, secret=secret, categories=categories, bins=bins,
+                reference=reference, columns=args.columns, n=args.rows,
+                epsilon=args.epsilon, delta=args.delta, privacy=args.privacy,
+                share=args.share, k=args.k, n_marginals=args.marginals,
+                marginals=None if args.choose == "random" else "reference",
+                iterations=args.iterations, random_state=args.random_state,
+                **{k: v for k, v in given.items() if v is not None})
+        except SkattrError as exc:
+            raise type(exc)(_as_option_names(str(exc))) from None
         output.write(result, writer=lambda r, path, name: _write_table(
             r.data, path, name), shown=lambda r: print(r.summary()))
     if args.save is not None:

@@ -153,7 +153,8 @@ def _attack(mechanisms: dict, auxiliary, test, grid, no_defence, confidence,
         raise InvalidParameterError(
             "Attacking a mechanism needs the attacker's auxiliary data and the "
             "test data: plot_attack_accuracy(mechanism, auxiliary, test, ...).")
-    taken = set(PropertyInferenceAttack().get_params()) - {"mechanism", "query"}
+    taken = set(PropertyInferenceAttack().get_params()) - {"mechanism", "query",
+                                                           "synthesizer"}
     unknown = sorted(set(attack_params) - taken)
     if unknown:
         raise InvalidParameterError(

@@ -428,16 +428,17 @@ def relaxed_projection(domain: OneHotDomain, workload, targets, logits,
         logits -= learning_rate * m_hat / (np.sqrt(v_hat) + eps)
         if bar is not None:
             bar.update(1)
-        if loss <= tolerance * len(targets):
-            break                              # the answers are matched
+        if loss <= tolerance * len(targets) or not math.isfinite(loss):
+            break                              # matched (or diverged: below)
         if step % _PLATEAU_STEPS == 0:
             if loss > (1 - _PLATEAU_GAIN) * previous:
                 break                          # no longer improving
             previous = loss
-    if not np.all(np.isfinite(logits)):
+    if not (math.isfinite(loss) and np.all(np.isfinite(logits))):
         raise SkattrError(
             "The relaxed projection diverged (a table entry is not finite): "
-            "nothing is sampled from it. Lower learning_rate.")
+            "nothing is sampled from it. Check that the targets are finite, "
+            "or lower learning_rate.")
     return logits
 
 

@@ -170,6 +170,12 @@ def test_the_command_s_mistakes_name_the_option_to_fix(people, tmp_path,
     assert main([*base, "--secret-column", "sex", "--reference", str(data),
                  "--save", "x.txt"]) == 2
     assert "ending in .json" in capsys.readouterr().err
+    assert main([*base, "--secret-column", "sex", "--reference", str(data),
+                 "--columns", "sex", "job", "--rows", "0"]) == 2
+    assert "--rows must be a positive whole number" in capsys.readouterr().err
+    assert main([*base, "--secret-column", "sex", "--reference", str(data),
+                 "--columns", "sex", "job", "--marginals", "0"]) == 2
+    assert "--marginals must be an int" in capsys.readouterr().err
     assert not (tmp_path / "o.csv").exists()
 
 
@@ -339,9 +345,28 @@ def test_the_attack_measures_a_synthesiser(people):
             categories=cats, secret=secret, k=2, **fast), **common)
     assert hidden.fit(aux).score(test) <= 0.75
     assert hidden.secret_ is secret                 # the synthesiser's own
-    with pytest.raises(InvalidParameterError, match="leave mechanism=None"):
+    with pytest.raises(InvalidParameterError, match="pass the statistic"):
         PropertyInferenceAttack(synthesizer=AttributePrivateRAP(
             categories=cats, secret=secret), **common).fit(aux)
     with pytest.raises(InvalidParameterError, match="unfitted synthesiser"):
         PropertyInferenceAttack(query=query, secret=secret, synthesizer=42,
                                 **common).fit(aux)
+    with pytest.raises(InvalidParameterError, match="pass an instance"):
+        PropertyInferenceAttack(query=query, secret=secret, synthesizer=DPRAP,
+                                **common).fit(aux)
+    with pytest.raises(InvalidParameterError, match="hides no secret"):
+        PropertyInferenceAttack(query=query, synthesizer=DPRAP(
+            categories=cats), **common).fit(aux)
+    with pytest.raises(InvalidParameterError, match="do not have"):
+        PropertyInferenceAttack(query=skattr.Query.proportion("age", 1),
+                                secret=secret, synthesizer=DPRAP(
+                                    categories=cats), **common).fit(aux)
+    # A clone of the attack (GridSearchCV's) never changes the caller's
+    # synthesiser.
+    from sklearn.base import clone
+
+    template = DPRAP(categories=cats, k=2, epsilon=1.0)
+    attack = PropertyInferenceAttack(query=query, secret=secret,
+                                     synthesizer=template, **common)
+    clone(attack).set_params(synthesizer__epsilon=5.0)
+    assert template.epsilon == 1.0
