@@ -24,7 +24,7 @@ from skattr.cli._common import (
     seed,
     typed_value,
 )
-from skattr.cli._synthesize import add_synthesize
+from skattr.cli._synthesize import OPTION_NAMES, add_synthesize
 from skattr.exceptions import InvalidParameterError, SkattrError
 
 __all__ = ["main"]
@@ -345,9 +345,13 @@ def _as_options(message: str) -> str:
     'or --law gaussian --covariances assume-equal to take'
     >>> _as_options("bin it with bins={'age': [edges]}")
     'bin it with --bins age=E1,E2,...'
+    >>> _as_options("The 'k' parameter of AttributePrivateRAP must be")
+    '--k must be'
     """
     for pattern, option in _DOMAIN:
         message = pattern.sub(option, message)
+    for name, option in OPTION_NAMES:
+        message = message.replace(name, option)
     message = _MODEL.sub(lambda m: f"--law gaussian --covariances {m.group(1)}",
                          message)
     message = _RATIO.sub(lambda m: "--max-error-ratio "

@@ -16,7 +16,7 @@ from skattr.cli._common import (
 )
 from skattr.exceptions import SkattrError
 
-__all__ = ["add_synthesize"]
+__all__ = ["OPTION_NAMES", "add_synthesize"]
 
 
 def add_synthesize(sub) -> None:
@@ -97,32 +97,17 @@ def _lists(given, option: str) -> dict:
 
 
 #: The library's names of the command's options, as its messages say them.
-_OPTION_NAMES = (("The 'n_marginals' parameter of AttributePrivateRAP",
-                  "--marginals"),
-                 ("The 'n_synthetic' parameter of AttributePrivateRAP",
-                  "The relaxed table's size"),
-                 ("The 'iterations' parameter of AttributePrivateRAP",
-                  "--iterations"),
-                 ("The 'k' parameter of AttributePrivateRAP", "--k"),
-                 ("The 'share' parameter of AttributePrivateRAP", "--share"),
-                 ("The 'epsilon' parameter of AttributePrivateRAP",
-                  "--epsilon"),
-                 ("The 'delta' parameter of AttributePrivateRAP", "--delta"),
-                 ("synthesize: n must be a positive int (records to draw)",
-                  "--rows must be a positive whole number of records"))
-
-
-def _as_option_names(message: str) -> str:
-    """Say the library's parameter names as this command's options.
-
-    Examples
-    --------
-    >>> _as_option_names("The 'k' parameter of AttributePrivateRAP must be")
-    '--k must be'
-    """
-    for name, option in _OPTION_NAMES:
-        message = message.replace(name, option)
-    return message
+OPTION_NAMES = (
+    ("The 'n_marginals' parameter of AttributePrivateRAP", "--marginals"),
+    ("The 'n_synthetic' parameter of AttributePrivateRAP",
+     "The relaxed table's size"),
+    ("The 'iterations' parameter of AttributePrivateRAP", "--iterations"),
+    ("The 'k' parameter of AttributePrivateRAP", "--k"),
+    ("The 'share' parameter of AttributePrivateRAP", "--share"),
+    ("The 'epsilon' parameter of AttributePrivateRAP", "--epsilon"),
+    ("The 'delta' parameter of AttributePrivateRAP", "--delta"),
+    ("synthesize: n must be a positive int (records to draw)",
+     "--rows must be a positive whole number of records"))
 
 
 def _write_table(table: pd.DataFrame, path: str, name: str) -> None:
@@ -143,20 +128,18 @@ def _synthesize(args) -> int:
     data = read_table(args.data)
     reference = None if args.reference is None else read_table(args.reference)
     secret = read_secret(args, data)
-    for option, names in (("--categories", _lists(args.categories,
-                                                  "--categories")),
-                          ("--bins", _lists(args.bins, "--bins"))):
+    stated = _lists(args.categories, "--categories")
+    edges_of = _lists(args.bins, "--bins")
+    for option, names in (("--categories", stated), ("--bins", edges_of)):
         absent = [c for c in names if c not in data.columns]
         if absent:
             raise SkattrError(f"{option} names {absent}, not columns of "
                               f"{args.data}; its columns: "
                               f"{', '.join(map(str, data.columns))}.")
     categories = {c: [typed_value(data[c], v, c, option="--categories")
-                      for v in values]
-                  for c, values in _lists(args.categories,
-                                          "--categories").items()}
+                      for v in values] for c, values in stated.items()}
     bins = {}
-    for c, edges in _lists(args.bins, "--bins").items():
+    for c, edges in edges_of.items():
         try:
             bins[c] = [float(e) for e in edges]
         except ValueError:
@@ -167,17 +150,14 @@ def _synthesize(args) -> int:
                           f"not {args.save!r}.")
     given = {"progress": args.progress}
     with Output(args.output) as output:
-        try:
-            result = synthesize(
-                data, secret=secret, categories=categories, bins=bins,
-                reference=reference, columns=args.columns, n=args.rows,
-                epsilon=args.epsilon, delta=args.delta, privacy=args.privacy,
-                share=args.share, k=args.k, n_marginals=args.marginals,
-                marginals=None if args.choose == "random" else "reference",
-                iterations=args.iterations, random_state=args.random_state,
-                **{k: v for k, v in given.items() if v is not None})
-        except SkattrError as exc:
-            raise type(exc)(_as_option_names(str(exc))) from None
+        result = synthesize(
+            data, secret=secret, categories=categories, bins=bins,
+            reference=reference, columns=args.columns, n=args.rows,
+            epsilon=args.epsilon, delta=args.delta, privacy=args.privacy,
+            share=args.share, k=args.k, n_marginals=args.marginals,
+            marginals=None if args.choose == "random" else "reference",
+            iterations=args.iterations, random_state=args.random_state,
+            **{k: v for k, v in given.items() if v is not None})
         output.write(result, writer=lambda r, path, name: _write_table(
             r.data, path, name), shown=lambda r: print(r.summary()))
     if args.save is not None:

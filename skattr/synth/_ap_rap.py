@@ -28,7 +28,6 @@ from skattr._release import Certificate
 from skattr._secret import Secret
 from skattr.calibration._coupled import coupled_required_noise_variance
 from skattr.exceptions import (
-    DataValidationError,
     InvalidParameterError,
     NotCertifiableError,
 )
@@ -46,12 +45,10 @@ from skattr.synth._rap import (
     draw_records,
     relaxed_probs,
     relaxed_projection,
-    workload_of,
 )
 from skattr.utils._param_validation import (
     Interval,
     Options,
-    validate_parameter_constraints,
 )
 from skattr.utils._progress import PROGRESS_CONSTRAINT, progress_bar
 
@@ -188,32 +185,22 @@ class AttributePrivateRAP(Synthesizer):
     def _check(self, X) -> tuple[OneHotDomain, np.ndarray]:
         """Validate; return the domain and the secret's categories in the group."""
         name = type(self).__name__
-        for what in ("categories", "secret"):
-            if getattr(self, what) is None:
-                raise InvalidParameterError(
-                    f"{name} needs {what}=: the domain of every column "
-                    "({column: [categories]}) and the secret whose group's "
-                    "share is hidden (Secret.proportion(column, value, "
-                    "pairs=...)).")
-        validate_parameter_constraints(self._parameter_constraints,
-                                       self.get_params(deep=False), name)
+        if self.secret is None:
+            raise InvalidParameterError(
+                f"{name} needs secret=: the secret whose group's share is "
+                "hidden (Secret.proportion(column, value, pairs=...)).")
+        domain = self._checked(X)
         secret = self.secret
         if secret.property != "proportion":
             raise InvalidParameterError(
                 f"{name} hides the share of a group: state the secret as "
                 "Secret.proportion(column, value, ...); a mean secret has no "
                 "group to fit apart.")
-        domain = OneHotDomain(self.categories)
         if secret.column not in domain.columns:
             raise InvalidParameterError(
                 f"The secret's column {secret.column!r} is not among the "
                 f"domain's columns {domain.columns}; add it with its "
                 "categories.")
-        if not isinstance(X, pd.DataFrame):
-            raise DataValidationError(
-                f"{name} fits a pandas DataFrame; got {type(X).__name__}.")
-        if len(X) == 0:
-            raise DataValidationError("The data has no records.")
         cats = pd.DataFrame({secret.column: list(
             domain.categories[secret.column])})
         try:
@@ -258,10 +245,7 @@ class AttributePrivateRAP(Synthesizer):
         """
         domain, inside_cats = self._check(X)
         rng = check_random_state(self.random_state, owner=type(self).__name__)
-        workload = workload_of(domain, self.marginals, int(self.k),
-                                     self.n_marginals,
-                                     np.random.default_rng(
-                                         int(rng.integers(0, 2**63 - 1))))
+        workload = self._workload(domain, rng)
         share, sizes, law, tau, sd = self._calibrate(len(X), len(workload))
         real = domain.onehot(X)                 # refuses unseen values
         truth = group_answers(domain, real, inside_cats, self.secret.column,
@@ -273,10 +257,8 @@ class AttributePrivateRAP(Synthesizer):
             for g in _GROUPS:
                 noisy[g] = [t + sd[g] * rng.standard_normal(t.size)
                             for t in truth[g]]
-                start = 0.1 * rng.standard_normal((int(self.n_synthetic),
-                                                   domain.width))
                 logits[g] = relaxed_projection(
-                    domain, workload, noisy[g], start,
+                    domain, workload, noisy[g], self._start(domain, rng),
                     iterations=self.iterations,
                     learning_rate=self.learning_rate, bar=bar)
         finally:
@@ -348,7 +330,7 @@ class AttributePrivateRAP(Synthesizer):
             if count == 0:
                 continue
             table = self.logits_[g]
-            rows = rng.permuted(np.resize(np.arange(table.shape[0]), count))
+            rows = self._rows(table, count, rng)
             probs = relaxed_probs(self.domain_, table)
             # The group's records take only its own categories of the secret.
             masked = probs[j] * keep

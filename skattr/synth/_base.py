@@ -1,8 +1,14 @@
-"""What the synthesisers share: saving and loading (JSON, no pickle)."""
+"""What the synthesisers share: checks, workload, table rows, JSON (no pickle)."""
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 from sklearn.base import BaseEstimator
+
+from skattr.exceptions import DataValidationError, InvalidParameterError
+from skattr.synth._rap import OneHotDomain, workload_of
+from skattr.utils._param_validation import validate_parameter_constraints
 
 __all__ = ["Synthesizer"]
 
@@ -17,6 +23,42 @@ class Synthesizer(BaseEstimator):
 
     #: The layout of the attributes ``fit`` sets (files record it).
     fitted_layout = 1
+
+    def _checked(self, X) -> OneHotDomain:
+        """Validate the parameters and the data; return the public domain."""
+        name = type(self).__name__
+        if self.categories is None:
+            raise InvalidParameterError(
+                f"{name} needs categories={{column: [every category]}}: the "
+                "domain is public, never read from the private data (read it "
+                "from public reference data with OneHotDomain.from_frame(ref)"
+                ".categories).")
+        validate_parameter_constraints(self._parameter_constraints,
+                                       self.get_params(deep=False), name)
+        if not isinstance(X, pd.DataFrame):
+            raise DataValidationError(
+                f"{name} fits a pandas DataFrame; got {type(X).__name__}.")
+        if len(X) == 0:
+            raise DataValidationError("The data has no records.")
+        return OneHotDomain(self.categories)
+
+    def _workload(self, domain: OneHotDomain, rng) -> list:
+        """Return the workload: ``marginals``, or a draw seeded from ``rng``."""
+        return workload_of(domain, self.marginals, int(self.k),
+                           self.n_marginals,
+                           np.random.default_rng(int(rng.integers(0, 2**63 - 1))))
+
+    def _start(self, domain: OneHotDomain, rng) -> np.ndarray:
+        """Return a relaxed table's first logits: small, random."""
+        return 0.1 * rng.standard_normal((int(self.n_synthetic), domain.width))
+
+    @staticmethod
+    def _rows(table: np.ndarray, count: int, rng) -> np.ndarray:
+        """Which relaxed record each of ``count`` drawn ones comes from.
+
+        Each is used equally often (the remainder at random).
+        """
+        return rng.permuted(np.resize(np.arange(table.shape[0]), count))
 
     def to_json(self) -> str:
         """Return the synthesiser as JSON text: parameters and the relaxed tables.

@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from skattr._persistence import persistable
 from skattr._random import check_random_state
-from skattr.exceptions import DataValidationError, InvalidParameterError
+from skattr.exceptions import InvalidParameterError
 from skattr.synth._base import Synthesizer
 from skattr.synth._rap import (
     OneHotDomain,
@@ -27,12 +27,10 @@ from skattr.synth._rap import (
     relaxed_projection,
     report_noisy_max,
     rho_of_epsilon,
-    workload_of,
 )
 from skattr.utils._param_validation import (
     Interval,
     Options,
-    validate_parameter_constraints,
 )
 from skattr.utils._progress import PROGRESS_CONSTRAINT, progress_bar
 
@@ -173,22 +171,6 @@ class DPRAP(Synthesizer):
         self.progress = progress
         self.random_state = random_state
 
-    def _check(self, X) -> OneHotDomain:
-        if self.categories is None:
-            raise InvalidParameterError(
-                "DPRAP needs categories={column: [every category]}: the domain "
-                "is public, never read from the private data (read it from "
-                "public reference data with OneHotDomain.from_frame(ref)."
-                "categories).")
-        validate_parameter_constraints(self._parameter_constraints,
-                                       self.get_params(deep=False), "DPRAP")
-        if not isinstance(X, pd.DataFrame):
-            raise DataValidationError(
-                f"DPRAP fits a pandas DataFrame; got {type(X).__name__}.")
-        if len(X) == 0:
-            raise DataValidationError("The data has no records.")
-        return OneHotDomain(self.categories)
-
     def fit(self, X, y=None):
         """Spend the budget on the marginals and fit the relaxed table.
 
@@ -203,13 +185,11 @@ class DPRAP(Synthesizer):
         -------
         self : DPRAP
         """
-        domain = self._check(X)
+        domain = self._checked(X)
         real = domain.onehot(X)                 # refuses unseen values first
         n = len(X)
         rng = check_random_state(self.random_state, owner="DPRAP")
-        workload = workload_of(domain, self.marginals, int(self.k),
-                                     self.n_marginals,
-                                     np.random.default_rng(_seed(rng)))
+        workload = self._workload(domain, rng)
         truth = [answer(real, m) for m in workload]
         rho = rho_of_epsilon(float(self.epsilon), float(self.delta))
         T = int(self.rounds)
@@ -219,8 +199,7 @@ class DPRAP(Synthesizer):
             raise InvalidParameterError(
                 f"rounds * queries_per_round = {T * K} exceeds the "
                 f"{len(workload)} marginals; choose fewer rounds or queries.")
-        logits = 0.1 * rng.standard_normal((int(self.n_synthetic),
-                                            domain.width))
+        logits = self._start(domain, rng)
         bar = progress_bar(self.progress, total=T * int(self.iterations),
                            desc="DPRAP", unit="step")
         chosen, targets, sigmas = [], [], []
@@ -304,11 +283,7 @@ class DPRAP(Synthesizer):
         check_is_fitted(self, "logits_")
         n = check_draws(self.n_records_ if n is None else n, "DPRAP.sample")
         rng = check_random_state(random_state, owner="DPRAP.sample")
-        rows = rng.permuted(np.resize(np.arange(self.logits_.shape[0]), n))
+        rows = self._rows(self.logits_, n, rng)
         return draw_records(self.domain_, relaxed_probs(self.domain_,
                                                         self.logits_),
                             rows, rng, self.dtypes_)
-
-def _seed(rng) -> int:
-    """Return a seed for the workload's draw, from the estimator's source."""
-    return int(rng.integers(0, 2**63 - 1))
