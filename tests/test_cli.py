@@ -316,6 +316,82 @@ def test_an_anchor_refuses_an_older_copy_of_the_store(tmp_path, capsys):
     assert "give --ledger FILE" in capsys.readouterr().err
 
 
+def test_a_keyed_store_takes_its_key_from_a_private_file(tmp_path, capsys,
+                                                         monkeypatch):
+    # Issue 42: the command line read the key from SKATTR_LEDGER_KEY only.
+    import sqlite3
+    monkeypatch.delenv("SKATTR_LEDGER_KEY", raising=False)
+    common, private = _hospital_files(tmp_path)
+    ledger, anchor = tmp_path / "h.ledger", tmp_path / "h.anchor"
+    key = "a key never printed, 32 bytes!!"
+    key_file = tmp_path / "ledger.key"
+    key_file.write_text(key + "\n")
+    key_file.chmod(0o600)
+    run = ["release", private, *common, "--epsilon", "1", "--ledger",
+           str(ledger), "--anchor", str(anchor)]
+    keyed = ["--ledger-key-file", str(key_file)]
+    shown = []
+    assert main([*run, *keyed, "--columns", "weight", "--budget",
+                 "2,1e-3"]) == 0
+    assert main([*run, *keyed, "--columns", "weight"]) == 0
+    shown.append(capsys.readouterr())
+    reopened = skattr.Ledger.open(ledger, pd.read_parquet(private),
+                                  reference=pd.read_csv(common[-1]), key=key)
+    assert len(reopened.releases) == 2
+    # Without the key: refused (its anchor records that the store is keyed).
+    assert main([*run, "--columns", "height"]) == 2
+    shown.append(capsys.readouterr())
+    assert "sealed with an HMAC key" in shown[-1].err
+    # Edited to look unkeyed, with half its releases: refused without the
+    # key (the anchor) and with it (a keyed store cannot lose its key).
+    with sqlite3.connect(ledger) as db:
+        db.execute("UPDATE meta SET value = '0' WHERE key = 'keyed'")
+        db.execute("DELETE FROM releases WHERE idx = 1")
+        db.execute("UPDATE releases SET mac = NULL")
+        db.execute("DELETE FROM meta WHERE key IN ('header_mac', 'head', "
+                   "'head_mac')")
+    assert main([*run, "--columns", "height"]) == 2
+    shown.append(capsys.readouterr())
+    assert "sealed with an HMAC key" in shown[-1].err
+    assert main([*run, *keyed, "--columns", "height"]) == 2
+    shown.append(capsys.readouterr())
+    assert "without an HMAC key" in shown[-1].err
+    # A key file others can read is refused, as ssh refuses such a key.
+    key_file.chmod(0o644)
+    assert main([*run, *keyed, "--columns", "height"]) == 2
+    shown.append(capsys.readouterr())
+    assert "permissions 0644" in shown[-1].err
+    assert f"chmod 600 {key_file}" in shown[-1].err
+    assert main(["release", private, *common, "--columns", "weight",
+                 *keyed]) == 2
+    shown.append(capsys.readouterr())
+    assert "give --ledger FILE" in shown[-1].err
+    assert all(key not in s.out + s.err for s in shown)
+
+
+def test_an_empty_store_left_by_a_kill_is_created_not_refused(tmp_path,
+                                                              capsys):
+    # Issue 42: a process killed before the store's first transaction left
+    # an empty file, which the command then refused forever ("already holds
+    # a ledger": drop --budget; without it, "pass secret= and budget=").
+    common, private = _hospital_files(tmp_path)
+    ledger = tmp_path / "h.ledger"
+    ledger.touch()
+    run = ["release", private, *common, "--columns", "weight", "--ledger",
+           str(ledger)]
+    assert main(run) == 2
+    assert "holds no ledger yet: give --budget" in capsys.readouterr().err
+    assert main([*run, "--budget", "3,1e-3"]) == 0
+    assert main([*run, "--budget", "3,1e-3"]) == 2
+    assert "drop --budget" in capsys.readouterr().err
+    # A file with other contents is still refused.
+    other = tmp_path / "notes.ledger"
+    other.write_text("not a store")
+    assert main([*run[:-1], str(other)]) == 2
+    assert "not a ledger store" in capsys.readouterr().err
+    assert other.read_text() == "not a store"
+
+
 def test_a_broken_or_missing_parquet_file_is_a_clear_error(tmp_path, capsys):
     common, _ = _hospital_files(tmp_path)
     bad = tmp_path / "bad.parquet"

@@ -487,6 +487,9 @@ def _check_entry(entry) -> None:
     if not (isinstance(cov, np.ndarray) and np.all(np.isfinite(cov))):
         raise ValueError("the noise covariance is not a finite array")
     _number(entry.joint_epsilon, 0.0)
+    if entry.nonce is not None and (isinstance(entry.nonce, bool) or not (
+            isinstance(entry.nonce, int) and 0 <= entry.nonce < 2**64)):
+        raise ValueError("the nonce is not a 64-bit whole number")
     if entry.joint_delta is not None:
         _number(entry.joint_delta, 0.0, 1.0)
     laplace = entry.laplace

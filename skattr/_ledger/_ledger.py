@@ -172,8 +172,15 @@ class Ledger(Kept):
         (the default, and the only choice for real releases). A seed is for
         experiments: each release draws its own stream of it, keyed by the
         release's index, so a ledger reloaded with the same seed never
-        replays a draw; a Generator gives one seed, drawn when the ledger is
-        opened. Each release says whether it was seeded (``seeded``).
+        replays a draw; a ledger kept in a store or loaded from a file also
+        keys it by a nonce drawn from the operating system and kept in the
+        release's record, so that a store rolled back to an older copy
+        never draws a forgotten release's noise again. A seed thus
+        reproduces a ledger made and used in one process (the same
+        releases in the same order draw the same noise), and each kept
+        release's noise from its record, not the noise a kept ledger will
+        draw. A Generator gives one seed, drawn when the ledger is opened.
+        Each release says whether it was seeded (``seeded``).
     bounds : "reference", dict, sequence of (low, high), (low, high) or None, \
 default="reference"
         The clipping of every release and of the joint law (the mechanisms'
@@ -305,6 +312,8 @@ default="reference"
         self._stored_header = None
         # The digest of the last release the store holds for this ledger.
         self._last_stored = None
+        # Whether the releases so far were loaded from a file or a store.
+        self._loaded = False
 
     def __repr__(self) -> str:
         eps, delta = self.spent
@@ -373,7 +382,8 @@ default="reference"
             The joint epsilon (at the budget's delta) of every release so far
             and this one; above ``budget[0]`` the release would be refused.
         """
-        with self._exclusive():
+        with self._lock:
+            self.refresh()          # the store's releases, then the fit
             found = self._planned_joint(
                 statistic_query(statistic, columns, value), params)
         return found[1], found[-1]
@@ -542,19 +552,25 @@ default="reference"
         """Return the seed estimators are built with (each release has its own)."""
         return self._noise_seed
 
-    def _noise_of(self, index: int):
+    def _noise_of(self, index: int, nonce: int | None = None):
         """Return release ``index``'s own noise stream (None: fresh entropy).
 
         A seeded ledger keys a stream by the release's index, so a ledger
         reloaded with the same seed draws new noise for its new releases,
-        never the noise of its earlier ones again.
+        never the noise of its earlier ones again; and, with the release's
+        ``nonce`` (:meth:`_nonce`), by that too, so that a store rolled back
+        to an older copy does not draw a forgotten release's noise again.
+        The seed and a release's record give its noise again.
         """
         from skattr._random import check_random_state
 
         if self._noise_seed is None:
             return None
-        return check_random_state(self._noise_seed, stream=(_NOISE_STREAM,
-                                                            index))
+        # The marker 1 before the nonce: numpy pads a seed with zero words,
+        # so a nonce 0 alone would be the stream without one.
+        stream = ((_NOISE_STREAM, index) if nonce is None
+                  else (_NOISE_STREAM, index, 1, nonce))
+        return check_random_state(self._noise_seed, stream=stream)
 
     def _planned_joint(self, query, params) -> tuple:
         """Plan a release and its joint epsilon; ``epsilon="remaining"`` fits it.
@@ -643,16 +659,17 @@ default="reference"
     def _release(self, query, **params) -> Release:
         """Release ``query`` if the joint guarantee stays within the budget.
 
-        One transaction of the store, when the ledger has one: the releases
-        other processes made are read in first, and the release is written
-        and committed before it is returned.
+        Planned outside the store's lock, then one transaction of the
+        store, when the ledger has one (:meth:`_committed`): the releases
+        other processes made are read in, the budget checked again (the
+        release planned again if they moved the store), and the release
+        written and committed before it is returned.
         """
-        with self._exclusive():
-            return self._release_now(query, params)
+        return self._committed(lambda: self._planned_joint(query, params),
+                               self._release_planned)
 
-    def _release_now(self, query, params) -> Release:
-        est, plan, statistics, noise_cov, laplace, joint = self._planned_joint(
-            query, params)
+    def _release_planned(self, planned) -> Release:
+        est, plan, statistics, noise_cov, laplace, joint = planned
         if joint > self.budget[0] * (1 + BUDGET_RTOL):
             spent = self.spent[0]
             raise BudgetExceededError(
@@ -665,13 +682,15 @@ default="reference"
                 + (" or a smaller delta (the releases' deltas add up past the "
                    "budget's)" if math.isinf(joint) and self._laplace_only()
                    else "") + ", or release fewer statistics.")
-        release = est.release(self._data,
-                              random_state=self._noise_of(len(self.releases)))
+        nonce = self._nonce()
+        release = est.release(self._data, random_state=self._noise_of(
+            len(self.releases), nonce))
         self.releases.append(LedgerEntry(
             release, statistics, noise_cov, joint, laplace=laplace,
             joint_delta=(None if laplace is None or not self._laplace_only()
                          else self._laplace.joint_delta(
-                             [e.laplace for e in self.releases] + [laplace]))))
+                             [e.laplace for e in self.releases] + [laplace])),
+            nonce=nonce))
         self._columns.update(map(str, est.columns_))
         return release
 

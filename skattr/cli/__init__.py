@@ -19,6 +19,7 @@ from skattr.cli._common import (
     Output,
     add_secret_options,
     pairs,
+    read_key_file,
     read_secret,
     read_table,
     seed,
@@ -164,6 +165,9 @@ def _release(args) -> int:
     if args.anchor is not None and args.ledger is None:
         raise SkattrError("--anchor guards a ledger's store: give --ledger "
                           "FILE with it.")
+    if args.ledger_key_file is not None and args.ledger is None:
+        raise SkattrError("--ledger-key-file keys a ledger's store: give "
+                          "--ledger FILE with it.")
     secret = read_secret(args, data)
     if args.value is not None and args.statistic in ("count", "proportion"):
         # The counted value, read as its column's type too (a 0/1 column's
@@ -237,12 +241,19 @@ def _ledger_release(args, data, kwargs, statistic) -> int:
     # back whole; any other file is a store (Ledger.open), where a release
     # is one transaction, safe against a crash and against other processes.
     kept_as_json = os.path.exists(path) and _holds_json(path)
-    if args.anchor is not None and kept_as_json:
-        raise SkattrError(
-            f"{path} is a JSON ledger; --anchor guards a store. Move the "
-            "ledger into a store (Ledger.from_json(...).store(path, "
-            "anchor=...)) or drop --anchor.")
-    if os.path.exists(path):
+    for option, given in (("--anchor", args.anchor),
+                          ("--ledger-key-file", args.ledger_key_file)):
+        if given is not None and kept_as_json:
+            raise SkattrError(
+                f"{path} is a JSON ledger; {option} is for a store. Move the "
+                "ledger into a store (Ledger.from_json(...).store(path, "
+                "anchor=..., key=...)) or drop " + option + ".")
+    # The key from its file, else SKATTR_LEDGER_KEY (Ledger.open reads it).
+    key = (None if args.ledger_key_file is None
+           else read_key_file(args.ledger_key_file))
+    # An empty file holds no ledger: a store whose creation was interrupted
+    # before its first transaction (it is initialised, not refused).
+    if os.path.exists(path) and os.path.getsize(path) > 0:
         if args.budget is not None:
             raise SkattrError(
                 f"{path} already holds a ledger with its own budget; drop "
@@ -256,7 +267,7 @@ def _ledger_release(args, data, kwargs, statistic) -> int:
         else:
             ledger = Ledger.open(path, data, reference=opening["reference"],
                                  random_state=opening.get("random_state"),
-                                 anchor=args.anchor)
+                                 anchor=args.anchor, key=key)
         for key, option in (("law", "--law"), ("theta", "--theta"),
                             ("bounds", "--bounds")):
             if key in opening and opening[key] != getattr(ledger, key):
@@ -272,11 +283,11 @@ def _ledger_release(args, data, kwargs, statistic) -> int:
     else:
         if args.budget is None:
             raise SkattrError(
-                f"{path} does not exist yet: give --budget EPSILON,DELTA to "
+                f"{path} holds no ledger yet: give --budget EPSILON,DELTA to "
                 "create it (the joint guarantee its releases may never exceed "
                 "together).")
         ledger = Ledger.open(path, data, budget=args.budget,
-                             anchor=args.anchor, **opening)
+                             anchor=args.anchor, key=key, **opening)
     if args.plan:
         plan, joint = ledger.plan(args.columns, statistic=statistic,
                                   value=args.value, **kwargs)
@@ -425,6 +436,11 @@ def build_parser() -> argparse.ArgumentParser:
                           "from it that records the most releases it has "
                           "held, so that an older copy of the store is "
                           "refused (pass the same file every time)")
+    rel.add_argument("--ledger-key-file", default=None, metavar="FILE",
+                     help="with a --ledger store: the file holding its HMAC "
+                          "key (16 bytes or more, readable by you only; "
+                          "default: the variable SKATTR_LEDGER_KEY). A store "
+                          "written with a key is opened with it only")
     rel.add_argument("--budget", type=pairs, default=None,
                      metavar="EPSILON,DELTA",
                      help="the budget of a new --ledger FILE, e.g. 3,1e-3")
