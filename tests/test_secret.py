@@ -11,7 +11,6 @@ from skattr._secret import as_secrets
 from skattr.exceptions import (
     DataValidationError,
     InvalidParameterError,
-    NotCertifiableError,
 )
 
 
