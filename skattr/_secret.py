@@ -427,8 +427,7 @@ class Secret:
         [(0.4, 0.6)]
         """
         if self.pairs is None or self.property != "proportion":
-            a, b = self.pair_values(n)
-            return _distinct(zip(a.tolist(), b.tolist(), strict=True))
+            return self._listed(n)
         counts = []
         for a, b in self.pairs:
             around = [(ka, kb) for ka in grid_counts(a, n)
@@ -477,8 +476,21 @@ class Secret:
         """
         if privacy == "dataset":
             return self.grid_pairs(n, alternative=alternative)
+        return self._listed(n)
+
+    def _listed(self, n: int) -> list[tuple[float, float]]:
+        """Return :meth:`pair_values` as a list, each pair once.
+
+        Explicit pairs are distinct when built; a window's pairs are (i < j)
+        by construction; overlapping sets repeat pairs, which are dropped in
+        one sort (a window or sets may hold millions of pairs).
+        """
         a, b = self.pair_values(n)
-        return _distinct(zip(a.tolist(), b.tolist(), strict=True))
+        if self.sets is not None:
+            keys = np.column_stack([np.minimum(a, b), np.maximum(a, b)])
+            first = np.sort(np.unique(keys, axis=0, return_index=True)[1])
+            a, b = a[first], b[first]
+        return list(zip(a.tolist(), b.tolist(), strict=True))
 
     def pair_values(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """Return the pointwise pairs (a, b) of values of g to hide from each other.

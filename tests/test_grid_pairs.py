@@ -141,6 +141,16 @@ def test_a_pair_repeated_or_reversed_is_kept_once():
     assert len(near.grid_pairs(747)) == 4
 
 
+def test_overlapping_sets_give_each_pair_once():
+    s = Secret.proportion("g", 1, sets=[(0.3, 0.6), (0.4, 0.7)])
+    a, b = s.pair_values(20)
+    every = {frozenset(p) for p in zip(a.tolist(), b.tolist(), strict=True)}
+    for privacy in ("dataset", "distributional"):
+        pairs = s.certified_pairs(20, privacy)
+        assert {frozenset(p) for p in pairs} == every
+        assert len(pairs) == len(every) < a.size      # 0.4-0.6 both ways
+
+
 def test_repeated_pairs_cost_the_work_of_one(smokers, monkeypatch):
     from skattr.calibration import _exact_noise
 
