@@ -73,7 +73,7 @@ def grid_text(secret: str, n: int, stated: tuple, sides: tuple,
     read = "; ".join(f"{a:g} vs {b:g} as {either_count(x)} vs "
                      f"{either_count(y)}"
                      for (a, b), (x, y) in zip(stated, sides, strict=True))
-    return (f"{secret.partition(':')[0]}: on n = {n} records a share is a "
+    return (f"{secret.rpartition(': pairs ')[0]}: on n = {n} records a share is a "
             f"whole number of records, so the stated pairs are read as the "
             f"datasets around them: {read} records, each of the "
             f"{len(certified)} pairs certified")
@@ -436,7 +436,7 @@ class Secret:
                 k = grid_counts(a, n)[0]
                 raise NotCertifiableError(
                     f"On {n} records both values of the pair {a:.12g} vs "
-                    f"{b:.12g} (hiding {self.label.partition(':')[0]}) are "
+                    f"{b:.12g} (hiding {self.label.rpartition(': pairs ')[0]}) are "
                     f"{k} records, so no two datasets differ in it and "
                     f"nothing would be hidden. State values at least 1/{n} "
                     f"apart, or {alternative or DISTRIBUTIONAL}.")
