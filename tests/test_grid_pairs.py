@@ -412,17 +412,22 @@ def test_synthesize_hides_the_neighbours_off_the_grid():
     data = pd.DataFrame({"sex": rng.choice(["F", "M"], 53),
                          "job": rng.choice(["a", "b"], 53)})
     out = skattr.synth.synthesize(
-        data, secret=Secret.proportion("sex", "F", pairs=[(0.4, 0.6)]),
+        data, secret=Secret.proportion("sex", "F", pairs=[(0.3, 0.4)]),
         categories={"sex": ["F", "M"], "job": ["a", "b"]}, k=1,
         n_synthetic=20, iterations=20, random_state=0)
+    # 0.3 and 0.4 of 53 records are 15.9 and 21.2.
     record = _grid_record(out.certificate)
-    assert set(record.params["certified"]) == _neighbours(53)
-    # The group sizes run from the fewest records inside (21) to the most
-    # (32): 53 - 32 = 21 stay outside under every pair.
+    assert set(record.params["certified"]) == {(15, 21), (15, 22), (16, 21),
+                                               (16, 22)}
+    # The group sizes run over every pair: 15 records surely inside, 53 -
+    # 22 = 31 surely outside, up to 22 - 15 = 7 moved.
     sizes = out.synthesizer._calibrate(53, 1)[1]
-    assert sizes.inside.min() == 21 and sizes.outside.min() == 21
-    assert sizes.moved.max() == 11
-    assert "21 or 22 of 53 records (40%) vs 31 or 32 of 53 (60%)" in \
+    assert sizes.inside.min() == 15 and sizes.outside.min() == 31
+    assert sizes.moved.max() == 7
+    assert out.share == 0.35            # stated: the middle of 0.3 and 0.4
+    saved = type(out.synthesizer).from_json(out.synthesizer.to_json())
+    assert _grid_record(saved.certificate_) == record
+    assert "15 or 16 of 53 records (30%) vs 21 or 22 of 53 (40%)" in \
         " ".join(out.summary().split())
 
 

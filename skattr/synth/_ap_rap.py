@@ -291,7 +291,9 @@ class AttributePrivateRAP(Synthesizer):
     def _calibrate(self, n: int, marginals: int):
         """Return the share, group sizes, distance law, tau and each group's sd."""
         pairs = secret_pairs(self.secret, n, self.privacy)
-        share = self._share(pairs)
+        # The table's share is stated, not certified: the pairs as stated
+        # (0.35 for 0.3 vs 0.4, whatever n), not their grid neighbours.
+        share = self._share(np.column_stack(self.secret.pair_values(n)))
         failure = (_SIZE_SHARE * float(self.delta)
                    if self.privacy == "distributional" else 0.0)
         sizes = group_sizes(n, pairs, self.privacy, failure)
