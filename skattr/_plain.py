@@ -11,7 +11,10 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["plain_guarantee", "plain_ledger", "plain_secret"]
+from skattr._certificate import unique
+from skattr._secret import either_count
+
+__all__ = ["plain_grid", "plain_guarantee", "plain_ledger", "plain_secret"]
 
 _PROPORTION = re.compile(r"^proportion\((?P<column>.+?)(?: == (?P<value>.+))?\)$")
 _PREDICATE = re.compile(r"^proportion\((?P<column>.+?): (?P<name>.+)\)$")
@@ -71,6 +74,35 @@ def plain_secret(label: str) -> str:
     return label
 
 
+def plain_grid(label: str, assumed) -> str:
+    """Return how a secret's stated pairs were read on the grid, in words.
+
+    From the ``"secret.grid"`` records among ``assumed`` for the secret
+    ``label``; "" when its pairs were certified as stated.
+
+    Examples
+    --------
+    >>> from skattr import Assumption
+    >>> grid = Assumption.of("secret.grid", secret="g: pairs 0.4 vs 0.6",
+    ...                      n=747, stated=((0.4, 0.6),),
+    ...                      sides=(((298, 299), (448, 449)),),
+    ...                      certified=((298, 448), (298, 449), (299, 448),
+    ...                                 (299, 449)))
+    >>> plain_grid("g: pairs 0.4 vs 0.6", (grid,))
+    ', that is 298 or 299 of 747 records (40%) vs 448 or 449 of 747 (60%)'
+    """
+    words = []
+    for record in assumed:
+        if record.kind != "secret.grid" or record.params["secret"] != label:
+            continue
+        n = record.params["n"]
+        for (a, b), (ka, kb) in zip(record.params["stated"],
+                                    record.params["sides"], strict=True):
+            words.append(f"{either_count(ka)} of {n} records ({100 * a:.3g}%) vs "
+                         f"{either_count(kb)} of {n} ({100 * b:.3g}%)")
+    return ", that is " + "; ".join(words) if words else ""
+
+
 def _rests_on(assumed, where: str = "below") -> str:
     """Say what the guarantee rests on: a chosen model, or the reference sample."""
     chosen = list(dict.fromkeys(a.option for a in assumed if a.opt_in))
@@ -108,7 +140,9 @@ def plain_guarantee(certified, *, planned: bool = False) -> str:
     epsilon, delta = float(certified.epsilon), float(certified.delta)
     this = "a release by this plan" if planned else "this release"
     seeing = f"seeing {this}"
-    hidden = "; and ".join(plain_secret(s) for s in certified.secrets)
+    assumed = tuple(getattr(certified, "assumed", ()))
+    hidden = "; and ".join(plain_secret(s) + plain_grid(s, assumed)
+                           for s in certified.secrets)
     if "differential privacy" in certified.guarantee:
         opening = (f"Each record is hidden, not a property of the whole data: "
                    f"whatever an observer believed about any one record, "
@@ -123,7 +157,7 @@ def plain_guarantee(certified, *, planned: bool = False) -> str:
                    f"{_odds(epsilon)} (epsilon = {epsilon:g})")
     opening += (f", except with probability {delta:g} (delta)." if delta > 0
                 else ", always (delta = 0).")
-    rests = _rests_on(tuple(getattr(certified, "assumed", ())))
+    rests = _rests_on(assumed)
     if "differential privacy" in certified.guarantee:
         scope = ("Differential privacy composes: several releases cost at most "
                  "the sum of their epsilons and deltas.")
@@ -143,7 +177,11 @@ def plain_ledger(ledger) -> str:
     ledger : Ledger
         Reads its ``secret``, ``releases``, ``spent`` and ``budget``.
     """
-    hidden = "; and ".join(plain_secret(s.label) for s in _secrets(ledger))
+    assumed = tuple(a for e in ledger.releases if e.release is not None
+                    for a in e.release.assumed)
+    hidden = "; and ".join(
+        plain_secret(s.label) + plain_grid(s.label, unique(assumed))
+        for s in _secrets(ledger))
     budget = ledger.budget[0]
     count = len(ledger.releases)
     refuses = (f"The ledger refuses, before drawing any noise, a release that "
@@ -158,8 +196,6 @@ def plain_ledger(ledger) -> str:
             f"{_odds(epsilon)} (epsilon = {epsilon:.4g})"
             + (f", except with probability {delta:g} (delta)." if delta > 0
                else ", always (delta = 0)."))
-    assumed = tuple(a for e in ledger.releases if e.release is not None
-                    for a in e.release.assumed)
     return f"{text} {_rests_on(assumed, where='on each release')} {refuses}"
 
 

@@ -76,6 +76,15 @@ ASSUMPTION_TEXTS = {
     "resampling-model": ({"privacy": "dataset"}, (
         "the data are distributed as the resampling model says (datasets drawn "
         "from the reference data; dataset privacy)")),
+    "secret.grid": ({"secret": "proportion(g == 1): pairs 0.4 vs 0.6",
+                     "n": 747, "stated": ((0.4, 0.6),),
+                     "sides": (((298, 299), (448, 449)),),
+                     "certified": ((298, 448), (298, 449), (299, 448),
+                                   (299, 449))}, (
+        "proportion(g == 1): on n = 747 records a share is a whole number of "
+        "records, so the stated pairs are read as the datasets around them: "
+        "0.4 vs 0.6 as 298 or 299 vs 448 or 449 records, each of the 4 pairs "
+        "certified")),
     "secret.set-reading": ({"reading": "conditional-mean"}, (
         "set secrets compared by their conditional-mean reading: F given g in a "
         "set is taken to be Gaussian with the reading's mean and covariance")),

@@ -224,13 +224,14 @@ def test_a_pipeline_transforms_what_the_mechanism_sees(reference):
         scorer(Pipeline([("tree", DecisionTreeClassifier())]), fold)
 
 
-def test_default_scoring_plans_the_nearest_size_on_the_secrets_grid(reference):
+def test_default_scoring_plans_the_folds_own_size_off_the_secrets_grid(reference):
     # Issue 28: GridSearchCV's default scoring (the mechanism's score) gave
     # NaN on folds of 667 records, where 0.4 and 0.6 are not whole records,
-    # and the first candidate was chosen silently.
+    # and the first candidate was chosen silently. Issue 42: the pairs are
+    # read on the grid of the fold's own size (266 or 267 vs 400 or 401).
     mech = _mechanism(epsilon=1.0).fit(reference)
-    assert mech.score(reference.iloc[:667]) == pytest.approx(
-        -mech.plan(n=665).expected_error, rel=1e-12)
+    assert mech.score(reference.iloc[:667]) == -mech.plan(n=667).expected_error
+    assert mech.plan(n=667).assumes("secret.grid")
     assert mech.score(reference.iloc[:665]) == -mech.plan(n=665).expected_error
     with warnings.catch_warnings():
         warnings.simplefilter("error")

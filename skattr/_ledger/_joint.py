@@ -319,11 +319,7 @@ class LaplaceJoint:
             weights[e["key"]] = weights.get(e["key"], 0.0) + w
         ledger = self.ledger
         n = ledger._n
-        pairs = (ledger.secret.grid_pairs(
-            n, alternative="use privacy='distributional'")
-                 if privacy == "dataset" else
-                 list(zip(*(v.tolist() for v in ledger.secret.pair_values(n)),
-                          strict=True)))
+        pairs = ledger.secret.certified_pairs(n, privacy)
         return joint_closeness([self._resampled(key) for key in weights],
                                list(weights.values()), pairs, n, privacy,
                                ledger.budget[1])

@@ -209,8 +209,7 @@ def pair_moves(secret, n: int, privacy: str) -> list[tuple[int, float]]:
     distributional: each of the n records, with chance |a - b|.
     """
     found = set()
-    for a, b in secret_pairs(secret, n, privacy,
-                             alternative="use privacy='distributional'"):
+    for a, b in secret_pairs(secret, n, privacy):
         moved = abs(float(a) - float(b))
         found.add((math.ceil(moved * n - 1e-9), 1.0) if privacy == "dataset"
                   else (n, moved))

@@ -31,10 +31,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import ClassVar, NamedTuple
 
-from skattr._certificate import MethodStep
+from skattr._certificate import Assumption, MethodStep
 from skattr.exceptions import NotCertifiableError
 
-__all__ = ["Bound", "StatisticLaw", "secret_pairs"]
+__all__ = ["Bound", "StatisticLaw", "grid_assumptions", "secret_pairs"]
 
 #: Fewest records a law learnt from reference data certifies with no noise:
 #: below it a noiseless release publishes a function of a handful of records
@@ -61,18 +61,40 @@ class Bound(NamedTuple):
     assumptions: tuple = ()
 
 
-def secret_pairs(secret, n: int, privacy: str, *, alternative: str
-                 ) -> list[tuple[float, float]]:
+def secret_pairs(secret, n: int, privacy: str, *,
+                 alternative: str | None = None) -> list[tuple[float, float]]:
     """Return the pairs of property values to tell apart, on n records.
 
     Dataset privacy conditions on a whole number of group records, so the
-    pairs are read on the grid k / n (``alternative`` says what to do when
-    they are off it); distributional privacy takes the stated values.
+    pairs are read on the grid k / n, a stated pair off it as every grid
+    pair around it (:meth:`~skattr.Secret.grid_pairs`; ``alternative`` is
+    named when none is left); distributional privacy takes the stated
+    values.
     """
-    if privacy == "dataset":
-        return secret.grid_pairs(n, alternative=alternative)
-    a, b = secret.pair_values(n)
-    return list(zip(a.tolist(), b.tolist(), strict=True))
+    return secret.certified_pairs(n, privacy, alternative=alternative)
+
+
+def grid_assumptions(secrets, n: int) -> tuple:
+    """Return the records of the stated pairs read on the grid of n records.
+
+    One ``"secret.grid"`` :class:`~skattr.Assumption` per secret with a
+    stated pair off the grid k / n: its label, n, those pairs, the counts
+    of records around each side, and every pair certified, as counts of
+    records (k_a, k_b) out of n. Empty when every pair is on the grid.
+    """
+    found = []
+    for secret in secrets:
+        reading = secret.grid_reading(n)
+        if not reading:
+            continue
+        certified = tuple((round(a * n), round(b * n))
+                          for a, b in secret.grid_pairs(n))
+        found.append(Assumption.of(
+            "secret.grid", secret=secret.label, n=int(n),
+            stated=tuple(pair for pair, _, _ in reading),
+            sides=tuple((ka, kb) for _, ka, kb in reading),
+            certified=certified))
+    return tuple(found)
 
 
 class StatisticLaw(ABC):

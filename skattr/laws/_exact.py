@@ -115,7 +115,8 @@ class ExactLaw(StatisticLaw):
     def exact_pairs(self, n: int) -> list[tuple]:
         """Return the weighted laws (x_a, p_a, x_b, p_b) of F on both sides of pairs.
 
-        Dataset privacy: the pairs on the grid k / n.
+        Dataset privacy: the pairs on the grid k / n (a stated pair off it as
+        every grid pair around it: :meth:`~skattr.Secret.grid_pairs`).
         """
         weight = self.query.weight(n)
         first = self.thetas[0]
@@ -130,14 +131,13 @@ class ExactLaw(StatisticLaw):
                 "'approx-wasserstein', or pass law='gaussian'.")
         out = []
         for s, theta in zip(self.secrets, self.thetas, strict=True):
-            pairs = s.grid_pairs(n, alternative="pass law='gaussian'")
+            pairs = s.grid_pairs(n)
             for (xa, pa), (xb, pb) in pair_pmfs(theta, pairs, n):
                 out.append((xa * weight, pa, xb * weight, pb))
         return out
 
     def _pairs(self, secret, n, privacy):
-        return secret_pairs(secret, n, privacy,
-                            alternative="use privacy='distributional'")
+        return secret_pairs(secret, n, privacy)
 
     def w_infinity(self, n: int, privacy: str) -> Bound:
         worst = 0.0
@@ -216,8 +216,7 @@ class BoxLaw(StatisticLaw):
         computed when it cannot win at ``delta``).
         """
         pairs = [pair for s in self.secrets
-                 for pair in secret_pairs(
-                     s, n, privacy, alternative="use privacy='distributional'")]
+                 for pair in secret_pairs(s, n, privacy)]
         return count_coupled_distances(pairs, n, self.box.low, self.box.high,
                                        privacy, self.query.weight(n),
                                        delta=delta)
@@ -237,8 +236,7 @@ class BoxLaw(StatisticLaw):
     def _upper(self, n: int, privacy: str) -> float:
         worst = 0.0
         for s in self.secrets:
-            pairs = secret_pairs(s, n, privacy,
-                                 alternative="use privacy='distributional'")
+            pairs = secret_pairs(s, n, privacy)
             bound = count_sensitivity_box(pairs, n, self.box.low, self.box.high,
                                           privacy=privacy)
             worst = max(worst, bound.upper)

@@ -24,6 +24,7 @@ from skattr.exceptions import (
     NotCertifiableError,
     PrivacyLeakWarning,
 )
+from skattr.laws._base import grid_assumptions
 from skattr.noise import DiscreteLaplaceNoise, LaplaceNoise, NoiseLaw
 from skattr.utils._param_validation import (
     Interval,
@@ -119,6 +120,17 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
     #: Gaussian law, Laplace noise on each value through a coupling).
     noise: str = ""
 
+    @property
+    def _reads_pairs_on_grid(self) -> bool:
+        """Whether the certificate reads the secrets' pairs on the grid k / n.
+
+        Dataset attribute privacy hides a share of the n records at hand, a
+        whole number of them (:meth:`~skattr.Secret.grid_pairs`); a plan of
+        a mechanism certifying it records how stated pairs off that grid
+        were read. False for the mechanisms whose noise reads no pair.
+        """
+        return False
+
     @abstractmethod
     def _fit_theta(self, frame: pd.DataFrame, secrets) -> None:
         """Learn (or take from the expert) Theta: set the fitted law ``law_``."""
@@ -163,6 +175,9 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         inherent = cert.inherent_variance
         if getattr(self, "secure", False):
             noise, cert = _secured(noise, cert, type(self).__name__)
+        assumed = tuple(cert.assumed)
+        if self._reads_pairs_on_grid:
+            assumed += grid_assumptions(self.secrets_, n)
         return Plan(
             mechanism=self.mechanism_name,
             statistics=tuple(self.query_.names(self.columns_)),
@@ -178,7 +193,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
                                if inherent is not None else (0.0,) * k),
             noise_law=noise,
             certified_by=cert.certified_by,
-            assumed=cert.assumed,
+            assumed=assumed,
             guarantee=cert.guarantee,
             error_ratio=cert.error_ratio,
             clipping=getattr(self, "clipping_", None),
@@ -489,11 +504,10 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         """Return the utility of a release on X: minus its expected l2 error.
 
         Only n = len(X) is used, so scoring (e.g. inside ``GridSearchCV``)
-        spends no privacy on X. Under dataset privacy a pair of shares must
-        be whole numbers of records; when they are not at len(X) (a
-        cross-validation fold's size is arbitrary), the nearest size at which
-        they are is planned instead. For a score at the release's own size,
-        use :func:`skattr.model_selection.expected_error_scorer`.
+        spends no privacy on X. Under dataset privacy the pairs are read on
+        the grid of n records (:meth:`~skattr.Secret.grid_pairs`), whatever
+        a cross-validation fold's size. For a score at the release's own
+        size, use :func:`skattr.model_selection.expected_error_scorer`.
 
         Parameters
         ----------
@@ -507,32 +521,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         float
             ``-plan(X).expected_error``; higher is better.
         """
-        try:
-            return -self.plan(X).expected_error
-        except NotCertifiableError:
-            frame, backend = self._private_frame(X)
-            n = backend.row_count(frame, what="the data scored")
-            size = self._size_on_grid(n)
-            if size == n:
-                raise
-        return -self.plan(n=size).expected_error
-
-    def _size_on_grid(self, n: int) -> int:
-        """Return the size nearest n at which every secret's pairs are whole records."""
-        def fits(m: int) -> bool:
-            try:
-                for secret in self.secrets_:
-                    if secret.pairs is not None:
-                        secret.grid_pairs(m, alternative="")
-            except NotCertifiableError:
-                return False
-            return True
-
-        for step in range(n):
-            for m in (n - step, n + step):
-                if m >= 2 and fits(m):
-                    return m
-        return n
+        return -self.plan(X).expected_error
 
     def to_json(self) -> str:
         """Return the mechanism as JSON text (no pickle, no code): see ``from_json``.

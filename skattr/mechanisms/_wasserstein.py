@@ -34,7 +34,8 @@ __all__ = ["ApproximateWassersteinMechanism", "WassersteinMechanism"]
 
 _SECRET = """
     secret : Secret or list of Secret
-        Proportion secrets; pairs must be multiples of 1/n for dataset privacy.
+        Proportion secrets; under dataset privacy pairs are read on the grid
+        k / n (:meth:`~skattr.Secret.grid_pairs`).
     """
 
 
@@ -112,6 +113,10 @@ class _WassersteinFamily(BaseMechanism):
     calibrates = ("exact", "box", "bands", "network", "resampling")
     noise = "laplace"
     _unused_of_0_2 = {"calibration": "analytic", "delta": 0.0}
+
+    @property
+    def _reads_pairs_on_grid(self) -> bool:
+        return self.privacy == "dataset"
 
     def set_params(self, **params):
         """Set parameters; 0.2's keywords that did nothing warn (until 0.4)."""
