@@ -182,7 +182,23 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
             guarantee=cert.guarantee,
             error_ratio=cert.error_ratio,
             clipping=getattr(self, "clipping_", None),
+            ranges=self._output_ranges(n),
         )
+
+    def _output_ranges(self, n: int) -> tuple | None:
+        """Return each statistic's public range of values, or None if unbounded.
+
+        What a release is clamped to (:meth:`release`), recorded on the plan
+        for its summary: the clipping range, 0 to 1 for a proportion, 0 to n
+        for a count.
+        """
+        clipping = getattr(self, "clipping_", None)
+        found = self.query_.output_ranges(
+            self.columns_, n, clipping.as_dict() if clipping is not None else {})
+        if found is None:
+            return None
+        return tuple(zip(np.asarray(found[0], dtype=float).tolist(),
+                         np.asarray(found[1], dtype=float).tolist(), strict=True))
 
     def _validate_params(self):
         validate_parameter_constraints(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from skattr._plain import plain_secret
+from skattr._plain import RECORDS, plain_secret
 from skattr._release import Certificate
 from skattr._secret import Secret
 from skattr.exceptions import DataValidationError, InvalidParameterError
@@ -99,6 +99,7 @@ class SyntheticData:
             f"(shares of the group in each cell), released once under "
             f"({cert.epsilon:g}, {cert.delta:g})-{cert.guarantee}, which "
             f"hides {plain_secret(self.secret)}.",
+            RECORDS,
             f"Noise: Gaussian, sd {sd} (in shares of the group, on every "
             "cell). The table is post-processing of that release: sampling "
             "more records spends nothing. The release is certified alone: "
