@@ -5,7 +5,7 @@ second release on the same reference, with the same statistic, secret and
 parameters but epsilon, the noise source and the progress bar (none of which
 a fit reads), reuses what the first fitted (issue 28), and a release again
 at the same n and epsilon reuses its plan too (issue 42: the plan of a mean
-of 200 records took 0.17-0.37 CPU-s, a median of 10^7 records 27 CPU-s).
+of 200 records took 0.17-0.37 CPU-s, a median of 10^7 records 22-27).
 
 The key holds content, never identity: a 128-bit digest of every row of the
 frame Theta is fitted on (:func:`skattr._data.rows_digest`, independent of
@@ -19,10 +19,10 @@ not its values: a second release on other private data of the same size
 plans with the Theta a fresh fit would give, and computes its own
 statistic. With ``reference="self"`` (or none: the differential-privacy
 baselines are fitted on the private data), the private data is the frame
-digested. The digest costs one pandas hash of each value: 1.1 CPU-s for
-10^7 rows x 5 columns (``benchmarks/bench_reuse.py``), against 0.27 CPU-s
-for a mean's fit and 27 CPU-s for a median's plan of that many records; no
-size is excluded.
+digested. The digest costs one pandas hash of each of its values: 1.2-1.7
+CPU-s for 10^7 rows x 5 columns, against 29 CPU-s for a median's first
+release from such a reference (``benchmarks/bench_reuse.py``); private data
+beside a reference is not hashed, whatever its size. No size is excluded.
 
 A parameter whose ``repr`` may not say all it holds (an array, a callable, a
 Theta object other than a frozen dataclass of plain fields, or one that
