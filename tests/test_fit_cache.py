@@ -331,3 +331,17 @@ def test_a_cached_fit_pickles_and_a_refit_shares_no_plans(hospital):
     est.fit(reference.iloc[:1000])
     assert est._shared_plans is None
     assert est.plan(n=200).noise_std != plan.noise_std
+
+
+def test_the_rows_digest_is_the_fingerprints_row_digest():
+    # One hash of each value: the ledger's fingerprint's last digest (the
+    # rows'), without each column's own.
+    from skattr._data import digests, hash_sums, rows_digest
+
+    frame = make_hospital(300, random_state=4)
+    assert rows_digest(frame) == digests(hash_sums(frame, list(frame.columns)))[-1]
+    assert rows_digest(frame.sample(frac=1.0, random_state=0)) == rows_digest(frame)
+    moved = frame.copy()
+    moved.loc[0, "weight"], moved.loc[1, "weight"] = (frame.loc[1, "weight"],
+                                                      frame.loc[0, "weight"])
+    assert rows_digest(moved) != rows_digest(frame)   # same columns, other rows
