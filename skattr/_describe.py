@@ -49,15 +49,23 @@ class Description:
         return self.ledger.in_plain_words()
 
     def summary(self) -> str:
-        """Return the plain words, then each cell as value +/- noise sd."""
+        """Return the plain words, then each cell as value +/- noise sd.
+
+        The plain words are the ledger's joint guarantee, then which cells
+        are mostly noise (:func:`skattr._plain.mostly_noise`), if any.
+        """
         import textwrap
+
+        from skattr._plain import plain_noise_of
 
         # Series.map: DataFrame.map needs pandas 2.1.
         cells = self.table.apply(lambda c: c.map(lambda v: f"{v:.6g}"))
         spread = self.noise_std.apply(
             lambda c: c.map(lambda v: "" if v == 0 else f" +/- {v:.3g}"))
         shown = cells + spread
-        return "\n".join([*textwrap.wrap(self.in_plain_words(), 88), "",
+        words = " ".join(filter(None, (self.in_plain_words(), plain_noise_of(
+            e.release for e in self.ledger.releases))))
+        return "\n".join([*textwrap.wrap(words, 88, break_on_hyphens=False), "",
                           "value +/- noise sd:", shown.to_string()])
 
     def __repr__(self) -> str:

@@ -38,3 +38,16 @@ def test_public_names_and_subpackages_load_on_first_use():
     assert skattr.Secret is skattr._secret.Secret
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         skattr.nothing  # noqa: B018
+
+
+def test_a_release_without_a_network_loads_no_networkx():
+    # Issue 42: networkx (0.3 CPU-s) loads with the first network, not with
+    # the mechanisms' registry a process's first release imports.
+    loaded = _loaded(
+        "import skattr\nfrom skattr.datasets import make_hospital\n"
+        "secret = skattr.Secret.proportion('gender', 'female', "
+        "pairs=[(0.4, 0.6)])\n"
+        "make_hospital(50, random_state=1).attrpriv.mean(['weight'], "
+        "secret=secret, reference=make_hospital(500, random_state=0))")
+    assert "skattr.mechanisms" in loaded and "skattr.bayes" in loaded
+    assert "networkx" not in loaded

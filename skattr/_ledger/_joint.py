@@ -398,6 +398,7 @@ class LaplaceJoint:
             The ledger's Theta is not the bands', it has no reference, or a
             statistic has no bound over the bands.
         """
+        from skattr.mechanisms._fit_cache import computed_once
         from skattr.theta import ConfidenceBand, ConfidenceBox
         from skattr.theta._band import several_statistics_law
 
@@ -430,9 +431,14 @@ class LaplaceJoint:
                     reads_reference=True, needs_declared=False).as_dict()
                 bounded.append((query, columns, ranges))
             try:
-                self.banded[keys] = several_statistics_law(
-                    ledger.reference, bounded, ledger.secret,
-                    confidence=confidence)
+                # The same law for every ledger on this reference (each
+                # describe() opens one): kept by content, issue 42.
+                self.banded[keys] = computed_once(
+                    "joint band law", ledger.reference,
+                    (bounded, ledger.secret, confidence),
+                    lambda: several_statistics_law(
+                        ledger.reference, bounded, ledger.secret,
+                        confidence=confidence))
             except NotCertifiableError as why:
                 raise NotCertifiableError(
                     f"{why} Open the ledger with theta=skattr.theta.Resample() "

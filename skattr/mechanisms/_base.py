@@ -197,7 +197,23 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
             guarantee=cert.guarantee,
             error_ratio=cert.error_ratio,
             clipping=getattr(self, "clipping_", None),
+            ranges=self._output_ranges(n),
         )
+
+    def _output_ranges(self, n: int) -> tuple | None:
+        """Return each statistic's public range of values, or None if unbounded.
+
+        What a release is clamped to (:meth:`release`), recorded on the plan
+        for its summary: the clipping range, 0 to 1 for a proportion, 0 to n
+        for a count.
+        """
+        clipping = getattr(self, "clipping_", None)
+        found = self.query_.output_ranges(
+            self.columns_, n, clipping.as_dict() if clipping is not None else {})
+        if found is None:
+            return None
+        return tuple(zip(np.asarray(found[0], dtype=float).tolist(),
+                         np.asarray(found[1], dtype=float).tolist(), strict=True))
 
     def _validate_params(self):
         validate_parameter_constraints(
@@ -290,17 +306,32 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         self.secrets_ = secrets
 
     def _cached_plan(self, n: int) -> Plan:
-        # A plan depends on n and on the privacy parameters only (Theta, query and
-        # secrets are fixed by fit), so repeated releases reuse it; a progress
-        # bar changes nothing in it.
-        key = (n, *(repr(v) for k, v in self.get_params(deep=False).items()
-                    if k != "progress"))
+        """Return the plan for n records, computed once per n and parameters.
+
+        A plan depends on n and the parameters only (Theta, query and
+        secrets are fixed by fit), never on the noise source: repeated
+        releases reuse it, and so do the copies of one cached fit
+        (:class:`~skattr.mechanisms._fit_cache.PlanMemo`, issue 42). Of
+        ``random_state`` the key holds the kind alone (a bad one is still
+        refused); a progress bar changes nothing.
+        """
+        given = self.get_params(deep=False)
+        params = {k: v for k, v in given.items()
+                  if k not in ("progress", "random_state")}
+        key = (n, type(given.get("random_state")).__name__,
+               *((k, repr(v)) for k, v in params.items()))
         plans = getattr(self, "_plans", None)
         if plans is None:
             plans = self._plans = {}
         if key not in plans:
-            self._validate_params()
-            plans[key] = self._assemble_plan(n)
+            shared = getattr(self, "_shared_plans", None)
+            plan = None if shared is None else shared.get(key, params)
+            if plan is None:
+                self._validate_params()
+                plan = self._assemble_plan(n)
+                if shared is not None:
+                    shared.put(key, params, plan)
+            plans[key] = plan
         return plans[key]
 
     def _private_frame(self, X):
@@ -416,6 +447,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         their difference exactly); a Generator is shared and advanced.
         """
         self._plans = {}
+        self._shared_plans = None     # a refit shares no earlier fit's plans
         self._noise_source = check_random_state(
             self.random_state, owner=type(self).__name__)
 

@@ -10,7 +10,6 @@ candidate of ``"auto"`` certifies a release with the least expected error.
 
 from __future__ import annotations
 
-import copy
 import difflib
 import inspect
 import warnings
@@ -302,8 +301,7 @@ class Registry(Mapping):
         fitted = self.fit_candidates(mechanism, query, secret=secret,
                                      reference=reference, data=data,
                                      params=params, among=among, fits=fits)
-        _fit_cache.remember(key, {name: copy.copy(est) for name, est
-                                  in fits.items()})
+        _fit_cache.remember(key, fits)
         fitted = {name: _fit_cache.fresh(est, params) if name in known else est
                   for name, est in fitted.items()}
         candidates, errors = [], []
