@@ -132,7 +132,19 @@ def plain_guarantee(certified, *, planned: bool = False) -> str:
                  "reveal together what neither reveals alone, so release "
                  "several through a ledger (df.attrpriv.ledger), which "
                  "certifies them jointly.")
-    return " ".join((opening, rests, scope))
+    return " ".join(filter(None, (opening, rests, scope, _clipped(certified))))
+
+
+def _clipped(certified) -> str:
+    """Say the ranges the released columns were clipped to, if any."""
+    clipping = getattr(certified, "clipping", None)
+    if clipping is None or not clipping.ranges:
+        return ""
+    where = {"robust": "the reference's range within its far-out fences",
+             "reference": "the reference's range"}.get(clipping.source,
+                                                         "declared")
+    return ("Each column is clipped before the statistic is computed: "
+            f"{clipping.short()} ({where}).")
 
 
 def plain_ledger(ledger) -> str:

@@ -231,7 +231,7 @@ default="reference"
 
     def __init__(self, data: pd.DataFrame, *, secret, reference=None, budget,
                  theta="auto", law=None, random_state=None,
-                 bounds="reference"):
+                 bounds="robust"):
         from skattr._secret import Secret
         from skattr.mechanisms import BaseMechanism
         from skattr.utils._param_validation import validate_parameter_constraints
