@@ -633,3 +633,21 @@ def test_the_bands_hold_for_the_population_whatever_range_the_reference_chose():
 
     assert misses(0.0) <= 0.2 * 200
     assert misses(8.0) > 0.5 * 200
+
+
+def test_a_cut_that_does_not_set_the_range_is_recorded_not_warned(private):
+    # A large normal reference has a few records beyond its far-out fences
+    # (4.7 sd from the median); cutting them narrows the range by a few
+    # percent: recorded, and no warning.
+    rng = np.random.default_rng(5)
+    frame = make_hospital(2000, random_state=5)
+    frame["weight"] = rng.normal(150.0, 20.0, 2000)
+    frame.loc[frame.index[0], "weight"] = 150.0 + 20.0 * 5.3
+    low, high = _fences(frame["weight"])
+    assert high < frame["weight"].max()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", skattr.exceptions.ClippingWarning)
+        mech = _apgm().fit(frame)
+    assert mech.clipping_.cut == (("weight", 1),)
+    assert mech.clipping_.as_dict() == {"weight": pytest.approx((low, high))}
+    assert (high - low) > 0.8 * (frame["weight"].max() - frame["weight"].min())

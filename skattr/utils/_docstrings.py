@@ -75,10 +75,10 @@ or None, default="robust"
     reference's, they clip the reference too. A Theta stated without
     reference records (an ExpertTheta, stated laws) gives ``"robust"`` and
     ``"reference"`` no range, so nothing is clipped unless ranges are
-    declared. None clips nothing. Counts and proportions are never clipped (0 or 1 per record);
-    a non-linear statistic's numeric columns are. The release records the
-    ranges (``clipping``), never how many records were clipped; see the user
-    guide's "Outliers and clipping".""",
+    declared. None clips nothing. Counts and proportions are never clipped
+    (0 or 1 per record); a non-linear statistic's numeric columns are. The
+    release records the ranges (``clipping``), never how many private
+    records were clipped; see the user guide's "Outliers and clipping".""",
     # The Gaussian pair-law mechanisms: the Attribute-Private Gaussian
     # Mechanism and the Expected Value family.
     "pair_law_secret": """\
