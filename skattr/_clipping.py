@@ -121,11 +121,6 @@ class Clipping:
         """Return ``{column: (low, high)}``."""
         return {c: (lo, hi) for c, lo, hi in self.ranges}
 
-    def short(self) -> str:
-        """Return the ranges alone, 4 digits: ``weight to [85.48, 245.1]``."""
-        return ", ".join(f"{c!s} to [{lo:.4g}, {hi:.4g}]"
-                         for c, lo, hi in self.ranges)
-
     def describe(self) -> str:
         """Return the one line a summary's certificate shows."""
         if not self.ranges:

@@ -132,19 +132,26 @@ def plain_guarantee(certified, *, planned: bool = False) -> str:
                  "reveal together what neither reveals alone, so release "
                  "several through a ledger (df.attrpriv.ledger), which "
                  "certifies them jointly.")
-    return " ".join(filter(None, (opening, rests, scope, _clipped(certified))))
+    clipped = _clipped(getattr(certified, "clipping", None))
+    return " ".join(filter(None, (opening, rests, scope, clipped)))
 
 
-def _clipped(certified) -> str:
+def _clipped(*clippings) -> str:
     """Say the ranges the released columns were clipped to, if any."""
-    clipping = getattr(certified, "clipping", None)
-    if clipping is None or not clipping.ranges:
+    ranges, sources = {}, []
+    for clipping in clippings:
+        if clipping is not None and clipping.ranges:
+            ranges.update((c, (lo, hi)) for c, lo, hi in clipping.ranges)
+            sources.append(clipping.source)
+    if not ranges:
         return ""
-    where = {"robust": "the reference's range within its far-out fences",
-             "reference": "the reference's range"}.get(clipping.source,
-                                                         "declared")
+    words = {"robust": "the reference's range within its far-out fences",
+             "reference": "the reference's range"}
+    where = "; ".join(dict.fromkeys(words.get(s, "declared") for s in sources))
+    shown = ", ".join(f"{c!s} to [{lo:.4g}, {hi:.4g}]"
+                      for c, (lo, hi) in ranges.items())
     return ("Each column is clipped before the statistic is computed: "
-            f"{clipping.short()} ({where}).")
+            f"{shown} ({where}).")
 
 
 def plain_ledger(ledger) -> str:
@@ -172,7 +179,10 @@ def plain_ledger(ledger) -> str:
                else ", always (delta = 0)."))
     assumed = tuple(a for e in ledger.releases if e.release is not None
                     for a in e.release.assumed)
-    return f"{text} {_rests_on(assumed, where='on each release')} {refuses}"
+    clipped = _clipped(*(e.release.clipping for e in ledger.releases
+                         if e.release is not None))
+    return " ".join(filter(None, (text, _rests_on(assumed, where="on each "
+                                                  "release"), refuses, clipped)))
 
 
 def _secrets(ledger):
