@@ -189,7 +189,8 @@ def robust_ranges(values, *, integer=None) -> tuple[np.ndarray, np.ndarray]:
     too its range: the fences then never collapse a column onto one value
     (low < high whenever min < max). A normal column loses nothing in
     practice (the fences lie 4.7 standard deviations from the median), a
-    LogNormal(0, 1) one its largest 1% (docs/population.md has the bias).
+    LogNormal(0, 1) one its largest 1% (the user guide's "Outliers and
+    clipping" states the bias; ``benchmarks/clipping.py`` measures it).
 
     Examples
     --------
@@ -506,10 +507,13 @@ def _robust_clipping(frame, targets, secret_columns, *, warn: bool) -> Clipping:
         records = backend_of(frame).row_count(frame, what="the reference data")
     ranges = tuple((c, *(found[c][:2] if c in found else whole[c]))
                    for c in targets)
+    kept = [c for c in targets if c in secret_columns]
     clipping = Clipping(
         ranges=tuple((c, float(lo), float(hi)) for c, lo, hi in ranges),
         source="robust", records=int(records),
-        cut=tuple((c, int(found[c][4])) for c in fenced if found[c][4]))
+        cut=tuple((c, int(found[c][4])) for c in fenced if found[c][4]),
+        note=(f"the whole range of {', '.join(map(str, kept))}: a secret is "
+              "a property of its column's raw values" if kept else ""))
     # Warn of the cuts that set the range: a large normal reference has a
     # few records beyond its fences, whose cut changes nothing worth a word.
     setting = [c for c in fenced if found[c][4] and (

@@ -571,6 +571,7 @@ def test_the_secret_column_keeps_its_whole_range(reference):
                                     secret=secret, law="gaussian").fit(coded)
     assert mech.clipping_.as_dict() == {"weight": (coded["weight"].min(), 999.0)}
     assert mech.clipping_.cut == ()
+    assert "the whole range of weight" in mech.clipping_.describe()
 
 
 def test_a_rare_one_in_a_zero_one_column_is_kept(reference, private):
@@ -651,3 +652,30 @@ def test_a_cut_that_does_not_set_the_range_is_recorded_not_warned(private):
     assert mech.clipping_.cut == (("weight", 1),)
     assert mech.clipping_.as_dict() == {"weight": pytest.approx((low, high))}
     assert (high - low) > 0.8 * (frame["weight"].max() - frame["weight"].min())
+
+
+@pytest.mark.parametrize("statistic", [
+    skattr.Query.mean(["weight"]),
+    pytest.param(skattr.Statistic.median(["weight"]), marks=pytest.mark.slow),
+    pytest.param(skattr.Statistic.std(["weight"]), marks=pytest.mark.slow),
+    pytest.param(skattr.Statistic.quantile(["weight"], [0.25, 0.75]),
+                 marks=pytest.mark.slow)])
+def test_the_bands_read_the_robust_range_as_declared_bounds(reference,
+                                                           statistic):
+    # The band laws take the clipping range as the values' support and the
+    # reference clipped to it: the robust range gives the plan that
+    # declaring the same range gives (which clips the reference too).
+    coded = _coded(reference)
+    kw = dict(query=statistic, secret=SECRET)
+    with pytest.warns(skattr.exceptions.ClippingWarning):
+        robust = ApproximateWassersteinMechanism(**kw).fit(coded)
+    assert robust.law_.__class__.__name__ in ("BandLaw", "OrderBandLaw",
+                                              "StdBandLaw", "JointBandLaw")
+    declared = ApproximateWassersteinMechanism(
+        bounds=robust.clipping_.as_dict(), **kw).fit(coded)
+    np.testing.assert_array_equal(robust.plan(n=800).noise_covariance,
+                                  declared.plan(n=800).noise_covariance)
+    whole = ApproximateWassersteinMechanism(bounds="reference", **kw).fit(coded)
+    if statistic.statistic != "median":
+        assert (robust.plan(n=800).noise_covariance.max()
+                < whole.plan(n=800).noise_covariance.max())
