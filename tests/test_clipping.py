@@ -354,9 +354,10 @@ def test_the_command_line_takes_bounds(tmp_path, capsys):
             "--reference", str(reference), "--mechanism", "apgm", "--law",
             "gaussian", "--random-state", "0"]
     outputs = {}
-    for bounds in (["reference"], ["weight=100,200"], ["none"]):
+    for bounds in (["robust"], ["reference"], ["weight=100,200"], ["none"]):
         assert main([*base, "--bounds", *bounds]) == 0
         outputs[bounds[0]] = capsys.readouterr().out
+    assert "within its far-out fences" in outputs["robust"]
     assert "the reference data's range" in outputs["reference"]
     assert "weight to [100, 200] (declared)" in outputs["weight=100,200"]
     assert "bounds=None" in outputs["none"]
