@@ -182,7 +182,7 @@ def plain_ledger(ledger) -> str:
     clipped = _clipped(*(e.release.clipping for e in ledger.releases
                          if e.release is not None))
     return " ".join(filter(None, (text, _rests_on(assumed, where="on each "
-                                                  "release"), refuses, clipped)))
+                                                  "release"), clipped, refuses)))
 
 
 def _secrets(ledger):

@@ -592,6 +592,8 @@ def test_the_ledger_clips_its_joint_law_to_the_robust_range(reference, private):
     with pytest.warns(skattr.exceptions.ClippingWarning):
         rel = ledger.mean(["weight"])
     assert rel.clipping.as_dict() == {"weight": pytest.approx((low, high))}
+    assert (f"weight to [{low:.4g}, {high:.4g}] (the reference's range "
+            "within its far-out fences)") in ledger.in_plain_words()
     key, joint, _ = ledger._gaussian._cache
     fit = joint.models[0][0]
     weights = coded["weight"].clip(low, high)
