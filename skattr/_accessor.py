@@ -148,7 +148,7 @@ class AttributePrivacyAccessor:
         return est.release(self._obj)
 
     def ledger(self, *, secret=None, reference=None, budget=None,
-               theta="auto", law=None, random_state=None, bounds="reference",
+               theta="auto", law=None, random_state=None, bounds="robust",
                **unknown):
         """Open a :class:`~skattr.Ledger` on this frame: joint releases under a budget.
 
@@ -177,7 +177,7 @@ class AttributePrivacyAccessor:
 
     def describe(self, columns, *, secret=None, reference=None, epsilon=1.0,
                  delta=1e-3, percentiles=(0.25, 0.5, 0.75), theta="auto",
-                 bounds="reference", random_state=None):
+                 bounds="robust", random_state=None):
         """Release count, means and quartiles of ``columns``, certified jointly.
 
         The private ``DataFrame.describe()``: the row count (public), each

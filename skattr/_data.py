@@ -207,7 +207,8 @@ def column_ranges(frame, columns, *, what: str = "the reference data"
                   ) -> tuple[np.ndarray, np.ndarray]:
     """Return the least and largest value of each column (numeric, finite).
 
-    The ranges ``bounds="reference"`` clips to: public reference data only.
+    The ranges ``bounds="reference"`` clips to, and the robust ranges'
+    bounds: public reference data only.
     """
     block = numeric_values(frame, list(columns), what=what)
     return block.min(axis=0), block.max(axis=0)

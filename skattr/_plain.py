@@ -184,15 +184,36 @@ def plain_guarantee(certified, *, planned: bool = False) -> str:
     opening += (f", except with probability {delta:g} (delta)." if delta > 0
                 else ", always (delta = 0).")
     rests = _rests_on(assumed)
+    records = None
     if "differential privacy" in certified.guarantee:
         scope = ("Differential privacy composes: several releases cost at most "
                  "the sum of their epsilons and deltas.")
-        return " ".join((opening, rests, scope))
-    scope = (f"It covers {this} alone: two releases of the same data can "
-             "reveal together what neither reveals alone, so release "
-             "several through a ledger (df.attrpriv.ledger), which "
-             "certifies them jointly.")
-    return " ".join((opening, rests, scope, RECORDS))
+    else:
+        scope = (f"It covers {this} alone: two releases of the same data can "
+                 "reveal together what neither reveals alone, so release "
+                 "several through a ledger (df.attrpriv.ledger), which "
+                 "certifies them jointly.")
+        records = RECORDS
+    clipped = _clipped(getattr(certified, "clipping", None))
+    return " ".join(filter(None, (opening, rests, scope, clipped, records)))
+
+
+def _clipped(*clippings) -> str:
+    """Say the ranges the released columns were clipped to, if any."""
+    ranges, sources = {}, []
+    for clipping in clippings:
+        if clipping is not None and clipping.ranges:
+            ranges.update((c, (lo, hi)) for c, lo, hi in clipping.ranges)
+            sources.append(clipping.source)
+    if not ranges:
+        return ""
+    words = {"robust": "the reference's range within its far-out fences",
+             "reference": "the reference's range"}
+    where = "; ".join(dict.fromkeys(words.get(s, "declared") for s in sources))
+    shown = ", ".join(f"{c!s} to [{lo:.4g}, {hi:.4g}]"
+                      for c, (lo, hi) in ranges.items())
+    return ("Each column is clipped before the statistic is computed: "
+            f"{shown} ({where}).")
 
 
 def plain_ledger(ledger) -> str:
@@ -222,8 +243,13 @@ def plain_ledger(ledger) -> str:
             f"{_odds(epsilon)} (epsilon = {epsilon:.4g})"
             + (f", except with probability {delta:g} (delta)." if delta > 0
                else ", always (delta = 0)."))
-    return (f"{text} {_rests_on(assumed, where='on each release')} {RECORDS} "
-            f"{refuses}")
+    assumed = tuple(a for e in ledger.releases if e.release is not None
+                    for a in e.release.assumed)
+    clipped = _clipped(*(e.release.clipping for e in ledger.releases
+                         if e.release is not None))
+    return " ".join(filter(None, (text, _rests_on(assumed, where="on each "
+                                                  "release"), clipped, RECORDS,
+                                refuses)))
 
 
 def _secrets(ledger):

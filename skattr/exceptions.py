@@ -16,6 +16,7 @@ __all__ = [
     "WorkLimitError",
     "PrivacyLeakWarning",
     "ClassicCalibrationWarning",
+    "ClippingWarning",
     "NotFittedError",
 ]
 
@@ -90,3 +91,7 @@ class PrivacyLeakWarning(UserWarning):
 
 class ClassicCalibrationWarning(UserWarning):
     """The classic Gaussian constant is used where its proof does not hold."""
+
+
+class ClippingWarning(UserWarning):
+    """The default clipping cut reference records: a statistic is of clipped values."""

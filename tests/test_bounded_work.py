@@ -309,7 +309,10 @@ def test_a_1e300_reference_record_is_refused_or_summarised():
     data = ref.sample(100, random_state=0)
     secret = skattr.Secret.proportion("g", True, pairs=[(0.3, 0.5)])
     outcomes = []
-    for kw in ({}, {"law": "gaussian", "theta": "moments"},
+    # The reference's whole range holds the 1e300 (the default, "robust",
+    # cuts it, below).
+    for kw in ({"bounds": "reference"},
+               {"law": "gaussian", "theta": "moments", "bounds": "reference"},
                {"mechanism": "apgm", "law": "gaussian", "theta": "moments",
                 "bounds": None}):
         for verb in ("mean", "sum"):
@@ -325,7 +328,11 @@ def test_a_1e300_reference_record_is_refused_or_summarised():
     with pytest.raises(skattr.exceptions.DataValidationError,
                        match="overflows.*Rescale"):
         data.attrpriv.mean(["x"], secret=secret, reference=ref, law="gaussian",
-                           theta="moments")
+                           theta="moments", bounds="reference")
+    with pytest.warns(skattr.exceptions.ClippingWarning, match="1 of 500"):
+        rel = data.attrpriv.mean(["x"], secret=secret, reference=ref,
+                                 law="gaussian", theta="moments")
+    assert rel.summary() and rel.clipping.as_dict()["x"][1] < 10
 
 
 SkattrErrorTypes = skattr.exceptions.SkattrError

@@ -99,11 +99,13 @@ def test_moments_theta_reads_a_dask_reference_in_one_pass(frames, monkeypatch):
     real = _dask._reduce
     monkeypatch.setattr(_dask, "_reduce",
                         lambda *a: calls.append("pass") or real(*a))
+    # bounds="reference": its ranges in one pass (the default, "robust",
+    # reads the released columns' values for their exact quartiles).
     est = skattr.mechanisms.AttributePrivateGaussian(
         query=skattr.Query.mean(["weight"]), secret=SECRET, theta="moments",
-        law="gaussian")
+        law="gaussian", bounds="reference")
     est.fit(dd.from_pandas(reference, npartitions=8))
-    # The reference's ranges (bounds="reference"), then the statistics.
+    # The reference's ranges, then the statistics.
     assert calls == ["pass", "pass"]
     calls.clear()
     est.release(dd.from_pandas(private, npartitions=8))

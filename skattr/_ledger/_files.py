@@ -296,7 +296,7 @@ def from_json(cls, text: str, data, *, reference=None, random_state=None):
 
 # ------------------------------------------------------------- the store
 #: Parameters of Ledger.open that a store resumed must match when given.
-_STORED_DEFAULTS = {"theta": "auto", "law": None, "bounds": "reference"}
+_STORED_DEFAULTS = {"theta": "auto", "law": None, "bounds": "robust"}
 
 
 def open_ledger(cls, store, data, *, reference, random_state, **given):

@@ -92,7 +92,8 @@ def clipped_reference(frame, query, columns, bounds, secret, *, reads: bool):
     not read, as a mechanism's ``fit`` does not read them).
     """
     clipping = resolve_clipping(bounds, query, columns, frame,
-                                reads_reference=reads, needs_declared=False)
+                                reads_reference=reads, needs_declared=False,
+                                secret_columns=[secret.column])
     return clip_reference(frame, clipping, [secret]) if reads else frame
 
 
@@ -428,7 +429,8 @@ class LaplaceJoint:
             for query, columns, *given in statistics.values():
                 ranges = given[0] if given else resolve_clipping(
                     ledger.bounds, query, columns, ledger.reference,
-                    reads_reference=True, needs_declared=False).as_dict()
+                    reads_reference=True, needs_declared=False,
+                    secret_columns=[ledger.secret.column]).as_dict()
                 bounded.append((query, columns, ranges))
             try:
                 # The same law for every ledger on this reference (each

@@ -104,7 +104,7 @@ class Kept:
 
     @classmethod
     def open(cls, path, data, *, secret=None, reference=None, budget=None,
-             theta="auto", law=None, random_state=None, bounds="reference",
+             theta="auto", law=None, random_state=None, bounds="robust",
              key=None, anchor=None) -> Kept:
         """Create or resume a ledger kept in a store (one SQLite file).
 

@@ -181,12 +181,14 @@ class Ledger(Kept):
         release's noise from its record, not the noise a kept ledger will
         draw. A Generator gives one seed, drawn when the ledger is opened.
         Each release says whether it was seeded (``seeded``).
-    bounds : "reference", dict, sequence of (low, high), (low, high) or None, \
-default="reference"
+    bounds : "robust", "reference", dict, sequence of (low, high), \
+(low, high) or None, default="robust"
         The clipping of every release and of the joint law (the mechanisms'
         ``bounds=``; one policy per ledger, so that a column is one statistic
         whichever release reads it): each released column clipped to the
-        reference data's range, or to declared ranges; None clips nothing.
+        reference data's range within its far-out fences, to its whole range
+        (``"reference"``), or to declared ranges; None clips nothing. A store
+        resumed keeps the policy it recorded (``"reference"`` before 0.3).
 
     Attributes
     ----------
@@ -238,7 +240,7 @@ default="reference"
 
     def __init__(self, data: pd.DataFrame, *, secret, reference=None, budget,
                  theta="auto", law=None, random_state=None,
-                 bounds="reference"):
+                 bounds="robust"):
         from skattr._secret import Secret
         from skattr.mechanisms import BaseMechanism
         from skattr.utils._param_validation import validate_parameter_constraints

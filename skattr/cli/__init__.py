@@ -33,7 +33,7 @@ __all__ = ["main"]
 
 def _bounds(text: str):
     """Parse ``LO,HI`` (every released column), ``COLUMN=LO,HI`` or a policy."""
-    if text in ("reference", "none"):
+    if text in ("robust", "reference", "none"):
         return text
     column, sep, pair = text.rpartition("=")
     try:
@@ -51,7 +51,8 @@ def _as_bounds(given):
         return None
     if any(isinstance(b, str) for b in given):
         if len(given) > 1:
-            raise SkattrError("Give --bounds reference or --bounds none alone.")
+            raise SkattrError("Give --bounds robust, --bounds reference or "
+                              "--bounds none alone.")
         return given[0]
     if len(given) == 1 and isinstance(given[0][1], float):
         return given[0]
@@ -462,8 +463,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the range each released column is clipped to: "
                           "declared LO,HI or COLUMN=LO,HI (required by the "
                           "differential-privacy baselines dp-*, group-dp-*), "
-                          "'reference' (the reference data's range, the "
-                          "default of the other mechanisms) or 'none'")
+                          "'robust' (the reference data's range within its "
+                          "far-out fences, the default of the other "
+                          "mechanisms), 'reference' (its whole range) or "
+                          "'none'")
     rel.add_argument("--group-size", type=int, default=None,
                      help="for group-dp-*: records a neighbouring dataset may "
                           "replace (default: n)")

@@ -84,7 +84,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         "delta": [Interval("real", 0, 1, closed="left")],
         "calibration": [Options(frozenset({"analytic", "classic"}))],
         "random_state": ["random_state"],
-        "bounds": [Options(frozenset({"reference"})), dict, list, tuple,
+        "bounds": [Options(frozenset({"robust", "reference"})), dict, list, tuple,
                    np.ndarray, None],
         "secure": ["boolean"],
     }
@@ -283,7 +283,8 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         reads = reads_reference_rows(self)
         self.clipping_ = resolve_clipping(
             self.bounds, self.query_, self.columns_, frame,
-            reads_reference=reads, needs_declared=not self.needs_reference)
+            reads_reference=reads, needs_declared=not self.needs_reference,
+            secret_columns=[s.column for s in secrets], warn=True)
         # A stated Theta reads no rows: the frame may be the private data,
         # whose values nothing here may depend on.
         return clip_reference(frame, self.clipping_, secrets) if reads else frame

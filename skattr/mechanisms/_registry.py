@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 
 import pandas as pd
 
+from skattr._clipping import warnings_once
 from skattr._persistence import persistable
 from skattr._query import check_counted_values, check_present, check_value_occurs
 from skattr.backends import backend_of, is_frame
@@ -215,10 +216,10 @@ class Registry(Mapping):
         # data: fit then reads only the data's columns.
         stated = getattr(params.get("theta"), "needs_reference", True) is False
         if (isinstance(reference, str) and reference == "self"
-                and params.get("bounds", "reference") == "reference"):
-            # The reference is the private data: clipping it to its own range
-            # changes nothing, and recording that range on the release would
-            # publish its minimum and maximum.
+                and params.get("bounds", "robust") in ("robust", "reference")):
+            # The reference is the private data: recording a range read off
+            # it on the release would publish its minimum and maximum (or
+            # its quartiles).
             params = {**params, "bounds": None}
         frame = _resolve_reference(
             reference, data, mechanism,
@@ -298,9 +299,10 @@ class Registry(Mapping):
         key, known = _fit_cache.cached_fits(mechanism, query, secret, reference,
                                             data, params)
         fits = dict(known)
-        fitted = self.fit_candidates(mechanism, query, secret=secret,
-                                     reference=reference, data=data,
-                                     params=params, among=among, fits=fits)
+        with warnings_once():
+            fitted = self.fit_candidates(mechanism, query, secret=secret,
+                                         reference=reference, data=data,
+                                         params=params, among=among, fits=fits)
         _fit_cache.remember(key, fits)
         fitted = {name: _fit_cache.fresh(est, params) if name in known else est
                   for name, est in fitted.items()}

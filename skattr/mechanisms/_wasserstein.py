@@ -126,7 +126,7 @@ class _WassersteinFamily(BaseMechanism):
 
     @takes_keywords_of_0_2
     def __init__(self, *, query=None, secret=None, epsilon=1.0, theta="auto",
-                 privacy="dataset", bounds="reference", secure=False,
+                 privacy="dataset", bounds="robust", secure=False,
                  random_state=None, progress="auto", **deprecated):
         # 0.2 took calibration= (and, for the exact mechanism, delta=) for a
         # uniform interface; Laplace noise certifying delta = 0 uses neither.
@@ -371,7 +371,7 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
 
     @takes_keywords_of_0_2
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
-                 theta="auto", privacy="dataset", bounds="reference",
+                 theta="auto", privacy="dataset", bounds="robust",
                  secure=False, random_state=None, progress="auto",
                  **deprecated):
         super().__init__(query=query, secret=secret, epsilon=epsilon,
