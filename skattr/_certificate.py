@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from skattr._persistence import persistable
-from skattr._secret import grid_text
+from skattr._secret import check_grid_record, grid_text
 
 __all__ = [
     "ASSUMPTIONS",
@@ -52,12 +52,15 @@ class _Kind:
 
     ``text`` is a ``str.format`` template over the parameters, or a function
     of them for a text that depends on their values; ``option`` (a template
-    too) is the setting that opts into the assumption, None when none does.
+    too) is the setting that opts into the assumption, None when none does;
+    ``check`` a function of the parameters raising ValueError on values the
+    record cannot hold (called when it is built, and so when it is loaded).
     """
 
     parameters: tuple = ()
     text: str | Callable[..., str] = ""
     option: str | None = None
+    check: Callable[..., None] | None = None
 
     def render(self, values: dict) -> str:
         if callable(self.text):
@@ -65,8 +68,8 @@ class _Kind:
         return self.text.format_map(values)
 
 
-def _kind(text, *parameters, option=None) -> _Kind:
-    return _Kind(tuple(parameters), text, option)
+def _kind(text, *parameters, option=None, check=None) -> _Kind:
+    return _Kind(tuple(parameters), text, option, check)
 
 
 # ------------------------------------------------------------ texts by value
@@ -161,7 +164,7 @@ ASSUMPTIONS: dict[str, _Kind] = {
         "the data are distributed as the resampling model says (datasets drawn "
         "from the reference data; {privacy} privacy)", "privacy"),
     "secret.grid": _kind(grid_text, "secret", "n", "stated", "sides",
-                         "certified"),
+                         "certified", check=check_grid_record),
     "secret.set-reading": _kind(
         "set secrets compared by their {reading} reading: F given g in a set "
         "is taken to be Gaussian with the reading's mean and covariance",
@@ -487,6 +490,12 @@ class _Record:
             raise ValueError(f"{what} {self.kind!r} takes hashable parameter "
                              f"values (numbers, strings, tuples, records); got "
                              f"{self.parameters!r}.") from None
+        if entry.check is not None:
+            try:
+                entry.check(**values)
+            except ValueError as exc:
+                raise ValueError(f"{what} {self.kind!r} does not hold together: "
+                                 f"{exc}") from None
         try:
             str(self)
         except (TypeError, ValueError, KeyError, IndexError) as exc:

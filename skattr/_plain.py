@@ -14,8 +14,7 @@ import re
 from skattr._certificate import unique
 from skattr._secret import either_count
 
-__all__ = ["RECORDS", "mostly_noise", "plain_grid", "plain_guarantee",
-           "plain_ledger",
+__all__ = ["RECORDS", "mostly_noise", "plain_guarantee", "plain_ledger",
            "plain_noise", "plain_noise_of", "plain_secret", "plain_summary"]
 
 #: What attribute privacy does not protect, and the options that do: the
@@ -38,8 +37,17 @@ _WINDOW = re.compile(r"^every pair within (?P<w>\S+) in (?P<support>.+)$")
 _GROUP = re.compile(r"^group differential privacy \(groups of k = (?P<k>\d+)")
 
 
-def plain_secret(label: str) -> str:
+def plain_secret(label: str, assumed=()) -> str:
     """Return a secret's label (``Secret.label``) as a phrase of plain words.
+
+    Parameters
+    ----------
+    label : str
+        The secret's label.
+    assumed : sequence of Assumption, default=()
+        A plan's or release's assumptions: when a ``"secret.grid"`` record
+        of this secret is among them (pairs read on the grid of n records),
+        each pair is followed by the records it was read as.
 
     Examples
     --------
@@ -49,10 +57,22 @@ def plain_secret(label: str) -> str:
     'whether the mean of income is 40000 or 60000 (and likewise 50000 or 70000)'
     >>> plain_secret("something new")
     'something new'
+    >>> from skattr import Assumption
+    >>> label = "proportion(g == 1): pairs 0.25 vs 0.5, 0.4 vs 0.6"
+    >>> grid = Assumption.of("secret.grid", secret=label, n=52,
+    ...                      stated=((0.25, 0.5), (0.4, 0.6)),
+    ...                      sides=(((13,), (26,)), ((20, 21), (31, 32))),
+    ...                      certified=((13, 26), (20, 31), (20, 32), (21, 31),
+    ...                                 (21, 32)))
+    >>> print(plain_secret(label, [grid]))  # doctest: +NORMALIZE_WHITESPACE
+    whether the share of records with g = 1 is 0.25 or 0.5, that is 13 of 52
+    records (25%) vs 26 of 52 (50%), and likewise 0.4 or 0.6, that is 20 or 21
+    of 52 records (40%) vs 31 or 32 of 52 (60%)
     """
+    readings = _grid_readings(label, assumed)
     end = label.find("): ")
     if end < 0:
-        return label
+        return label + _that_is(readings)
     what, how = label[:end + 1], label[end + 3:]
     predicate = _PREDICATE.match(what)
     proportion = _PROPORTION.match(what)
@@ -68,17 +88,21 @@ def plain_secret(label: str) -> str:
     elif mean:
         subject = f"the mean of {mean['column']}"
     else:
-        return label
+        return label + _that_is(readings)
     if how.startswith("pairs "):
         pairs = [_PAIR.match(p.strip()) for p in how[len("pairs "):].split(",")]
         if not all(pairs):
-            return label
-        first, *rest = pairs
-        text = f"whether {subject} is {first['a']} or {first['b']}"
-        if rest:
-            text += " (and likewise " + ", ".join(
-                f"{p['a']} or {p['b']}" for p in rest) + ")"
-        return text
+            return label + _that_is(readings)
+        said = [f"{p['a']} or {p['b']}" for p in pairs]
+        if len(readings) == len(said):
+            # Each pair's records right after it.
+            return f"whether {subject} is " + ", and likewise ".join(
+                f"{pair}, that is {read}"
+                for pair, read in zip(said, readings, strict=True))
+        text = f"whether {subject} is {said[0]}"
+        if len(said) > 1:
+            text += " (and likewise " + ", ".join(said[1:]) + ")"
+        return text + _that_is(readings)
     window = _WINDOW.match(how)
     if window:
         return (f"{subject} (any two of its values within {window['w']} of "
@@ -89,33 +113,32 @@ def plain_secret(label: str) -> str:
     return label
 
 
-def plain_grid(label: str, assumed) -> str:
-    """Return how a secret's stated pairs were read on the grid, in words.
+def _grid_readings(label: str, assumed) -> list[str]:
+    """Return, per stated pair of the secret ``label``, the records read.
 
-    From the ``"secret.grid"`` records among ``assumed`` for the secret
-    ``label``; "" when its pairs were certified as stated.
-
-    Examples
-    --------
-    >>> from skattr import Assumption
-    >>> grid = Assumption.of("secret.grid", secret="g: pairs 0.4 vs 0.6",
-    ...                      n=747, stated=((0.4, 0.6),),
-    ...                      sides=(((298, 299), (448, 449)),),
-    ...                      certified=((298, 448), (298, 449), (299, 448),
-    ...                                 (299, 449)))
-    >>> plain_grid("g: pairs 0.4 vs 0.6", (grid,))
-    ', that is 298 or 299 of 747 records (40%) vs 448 or 449 of 747 (60%)'
+    From its ``"secret.grid"`` records among ``assumed`` (one a plan; a
+    ledger's releases repeat it); [] when its pairs were certified as
+    stated.
     """
-    words = []
+    found = []
     for record in assumed:
-        if record.kind != "secret.grid" or record.params["secret"] != label:
+        if (getattr(record, "kind", None) != "secret.grid"
+                or record.params["secret"] != label):
             continue
         n = record.params["n"]
-        for (a, b), (ka, kb) in zip(record.params["stated"],
-                                    record.params["sides"], strict=True):
-            words.append(f"{either_count(ka)} of {n} records ({100 * a:.3g}%) vs "
-                         f"{either_count(kb)} of {n} ({100 * b:.3g}%)")
-    return ", that is " + "; ".join(words) if words else ""
+        found.append([f"{either_count(ka)} of {n} records ({100 * a:.3g}%) vs "
+                      f"{either_count(kb)} of {n} ({100 * b:.3g}%)"
+                      for (a, b), (ka, kb) in zip(record.params["stated"],
+                                                  record.params["sides"],
+                                                  strict=True)])
+    # Records of one label state its pairs (check_grid_record): the same
+    # number of them.
+    return ["; ".join(dict.fromkeys(words))
+            for words in zip(*found, strict=False)]
+
+
+def _that_is(readings: list[str]) -> str:
+    return ", that is " + "; ".join(readings) if readings else ""
 
 
 def _rests_on(assumed, where: str = "below") -> str:
@@ -156,8 +179,7 @@ def plain_guarantee(certified, *, planned: bool = False) -> str:
     this = "a release by this plan" if planned else "this release"
     seeing = f"seeing {this}"
     assumed = tuple(getattr(certified, "assumed", ()))
-    hidden = "; and ".join(plain_secret(s) + plain_grid(s, assumed)
-                           for s in certified.secrets)
+    hidden = "; and ".join(plain_secret(s, assumed) for s in certified.secrets)
     group = _GROUP.search(certified.guarantee)
     if group and int(group["k"]) >= int(certified.n):
         opening = (f"Every record and every property of the whole data are "
@@ -226,9 +248,8 @@ def plain_ledger(ledger) -> str:
     """
     assumed = tuple(a for e in ledger.releases if e.release is not None
                     for a in e.release.assumed)
-    hidden = "; and ".join(
-        plain_secret(s.label) + plain_grid(s.label, unique(assumed))
-        for s in _secrets(ledger))
+    hidden = "; and ".join(plain_secret(s.label, unique(assumed))
+                           for s in _secrets(ledger))
     budget = ledger.budget[0]
     count = len(ledger.releases)
     refuses = (f"The ledger refuses, before drawing any noise, a release that "

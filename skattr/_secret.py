@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import reprlib
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
@@ -17,18 +18,18 @@ from skattr._validation import numeric_block
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.utils._param_validation import OneOrMore
 
-__all__ = ["DISTRIBUTIONAL", "SECRETS", "Secret", "as_secrets", "either_count",
-           "grid_counts", "grid_tolerance", "grid_text"]
+__all__ = ["DISTRIBUTIONAL", "SECRETS", "Secret", "as_secrets", "check_grid_record",
+           "either_count", "grid_counts", "grid_neighbours", "grid_sides",
+           "grid_tolerance", "grid_text"]
 
 _READINGS = ("pointwise", "paper", "conditional-mean")
 # Grid values k/n closer than this to a bound count as inside it.
 _GRID_TOL = 1e-9
 
-#: The way out of the grid of dataset privacy, in the library's and the
-#: command line's words.
-DISTRIBUTIONAL = ("use privacy='distributional' (--privacy distributional on "
-                  "the command line), which hides the share of the population "
-                  "the records were drawn from and needs no grid")
+#: The way out of the grid of dataset privacy, in the library's words (the
+#: command line says privacy='distributional' as --privacy distributional).
+DISTRIBUTIONAL = ("use privacy='distributional', which hides the share of the "
+                  "population the records were drawn from and needs no grid")
 
 
 def grid_tolerance(n: int) -> float:
@@ -62,6 +63,83 @@ def grid_counts(value: float, n: int) -> tuple[int, ...]:
 def either_count(counts) -> str:
     """Return whole numbers of records in words: (298, 299) is "298 or 299"."""
     return " or ".join(map(str, counts))
+
+
+def grid_sides(pairs, n: int) -> tuple:
+    """Return the whole numbers of records around each side of each pair.
+
+    Examples
+    --------
+    >>> grid_sides([(0.4, 0.6), (0.25, 0.5)], 52)
+    (((20, 21), (31, 32)), ((13,), (26,)))
+    """
+    return tuple((grid_counts(a, n), grid_counts(b, n)) for a, b in pairs)
+
+
+def grid_neighbours(sides) -> list[tuple[int, int]]:
+    """Return every (k_a, k_b) of :func:`grid_sides` with k_a != k_b, each once.
+
+    In the pairs' order; a pair (k_b, k_a) repeats (k_a, k_b).
+
+    Examples
+    --------
+    >>> grid_neighbours((((20, 21), (31, 32)), ((13,), (26,))))
+    [(20, 31), (20, 32), (21, 31), (21, 32), (13, 26)]
+    """
+    return _distinct((ka, kb) for x, y in sides for ka in x for kb in y
+                     if ka != kb)
+
+
+def _is_count(k) -> bool:
+    return isinstance(k, numbers.Integral) and not isinstance(k, bool)
+
+
+def check_grid_record(secret, n, stated, sides, certified) -> None:
+    """Refuse a ``"secret.grid"`` record that its own pairs and n do not give.
+
+    The record is what :func:`~skattr.laws._base.grid_assumptions` builds:
+    the secret's label, n, every stated pair, the records around each side
+    (:func:`grid_sides`) and the pairs certified (:func:`grid_neighbours`).
+    The last two are recomputed from the stated pairs and n and must match,
+    so a record edited in a file cannot say other pairs than it certified.
+
+    Raises
+    ------
+    ValueError
+        Saying what does not hold (a file's loader turns it into a
+        PersistenceError).
+    """
+    brief = reprlib.repr
+    if not _is_count(n) or not 1 <= n <= 2**53:
+        raise ValueError(f"n must be a positive whole number of records; got "
+                         f"{brief(n)}.")
+    if not isinstance(stated, tuple) or not stated or not all(
+            isinstance(p, tuple) and len(p) == 2 for p in stated):
+        raise ValueError(f"stated must be pairs (a, b); got {brief(stated)}.")
+    for a, b in stated:
+        if not all(isinstance(v, numbers.Real) and not isinstance(v, bool)
+                   and 0 <= v <= 1 for v in (a, b)) or a == b:
+            raise ValueError(f"a stated pair must be two distinct shares in "
+                             f"[0, 1]; got {brief((a, b))}.")
+    said = ", ".join(f"{a:g} vs {b:g}" for a, b in stated)
+    if not isinstance(secret, str) or not secret.endswith(f": pairs {said}"):
+        raise ValueError(f"the secret {brief(secret)} does not state the "
+                         f"pairs {said}.")
+    expected = grid_sides(stated, n)
+    if sides != expected or not all(_is_count(k) for x, y in sides
+                                    for k in (*x, *y)):
+        raise ValueError(f"the records around the pairs' sides on n = {n} "
+                         f"are {brief(expected)}, not {brief(sides)}.")
+    if all(len(x) == len(y) == 1 for x, y in expected) or any(
+            len({*x, *y}) == 1 for x, y in expected):
+        raise ValueError("a record of pairs read on the grid has a pair off "
+                         "it, and two datasets on both sides of every pair.")
+    pairs = tuple(grid_neighbours(expected))
+    if certified != pairs or not all(
+            isinstance(p, tuple) and all(_is_count(k) for k in p)
+            for p in certified):
+        raise ValueError(f"the pairs certified around the stated pairs are "
+                         f"{brief(pairs)}, not {brief(certified)}.")
 
 
 def grid_text(secret: str, n: int, stated: tuple, sides: tuple,
@@ -428,20 +506,18 @@ class Secret:
         """
         if self.pairs is None or self.property != "proportion":
             return self._listed(n)
-        counts = []
-        for a, b in self.pairs:
-            around = [(ka, kb) for ka in grid_counts(a, n)
-                      for kb in grid_counts(b, n) if ka != kb]
-            if not around:
-                k = grid_counts(a, n)[0]
+        sides = grid_sides(self.pairs, n)
+        for (a, b), (x, y) in zip(self.pairs, sides, strict=True):
+            if len({*x, *y}) == 1:
+                # Shortest round-trip digits: 0.4 vs 0.4000000000001.
                 raise NotCertifiableError(
-                    f"On {n} records both values of the pair {a:.12g} vs "
-                    f"{b:.12g} (hiding {self.label.rpartition(': pairs ')[0]}) are "
-                    f"{k} records, so no two datasets differ in it and "
-                    f"nothing would be hidden. State values at least 1/{n} "
-                    f"apart, or {alternative or DISTRIBUTIONAL}.")
-            counts += around
-        return [(ka / n, kb / n) for ka, kb in _distinct(counts)]
+                    f"On {n} records both values of the pair {float(a)!r} vs "
+                    f"{float(b)!r} (hiding "
+                    f"{self.label.rpartition(': pairs ')[0]}) are {x[0]} "
+                    f"records, so no two datasets differ in it and nothing "
+                    f"would be hidden. State values at least 1/{n} apart, or "
+                    f"{alternative or DISTRIBUTIONAL}.")
+        return [(ka / n, kb / n) for ka, kb in grid_neighbours(sides)]
 
     def grid_reading(self, n: int) -> tuple:
         """Return how stated pairs off the grid of n records are read.

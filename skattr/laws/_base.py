@@ -32,6 +32,7 @@ from abc import ABC, abstractmethod
 from typing import ClassVar, NamedTuple
 
 from skattr._certificate import Assumption, MethodStep
+from skattr._secret import grid_neighbours, grid_sides
 from skattr.exceptions import NotCertifiableError
 
 __all__ = ["Bound", "StatisticLaw", "grid_assumptions", "secret_pairs"]
@@ -78,22 +79,22 @@ def grid_assumptions(secrets, n: int) -> tuple:
     """Return the records of the stated pairs read on the grid of n records.
 
     One ``"secret.grid"`` :class:`~skattr.Assumption` per secret with a
-    stated pair off the grid k / n: its label, n, those pairs, the counts
+    stated pair off the grid k / n: its label, n, every stated pair (those
+    on the grid too, so that the record says all it certified), the counts
     of records around each side, and every pair certified, as counts of
-    records (k_a, k_b) out of n. Empty when every pair is on the grid.
+    records (k_a, k_b) out of n. Empty when every pair is on the grid. The
+    record checks its counts against its pairs and n
+    (:func:`~skattr._secret.check_grid_record`).
     """
     found = []
     for secret in secrets:
-        reading = secret.grid_reading(n)
-        if not reading:
+        if not secret.grid_reading(n):
             continue
-        certified = tuple((round(a * n), round(b * n))
-                          for a, b in secret.grid_pairs(n))
+        sides = grid_sides(secret.pairs, n)
         found.append(Assumption.of(
             "secret.grid", secret=secret.label, n=int(n),
-            stated=tuple(pair for pair, _, _ in reading),
-            sides=tuple((ka, kb) for _, ka, kb in reading),
-            certified=certified))
+            stated=tuple(secret.pairs), sides=sides,
+            certified=tuple(grid_neighbours(sides))))
     return tuple(found)
 
 
