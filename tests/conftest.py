@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 import threadpoolctl
+from hypothesis import HealthCheck, settings
 
 import skattr
 from skattr.datasets import load_adult, make_hospital
@@ -13,6 +14,13 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     # One BLAS thread per pytest-xdist worker: the workers already use every
     # core, and OpenBLAS's spinning threads would fight over them.
     threadpoolctl.threadpool_limits(1)
+
+# No Hypothesis test has a deadline or fails for slow data generation: a
+# machine at load 15 runs an example 10 times slower than an idle one. A test's
+# own settings(...) inherit this, and say what else they change.
+settings.register_profile("skattr", deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("skattr")
 
 
 @pytest.fixture(scope="session")

@@ -228,8 +228,13 @@ def test_end_to_end_on_a_local_cluster(frames):
     kw = dict(secret=SECRET, law="gaussian", mechanism="apgm", random_state=2)
     expected = private.attrpriv.mean(["weight", "height"], reference=reference,
                                      **kw)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1,
-                                  processes=True, dashboard_address=None) as cluster, \
+    # Generous connection timeouts (30 s by default): at load 15 a worker
+    # process takes tens of seconds to import and answer.
+    with dask.config.set({"distributed.comm.timeouts.connect": "300s",
+                          "distributed.comm.timeouts.tcp": "300s"}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1,
+                                     processes=True,
+                                     dashboard_address=None) as cluster, \
             distributed.Client(cluster), dask.config.set(scheduler=None):
         got = dd.from_pandas(private, npartitions=8).attrpriv.mean(
             ["weight", "height"], reference=dd.from_pandas(reference, 6), **kw)
