@@ -1,6 +1,7 @@
 """Fixtures shared by the tests: the UCI Adult data, read from SKATTR_DATA."""
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,54 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 settings.register_profile("skattr", deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("skattr")
+
+
+# Tests marked slow where no decorator can say it: doctests, and single cases
+# of parametrized tests whose other cases take well under a second. A file and
+# a pattern of the rest of the test's id; a pattern that matches nothing in a
+# file that was collected fails the run, so a renamed test is not lost.
+SLOW = {
+    "skattr/_accessor.py": [r"skattr\._accessor\.AttributePrivacyAccessor",
+                            r"skattr\._accessor\.AttributePrivacyAccessor\.describe"],
+    "skattr/attacks/_property_inference.py": [
+        r"skattr\.attacks\._property_inference\.PropertyInferenceAttack"],
+    "skattr/theta/_resample.py": [r"skattr\.theta\._resample\.Resample"],
+    "tests/test_common.py": [
+        r"test_sklearn_compatible_estimator\[ExpectedValueGaussian\(.*-check_"
+        r"(estimators_dtypes|dtype_object|methods_subset_invariance)\]"],
+    "tests/calibration/test_exact_profile.py": [
+        r"test_random_laws_match_high_precision_reference\[0-gaussian-sign changes\]",
+        r"test_never_below_a_fine_grid_lower_bound\[gaussian\]",
+        r"test_binomial_laws_with_a_thousand_atoms\[laplace\]"],
+    "tests/laws/test_chunked_draws.py": [
+        r"test_chunks_are_the_datasets_drawn_at_once\[.*-rejection, many rounds\]",
+        r"test_drawn_laws_keep_their_seeded_values\[statistic0-False-.*\]",
+        r"test_drawn_laws_keep_their_seeded_values\[statistic1-False-distributional\]"],
+    "tests/test_fuzz.py": [
+        r"test_nasty_case\[-inf in a released column \(median\)\]",
+        r"test_nasty_case\[ledger over budget\]"],
+    "tests/theta/test_confidence_band.py": [
+        r"test_a_group_band_holds_the_population_at_its_confidence"
+        r"\[(normal|exponential)\]"],
+}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    files = {}
+    for item in items:
+        path, _, rest = item.nodeid.partition("::")
+        files.setdefault(path, []).append((rest, item))
+    for path, patterns in SLOW.items():
+        for pattern in patterns:
+            matched = [item for rest, item in files.get(path, ())
+                       if re.fullmatch(pattern, rest)]
+            if path in files and not matched:
+                raise pytest.UsageError(
+                    f"tests/conftest.py marks {path}::{pattern} slow, and no "
+                    "test of that file matches it: update SLOW.")
+            for item in matched:
+                item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")

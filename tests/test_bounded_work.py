@@ -85,6 +85,7 @@ def _direct_chain_scales(initial, kernels, epsilon):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(8))
 def test_chain_search_equals_every_quilt(seed):
     rng = np.random.default_rng(seed)
@@ -105,6 +106,7 @@ def test_chain_search_equals_every_quilt(seed):
     np.testing.assert_allclose(fast, direct, rtol=1e-9)
 
 
+@pytest.mark.slow
 def test_a_long_chain_is_searched_in_linear_work():
     """plan(n=10**6) took over 300 s; the entries' laws settle, so far from
     both ends every entry scores the same and is computed once."""
@@ -136,6 +138,7 @@ def _tree(T):
               for v, ps in parents.items()})
 
 
+@pytest.mark.slow
 def test_a_network_search_over_its_limit_refuses_with_a_smaller_quilt():
     net = _tree(14)
     rows = pd.DataFrame({"v": np.ones(14)})
@@ -152,6 +155,7 @@ def test_a_network_search_over_its_limit_refuses_with_a_smaller_quilt():
     assert np.isfinite(cheaper.plan(rows).noise_scale)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", ["wide grids", "a star"])
 def test_a_network_beyond_any_limit_refuses_without_overflow(shape):
     # Found by review: the estimate overflowed a float (OverflowError).
@@ -255,6 +259,7 @@ def census():
     return ref
 
 
+@pytest.mark.slow
 def test_a_slow_function_on_drawn_datasets_refuses_early(census):
     sample = census.sample(300, random_state=1)
     secret = skattr.Secret.proportion("rich", True, pairs=[(0.2, 0.4)])

@@ -59,6 +59,7 @@ def with_empty_partitions(frame, npartitions):
                        meta=frame.iloc[:0], enforce_metadata=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("npartitions", PARTITIONS)
 def test_linear_releases_equal_pandas(frames, npartitions):
     private, reference = frames
@@ -74,6 +75,7 @@ def test_linear_releases_equal_pandas(frames, npartitions):
         same_release(call(private), call(ddf))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("npartitions", PARTITIONS)
 @pytest.mark.parametrize("theta", ["moments", "auto"])
 def test_a_dask_reference_fits_the_same_theta(frames, npartitions, theta):
@@ -176,6 +178,7 @@ def test_estimators_fit_and_release_dask_frames(frames):
     close(plan.noise_law.covariance, expected.noise_law.covariance)
 
 
+@pytest.mark.slow
 def test_plan_and_leakage_count_rows_once(frames):
     private, reference = frames
     ddf = dd.from_pandas(private, npartitions=5)
@@ -458,6 +461,7 @@ def test_a_ledger_on_dask_matches_the_pandas_one(frames):
         ledgers[1].agg(Statistic.trimmed_mean(["weight"]), epsilon=1.0)
 
 
+@pytest.mark.slow
 def test_ledger_files_move_between_pandas_and_dask(frames):
     import json
     private, reference = frames
@@ -518,6 +522,7 @@ def test_schema_1_ledger_files_still_load():
                                 reference=reference)
 
 
+@pytest.mark.slow
 def test_a_ledger_counts_a_dask_frames_rows_once(frames, monkeypatch):
     from skattr.backends import _dask
     private, reference = frames

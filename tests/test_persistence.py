@@ -109,6 +109,7 @@ FITTED = [pytest.param(cls, marks=pytest.mark.slow)
           for cls in ESTIMATORS]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", FITTED, ids=lambda c: c.__name__)
 def test_every_fitted_estimator_round_trips(cls, hospital, schools):
     est, reference, private = _configured(cls, hospital, schools)
@@ -243,6 +244,7 @@ THETAS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(THETAS))
 def test_every_kind_of_theta_round_trips(name, hospital):
     reference, private = hospital[0], hospital[1][:50]
@@ -424,6 +426,7 @@ def test_series_keep_labels_index_names_and_dtypes():
         assert type(back.index) is type(series.index)
 
 
+@pytest.mark.slow
 def test_non_string_column_labels_round_trip():
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({0: rng.normal(size=2000), 1: rng.normal(size=2000),

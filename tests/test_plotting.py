@@ -314,6 +314,7 @@ def _chance(ax):
     return line
 
 
+@pytest.mark.slow
 def test_attack_accuracy_of_a_mechanism(defence, attack_data):
     auxiliary, test = attack_data
     grid = (0.1, 1.0, 10.0)
@@ -359,6 +360,7 @@ def test_attack_accuracy_of_a_mechanism(defence, attack_data):
     assert defence.get_params()["epsilon"] == before.epsilon
 
 
+@pytest.mark.slow
 def test_attack_accuracy_from_grid_search(reference, attack_data):
     from sklearn.model_selection import GridSearchCV
 

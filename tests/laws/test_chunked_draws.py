@@ -118,6 +118,7 @@ def test_drawn_laws_keep_their_seeded_values(reference, privacy, replace,
         np.testing.assert_array_equal(drawn, expected)
 
 
+@pytest.mark.slow
 def test_a_certificate_does_not_depend_on_the_chunks(reference, monkeypatch):
     def plan():
         return ApproximateWassersteinMechanism(
@@ -132,6 +133,7 @@ def test_a_certificate_does_not_depend_on_the_chunks(reference, monkeypatch):
     assert chunked.certified_by == whole.certified_by
 
 
+@pytest.mark.slow
 def test_memory_is_bounded_by_the_chunk_size(reference):
     # 20,000 datasets of 1,000 records: 160 MB of row positions drawn at
     # once. In chunks of 2**18 positions (2 MB), every array of the draws

@@ -341,6 +341,7 @@ def test_accessor_median_is_exact_under_the_resampling_model():
         release.values.iloc[0], abs=50 * release.sensitivity)
 
 
+@pytest.mark.slow
 def test_monotone_quantiles_are_free_post_processing():
     ref = _income()
     private = _income(300, seed=4)

@@ -251,6 +251,7 @@ def _normal_reference(rng, per=300):
         _OUT.rvs(2 * per, random_state=rng))})
 
 
+@pytest.mark.slow
 def test_a_median_over_the_bands_covers_the_populations_distance():
     # The population's (W, delta)-closeness of the median's two laws, from
     # their exact order-statistic laws (scipy), is below the bands' W.
@@ -401,6 +402,7 @@ def test_a_small_delta_finds_a_finite_w_where_the_ffts_error_binds():
     assert few.missing < 1e-7
 
 
+@pytest.mark.slow
 def test_a_mean_of_millions_of_records_is_released():
     reference = skattr.datasets.make_hospital(3000, random_state=0)
     private = skattr.datasets.make_hospital(2_000_000, random_state=1)
