@@ -78,6 +78,7 @@ def _same(a, b):
     ("quantile", (["height"], [0.25, 0.75]), {"delta": 0.01}),
     pytest.param("std", (["weight"],), {"delta": 0.01}, marks=pytest.mark.slow),
 ])
+@pytest.mark.slow
 def test_every_verb_releases_as_pandas_does(backend, frames, verb, args, kwargs):
     private, reference = frames
     reference = reference.iloc[:400]  # the default search, at a test's cost

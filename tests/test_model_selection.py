@@ -127,6 +127,7 @@ def test_relative_error_is_to_the_statistic_at_n_records(reference, query,
     assert est.planned == [50]
 
 
+@pytest.mark.slow
 def test_grid_search_picks_the_smallest_epsilon_meeting_the_target(reference):
     search = GridSearchCV(
         _mechanism(), {"epsilon": GRID},

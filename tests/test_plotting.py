@@ -86,6 +86,7 @@ def _interval_segments(container):
 # --------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_tradeoff_draws_the_plans_and_leaves_gaps(private, reference):
     grid = (0.5, 1.0, 2.0, 5.0, 10.0)
     ax = plot_tradeoff(private, ["weight"], secret=SECRET, reference=reference,

@@ -114,6 +114,7 @@ def test_features_without_information_give_chance_accuracy(frames):
     assert dummy.fit(auxiliary).score(test) == 0.5
 
 
+@pytest.mark.slow
 def test_wilson_interval_matches_statsmodels_and_the_closed_form(frames):
     _, auxiliary, test = frames
     attack = PropertyInferenceAttack(query=skattr.Query.mean(["weight"]),

@@ -97,6 +97,7 @@ def former_drawn_law(laws, a, n, privacy, m):
     return laws._evaluate(rows)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("privacy", ["dataset", "distributional"])
 @pytest.mark.parametrize("replace", [False, True])
 @pytest.mark.parametrize("statistic", [

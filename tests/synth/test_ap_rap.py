@@ -88,6 +88,7 @@ def _exact_delta(n, inside_a, inside_b, p_in, p_out, sd_in, sd_out, eps):
                       np.clip(law_b - math.exp(eps) * law_a, 0, None).sum())
 
 
+@pytest.mark.slow
 def test_the_certified_noise_holds_against_the_exact_law():
     """One binary column, its 1-way marginal in each group, n = 10 records,
     3 vs 5 of them in the group: the release's exact law under both secrets

@@ -303,6 +303,7 @@ def test_the_messages_say_what_to_pass(people):
                    bins=BINS, categories=cats, **FAST)
 
 
+@pytest.mark.slow
 def test_python_m_skattr_cli_runs_the_command():
     import subprocess
     import sys

@@ -37,6 +37,7 @@ def _population_quantiles(dist, levels, lo, hi):
     return np.clip(dist.ppf(levels), lo, hi)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", [stats.norm(50, 10), stats.expon(scale=5),
                                   stats.binom(6, 0.3), stats.poisson(0.05)],
                          ids=["normal", "exponential", "binomial", "rare"])
@@ -96,6 +97,7 @@ def test_the_band_is_narrower_in_the_tails_than_dkw():
     assert np.all(big.above[ranks - 1] >= own_above - 1e-15)
 
 
+@pytest.mark.slow
 def test_a_record_distance_bounds_the_populations_quantile_gap():
     # Two known group laws; whenever both bands hold them (checked), the
     # population's quantile gap is at most U(u) at every level.
