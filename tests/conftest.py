@@ -2,6 +2,8 @@
 
 import os
 import re
+import time
+import types
 from pathlib import Path
 
 import pytest
@@ -74,6 +76,22 @@ def pytest_collection_modifyitems(config, items):
                     "test of that file matches it: update SLOW.")
             for item in matched:
                 item.add_marker(pytest.mark.slow)
+
+
+# The time guards (skattr.utils._work.TimeGuard) project a computation's
+# wall-clock time and refuse past a limit (300 s by default): a test whose
+# draws take 40 s on an idle machine would be refused at load 15. In tests
+# they read the process's CPU time instead, which load does not stretch; a
+# test of the guards' own clock is marked wall_clock.
+
+
+@pytest.fixture(autouse=True)
+def _time_guards_read_cpu_time(request, monkeypatch):
+    if request.node.get_closest_marker("wall_clock") is None:
+        from skattr.utils import _work
+
+        monkeypatch.setattr(_work, "time",
+                            types.SimpleNamespace(perf_counter=time.process_time))
 
 
 @pytest.fixture(scope="session")

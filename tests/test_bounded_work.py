@@ -227,6 +227,7 @@ def test_a_count_on_ten_million_records_plans_in_seconds():
 
 # -- Drawn datasets and the Gaussian search: timed guards --------------------
 
+@pytest.mark.wall_clock
 def test_time_guard_projects_and_refuses():
     guard = TimeGuard(1000, 1e-3, what="ten things", cheaper="do fewer")
     time.sleep(0.01)
