@@ -62,7 +62,9 @@ SLOW = {
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    picked = any("::" in arg for arg in config.args)   # single tests named
+    # Single tests named (file::test), or --lf: files are collected in part.
+    picked = (any("::" in arg for arg in config.args)
+              or config.getoption("lf", False))
     files = {}
     for item in items:
         path, _, rest = item.nodeid.partition("::")
