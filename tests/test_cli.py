@@ -10,6 +10,7 @@ from skattr.cli import main
 from skattr.datasets import make_hospital
 
 
+@pytest.mark.slow
 def test_demo_prints_releases_and_guarantees(capsys):
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
@@ -35,6 +36,7 @@ def test_demo_prints_releases_and_guarantees(capsys):
         assert word not in out
 
 
+@pytest.mark.slow
 def test_demo_takes_a_seed(capsys):
     assert main(["demo", "--seed", "3"]) == 0
     assert "--seed 3" in capsys.readouterr().out
@@ -231,6 +233,7 @@ def _hospital_files(tmp_path):
             "--pairs", "0.4,0.6", "--reference", str(reference)], str(private)
 
 
+@pytest.mark.slow
 def test_a_ledger_file_counts_releases_across_runs(tmp_path, capsys):
     # Issue 28: a CLI ledger, and Parquet input.
     common, private = _hospital_files(tmp_path)

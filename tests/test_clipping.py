@@ -140,6 +140,7 @@ def test_declared_bounds_narrower_than_the_reference_clip_theta(reference,
     assert got.clipping.source == "declared"
 
 
+@pytest.mark.slow
 def test_declared_bounds_clip_the_resampling_theta_too(reference, private):
     small = reference.iloc[:300]
     statistic = skattr.Statistic.median(["weight"])
@@ -241,6 +242,7 @@ def test_the_secret_column_cannot_be_clipped_in_the_reference(reference):
                                  bounds={"weight": (120.0, 180.0)}).fit(reference)
 
 
+@pytest.mark.slow
 def test_dask_and_pandas_give_the_same_release(reference, private):
     dd = pytest.importorskip("dask.dataframe")
     dirty = _with(private, "weight", 1e300, -1e300)
@@ -274,6 +276,7 @@ def test_the_accessor_passes_bounds(reference, private):
     assert raw.values.iloc[0] > 1e296
 
 
+@pytest.mark.slow
 def test_the_ledger_clips_every_release_and_its_joint_law(reference, private):
     dirty = _with(private, "weight", 1e300)
     clean = _clipped_to_reference(dirty, reference, ["weight"])

@@ -69,6 +69,7 @@ class _Planned:
 # --------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_default_score_always_picks_the_largest_epsilon(reference):
     # The issue: minus the expected error only improves with epsilon.
     search = GridSearchCV(_mechanism(), {"epsilon": GRID}, cv=3).fit(reference)
@@ -126,6 +127,7 @@ def test_relative_error_is_to_the_statistic_at_n_records(reference, query,
     assert est.planned == [50]
 
 
+@pytest.mark.slow
 def test_grid_search_picks_the_smallest_epsilon_meeting_the_target(reference):
     search = GridSearchCV(
         _mechanism(), {"epsilon": GRID},
@@ -162,6 +164,7 @@ def test_grid_search_picks_the_smallest_epsilon_meeting_the_target(reference):
         refit_smallest_epsilon(0.001)(res)
 
 
+@pytest.mark.slow
 def test_smallest_epsilon_inside_a_pipeline(reference):
     # Issue 28: the scorers and refits take a Pipeline ending in a mechanism
     # (they find the step and its epsilon).

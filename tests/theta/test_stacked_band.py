@@ -126,6 +126,7 @@ def test_several_statistics_are_refused_without_a_clipping_range():
             theta=ConfidenceBand()).fit(reference).plan(n=N)
 
 
+@pytest.mark.slow
 def test_a_stacked_release_is_secure_and_through_a_ledger():
     rng = np.random.default_rng(2)
     reference = _population(400, rng)
