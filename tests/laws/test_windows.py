@@ -1,0 +1,113 @@
+"""A window of pairs costs about what its widest pairs cost (issue 42).
+
+Each law over the reference's confidence bands bounds a window through its
+widest pairs (skattr.laws._base.widest_pairs). Each test here compares that
+with an independent enumeration of every pair of the window, each bounded
+alone by the law's own single-pair computation: the window's bound is never
+below the largest of them (a pair left out would show) and not much above;
+and counts the work, so that a return to one computation per pair fails
+without timing anything.
+"""
+
+import numpy as np
+import pytest
+
+import skattr
+import skattr.laws._order_band as order_band
+from skattr.laws._band import GroupBand
+from skattr.laws._base import widest_pairs
+from skattr.laws._order import order_bracket
+
+
+def _window_pairs(n, window, support):
+    a, b = skattr.Secret.proportion("g", 1, window=window,
+                                    support=support).pair_values(n)
+    return list(zip(a.tolist(), b.tolist(), strict=True))
+
+
+def _bands(seed=0, per=(40, 40)):
+    rng = np.random.default_rng(seed)
+    return (GroupBand.of(rng.normal(0.0, 1.0, per[0]), 1e-3, spacings=True),
+            GroupBand.of(rng.normal(0.5, 1.3, per[1]), 1e-3, spacings=True))
+
+
+def test_the_widest_pairs_hold_every_pair_of_a_window():
+    # Brute force: every pair lies inside some widest pair, every widest
+    # pair is a pair, none lies inside another; inner says whether another
+    # pair lies inside.
+    for n, window, support in ((20, 0.15, (0.3, 0.6)), (57, 0.1, (0.1, 0.5)),
+                               (30, 0.5, (0.2, 0.4))):
+        pairs = _window_pairs(n, window, support)
+        widest = widest_pairs(pairs + [(b, a) for a, b in pairs])
+        ends = {(min(a, b), max(a, b)) for a, b in pairs}
+        kept = list(zip(widest.low.tolist(), widest.high.tolist(),
+                        strict=True))
+        assert set(kept) <= ends
+        for a, b in ends:
+            assert any(x <= a and b <= y for x, y in kept)
+        for i, (x, y) in enumerate(kept):
+            assert not any(u <= x and y <= v for j, (u, v) in enumerate(kept)
+                           if j != i)
+            others = [(a, b) for a, b in ends if x <= a and b <= y
+                      and (a, b) != (x, y)]
+            assert bool(widest.inner[i]) == bool(others)
+    # A window spanning its support: one widest pair, pairs inside.
+    widest = widest_pairs(_window_pairs(750, 0.2, (0.4, 0.6)))
+    assert widest.low.tolist() == [0.4] and widest.high.tolist() == [0.6]
+    assert widest.inner.tolist() == [True]
+
+
+@pytest.mark.parametrize(("privacy", "level"), [("dataset", 0.5),
+                                               ("distributional", 0.3)])
+def test_a_quantile_under_a_window_is_the_largest_over_its_pairs(
+        monkeypatch, privacy, level):
+    # A coarser search keeps the enumeration quick; the argument holds on
+    # any grid.
+    monkeypatch.setattr(order_band, "_CELLS", 40)
+    monkeypatch.setattr(order_band, "_LEVELS", 12)
+    out, inside = _bands()
+    n = 20
+    pairs = _window_pairs(n, 0.15, (0.3, 0.6))
+    assert len(pairs) == 15
+    ranks = order_bracket(n, level)
+    window = order_band.order_band_closeness(
+        out, inside, -5.0, 5.0, n, pairs, ranks, privacy, 1e-3)
+    each = max(order_band.order_band_closeness(
+        out, inside, -5.0, 5.0, n, [pair], ranks, privacy, 1e-3)
+        for pair in pairs)
+    assert each > 0.5
+    assert each <= window <= 1.1 * each
+
+
+def test_a_quantile_under_a_window_searches_its_widest_pairs_only(
+        monkeypatch):
+    # The window of the issue: 0.2 wide over (0.4, 0.6), n = 750: 11,325
+    # pairs, one widest pair with pairs inside: one search, and phi at its
+    # two ends for the two order statistics.
+    searches, laws = [], []
+
+    def gap(self, phi_a, phi_b, levels):
+        searches.append(1)
+        return 1.0
+
+    def count_phi(k, total, r, grid):
+        laws.append((k, r))
+        return np.zeros((grid.size, grid.size))
+
+    monkeypatch.setattr(order_band.GapSearch, "gap", gap)
+    monkeypatch.setattr(order_band, "count_phi", count_phi)
+    out, inside = _bands()
+    pairs = _window_pairs(750, 0.2, (0.4, 0.6))
+    assert len(pairs) == 11_325
+    order_band.order_band_closeness(out, inside, -5.0, 5.0, 750, pairs,
+                                    order_bracket(750, 0.5), "dataset", 1e-3)
+    assert len(searches) == 1
+    assert sorted(laws) == [(300, 374), (300, 375), (450, 374), (450, 375)]
+    # A narrow window: one search per widest pair (about one per share),
+    # not one per pair.
+    searches.clear()
+    pairs = _window_pairs(750, 0.02, (0.4, 0.6))
+    order_band.order_band_closeness(out, inside, -5.0, 5.0, 750, pairs,
+                                    order_bracket(750, 0.5), "dataset", 1e-3)
+    assert len(pairs) > 2_000
+    assert len(searches) == 136
