@@ -111,3 +111,36 @@ def test_a_quantile_under_a_window_searches_its_widest_pairs_only(
                                     order_bracket(750, 0.5), "dataset", 1e-3)
     assert len(pairs) > 2_000
     assert len(searches) == 136
+
+
+def test_a_counts_window_is_its_widest_pairs(monkeypatch):
+    # W_inf of a count over a box, every pair of a window bounded alone (the
+    # branch and bound on each), against the widest pairs alone.
+    from skattr.laws._count_sensitivity import count_sensitivity_box
+
+    n = 8
+    pairs = _window_pairs(n, 0.25, (0.25, 0.75))
+    assert len(pairs) == 7
+    widest = widest_pairs(pairs)
+    low, high = (0.1, 0.3), (0.4, 0.5)
+    each = max(count_sensitivity_box([pair], n, low, high).upper
+               for pair in pairs)
+    window = count_sensitivity_box(
+        list(zip(widest.low, widest.high, strict=True)), n, low, high).upper
+    assert each >= 1 and window == each
+    # The swap coupling alone (more than 20 pairs): one law, the pair that
+    # moves the most, built once.
+    from skattr.laws._distances import CoupledDistances, count_coupled_distances
+
+    built = []
+    binomial = CoupledDistances.binomial.__func__
+
+    def counted(cls, trials, gap, weight):
+        built.append(trials)
+        return binomial(cls, trials, gap, weight)
+
+    monkeypatch.setattr(CoupledDistances, "binomial", classmethod(counted))
+    pairs = _window_pairs(750, 0.2, (0.4, 0.6))
+    (laws,) = count_coupled_distances(pairs, 750, low, high, "dataset", 1.0,
+                                      delta=1e-3)
+    assert built == [150] and laws[0].records == 150
