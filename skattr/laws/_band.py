@@ -40,8 +40,8 @@ from skattr.laws._distances import CoupledDistances, least_certified
 from skattr.utils._progress import progress_bar
 from skattr.utils._work import TimeGuard, work_seconds
 
-__all__ = ["BandLaw", "BandsLaw", "GroupBand", "dkw_radius", "over_widest",
-           "pair_moves", "record_distance", "summed_distances"]
+__all__ = ["BandLaw", "BandsLaw", "GroupBand", "dkw_radius", "inner_moves",
+           "over_widest", "pair_moves", "record_distance", "summed_distances"]
 
 #: Seconds before a loop over a secret's widest pairs shows a progress bar.
 _BAR_DELAY = 3.0
@@ -245,6 +245,25 @@ def over_widest(pairs, *, what: str, progress=False, label: str = ""):
             yield low, high, inner
             bar.update(1)
             guard.advance(1)
+
+
+def inner_moves(pairs, low: float, high: float, n: int, privacy: str, *,
+                starts: tuple[float, float] | None = None
+                ) -> list[tuple[int, float]]:
+    """Return the distinct (records moved, each one's chance) of pairs in [low, high].
+
+    As :func:`pair_moves` counts them, for the pairs (either way) whose two
+    shares lie in [low, high] (and whose lower share lies in ``starts``).
+    """
+    ends = np.sort(np.asarray(list(pairs), dtype=float).reshape(-1, 2), axis=1)
+    inside = (ends[:, 0] >= low) & (ends[:, 1] <= high)
+    if starts is not None:
+        inside &= (ends[:, 0] >= starts[0]) & (ends[:, 0] <= starts[1])
+    gaps = np.unique(ends[inside, 1] - ends[inside, 0])
+    gaps = gaps[gaps > 0]
+    if privacy == "dataset":
+        return sorted({(math.ceil(g * n - 1e-9), 1.0) for g in gaps.tolist()})
+    return [(n, g) for g in gaps.tolist()]
 
 
 def record_distance(out: GroupBand, inside: GroupBand, lo, hi):

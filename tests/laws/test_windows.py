@@ -144,3 +144,79 @@ def test_a_counts_window_is_its_widest_pairs(monkeypatch):
     (laws,) = count_coupled_distances(pairs, 750, low, high, "dataset", 1.0,
                                       delta=1e-3)
     assert built == [150] and laws[0].records == 150
+
+
+def _weights(per=(300, 250), seed=1):
+    rng = np.random.default_rng(seed)
+    out = GroupBand.of(np.clip(rng.normal(150, 30, per[0]), 80, 230), 1e-4)
+    inside = GroupBand.of(np.clip(rng.normal(170, 35, per[1]), 80, 230), 1e-4)
+    return out, inside
+
+
+@pytest.mark.parametrize("privacy", ["dataset", "distributional"])
+def test_a_std_under_a_window_is_the_largest_over_its_pairs(monkeypatch,
+                                                            privacy):
+    import skattr.laws._stacked_band as stacked
+    from skattr.laws._std_band import std_band_closeness
+
+    # Coarser FFTs keep the enumeration quick; every bound holds on any grid.
+    monkeypatch.setattr(stacked, "_ATOMS", 5_000)
+    out, inside = _weights()
+    n = 20
+    pairs = _window_pairs(n, 0.2, (0.4, 0.6))
+    assert len(pairs) == 10
+    window = std_band_closeness(out, inside, 80.0, 230.0, n, pairs, privacy,
+                                1e-3, 1)
+    each = max(std_band_closeness(out, inside, 80.0, 230.0, n, [pair],
+                                  privacy, 1e-3, 1) for pair in pairs)
+    assert each > 5
+    assert each <= window <= 1.1 * each
+
+
+@pytest.mark.parametrize("privacy", ["dataset", "distributional"])
+def test_a_sum_under_a_window_is_the_largest_over_its_moves(monkeypatch,
+                                                            privacy):
+    import skattr.laws._stacked_band as stacked
+
+    monkeypatch.setattr(stacked, "_ATOMS", 5_000)
+    out, inside = _weights()
+    secret = skattr.Secret.proportion("g", 1, window=0.2, support=(0.4, 0.6))
+    n = 60
+    window = stacked.sum_bound(out, inside, 80.0, 230.0, secret, n, privacy,
+                               1e-4, 1.0)
+    # A pair's bound depends on its moves alone: one pair per move.
+    each = max(stacked.sum_bound(
+        out, inside, 80.0, 230.0,
+        skattr.Secret.proportion("g", 1, pairs=[(0.4, 0.4 + j / n)]), n,
+        privacy, 1e-4, 1.0) for j in range(1, 13))
+    assert each > 100
+    assert window == each
+
+
+def test_a_window_bounds_a_few_moves_exactly(monkeypatch):
+    # The window at n = 750: the std and a mean among several
+    # statistics each bound a few of the 150 moves exactly (Chernoff's bound
+    # screens the rest), where every pair bounded each of its own.
+    import skattr.laws._stacked_band as stacked
+    from skattr.laws._std_band import std_band_closeness
+
+    monkeypatch.setattr(stacked, "_ATOMS", 20_000)
+    calls = []
+    exact = stacked._fft_quantiles
+
+    def counted(*args):
+        calls.append(args[2])
+        return exact(*args)
+
+    # Every exact bound is one FFT'd law.
+    monkeypatch.setattr(stacked, "_fft_quantiles", counted)
+    out, inside = _weights((1000, 1000))
+    pairs = _window_pairs(750, 0.2, (0.4, 0.6))
+    std_band_closeness(out, inside, 80.0, 230.0, 750, pairs, "dataset", 1e-3,
+                       1)
+    assert 0 < len(calls) <= 40
+    calls.clear()
+    secret = skattr.Secret.proportion("g", 1, window=0.2, support=(0.4, 0.6))
+    stacked.sum_bound(out, inside, 80.0, 230.0, secret, 750, "dataset", 1e-4,
+                      1 / 750)
+    assert 0 < len(calls) <= 10
