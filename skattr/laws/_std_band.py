@@ -29,6 +29,7 @@ Wasserstein mechanism.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -249,8 +250,22 @@ def std_band_closeness(out, inside, lo: float, hi: float, n: int, pairs,
     pair with pairs inside bounds them all at once (:func:`_window_bound`):
     a window costs about what its widest pairs do.
     """
+    span = float(hi) - float(lo)
+    if not math.isfinite(span):
+        raise NotCertifiableError(
+            f"The std's clipping range [{lo:g}, {hi:g}] is wider than floating "
+            "point holds. Clip the column to a plausible range with "
+            "bounds={column: (low, high)}.")
+    if span <= 0:
+        # Every value clipped to one point: the std is 0 on every dataset.
+        return 0.0
+    # The std is scale-equivariant: bound it on the column mapped onto
+    # [0, 1] and scale back, so that no square of the range over- or
+    # underflows (a range of 1e300 or 1e-300).
+    out, inside = _unit(out, lo, span), _unit(inside, lo, span)
     pairs = [(float(a), float(b)) for a, b in pairs if a != b]
     worst = 0.0
+    lo, hi = 0.0, 1.0
     for a, b, inner in over_widest(pairs, what="a std's distance",
                                    progress=progress, label=label):
         if inner:
@@ -260,11 +275,19 @@ def std_band_closeness(out, inside, lo: float, hi: float, n: int, pairs,
             bound = _pair_bound(out, inside, lo, hi, n, a, b, privacy, delta,
                                 ddof)
         worst = max(worst, bound)
+    worst *= span
     if not math.isfinite(worst):
         raise NotCertifiableError(
             "The std's bound over the confidence bands is not finite; nothing "
-            "can be certified.")
+            "can be certified. Clip the column to a plausible range with "
+            "bounds={column: (low, high)}.")
     return worst
+
+
+def _unit(band, lo: float, span: float):
+    """Return ``band`` with its values mapped by x -> (x - lo) / span."""
+    return dataclasses.replace(
+        band, values=np.clip((band.values - lo) / span, 0.0, 1.0))
 
 
 @persistable
