@@ -40,6 +40,12 @@ below is monotone in each G(x) and each mass G(y) - G(x), which the bands
 A std's bound is one column's (:func:`~skattr.laws._std_band.std_band_closeness`,
 its own twelve tails at delta / 12K) under the same coupling.
 ``docs/population.md`` proves both and measures what they cost.
+
+A window's widest pair with pairs inside takes the interval bound under
+either privacy (it holds under any coupling; :func:`~skattr.laws.
+_order_band.widest_gap` bounds every pair inside at once), where the count
+bound would be computed for each of its pairs; a column's many levels share
+their count bounds' bisections (:func:`count_bounds`).
 """
 
 from __future__ import annotations

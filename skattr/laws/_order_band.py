@@ -41,6 +41,14 @@ the reference's values and adds g2 - g1 >= those floors: it excludes the
 populations that are nearly flat over many records, where the two laws are
 far apart. Both bounds hold; the smaller is taken, the first only where the
 values have ties (``docs/population.md``).
+
+A window of pairs (every two shares within w in a support) is searched
+through its widest pairs only (:func:`widest_gap`): phi_k(p, q) is monotone
+in the group's k at every (p, q), so every pair inside a widest pair (x, y)
+is feasible only where the ends' largest phi (for g1) and least (for g2)
+are, and one search on those two functions bounds them all. A window 0.2
+wide over a support 0.2 wide is one search at any n, where its pairs are
+(w n)^2 / 2.
 """
 
 from __future__ import annotations

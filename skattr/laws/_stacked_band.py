@@ -27,6 +27,13 @@ scale K W_j / epsilon on statistic j keeps the privacy loss
 sum_j |D_j| / b_j <= epsilon there: (epsilon, delta)-closeness in the
 noises' metric (Chen and Ohrimenko, Thm 3.2), each statistic in its own
 units. ``docs/population.md`` proves it and measures what it costs.
+
+A sum of signed differences need not grow with the records moved, so a
+window's every move is bounded, but cheaply
+(:func:`largest_difference_quantile`): the widest move exactly, the others
+screened by Chernoff's bound (all at once on a grid of lam) and, under
+dataset privacy, from the widest move's exact law; the exact bound only
+where a screen exceeds the largest found.
 """
 
 from __future__ import annotations

@@ -25,6 +25,15 @@ sum (x - c0)^2, less the most (xbar - c0)^2 can be for c0 the middle of
 W the bound on |V'_b - V'_a|; V_lo of dataset b bounds s_b too. Twelve
 tails, each at delta / 12: W is (W, delta)-close for the approximate
 Wasserstein mechanism.
+
+A window of pairs is bounded through its widest pairs
+(:func:`_window_bound`): the bounds on a dataset's mean and variance hold
+for every share of a block of shares (at each lam Chernoff's bound is
+largest at a block's ends), T(c) is linear in c, and B and T are bounded at
+every pair's moves with Chernoff's bound screening all but a few
+(:func:`~skattr.laws._stacked_band.largest_over_tasks`). The column is
+mapped onto [0, 1] first and the bound scaled back (the std is
+scale-equivariant), so no square of the range over- or underflows.
 """
 
 from __future__ import annotations
