@@ -220,3 +220,35 @@ def test_a_window_bounds_a_few_moves_exactly(monkeypatch):
     stacked.sum_bound(out, inside, 80.0, 230.0, secret, 750, "dataset", 1e-4,
                       1 / 750)
     assert 0 < len(calls) <= 10
+
+
+def test_a_long_window_shows_progress_and_is_refused_past_the_limit(
+        monkeypatch):
+    # The widest pairs' loop shows a bar after a few seconds (tqdm's delay)
+    # and refuses as soon as its first pairs project it past
+    # SKATTR_MAX_SECONDS; a clock that advances a second a reading stands in
+    # for slow pairs.
+    import itertools
+
+    import skattr.laws._band as band
+    import skattr.utils._work as work
+    from skattr.exceptions import WorkLimitError
+
+    shown = []
+    real_bar = band.progress_bar
+
+    def bar(progress, **options):
+        shown.append((progress, options))
+        return real_bar(False, **options)
+
+    monkeypatch.setattr(band, "progress_bar", bar)
+    pairs = _window_pairs(750, 0.02, (0.4, 0.6))
+    assert len(list(band.over_widest(pairs, what="x", progress=True))) == 136
+    assert shown[0][0] is True and shown[0][1]["total"] == 136
+    assert shown[0][1]["delay"] >= 1
+    clock = itertools.count()
+    monkeypatch.setattr(work.time, "perf_counter", lambda: float(next(clock)))
+    monkeypatch.setenv("SKATTR_MAX_SECONDS", "30")
+    with pytest.raises(WorkLimitError, match="widest pairs"):
+        for _ in band.over_widest(pairs, what="a std's distance"):
+            pass
