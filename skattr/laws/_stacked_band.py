@@ -57,7 +57,7 @@ _MOST_STEPS, _LEAST_STEPS = 2_000, 16
 _ROUNDING = 1e-9
 #: The grid of log(lam scale) the screen's Chernoff bounds are read on (any
 #: lam gives a valid bound).
-_SCREEN_LAMS = np.linspace(-12.0, 8.0, 241)
+_SCREEN_LAMS = np.linspace(-12.0, 8.0, 121)
 #: The chance the anchored screen allows the records between two moves to
 #: fall short (:func:`_anchor_screen`).
 _ANCHOR_EPS = 0.1
