@@ -581,8 +581,13 @@ class _Decoder:
     def _numpy_dtype(text, scalar: bool = False) -> np.dtype:
         if not isinstance(text, str):
             raise TypeError(f"a dtype must be a string; got {text!r}")
-        dtype = np.dtype(text)
-        if dtype.kind not in _KINDS or dtype.fields is not None or (
+        try:
+            dtype = np.dtype(text)
+        except SyntaxError:
+            # NumPy parses a repeat count of "(2,)f8" with ast: ",O" raised
+            # a bare SyntaxError (found by the fuzz of ledger files).
+            dtype = None
+        if dtype is None or dtype.kind not in _KINDS or dtype.fields is not None or (
                 scalar and dtype.kind == "O") or dtype.itemsize > _MAX_ITEMSIZE:
             raise PersistenceError(
                 f"The file holds values of dtype {text!r}, which skattr does not "

@@ -372,6 +372,50 @@ def test_a_keyed_store_takes_its_key_from_a_private_file(tmp_path, capsys,
     assert all(key not in s.out + s.err for s in shown)
 
 
+def test_a_keyed_store_swapped_for_a_json_ledger_is_refused(tmp_path, capsys,
+                                                            monkeypatch):
+    # Issue 42 (review): --ledger took any file starting with "{" for a JSON
+    # ledger, whose loading never consults the key. Whoever could write a
+    # keyed store, without the key, put a JSON ledger with fewer releases in
+    # its place; with SKATTR_LEDGER_KEY set the command accepted it, and a
+    # further release reached a true 3.0 of a 2.0 budget. With any key in
+    # effect (the variable or --ledger-key-file), a JSON --ledger is refused.
+    key = "a key of sixteen bytes or more"
+    monkeypatch.setenv("SKATTR_LEDGER_KEY", key)
+    common, private = _hospital_files(tmp_path)
+    data, reference = pd.read_parquet(private), pd.read_csv(common[-1])
+    ledger = tmp_path / "h.ledger"
+    run = ["release", private, *common, "--epsilon", "1", "--ledger",
+           str(ledger)]
+    assert main([*run, "--columns", "weight", "--budget", "2,1e-3"]) == 0
+    assert main([*run, "--columns", "weight"]) == 0
+    assert main([*run, "--columns", "height"]) == 2          # over budget
+    capsys.readouterr()
+    # The writer of the store: a JSON ledger of the same data holding one
+    # release, written over the store.
+    secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    forged = data.attrpriv.ledger(secret=secret, reference=reference,
+                                  budget=(2.0, 1e-3))
+    forged.mean(["weight"], epsilon=1.0)
+    ledger.unlink()
+    ledger.write_text(forged.to_json())
+    key_file = tmp_path / "ledger.key"
+    key_file.write_text(key)
+    key_file.chmod(0o600)
+    for extra in ([], ["--ledger-key-file", str(key_file)],
+                  ["--anchor", str(tmp_path / "h.anchor")]):
+        assert main([*run, "--columns", "weight", *extra]) == 2
+        out, err = capsys.readouterr()
+        assert "is a JSON ledger, yet" in err and "restore it" in err
+        assert "drop" not in err and out == ""               # nothing released
+    monkeypatch.delenv("SKATTR_LEDGER_KEY")
+    assert main([*run, "--columns", "weight", "--ledger-key-file",
+                 str(key_file)]) == 2
+    assert "--ledger-key-file is given" in capsys.readouterr().err
+    assert len(skattr.Ledger.from_json(ledger.read_text(), data,
+                                       reference=reference).releases) == 1
+
+
 def test_an_empty_store_left_by_a_kill_is_created_not_refused(tmp_path,
                                                               capsys):
     # Issue 42: a process killed before the store's first transaction left
@@ -379,7 +423,7 @@ def test_an_empty_store_left_by_a_kill_is_created_not_refused(tmp_path,
     # a ledger": drop --budget; without it, "pass secret= and budget=").
     common, private = _hospital_files(tmp_path)
     ledger = tmp_path / "h.ledger"
-    ledger.touch()
+    ledger.touch(mode=0o600)          # as a killed process leaves it
     run = ["release", private, *common, "--columns", "weight", "--ledger",
            str(ledger)]
     assert main(run) == 2

@@ -242,13 +242,26 @@ def _ledger_release(args, data, kwargs, statistic) -> int:
     # back whole; any other file is a store (Ledger.open), where a release
     # is one transaction, safe against a crash and against other processes.
     kept_as_json = os.path.exists(path) and _holds_json(path)
-    for option, given in (("--anchor", args.anchor),
-                          ("--ledger-key-file", args.ledger_key_file)):
-        if given is not None and kept_as_json:
-            raise SkattrError(
-                f"{path} is a JSON ledger; {option} is for a store. Move the "
-                "ledger into a store (Ledger.from_json(...).store(path, "
-                "anchor=..., key=...)) or drop " + option + ".")
+    # An anchor or a key (its file, or SKATTR_LEDGER_KEY) is a store's: a
+    # JSON ledger has neither HMAC nor anchor, and in their place may be a
+    # store replaced by someone without the key, with fewer releases (issue
+    # 42: a true 3.0 of a 2.0 budget). Refused; the message never suggests
+    # dropping the key or the anchor, which would accept that file.
+    given = [option for option, value in (
+        ("--anchor", args.anchor), ("--ledger-key-file", args.ledger_key_file),
+        ("SKATTR_LEDGER_KEY", os.environ.get("SKATTR_LEDGER_KEY") or None))
+        if value is not None]
+    if kept_as_json and given:
+        raise SkattrError(
+            f"{path} is a JSON ledger, yet {' and '.join(given)} "
+            f"{'is' if len(given) == 1 else 'are'} given: a key or an anchor "
+            "guards a store, and a JSON ledger has neither an HMAC nor an "
+            "anchor's check. If "
+            f"{path} was a store, it was replaced (perhaps by someone without "
+            "the key, with fewer releases): restore it from a copy you trust. "
+            "A JSON ledger of your own is moved into a store with "
+            "Ledger.from_json(...).store(new_path, key=..., anchor=...). "
+            "Nothing was released.")
     # The key from its file, else SKATTR_LEDGER_KEY (Ledger.open reads it).
     key = (None if args.ledger_key_file is None
            else read_key_file(args.ledger_key_file))
