@@ -22,7 +22,7 @@ from skattr._ledger._kept import Kept
 from skattr._ledger._mixed import mixed_epsilon
 from skattr._query import Query, StackedQuery
 from skattr._release import Plan, Release
-from skattr._verbs import statistic_query, with_verbs
+from skattr._verbs import called, statistic_query, with_verbs
 from skattr.backends import backend_of, is_frame
 from skattr.exceptions import (
     BudgetExceededError,
@@ -30,6 +30,7 @@ from skattr.exceptions import (
     NotCertifiableError,
 )
 from skattr.laws import AssumeGaussian
+from skattr.utils._param_validation import as_called
 
 __all__ = ["Ledger", "LedgerEntry", "joint_noise"]
 
@@ -223,6 +224,9 @@ default="reference"
     True
     """
 
+    #: How the user calls a ledger's methods, as its errors name them.
+    called_as = "ledger"
+
     #: Gaussian-noise mechanisms whose releases the ledger certifies jointly
     #: (read off the registry: :func:`joint_noise`).
     GAUSSIAN = _Composed("gaussian")
@@ -259,15 +263,18 @@ default="reference"
             eps, delta = float(eps), float(delta)
         except (TypeError, ValueError) as exc:
             raise InvalidParameterError(
-                f"budget must be a pair (epsilon, delta); got {budget!r}.") from exc
+                f"The 'budget' parameter of Ledger must be a pair (epsilon, "
+                f"delta). Got {budget!r} instead.") from exc
         if not (eps > 0 and 0 < delta < 1):
             raise InvalidParameterError(
-                f"budget must have epsilon > 0 and delta in (0, 1); got "
-                f"{budget!r}.")
+                f"The 'budget' parameter of Ledger must be a pair (epsilon, "
+                f"delta) with epsilon > 0 and delta in (0, 1). Got {budget!r} "
+                "instead.")
         law = "auto" if law is None else law
         if law not in ("auto", "exact", "gaussian"):
             raise InvalidParameterError(
-                f"law must be 'auto', 'exact' or 'gaussian'; got {law!r}.")
+                f"The 'law' parameter of Ledger must be 'auto', 'exact' or "
+                f"'gaussian'. Got {law!r} instead.")
         if getattr(theta, "grid_shape", None) is not None:
             raise NotCertifiableError(
                 "Theta stated as parameter ranges (ExpertTheta.from_ranges) is "
@@ -373,7 +380,8 @@ default="reference"
             The joint epsilon (at the budget's delta) of every release so far
             and this one; above ``budget[0]`` the release would be refused.
         """
-        with self._exclusive():
+        with self._exclusive(), as_called(called("ledger.plan", params), {
+                "columns", "statistic", "value", *params}):
             found = self._planned_joint(
                 statistic_query(statistic, columns, value), params)
         return found[1], found[-1]
@@ -574,8 +582,9 @@ default="reference"
         if isinstance(params.get("epsilon"), str):
             if params["epsilon"] != "remaining":
                 raise InvalidParameterError(
-                    f"epsilon must be a positive number, or 'remaining' for the "
-                    f"largest the budget allows; got {params['epsilon']!r}.")
+                    f"The 'epsilon' parameter of Ledger must be a positive "
+                    f"number, or 'remaining' for the largest the budget "
+                    f"allows. Got {params['epsilon']!r} instead.")
             return self._fitted_to_budget(query, params)
         found = self._planned(query, params)
         return (*found, self._joint_epsilon(found[0], *found[2:]))

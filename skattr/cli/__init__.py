@@ -378,6 +378,14 @@ def _write(rel: Release, path: str, name: str, dropped=None) -> None:
 _KEYWORD = re.compile(r"\b(law|theta|mechanism|privacy|calibration|covariances|"
                       r"delta|epsilon|reference)='([^']*)'")
 _RATIO = re.compile(r"\bmax_error_ratio=(None|[0-9.]+)")
+# A parameter error names the verb the command called (df.attrpriv.mean,
+# ledger.mean): on the command line, the option.
+_PARAMETER = re.compile(r"The '(epsilon|delta|mechanism|privacy|calibration|"
+                        r"bounds|group_size|theta|law|covariances|"
+                        r"max_error_ratio|random_state|q|value|columns|"
+                        r"secure|progress|budget)' parameter of "
+                        r"(?:(?:df\.attrpriv|ledger)\.\w+|Ledger\b)"
+                        r"(?: \(mechanism='([^']*)'\))?")
 _MODEL = re.compile(r"\blaw=AssumeGaussian\(covariances='([^']*)'\)")
 
 
@@ -402,7 +410,16 @@ def _as_options(message: str) -> str:
     'bin it with --bins age=E1,E2,...'
     >>> _as_options("The 'k' parameter of AttributePrivateRAP must be")
     '--k must be'
+    >>> _as_options("The 'group_size' parameter of df.attrpriv.mean must be")
+    '--group-size must be'
+    >>> _as_options("The 'delta' parameter of ledger.mean (mechanism='apgm') "
+    ...             "must be")
+    '--delta (with --mechanism apgm) must be'
     """
+    message = _PARAMETER.sub(
+        lambda m: "--" + m.group(1).replace("_", "-") + (
+            f" (with --mechanism {m.group(2)})" if m.group(2) else ""),
+        message)
     for pattern, option in _DOMAIN:
         message = pattern.sub(option, message)
     for name, option in OPTION_NAMES:

@@ -1,0 +1,101 @@
+"""Messages in the user's words (issue 42): what the user called, what to do."""
+
+import pandas as pd
+import pytest
+
+import skattr
+from skattr.datasets import make_hospital
+from skattr.exceptions import InvalidParameterError
+
+
+@pytest.fixture(scope="module")
+def hospital():
+    data = make_hospital(200, random_state=1)
+    reference = make_hospital(2000, random_state=0)
+    secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    return data, reference, secret
+
+
+def _message(call) -> str:
+    with pytest.raises(InvalidParameterError) as info:
+        call()
+    return str(info.value)
+
+
+@pytest.mark.parametrize("verb, args", [
+    ("mean", (["weight"],)), ("sum", (["weight"],)),
+    ("proportion", (["gender"], "female")), ("median", (["weight"],)),
+    ("quantile", (["weight"], 0.5)), ("std", (["weight"],)),
+])
+def test_a_parameter_error_names_the_verb_called(hospital, verb, args):
+    # It named AttributePrivateGaussian (or the Wasserstein mechanism), a
+    # class the user never chose.
+    data, reference, secret = hospital
+    message = _message(lambda: getattr(data.attrpriv, verb)(
+        *args, secret=secret, reference=reference, epsilon="1.0"))
+    assert message.startswith(
+        f"The 'epsilon' parameter of df.attrpriv.{verb} must be ")
+    assert message.endswith("Got '1.0' instead.")
+    assert "AttributePrivate" not in message and "Mechanism" not in message
+
+
+def test_each_path_names_its_own_caller(hospital):
+    data, reference, secret = hospital
+    model = dict(secret=secret, reference=reference)
+    cases = {
+        "df.attrpriv.mean": lambda: data.attrpriv.mean(
+            ["weight"], delta=-1, **model),
+        "df.attrpriv.quantile": lambda: data.attrpriv.quantile(
+            ["weight"], 1.5, **model),
+        "df.attrpriv.plan": lambda: data.attrpriv.plan(
+            ["weight"], epsilon=-1, **model),
+        "df.attrpriv.ledger": lambda: data.attrpriv.ledger(
+            budget=(3, 2), **model),
+        "df.attrpriv.describe": lambda: data.attrpriv.describe(
+            ["weight"], epsilon="1.0", **model),
+    }
+    for caller, call in cases.items():
+        assert f"parameter of {caller} must be" in _message(call), caller
+    # describe's delta was a ledger's budget inside ("budget must have ...").
+    message = _message(lambda: data.attrpriv.describe(["weight"], delta=-1.0,
+                                                      **model))
+    assert message.startswith("The 'delta' parameter of df.attrpriv.describe")
+    ledger = data.attrpriv.ledger(budget=(3, 1e-3), **model)
+    for call, caller in ((lambda: ledger.mean(["weight"], epsilon="1.0"),
+                          "ledger.mean"),
+                         (lambda: ledger.median(["weight"], epsilon=-1),
+                          "ledger.median"),
+                         (lambda: ledger.plan(["weight"], delta=-1.0),
+                          "ledger.plan")):
+        assert f"parameter of {caller} must be" in _message(call), caller
+
+
+def test_a_parameter_the_user_did_not_pass_keeps_its_checker(hospital):
+    # Only what the user passed is renamed: the message must not blame the
+    # verb for a parameter it was never given.
+    from skattr.utils._param_validation import (
+        as_called,
+        validate_parameter_constraints,
+    )
+
+    with pytest.raises(InvalidParameterError, match="parameter of Inner must"):
+        with as_called("df.attrpriv.mean", {"epsilon"}):
+            validate_parameter_constraints({"k": [int]}, {"k": "x"}, "Inner")
+
+
+def test_the_command_line_names_the_option(tmp_path, capsys):
+    from skattr.cli import main
+
+    private, reference = tmp_path / "private.csv", tmp_path / "reference.csv"
+    make_hospital(200, random_state=1).to_csv(private, index=False)
+    make_hospital(2000, random_state=0).to_csv(reference, index=False)
+    assert main(["release", str(private), "--columns", "weight",
+                 "--secret-column", "gender", "--secret-value", "female",
+                 "--pairs", "0.4,0.6", "--reference", str(reference),
+                 "--epsilon", "-1"]) == 2
+    err = capsys.readouterr().err
+    assert "error: --epsilon must be a finite real number" in err
+    assert "parameter of" not in err
+    pd.testing.assert_frame_equal(pd.read_csv(private),
+                                  make_hospital(200, random_state=1),
+                                  check_dtype=False)
