@@ -5,7 +5,7 @@ import pytest
 
 import skattr
 from skattr.datasets import make_hospital
-from skattr.exceptions import InvalidParameterError
+from skattr.exceptions import DataValidationError, InvalidParameterError
 
 
 @pytest.fixture(scope="module")
@@ -99,3 +99,59 @@ def test_the_command_line_names_the_option(tmp_path, capsys):
     pd.testing.assert_frame_equal(pd.read_csv(private),
                                   make_hospital(200, random_state=1),
                                   check_dtype=False)
+
+
+def _coded(frame, mapping):
+    return frame.assign(gender=frame["gender"].map(mapping))
+
+
+def test_a_secret_coded_otherwise_in_the_reference_is_said(hospital):
+    # The reference codes the column F/O where the data say female/other: it
+    # read "0 record(s) matching the secret" (from the fit), with no word of
+    # the codings.
+    data, reference, secret = hospital
+    public = _coded(reference, {"female": "F", "other": "O"})
+    with pytest.raises(DataValidationError) as info:
+        data.attrpriv.mean(["weight"], secret=secret, reference=public)
+    message = str(info.value)
+    assert ("The secret's value 'female' occurs in the private data but in no "
+            "record of the reference: the two frames code column 'gender' "
+            "differently.") in message
+    assert "The private data holds 'female', 'other'" in message
+    assert "the reference holds 'F', 'O'" in message
+    assert ("reference['gender'] = reference['gender'].replace({'F': ..., "
+            "'O': ...})") in message
+    # The other way round, and through a ledger and a count of the value.
+    private = _coded(data, {"female": "F", "other": "O"})
+    with pytest.raises(DataValidationError,
+                       match="occurs in the reference but in no record of the "
+                             "private data: the two frames code"):
+        private.attrpriv.ledger(secret=secret, reference=reference,
+                                budget=(2, 1e-3)).mean(["weight"])
+    plain = skattr.Secret.proportion("gender", "F", pairs=[(0.4, 0.6)])
+    with pytest.raises(DataValidationError,
+                       match="counted value 'female' occurs in the reference"):
+        private.attrpriv.proportion(["gender"], "female", secret=plain,
+                                    reference=reference)
+
+
+def test_a_secret_in_another_case_is_said(hospital):
+    data, reference, secret = hospital
+    public = _coded(reference, {"female": "Female", "other": "Other"})
+    with pytest.raises(DataValidationError) as info:
+        data.attrpriv.mean(["weight"], secret=secret, reference=public)
+    message = str(info.value)
+    assert "('Female' differs from 'female' only in case)" in message
+    assert ".replace({'Female': 'female', 'Other': 'other'})" in message
+
+
+def test_a_group_absent_from_the_data_alone_is_not_a_coding(hospital):
+    # No woman among these patients: the data's every value is one the
+    # reference holds, so the frames code alike and the release is made.
+    data, reference, _ = hospital
+    others = data[data["gender"] == "other"]
+    secret = skattr.Secret.proportion("gender", "female",
+                                      pairs=[(0.0, 0.1)])
+    rel = others.attrpriv.mean(["weight"], secret=secret, reference=reference,
+                               privacy="distributional", random_state=0)
+    assert rel.values.shape == (1,)
