@@ -16,6 +16,7 @@ __all__ = [
     "WorkLimitError",
     "PrivacyLeakWarning",
     "ClassicCalibrationWarning",
+    "SecretReleasedWarning",
     "NotFittedError",
 ]
 
@@ -90,3 +91,10 @@ class PrivacyLeakWarning(UserWarning):
 
 class ClassicCalibrationWarning(UserWarning):
     """The classic Gaussian constant is used where its proof does not hold."""
+
+
+class SecretReleasedWarning(UserWarning):
+    """A release reads the secret's own column: it releases the hidden property.
+
+    The noise is set to hide the property, so such a release is mostly noise.
+    """

@@ -1,11 +1,17 @@
 """Messages in the user's words (issue 42): what the user called, what to do."""
 
+import warnings
+
 import pandas as pd
 import pytest
 
 import skattr
 from skattr.datasets import make_hospital
-from skattr.exceptions import DataValidationError, InvalidParameterError
+from skattr.exceptions import (
+    DataValidationError,
+    InvalidParameterError,
+    SecretReleasedWarning,
+)
 
 
 @pytest.fixture(scope="module")
@@ -155,3 +161,29 @@ def test_a_group_absent_from_the_data_alone_is_not_a_coding(hospital):
     rel = others.attrpriv.mean(["weight"], secret=secret, reference=reference,
                                privacy="distributional", random_state=0)
     assert rel.values.shape == (1,)
+
+
+def test_releasing_the_secret_itself_warns_at_the_users_line(hospital):
+    # The share of women while hiding it: accepted silently, sd 0.28.
+    data, reference, secret = hospital
+    model = dict(secret=secret, reference=reference, random_state=0)
+    with pytest.warns(SecretReleasedWarning,
+                      match=r"reads column 'gender', the secret's own.*"
+                            r"mostly noise") as caught:
+        rel = data.attrpriv.proportion(["gender"], "female", **model)
+    assert caught[0].filename == __file__
+    assert float(rel.noise_std[0]) > 0.2
+    # Its mean (a Secret.mean), through a ledger, and in a plan.
+    heavy = skattr.Secret.mean("weight", pairs=[(150.0, 160.0)])
+    with pytest.warns(SecretReleasedWarning, match="column 'weight'"):
+        data.attrpriv.plan(["weight", "height"], secret=heavy,
+                           reference=reference, mechanism="apgm",
+                           law="gaussian", theta="gaussian")
+    ledger = data.attrpriv.ledger(budget=(5.0, 1e-3), law="gaussian",
+                                  secret=secret, reference=reference)
+    with pytest.warns(SecretReleasedWarning):
+        ledger.proportion(["gender"], "female", epsilon=1.0)
+    # Other columns: no warning.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SecretReleasedWarning)
+        data.attrpriv.mean(["weight"], **model)
