@@ -93,7 +93,8 @@ def test_release_errors_are_reported(tmp_path, capsys):
                  "gender", "--secret-value", "female", "--pairs", "0.4,0.6",
                  "--reference", str(private), "--epsilon", "0"])
     assert code == 2
-    assert "'epsilon' parameter" in capsys.readouterr().err
+    assert "error: --epsilon must be a finite real number" in \
+        capsys.readouterr().err
     assert main(["release", str(tmp_path / "missing.csv"), "--columns", "w",
                  "--secret-column", "g", "--pairs", "0.4,0.6",
                  "--reference", "self"]) == 2

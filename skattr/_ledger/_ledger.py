@@ -15,6 +15,7 @@ import threading
 import numpy as np
 import pandas as pd
 
+from skattr._ledger._bounds import clipping_policy, release_bounds
 from skattr._ledger._entry import LedgerEntry
 from skattr._ledger._files import storable_statistic
 from skattr._ledger._joint import BUDGET_RTOL, GaussianJoint, LaplaceJoint
@@ -109,9 +110,11 @@ _LEDGER_KEYWORDS = """\
     ``"exact"``, and for a statistic already released with Gaussian noise;
     ``"auto"`` the
     least-error Gaussian-noise mechanism) and any parameter of
-    that mechanism. The secret, reference, Theta, law, clipping and noise
-    source are the ledger's. The joint guarantee is checked, and a release
-    over the budget refused, before any noise is drawn."""
+    that mechanism. The secret, reference, Theta, law and noise source are
+    the ledger's; so is the clipping, but ``bounds={column: (low, high)}``
+    may name the range of a column the ledger has not released yet (fixed
+    from then on). The joint guarantee is checked, and a release over the
+    budget refused, before any noise is drawn."""
 
 _LEDGER_RETURNS = """\
 Returns
@@ -181,6 +184,10 @@ default="reference"
         ``bounds=``; one policy per ledger, so that a column is one statistic
         whichever release reads it): each released column clipped to the
         reference data's range, or to declared ranges; None clips nothing.
+        A release may declare the range of a column not released yet
+        (``ledger.mean(["height"], bounds={"height": (100, 220)})``), fixed
+        from then on (:mod:`skattr._ledger._bounds`); a column released
+        keeps its range.
 
     Attributes
     ----------
@@ -298,6 +305,8 @@ default="reference"
         # stream of this seed (by the release's index).
         self._noise_seed = base_seed(random_state, owner="Ledger")
         self._columns: set = set()
+        # The ranges the release being planned declares (bounds=), by column.
+        self._pending_bounds: dict = {}
         # The joint certificates: of Gaussian-noise releases, from their
         # statistics' joint law; of Laplace-noise releases, from couplings.
         self._gaussian = GaussianJoint(self)
@@ -400,7 +409,7 @@ default="reference"
                 "law= is the ledger's own; open another ledger for another "
                 "law (a ledger of law='gaussian' takes law=AssumeGaussian("
                 "covariances=...) per release).")
-        for key in ("secret", "reference", "theta", "bounds", "sampling"):
+        for key in ("secret", "reference", "theta", "sampling"):
             if key in params:
                 raise InvalidParameterError(
                     f"{key}= is the ledger's own; open another ledger for "
@@ -444,8 +453,11 @@ default="reference"
             raise InvalidParameterError(
                 f"Unknown mechanism {mechanism!r}.{hint} The ledger releases "
                 f"through {', '.join(self.GAUSSIAN + self.LAPLACE)}.")
+        frame = self._data if self.reference is None else self.reference
+        policy = clipping_policy(self, query, query.resolve_columns(
+            frame, exclude=[self.secret.column]))
         if mechanism in self.LAPLACE:
-            return self._planned_laplace(query, mechanism, params)
+            return self._planned_laplace(query, mechanism, params, policy)
         if mechanism not in self.GAUSSIAN and mechanism != "auto":
             raise NotCertifiableError(
                 f"The ledger certifies releases of Gaussian-noise mechanisms "
@@ -454,7 +466,7 @@ default="reference"
                 "counted by a sum of epsilons.")
         # "auto": the registry's choice among the Gaussian-noise mechanisms,
         # the least expected error.
-        est, plan = self._build(query, mechanism, params)
+        est, plan = self._build(query, mechanism, params, policy)
         if plan.noise_law.kind != "gaussian" and not plan.noise_law.is_zero:
             raise NotCertifiableError(
                 f"mechanism={mechanism!r} planned {plan.noise_law.kind} noise, "
@@ -473,9 +485,9 @@ default="reference"
         return {base for base, _ in _single_statistics(query, self._n)
                 } <= released
 
-    def _planned_laplace(self, query, mechanism: str, params: dict):
+    def _planned_laplace(self, query, mechanism: str, params: dict, policy):
         """Plan a Wasserstein-mechanism release (Laplace noise on each value)."""
-        est, plan = self._build(query, mechanism, params)
+        est, plan = self._build(query, mechanism, params, policy)
         law = plan.noise_law
         if not (law.is_zero or (law.kind == "laplace" and np.array_equal(
                 law.basis, np.diag(np.diag(law.basis))))):
@@ -488,6 +500,10 @@ default="reference"
         # which changes nothing and is not stored).
         others = {k: v for k, v in sorted(params.items())
                   if k not in ("epsilon", "delta", "progress")}
+        if policy is not self.bounds:
+            # Columns whose range a release fixed: the statistic is the one
+            # clipped so (the ledger's own policy is implied otherwise).
+            others["bounds"] = _ranges(est)
         key = f"{mechanism} | {est.query_!r} | {others!r}"
         # The part of delta that is the chance drawn laws misjudge a tail:
         # independent between releases (each fit draws anew), so it adds up.
@@ -511,8 +527,12 @@ default="reference"
         self._laplace.queries.setdefault(key, (est.query_, est.columns_))
         return est, plan, (), np.zeros((0, 0)), laplace
 
-    def _build(self, query, mechanism: str, params: dict):
-        """Fit the release's estimator with the ledger's secret, Theta and noise."""
+    def _build(self, query, mechanism: str, params: dict, policy):
+        """Fit the release's estimator with the ledger's secret, Theta and noise.
+
+        ``policy`` is the ``bounds=`` that clips the query's columns as the
+        ledger does (:func:`~skattr._ledger._bounds.clipping_policy`).
+        """
         from skattr.mechanisms import MECHANISMS
 
         # The Wasserstein mechanisms take no law= (they use the exact or
@@ -527,7 +547,7 @@ default="reference"
         # them apart, as the joint delta does, stays conservative.
         memo = None
         if mechanism != "auto" and "epsilon" in params:
-            memo = (repr(query), mechanism,
+            memo = (repr(query), mechanism, repr(policy),
                     repr(sorted((k, v) for k, v in params.items()
                                 if k != "epsilon")))
             if memo in self._fitted:
@@ -540,7 +560,7 @@ default="reference"
                               data=self._data, n_rows=self._n,
                               mechanism=mechanism,
                               among=lambda cls: joint_noise(cls) == "gaussian",
-                              theta=self.theta, bounds=self.bounds,
+                              theta=self.theta, bounds=policy,
                               random_state=self._noise_source(), **law, **params)
         if memo is not None:
             self._fitted[memo] = est
@@ -570,6 +590,16 @@ default="reference"
         Returns (est, plan, statistics, noise_cov, laplace, joint).
         """
         params = dict(params)
+        if "bounds" in params:
+            # Ranges for columns not released yet, fixed once released.
+            self._pending_bounds = release_bounds(self, query,
+                                                  params.pop("bounds"))
+        try:
+            return self._planned_joint_now(query, params)
+        finally:
+            self._pending_bounds = {}
+
+    def _planned_joint_now(self, query, params) -> tuple:
         if params.get("secure"):
             # The joint law is computed for continuous noise; the grid's
             # widening of each release (skattr.noise._discrete) is not

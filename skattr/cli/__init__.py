@@ -301,6 +301,11 @@ def _ledger_release(args, data, kwargs, statistic, writer) -> int:
             ledger = Ledger.open(path, data, reference=opening["reference"],
                                  random_state=opening.get("random_state"),
                                  anchor=args.anchor)
+        if ("bounds" in opening and opening["bounds"] != ledger.bounds
+                and not isinstance(opening["bounds"], str)):
+            # Ranges for columns the ledger has not released yet: this
+            # release's (the ledger refuses them for a column released).
+            kwargs["bounds"] = opening.pop("bounds")
         for key, option in (("law", "--law"), ("theta", "--theta"),
                             ("bounds", "--bounds")):
             if key in opening and opening[key] != getattr(ledger, key):
