@@ -169,3 +169,9 @@ def test_the_command_line_passes_bounds_to_a_later_release(frames, tmp_path,
                  "height=100,200"]) == 2
     assert "Column 'height' was released through this ledger" in \
         capsys.readouterr().err
+
+
+def test_a_ledger_that_clips_nothing_refuses_a_releases_bounds(frames):
+    ledger = _ledger(frames, bounds=None)
+    with pytest.raises(InvalidParameterError, match="This ledger clips nothing"):
+        ledger.mean(["weight"], epsilon=1.0, bounds={"weight": WEIGHT})

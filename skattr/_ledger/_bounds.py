@@ -140,11 +140,16 @@ def release_bounds(ledger, query, given) -> dict:
             "every column when it is opened: df.attrpriv.ledger(..., "
             f"bounds={given!r}). A release through it may declare ranges, "
             "bounds={'column': (low, high)}, for columns not released yet.")
-    if ledger.bounds is None:
+    if ledger.bounds is None or (
+            isinstance(ledger.bounds, str)
+            and not resolve_theta(ledger.theta).reads_reference):
+        # Its other columns are not clipped, which a range by column cannot
+        # say beside a declared one in the joint law.
         raise InvalidParameterError(
-            "This ledger clips nothing (opened with bounds=None), and its "
-            "releases so far were certified so; open another ledger with "
-            "bounds={'column': (low, high)} to clip.")
+            "This ledger clips nothing (opened with bounds=None, or a stated "
+            "Theta, which reads no reference ranges), and its releases are "
+            "certified so; open another ledger with bounds={'column': (low, "
+            "high)} to clip.")
     frame = _frame(ledger)
     columns = query.resolve_columns(frame, exclude=[ledger.secret.column])
     targets = clipped_columns(query, columns, frame)
