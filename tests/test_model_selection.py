@@ -120,6 +120,29 @@ def test_a_metric_is_refused_in_a_pipeline_and_cross_validation(reference):
     assert _mechanism().fit(reference).plan(n=100).expected_error > 0
 
 
+def test_a_mechanism_inside_another_scored_estimator_is_untouched(reference):
+    # The metric scores the outer estimator, which predicts: the mechanism it
+    # fits is not what the metric scores.
+    from sklearn.base import BaseEstimator, RegressorMixin
+
+    class Outer(RegressorMixin, BaseEstimator):
+        def __init__(self, epsilon=1.0):
+            self.epsilon = epsilon
+
+        def fit(self, X, y):
+            self.mechanism_ = _mechanism(epsilon=self.epsilon).fit(X)
+            self.value_ = float(np.mean(y))
+            return self
+
+        def predict(self, X):
+            return np.full(len(X), self.value_)
+
+    search = GridSearchCV(Outer(), {"epsilon": [0.5, 1.0]}, cv=2,
+                          scoring="neg_mean_absolute_error")
+    search.fit(reference, reference["weight"])
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+
+
 def test_scorer_is_minus_the_planned_error(reference):
     mech = _mechanism(epsilon=1.0).fit(reference)
     fold = reference.iloc[:1000]

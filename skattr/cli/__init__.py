@@ -519,7 +519,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "an unknown name lists them all)")
     rel.add_argument("--privacy", default=None,
                      choices=["dataset", "distributional"],
-                     help=PRIVACY_HELP + " (default: dataset)")
+                     help=PRIVACY_HELP + "; default: dataset")
     rel.add_argument("--dropna", action="store_true",
                      help="drop the records missing a value in the released "
                           "columns or the secret's (as pandas' dropna), count "

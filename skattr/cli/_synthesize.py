@@ -62,7 +62,7 @@ def add_synthesize(sub) -> None:
     syn.add_argument("--delta", type=float, default=1e-3)
     syn.add_argument("--privacy", default="dataset",
                      choices=["dataset", "distributional"],
-                     help=PRIVACY_HELP + " (default: dataset)")
+                     help=PRIVACY_HELP + "; default: dataset")
     syn.add_argument("--share", type=float, default=None,
                      help="the group's share in the synthetic table (default: "
                           "the middle of the pairs)")

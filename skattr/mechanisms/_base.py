@@ -219,7 +219,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         self._validate_params()
         # Inside GridSearchCV(scoring="neg_mean_absolute_error"): every
         # candidate would score NaN (utils._scoring says why).
-        check_search_scorer(type(self).__name__)
+        check_search_scorer(self)
         frame, backend = frame_of(X, what="the reference data")
         validate_data(self, backend.schema(frame) if backend.lazy else X,
                       skip_check_array=True)

@@ -159,7 +159,7 @@ class _DPBaseline(BaseMechanism):
             The fitted mechanism.
         """
         self._validate_params()
-        check_search_scorer(type(self).__name__)
+        check_search_scorer(self)
         frame, backend = frame_of(X, what="the data passed to fit")
         validate_data(self, backend.schema(frame) if backend.lazy else X,
                       skip_check_array=True)

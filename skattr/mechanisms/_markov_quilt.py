@@ -501,7 +501,7 @@ class MarkovQuiltMechanism(_DPBaseline):
             The fitted mechanism.
         """
         self._validate_params()
-        check_search_scorer(type(self).__name__)
+        check_search_scorer(self)
         if (self.network is None) == (self.transition is None):
             raise InvalidParameterError(
                 "MarkovQuiltMechanism needs the law of the entries: either "

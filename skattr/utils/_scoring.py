@@ -24,12 +24,24 @@ __all__ = ["check_search_scorer"]
 _DEPTH = 40
 
 
-def _split_scorer():
-    """Return the scorer of the cross-validation split being fitted, if any.
+def _scored(estimator, mechanism) -> bool:
+    """Whether ``estimator`` is ``mechanism``, or a pipeline ending in it."""
+    while estimator is not mechanism:
+        steps = getattr(estimator, "steps", None)
+        if not steps:
+            return False
+        estimator = steps[-1][1]
+    return True
+
+
+def _split_scorer(mechanism):
+    """Return the scorer of the split that fits and scores ``mechanism``, if any.
 
     scikit-learn fits and scores each split in ``_fit_and_score`` (the
     searches, ``cross_validate``, ``cross_val_score``; in a worker process
-    too), whose ``scorer`` argument is the split's scorer.
+    too), whose ``estimator`` is the one fitted and ``scorer`` the split's
+    scorer. A mechanism fitted inside another estimator the split scores
+    (an attack's) is not what that scorer scores.
     """
     frame = inspect.currentframe()
     for _ in range(_DEPTH):
@@ -37,7 +49,8 @@ def _split_scorer():
             return None
         if (frame.f_code.co_name == "_fit_and_score"
                 and frame.f_globals.get("__name__", "").startswith("sklearn.")):
-            return frame.f_locals.get("scorer")
+            scored = _scored(frame.f_locals.get("estimator"), mechanism)
+            return frame.f_locals.get("scorer") if scored else None
         frame = frame.f_back
     return None
 
@@ -59,11 +72,11 @@ def _metrics(scorer) -> list:
     return found
 
 
-def check_search_scorer(owner: str) -> None:
-    """Refuse a fit inside a search scored by a scikit-learn metric.
+def check_search_scorer(mechanism) -> None:
+    """Refuse a mechanism's fit inside a search scored by a scikit-learn metric.
 
-    ``owner`` names the fitted mechanism. Outside a cross-validation split,
-    or with a scorer that can score a mechanism, nothing happens.
+    Outside a cross-validation split, inside one that scores another
+    estimator, or with a scorer that can score a mechanism, nothing happens.
 
     Raises
     ------
@@ -71,11 +84,11 @@ def check_search_scorer(owner: str) -> None:
         The split's scorer is a metric of predictions, which a mechanism
         cannot give: every candidate would score NaN.
     """
-    metrics = _metrics(_split_scorer())
+    metrics = _metrics(_split_scorer(mechanism))
     if not metrics:
         return
     raise InvalidParameterError(
-        f"A search scores {owner} with scikit-learn's "
+        f"A search scores {type(mechanism).__name__} with scikit-learn's "
         f"{', '.join(metrics)}, a metric of predictions against y; a mechanism "
         "predicts nothing (it releases a statistic of the whole dataset), so "
         "every candidate would score NaN and the search would pick an "
