@@ -457,3 +457,13 @@ def test_options_and_columns_misspelt_are_named_with_the_nearest(tmp_path,
     err = capsys.readouterr().err
     assert "--columns 'wieght' is not a column of" in err
     assert "Did you mean 'weight'?" in err
+    # A column the reference lacks is said to be the reference's (it read
+    # "not found in the data").
+    public = tmp_path / "public.csv"
+    pd.read_csv(common[common.index("--reference") + 1]).drop(
+        columns="height").to_csv(public, index=False)
+    without = [public if a == common[common.index("--reference") + 1] else a
+               for a in common]
+    assert main(["release", *map(str, without), "--columns", "height"]) == 2
+    assert f"--columns 'height' is not a column of the reference {public}" in \
+        capsys.readouterr().err

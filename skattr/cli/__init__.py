@@ -168,6 +168,11 @@ def _release(args) -> int:
         raise SkattrError("--anchor guards a ledger's store: give --ledger "
                           "FILE with it.")
     check_columns(args.columns, data, args.data, "--columns")
+    if isinstance(reference, pd.DataFrame):
+        check_columns(args.columns, reference, f"the reference {args.reference}",
+                      "--columns")
+        check_columns([args.secret_column], reference,
+                      f"the reference {args.reference}", "--secret-column")
     secret = read_secret(args, data)
     dropped = None
     if args.dropna:
