@@ -76,6 +76,15 @@ def test_each_path_names_its_own_caller(hospital):
         assert f"parameter of {caller} must be" in _message(call), caller
 
 
+def test_a_keyword_caller_is_replaced_whole(hospital):
+    data, reference, secret = hospital
+    message = _message(lambda: data.attrpriv.mean(
+        ["weight"], secret=secret, reference=reference, mechanism="apgm",
+        law="gaussian", progress="yes"))
+    assert message.startswith("The 'progress' parameter of df.attrpriv.mean "
+                              "(mechanism='apgm') must be 'auto' or a bool.")
+
+
 def test_a_parameter_the_user_did_not_pass_keeps_its_checker(hospital):
     # Only what the user passed is renamed: the message must not blame the
     # verb for a parameter it was never given.

@@ -180,7 +180,9 @@ def validate_parameter_constraints(constraints: dict, params: dict, caller: str)
         )
 
 
-_NAMED = re.compile(r"The '(\w+)' parameter of ([\w.]+)")
+# The caller as validate_parameter_constraints names it: a class, a
+# function, or a keyword and its value (mechanism='apgm').
+_NAMED = re.compile(r"The '(\w+)' parameter of ([\w.]+(?:='[^']*')?)")
 
 
 @contextmanager
