@@ -95,7 +95,8 @@ def test_release_errors_are_reported(tmp_path, capsys):
                  "gender", "--secret-value", "female", "--pairs", "0.4,0.6",
                  "--reference", str(private), "--epsilon", "0"])
     assert code == 2
-    assert "'epsilon' parameter" in capsys.readouterr().err
+    assert "error: --epsilon must be a finite real number" in \
+        capsys.readouterr().err
     assert main(["release", str(tmp_path / "missing.csv"), "--columns", "w",
                  "--secret-column", "g", "--pairs", "0.4,0.6",
                  "--reference", "self"]) == 2
@@ -495,3 +496,97 @@ def test_output_is_written_whole_or_not_at_all(tmp_path, capsys, monkeypatch):
     # Written whole, as JSON by the name it is given.
     assert main([*args, "--output", str(target)]) == 0
     assert json.loads(target.read_text())["values"]
+
+
+def _patients(tmp_path, n=201, missing=()):
+    """A private CSV of n patients (``missing``: (row, column) set to NaN)."""
+    private, reference = tmp_path / "private.csv", tmp_path / "reference.csv"
+    data = make_hospital(n, random_state=1)
+    for row, column in missing:
+        data.loc[row, column] = None
+    data.to_csv(private, index=False)
+    make_hospital(2000, random_state=0).to_csv(reference, index=False)
+    return [str(private), "--secret-column", "gender", "--secret-value",
+            "female", "--pairs", "0.4,0.6", "--reference", str(reference),
+            "--seed", "0"]
+
+
+def test_release_takes_privacy_as_synthesize_does(tmp_path, capsys):
+    # The grid error says --privacy distributional; release takes it (it was
+    # "unrecognized arguments"), and the release records it.
+    common = _patients(tmp_path)
+    out_json = tmp_path / "out.json"
+    assert main(["release", *common, "--columns", "weight"]) == 2
+    assert "--privacy distributional" in capsys.readouterr().err
+    assert main(["release", *common, "--columns", "weight", "--privacy",
+                 "distributional", "--output", str(out_json)]) == 0
+    assert "distributional attribute privacy" in capsys.readouterr().out
+    record = json.loads(out_json.read_text())
+    assert record["guarantee"] == "distributional attribute privacy"
+    assert record["n"] == 201
+    with pytest.raises(SystemExit):
+        main(["release", *common, "--columns", "weight", "--privacy", "data"])
+    assert "Did you mean 'dataset'?" in capsys.readouterr().err
+
+
+def test_dropna_drops_the_records_missing_a_released_value(tmp_path, capsys):
+    # 4 missing values in 3 records of the released column and the secret's
+    # (one in another column, not read: kept).
+    missing = [(3, "weight"), (50, "weight"), (50, "gender"), (77, "gender"),
+               (9, "height")]
+    common = _patients(tmp_path, n=203, missing=missing)
+    assert main(["release", *common, "--columns", "weight", "--privacy",
+                 "distributional"]) == 2
+    err = capsys.readouterr().err
+    assert "holds missing (NaN)" in err and "pass --dropna" in err
+    out_json, out_csv = tmp_path / "out.json", tmp_path / "out.csv"
+    assert main(["release", *common, "--columns", "weight", "--privacy",
+                 "distributional", "--dropna", "--output", str(out_json)]) == 0
+    out = capsys.readouterr().out
+    first = out.splitlines()[0]
+    assert first.startswith("--dropna: dropped 3 of 203 records missing a value "
+                            "in weight, gender; n = 200.")
+    assert "the number of records dropped is revealed" in first
+    assert "more often in one of the secret's groups" in first
+    record = json.loads(out_json.read_text())
+    assert record["n"] == 200
+    assert record["dropna"] == {"columns": ["weight", "gender"],
+                                "records_read": 203, "records_dropped": 3,
+                                "n": 200}
+    # The same release as of the frame dropped in Python.
+    data = pd.read_csv(common[0]).dropna(subset=["weight", "gender"])
+    assert len(data) == 200
+    assert main(["release", *common, "--columns", "weight", "--privacy",
+                 "distributional", "--dropna", "--output", str(out_csv)]) == 0
+    written = pd.read_csv(out_csv)
+    assert written[["n", "records_dropped"]].values.tolist() == [[200, 3]]
+    assert float(written["value"].iloc[0]) == pytest.approx(
+        record["values"]["weight"])
+
+
+def test_options_and_columns_misspelt_are_named_with_the_nearest(tmp_path,
+                                                                  capsys):
+    common = _patients(tmp_path)
+    with pytest.raises(SystemExit):
+        main(["release", *common, "--columns", "weight", "--privcy",
+              "distributional"])
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --privcy distributional." in err
+    assert "Did you mean --privacy for --privcy?" in err
+    with pytest.raises(SystemExit):
+        main(["relese", *common])
+    assert "Did you mean 'release'?" in capsys.readouterr().err
+    assert main(["release", *common, "--columns", "wieght"]) == 2
+    err = capsys.readouterr().err
+    assert "--columns 'wieght' is not a column of" in err
+    assert "Did you mean 'weight'?" in err
+    # A column the reference lacks is said to be the reference's (it read
+    # "not found in the data").
+    public = tmp_path / "public.csv"
+    pd.read_csv(common[common.index("--reference") + 1]).drop(
+        columns="height").to_csv(public, index=False)
+    without = [public if a == common[common.index("--reference") + 1] else a
+               for a in common]
+    assert main(["release", *map(str, without), "--columns", "height"]) == 2
+    assert f"--columns 'height' is not a column of the reference {public}" in \
+        capsys.readouterr().err

@@ -312,7 +312,7 @@ def test_seeded_ledgers_reproduce():
     (dict(budget=(1.0,)), "pair"),
     (dict(budget=(0.0, 1e-3)), "epsilon > 0"),
     (dict(budget=(1.0, 1.0)), "delta in"),
-    (dict(law="normal"), "law must be"),
+    (dict(law="normal"), "The 'law' parameter of df.attrpriv.ledger must be"),
     (dict(secret="s"), "one secret"),
 ])
 def test_bad_ledgers(kw, match):

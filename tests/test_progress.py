@@ -147,8 +147,9 @@ def test_every_mechanism_takes_progress_through_the_accessor(private, reference,
                                 random_state=0, progress=True)
     assert rel.mechanism == "apgm" and capsys.readouterr().err == ""
     with pytest.raises(InvalidParameterError,
-                       match=r"The 'progress' parameter of mechanism='apgm' "
-                             r"must be 'auto' or a bool\. Got 'yes' instead\."):
+                       match=r"The 'progress' parameter of df.attrpriv.mean "
+                             r"\(mechanism='apgm'\) must be 'auto' or a bool\. "
+                             r"Got 'yes' instead\."):
         private.attrpriv.mean(["age"], secret=SECRET, reference=reference,
                               mechanism="apgm", law="gaussian", progress="yes")
 
