@@ -32,7 +32,7 @@ from skattr.utils._param_validation import (
     Interval,
     validate_parameter_constraints,
 )
-from skattr.utils._progress import check_progress
+from skattr.utils._progress import check_progress, progress_enabled
 from skattr.utils._stack import caller_stacklevel
 
 __all__ = ["MECHANISMS", "Registry", "register"]
@@ -294,6 +294,8 @@ class Registry(Mapping):
         n = n_rows if n_rows is not None else backend_of(data).row_count(
             data, what="the private data")
         _check_privacy_level(params, n, large_delta)
+        # progress=True without tqdm is refused whether or not a fit is reused.
+        progress_enabled(params.get("progress", "auto"))
         # What was fitted before on the same data, statistic and parameters
         # (all but epsilon and the noise) is reused: copies, each with this
         # release's epsilon and noise.
