@@ -17,6 +17,7 @@ __all__ = [
     "PrivacyLeakWarning",
     "ClassicCalibrationWarning",
     "ClippingWarning",
+    "SecretReleasedWarning",
     "NotFittedError",
 ]
 
@@ -95,3 +96,10 @@ class ClassicCalibrationWarning(UserWarning):
 
 class ClippingWarning(UserWarning):
     """The default clipping cut reference records: a statistic is of clipped values."""
+
+
+class SecretReleasedWarning(UserWarning):
+    """A release reads the secret's own column: it releases the hidden property.
+
+    The noise is set to hide the property, so such a release is mostly noise.
+    """

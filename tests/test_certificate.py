@@ -442,6 +442,7 @@ def _produced_kinds() -> set:
     return kinds
 
 
+@pytest.mark.slow
 def test_every_kind_is_produced_by_skattr():
     # "stated" is what prose becomes (from_text); every other kind has a
     # producer, and no producer names a kind the tables lack.
@@ -614,6 +615,7 @@ def test_a_certificate_holds_records_only():
                     certified_by="Laplace mechanism")
 
 
+@pytest.mark.slow
 def test_a_release_records_the_options_taken():
     reference = make_hospital(2000, random_state=0)
     private = make_hospital(120, random_state=1)

@@ -37,6 +37,7 @@ def _median(private, reference, **params):
                                    reference=reference, **params)
 
 
+@pytest.mark.slow
 def test_a_second_release_on_the_same_data_costs_a_plan_not_a_fit(
         hospital, counted):
     private, reference = hospital
@@ -59,6 +60,7 @@ def test_a_second_release_on_the_same_data_costs_a_plan_not_a_fit(
     assert not a.values.equals(b.values)
 
 
+@pytest.mark.slow
 def test_other_data_or_parameters_fit_afresh(hospital, counted):
     private, reference = hospital
     _median(private, reference, random_state=0)
@@ -76,6 +78,7 @@ def test_other_data_or_parameters_fit_afresh(hospital, counted):
     assert len(counted) == 4
 
 
+@pytest.mark.slow
 def test_what_a_repr_cannot_say_is_never_cached(hospital, counted):
     private, reference = hospital
     heavy = skattr.Secret.proportion("weight", lambda w: w > 160,
@@ -90,6 +93,7 @@ def test_what_a_repr_cannot_say_is_never_cached(hospital, counted):
     assert len(counted) == 4
 
 
+@pytest.mark.slow
 def test_values_of_other_types_that_pandas_hashes_alike_are_not_confused(
         counted):
     # Found by review: pandas hashes an object column's 1 and "1" alike, and a
@@ -148,6 +152,7 @@ def _mean(private, reference, **params):
                                  reference=reference, **params)
 
 
+@pytest.mark.slow
 def test_a_theta_stated_in_plain_fields_is_cached_unless_it_draws_afresh(
         hospital, counted):
     # Resample(random_state=0) says everything it is in its repr: a second

@@ -20,6 +20,7 @@ def _loaded(code: str) -> set:
     return set(out.split())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("code", [
     "import skattr",
     "import sys; sys.argv = ['skattr', '--help']\nfrom skattr.cli import main\n"
@@ -30,6 +31,7 @@ def test_no_heavy_package_is_imported_until_used(code):
     assert not [m for m in HEAVY if m in loaded]
 
 
+@pytest.mark.slow
 def test_public_names_and_subpackages_load_on_first_use():
     loaded = _loaded("import skattr\nskattr.Query\nskattr.mechanisms.MECHANISMS")
     assert "skattr.mechanisms" in loaded and "sklearn" in loaded

@@ -21,10 +21,15 @@ count, as when an anchor is first given to an existing store): keep them
 apart.
 
 The anchor is rewritten through a temporary file beside it, renamed over
-it; a process killed in between leaves that file behind, and the next
-rewrite removes it (under the lock, where no other rewrite can be under
-way). Only the anchor itself is ever read. Both files, and the lock file,
-are created readable and writable by their owner only (0600).
+it, all under the lock: ``.NAME.PID-TOKEN.skattr-tmp``, a name of its own
+for every rewrite (the process and a random token: threads of one process
+never share one). A process killed in between leaves that file behind; the
+next rewrite removes such files (under the lock, where no other rewrite can
+be under way), and no other file: only names of this exact form. Only the
+anchor itself is ever read. Both files, and the lock file, are created
+readable and writable by their owner only (0600); an anchor others can
+read or write (made by an older skattr) is named in a warning by
+:meth:`skattr.Ledger.open`.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ import hmac
 import json
 import os
 import re
+import secrets
 import warnings
 from pathlib import Path
 
@@ -78,14 +84,27 @@ def _locked(path: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+_TEMPORARY_SUFFIX = ".skattr-tmp"
+
+
 def _temporary(path: Path) -> Path:
-    """Return the temporary file this process rewrites ``path`` through."""
-    return path.with_name(f".{path.name}.{os.getpid()}")
+    """Return a new temporary file name to rewrite ``path`` through.
+
+    One per rewrite: the process's id and a random token, so that neither
+    another process nor another thread of this one uses the same name.
+    """
+    return path.with_name(f".{path.name}.{os.getpid()}-"
+                          f"{secrets.token_hex(8)}{_TEMPORARY_SUFFIX}")
 
 
 def _remove_stale(path: Path) -> None:
-    """Remove temporary files of rewrites that never finished (killed)."""
-    stale = re.compile(rf"\.{re.escape(path.name)}\.[0-9]+")
+    """Remove temporary files of rewrites that never finished (killed).
+
+    Called under the lock only, where no other rewrite is under way; only
+    names :func:`_temporary` makes match, so no file of the user's does.
+    """
+    stale = re.compile(rf"\.{re.escape(path.name)}\.[0-9]+-[0-9a-f]{{16}}"
+                       rf"{re.escape(_TEMPORARY_SUFFIX)}")
     with contextlib.suppress(OSError):
         for found in path.parent.iterdir():
             if stale.fullmatch(found.name):
@@ -165,11 +184,11 @@ class Anchor:
                 + "). Nothing is released until it is restored.")
         return int(record["count"]), str(record["last"])
 
-    def check(self, store, count: int, digest_at) -> None:
+    def check(self, store, count: int, digest_at) -> int:
         """Refuse a store that holds fewer releases than anchored, or others.
 
         ``count`` is the store's number of releases and ``digest_at(i)`` the
-        digest of its release i.
+        digest of its release i. Returns the number of releases anchored.
         """
         anchored, last = self.read()
         if anchored > count:
@@ -185,21 +204,28 @@ class Anchor:
                 f"{self.path} records as number {anchored}: it is another "
                 "ledger's store, or was rewritten. Pass the anchor this store "
                 "was opened with, or another anchor file for another ledger.")
+        return anchored
 
     def advance(self, count: int, last: str) -> None:
         """Record ``count`` releases ending with ``last``, if more than anchored."""
-        temporary = _temporary(self.path)
         try:
             with _locked(self.path) as alone:
-                if alone:
-                    _remove_stale(self.path)
                 anchored, _ = self.read()
                 if count <= anchored:
                     return
+                if alone:
+                    _remove_stale(self.path)
                 body = _body(count, last)
                 record = {**json.loads(body), "seal": self._seal(body)}
-                self._write(temporary, json.dumps(record, sort_keys=True))
-                os.replace(temporary, self.path)
+                temporary = _temporary(self.path)
+                try:
+                    self._write(temporary, json.dumps(record, sort_keys=True))
+                    os.replace(temporary, self.path)
+                except BaseException:
+                    # Under the lock, and this rewrite's own name only.
+                    with contextlib.suppress(OSError):
+                        temporary.unlink()
+                    raise
         except OSError as exc:
             # The release is committed: it is returned, not lost.
             warnings.warn(
@@ -207,18 +233,13 @@ class Anchor:
                 "release is recorded in the store; the anchor catches up "
                 "at the next release.", UserWarning,
                 stacklevel=caller_stacklevel())
-        finally:
-            with contextlib.suppress(OSError):
-                temporary.unlink()
 
     @staticmethod
     def _write(temporary: Path, text: str) -> None:
         """Write ``text`` to a new private file and flush it to the disk."""
-        with contextlib.suppress(FileNotFoundError):
-            temporary.unlink()          # this process's, left by a failure
         handle = create_private(temporary)
         if handle is None:
-            raise FileExistsError(f"{temporary} was created by another process")
+            raise FileExistsError(f"{temporary} already exists")
         with open(handle, "w", encoding="utf-8") as file:
             file.write(text)
             file.flush()

@@ -21,6 +21,7 @@ from skattr._ledger._files import (
     to_json,
 )
 from skattr.exceptions import PersistenceError
+from skattr.utils._private import warn_if_shared
 
 __all__ = ["Kept"]
 
@@ -45,11 +46,12 @@ class Kept:
                 yield
                 return
             start, last = len(self.releases), self._last_stored
+            anchored = 0
             try:
                 with self._store.transaction() as transaction:
                     sync_from_store(self, transaction)
                     if self._anchor is not None:
-                        self._anchor.check(
+                        anchored = self._anchor.check(
                             self._store, transaction.count(),
                             lambda i: stored_digest(transaction, i))
                     start, last = len(self.releases), self._last_stored
@@ -60,7 +62,9 @@ class Kept:
                 self._stored_header = None
                 self._last_stored = last
                 raise
-            if self._anchor is not None:
+            # Rewritten only when the store holds more than anchored: a new
+            # release, or one another process made and could not anchor.
+            if self._anchor is not None and len(self.releases) > anchored:
                 self._anchor.advance(len(self.releases),
                                      self._last_stored or "")
 
@@ -198,10 +202,16 @@ class Kept:
                              bounds=bounds)
         if kept is not None:
             with store.transaction() as transaction:
-                kept.check(store, transaction.count(),
-                           lambda i: stored_digest(transaction, i))
+                anchored = kept.check(store, transaction.count(),
+                                      lambda i: stored_digest(transaction, i))
             ledger._anchor = kept
-            kept.advance(len(ledger.releases), ledger._last_stored or "")
+            if len(ledger.releases) > anchored:
+                kept.advance(len(ledger.releases), ledger._last_stored or "")
+        # Made by an older skattr (0644), or by hand: said once it is open.
+        for shared, what in ((getattr(store, "path", None), "The ledger store"),
+                             (getattr(kept, "path", None), "The anchor")):
+            if shared is not None:
+                warn_if_shared(shared, what)
         return ledger
 
     def store(self, path, *, key=None, anchor=None) -> Kept:
@@ -276,6 +286,17 @@ class Kept:
         """Load a ledger saved by :meth:`to_json`, on the same private data.
 
         Files of schemas 1 and 2 (skattr 0.2) still load.
+
+        A JSON file carries a content hash, not an HMAC: no key is read
+        (``from_json`` takes none, nor ``SKATTR_LEDGER_KEY``), and whoever
+        can write the file can remove releases and recompute the hash, or
+        put back an older file. Keep it where only you write, or move it
+        into a store (``.store(path, key=..., anchor=...)``). A keyed store
+        is opened with :meth:`open` only, which refuses a JSON file: code
+        that loads whichever of the two it finds at a path lets a writer of
+        the store, without its key, put a JSON ledger with fewer releases in
+        its place (``skattr release --ledger`` refuses a JSON file whenever
+        a key or an anchor is given).
 
         Raises
         ------

@@ -11,10 +11,12 @@ released value the store does not hold. Processes on one store wait for
 each other's transactions (the store's lock), not for each other's fits;
 threads on one :class:`~skattr.Ledger` object take its lock first.
 
-The file is created readable and writable by its owner only (0600). An
-empty file is a store never initialised (a process killed before the first
-transaction): the first transaction initialises it. Any other file that is
-not a store, another application's SQLite database included, is refused.
+The file is created readable and writable by its owner only (0600); one
+others can read or write (made by an older skattr) is named in a warning
+by :meth:`skattr.Ledger.open`: ``chmod 600`` it. An empty file is a store
+never initialised (a process killed before the first transaction): the
+first transaction initialises it. Any other file that is not a store,
+another application's SQLite database included, is refused.
 
 :class:`LedgerStore` is the small interface a store implements: an
 exclusive transaction that reads and writes the ledger's header (its

@@ -11,8 +11,8 @@ import pandas as pd
 from skattr._secret import Secret
 from skattr.exceptions import SkattrError
 
-__all__ = ["Output", "add_secret_options", "pairs", "read_key_file",
-           "read_secret", "read_table", "seed", "typed_value"]
+__all__ = ["Output", "add_secret_options", "check_columns", "pairs",
+           "read_key_file", "read_secret", "read_table", "seed", "typed_value"]
 
 
 def pairs(text: str) -> tuple[float, float]:
@@ -64,16 +64,21 @@ def read_table(path: str) -> pd.DataFrame:
     return pd.read_csv(path)
 
 
+def check_columns(columns, data: pd.DataFrame, path: str, option: str) -> None:
+    """Refuse columns ``path`` lacks, naming the closest of its columns."""
+    names = [str(c) for c in data.columns]
+    for column in columns:
+        if column not in data.columns:
+            close = difflib.get_close_matches(str(column), names, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise SkattrError(
+                f"{option} {column!r} is not a column of {path}.{hint} Its "
+                f"columns: {', '.join(names)}.")
+
+
 def read_secret(args, data: pd.DataFrame) -> Secret:
     """Return the secret the options state, its value read as its column's type."""
-    if args.secret_column not in data.columns:
-        close = difflib.get_close_matches(str(args.secret_column),
-                                          [str(c) for c in data.columns], n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise SkattrError(
-            f"--secret-column {args.secret_column!r} is not a column of "
-            f"{args.data}.{hint} Its columns: "
-            f"{', '.join(map(str, data.columns))}.")
+    check_columns([args.secret_column], data, args.data, "--secret-column")
     value = args.secret_value
     if value is not None:
         value = typed_value(data[args.secret_column], value, args.secret_column)

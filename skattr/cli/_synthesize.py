@@ -16,7 +16,11 @@ from skattr.cli._common import (
 )
 from skattr.exceptions import SkattrError
 
-__all__ = ["OPTION_NAMES", "add_synthesize"]
+__all__ = ["OPTION_NAMES", "PRIVACY_HELP", "add_synthesize"]
+
+#: --privacy's help, the same for every command that takes it.
+PRIVACY_HELP = ("hide the realised share (dataset: pairs on the grid k/n) or "
+                "the chance of a record to be in the group (distributional)")
 
 
 def add_synthesize(sub) -> None:
@@ -58,8 +62,7 @@ def add_synthesize(sub) -> None:
     syn.add_argument("--delta", type=float, default=1e-3)
     syn.add_argument("--privacy", default="dataset",
                      choices=["dataset", "distributional"],
-                     help="hide the realised share (dataset: pairs on the grid "
-                          "k/n) or the chance of a record to be in the group")
+                     help=PRIVACY_HELP + "; default: dataset")
     syn.add_argument("--share", type=float, default=None,
                      help="the group's share in the synthetic table (default: "
                           "the middle of the pairs)")

@@ -20,7 +20,7 @@ import numpy as np
 from skattr._certificate import Assumption, MethodStep
 from skattr._persistence import persistable
 from skattr.exceptions import NotCertifiableError
-from skattr.laws._base import Bound, StatisticLaw, secret_pairs
+from skattr.laws._base import Bound, StatisticLaw, secret_pairs, widest_pairs
 from skattr.laws._count_sensitivity import count_sensitivity, count_sensitivity_box
 from skattr.laws._distances import (
     CoupledDistances,
@@ -237,6 +237,15 @@ class BoxLaw(StatisticLaw):
         worst = 0.0
         for s in self.secrets:
             pairs = secret_pairs(s, n, privacy)
+            if all(np.ndim(v) == 0 for pair in pairs for v in pair):
+                # For every p in the box a count's law is stochastically
+                # monotone in the group's share (one record moved trades a
+                # Bernoulli(p_out) for a Bernoulli(p_in)), so the quantile
+                # functions of a pair inside (x, y) lie between x's and y's:
+                # W_inf = sup |Q_a - Q_b| is largest at the widest pairs.
+                widest = widest_pairs(pairs)
+                pairs = list(zip(widest.low.tolist(), widest.high.tolist(),
+                                 strict=True))
             bound = count_sensitivity_box(pairs, n, self.box.low, self.box.high,
                                           privacy=privacy)
             worst = max(worst, bound.upper)

@@ -31,6 +31,7 @@ from skattr.utils._param_validation import (
     Options,
     validate_parameter_constraints,
 )
+from skattr.utils._scoring import check_search_scorer
 
 __all__ = ["BaseMechanism"]
 
@@ -247,6 +248,9 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
             The fitted mechanism.
         """
         self._validate_params()
+        # Inside GridSearchCV(scoring="neg_mean_absolute_error"): every
+        # candidate would score NaN (utils._scoring says why).
+        check_search_scorer(self)
         frame, backend = frame_of(X, what="the reference data")
         validate_data(self, backend.schema(frame) if backend.lazy else X,
                       skip_check_array=True)

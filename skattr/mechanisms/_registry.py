@@ -25,13 +25,14 @@ from skattr.exceptions import (
     InvalidParameterError,
     NotCertifiableError,
     PrivacyLeakWarning,
+    SecretReleasedWarning,
 )
 from skattr.mechanisms import _fit_cache
 from skattr.utils._param_validation import (
     Interval,
     validate_parameter_constraints,
 )
-from skattr.utils._progress import check_progress
+from skattr.utils._progress import check_progress, progress_enabled
 from skattr.utils._stack import caller_stacklevel
 
 __all__ = ["MECHANISMS", "Registry", "register"]
@@ -293,6 +294,8 @@ class Registry(Mapping):
         n = n_rows if n_rows is not None else backend_of(data).row_count(
             data, what="the private data")
         _check_privacy_level(params, n, large_delta)
+        # progress=True without tqdm is refused whether or not a fit is reused.
+        progress_enabled(params.get("progress", "auto"))
         # What was fitted before on the same data, statistic and parameters
         # (all but epsilon and the noise) is reused: copies, each with this
         # release's epsilon and noise.
@@ -452,6 +455,29 @@ def _check_data(query, secret, data, reference) -> None:
             column = getattr(s, "column", None)
             if column is not None and column in data.columns:
                 check_present(data[column], column, what="the private data")
+    _warn_if_secret_released(query, secret)
+
+
+def _warn_if_secret_released(query, secret) -> None:
+    """Warn when a release reads the secret's own column.
+
+    A share, count or mean of the secret's column (or any statistic of it)
+    is the hidden property itself, or a function of it: the noise is set to
+    hide exactly that, so the release is mostly noise. Not refused: it is
+    still certified, and hiding what it is asked to hide.
+    """
+    parts = getattr(query, "parts", None) or (query,)
+    read = {c for part in parts for c in (getattr(part, "columns", None) or ())}
+    for s in (secret if isinstance(secret, (list, tuple)) else [secret]):
+        column = getattr(s, "column", None)
+        if column is not None and column in read:
+            warnings.warn(
+                f"This release reads column {column!r}, the secret's own: its "
+                f"statistic is the property it hides ({s.label}), or a "
+                "function of it. The noise is set to hide that, so the "
+                "release will be mostly noise. Release other columns, or "
+                "hide another property.", SecretReleasedWarning,
+                stacklevel=caller_stacklevel())
 
 
 def _resolve_reference(reference, data, mechanism, needs_reference):

@@ -213,6 +213,7 @@ def _crossover(column, value, adult):
     return math.inf
 
 
+@pytest.mark.slow
 def test_fig3_crossover_where_daum_stops_beating_dp_gaussian(adult):
     # Chen & Ohrimenko Fig. 3 (epsilon 1, delta 1e-3): DauM beats the
     # Gaussian mechanism of differential privacy (one record, k = 1: error

@@ -54,6 +54,7 @@ def _certified_by_the_profile(mech, plan, n=100):
 TARGETS = {0.2: 44.0, 1.0: 8.9, 5.0: 0.41}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("epsilon", sorted(TARGETS))
 def test_adult_optimal_reshapes_its_noise_under_the_exact_profile(adult,
                                                                    epsilon):
@@ -140,6 +141,7 @@ def _spread_groups(n, rng):
                          "income": income})
 
 
+@pytest.mark.slow
 def test_fixed_shapes_that_would_drown_the_release_are_refused():
     # The example: DauM and DirM once released age = 7.6, income =
     # -49434 (noise scaled by 2e11 under the Renyi bound). Under the exact

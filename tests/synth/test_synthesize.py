@@ -360,6 +360,7 @@ def test_the_messages_say_what_to_pass(people):
                    bins=BINS, categories=cats, **FAST)
 
 
+@pytest.mark.slow
 def test_python_m_skattr_cli_runs_the_command():
     import subprocess
     import sys
@@ -379,6 +380,7 @@ def test_a_misspelt_keyword_or_a_missing_value_is_named(people):
         synthesize(holes, secret=SECRET, categories=cats, k=2, **FAST)
 
 
+@pytest.mark.slow
 def test_the_attack_measures_a_synthesiser(people):
     """skattr.attacks against synthetic tables: DPRAP's table gives the share
     away (through a column that depends on it), AttributePrivateRAP's is at
