@@ -34,16 +34,8 @@ from typing import ClassVar
 from skattr._persistence import persistable
 from skattr._secret import check_grid_record, grid_text
 
-__all__ = [
-    "ASSUMPTIONS",
-    "STEPS",
-    "Assumption",
-    "Certified",
-    "Method",
-    "MethodStep",
-    "accepts_prose",
-    "unique",
-]
+__all__ = ["ASSUMPTIONS", "STEPS", "Assumption", "Certified", "Method",
+           "MethodStep", "accepts_prose", "unique"]
 
 
 @dataclass(frozen=True)
@@ -53,8 +45,7 @@ class _Kind:
     ``text`` is a ``str.format`` template over the parameters, or a function
     of them for a text that depends on their values; ``option`` (a template
     too) is the setting that opts into the assumption, None when none does;
-    ``check`` a function of the parameters raising ValueError on values the
-    record cannot hold (called when it is built, and so when it is loaded).
+    ``check`` refuses values the record cannot hold (ValueError), built or loaded.
     """
 
     parameters: tuple = ()
