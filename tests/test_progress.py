@@ -12,8 +12,11 @@ from skattr.attacks import PropertyInferenceAttack
 from skattr.cli import main
 from skattr.datasets import make_hospital
 from skattr.exceptions import InvalidParameterError, MissingDependencyError
-from skattr.mechanisms import ApproximateWassersteinMechanism, WassersteinMechanism
-from skattr.mechanisms import _fit_cache
+from skattr.mechanisms import (
+    ApproximateWassersteinMechanism,
+    WassersteinMechanism,
+    _fit_cache,
+)
 from skattr.theta import Resample
 from skattr.utils import _progress
 from skattr.utils._progress import progress_bar, progress_enabled, track
