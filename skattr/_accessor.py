@@ -9,7 +9,7 @@ import pandas as pd
 
 from skattr._release import Plan, Release
 from skattr._verbs import called, statistic_query, with_verbs
-from skattr.backends import backend_of, registered_backends
+from skattr.backends import backend_of, registered_backends, release_frames
 from skattr.exceptions import InvalidParameterError
 from skattr.utils._param_validation import as_called
 
@@ -142,17 +142,24 @@ class AttributePrivacyAccessor:
     def _release(self, query, *, secret=None, reference=None, epsilon=1.0,
                  delta=None, mechanism="auto", random_state=None,
                  **params) -> Release:
-        """Fit the mechanism for ``query`` and release it (every verb's body)."""
+        """Fit the mechanism for ``query`` and release it (every verb's body).
+
+        Only the columns the release reads are taken from the frame and the
+        reference, in one order (:func:`skattr.backends.release_frames`):
+        other columns may differ between them.
+        """
+        data, reference = release_frames(query, secret, self._obj, reference,
+                                         bounds=params.get("bounds"))
         # Before any Theta is fitted.
-        backend_of(self._obj).check_releasable(self._obj, query)
+        backend_of(data).check_releasable(data, query)
         # delta=None leaves the mechanism's own default (1e-3, or 0 for pure
         # Laplace mechanisms, which refuse any other).
         given = {"epsilon": epsilon, "random_state": random_state,
                  **({} if delta is None else {"delta": delta})}
         est = build_mechanism(query, secret=secret, reference=reference,
-                              data=self._obj, n_rows=self._n_rows(),
+                              data=data, n_rows=self._n_rows(),
                               mechanism=mechanism, **given, **params)
-        return est.release(self._obj)
+        return est.release(data)
 
     def ledger(self, *, secret=None, reference=None, budget=None,
                theta="auto", law=None, random_state=None, bounds="robust",
@@ -319,8 +326,11 @@ class AttributePrivacyAccessor:
                        {"columns", "statistic", "value", "secret",
                         "reference", "mechanism", *params}):
             query = statistic_query(statistic, columns, value)
+            data, reference = release_frames(query, secret, self._obj,
+                                             reference,
+                                             bounds=params.get("bounds"))
             est = build_mechanism(query, secret=secret, reference=reference,
-                                  data=self._obj, n_rows=self._n_rows(),
+                                  data=data, n_rows=self._n_rows(),
                                   mechanism=mechanism, **params)
             return est.plan(n=self._n_rows())
 
@@ -358,8 +368,10 @@ class AttributePrivacyAccessor:
                 f"mechanism={mechanism!r} computes no leakage: the leakage of a "
                 "raw statistic is computed from the Theta of "
                 f"{', '.join(able)} (or 'auto').")
+        data, reference = release_frames(query, secret, self._obj, reference,
+                                         bounds=params.get("bounds"))
         est = build_mechanism(query, secret=secret, reference=reference,
-                              data=self._obj, n_rows=self._n_rows(),
+                              data=data, n_rows=self._n_rows(),
                               mechanism=name, delta=delta,
                               **params)
         return est.leakage(n=self._n_rows(), delta=delta)

@@ -20,7 +20,7 @@ from skattr._clipping import clipped_columns, resolve_clipping, resolve_declared
 from skattr.exceptions import InvalidParameterError
 from skattr.theta._spec import resolve_theta
 
-__all__ = ["clipping_policy", "fixed_ranges", "release_bounds"]
+__all__ = ["clipping_policy", "fixed_ranges", "release_bounds", "release_ranges"]
 
 
 def _recorded(entry) -> tuple[str, tuple]:
@@ -178,3 +178,10 @@ def release_bounds(ledger, query, given) -> dict:
                 f"far with that range. Drop bounds= for {column!r} (its range "
                 "is kept), or open another ledger.")
     return ranges
+
+
+def release_ranges(source) -> dict | None:
+    """Return the clipping ranges a release (or fitted estimator) used, by column."""
+    clipping = getattr(source, "clipping", None) or getattr(
+        source, "clipping_", None)
+    return None if clipping is None else clipping.as_dict()

@@ -42,7 +42,7 @@ import numpy as np
 
 from skattr._clipping import clip_reference, resolve_clipping
 from skattr._ledger._bounds import clipping_policy
-from skattr._query import StackedQuery
+from skattr._query import Query, StackedQuery
 from skattr._random import seed_of
 from skattr.calibration._coupled import pairs_coupled_epsilon
 from skattr.calibration._exact_noise import exact_leakage
@@ -55,7 +55,7 @@ from skattr.theta._resample import Resample
 from skattr.theta._spec import resolve_theta
 
 __all__ = ["BUDGET_RTOL", "SPAN_RTOL", "GaussianJoint", "LaplaceJoint",
-           "laplace_loss"]
+           "laplace_loss", "single_statistics"]
 
 #: Relative tolerance of the budget check: epsilons are computed to ~1e-9.
 BUDGET_RTOL = 1e-9
@@ -486,3 +486,22 @@ class LaplaceJoint:
                                       ledger.secret, reads=True)
             self.laws[key] = spec.fit(frame, query, columns, ledger.secret)
         return self.laws[key]
+
+
+def single_statistics(query, n: int) -> tuple:
+    """Split a linear query into (base statistic, weight) per released value.
+
+    A released value is w(n) times the sum over records of a contribution h:
+    a mean and a sum of one column share h (the column), as do a count and a
+    proportion of one value; the base statistic is that sum, so a mean and a
+    sum of the same column are one statistic of the joint law.
+    """
+    parts = query.parts if isinstance(query, StackedQuery) else (query,)
+    out = []
+    for part in parts:
+        weight = float(part.weight(n))
+        for column in part.columns:
+            base = (Query("sum", [column]) if part.statistic in ("mean", "sum")
+                    else Query("count", [column], part.value))
+            out.append((base, weight))
+    return tuple(out)

@@ -15,16 +15,21 @@ import threading
 import numpy as np
 import pandas as pd
 
-from skattr._ledger._bounds import clipping_policy, release_bounds
+from skattr._ledger._bounds import clipping_policy, release_bounds, release_ranges
 from skattr._ledger._entry import LedgerEntry
 from skattr._ledger._files import storable_statistic
-from skattr._ledger._joint import BUDGET_RTOL, GaussianJoint, LaplaceJoint
+from skattr._ledger._joint import (
+    BUDGET_RTOL,
+    GaussianJoint,
+    LaplaceJoint,
+    single_statistics,
+)
 from skattr._ledger._kept import Kept
 from skattr._ledger._mixed import mixed_epsilon
-from skattr._query import Query, StackedQuery
+from skattr._query import StackedQuery
 from skattr._release import Plan, Release
 from skattr._verbs import called, statistic_query, with_verbs
-from skattr.backends import backend_of, is_frame
+from skattr.backends import backend_of, is_frame, release_frames, select_columns
 from skattr.exceptions import (
     BudgetExceededError,
     InvalidParameterError,
@@ -73,32 +78,6 @@ class _Composed:
 
         return tuple(name for name, cls in MECHANISMS.items()
                      if joint_noise(cls) == self.noise)
-
-
-def _single_statistics(query, n: int) -> tuple:
-    """Split a linear query into (base statistic, weight) per released value.
-
-    A released value is w(n) times the sum over records of a contribution h:
-    a mean and a sum of one column share h (the column), as do a count and a
-    proportion of one value; the base statistic is that sum, so a mean and a
-    sum of the same column are one statistic of the joint law.
-    """
-    parts = query.parts if isinstance(query, StackedQuery) else (query,)
-    out = []
-    for part in parts:
-        weight = float(part.weight(n))
-        for column in part.columns:
-            base = (Query("sum", [column]) if part.statistic in ("mean", "sum")
-                    else Query("count", [column], part.value))
-            out.append((base, weight))
-    return tuple(out)
-
-
-def _ranges(source) -> dict | None:
-    """Return the clipping ranges a release (or fitted estimator) used, by column."""
-    clipping = getattr(source, "clipping", None) or getattr(
-        source, "clipping_", None)
-    return None if clipping is None else clipping.as_dict()
 
 
 _LEDGER_KEYWORDS = """\
@@ -260,6 +239,12 @@ class Ledger(Kept):
             {"bounds": BaseMechanism._parameter_constraints["bounds"]},
             {"bounds": bounds}, "Ledger")
 
+        if is_frame(reference) and is_frame(data):
+            # Only the private data's columns can be released: the others
+            # are never read (fingerprinted, collected), issue 42.
+            shared = [c for c in dict.fromkeys(data.columns)
+                      if c in set(reference.columns)]
+            reference = select_columns(reference, shared or reference.columns)
         if is_frame(reference) and backend_of(reference).lazy:
             # The joint laws read the reference's records, for statistics not
             # yet named: it is collected to the driver once, every column (as
@@ -465,11 +450,15 @@ class Ledger(Kept):
             raise InvalidParameterError(
                 f"Unknown mechanism {mechanism!r}.{hint} The ledger releases "
                 f"through {', '.join(self.GAUSSIAN + self.LAPLACE)}.")
-        frame = self._data if self.reference is None else self.reference
+        # The columns the release reads, from each frame alike (issue 42).
+        frames = release_frames(query, self.secret, self._data, self.reference,
+                                bounds=self.bounds)
         policy = clipping_policy(self, query, query.resolve_columns(
-            frame, exclude=[self.secret.column]))
+            frames[self.reference is not None],
+            exclude=[self.secret.column]))
         if mechanism in self.LAPLACE:
-            return self._planned_laplace(query, mechanism, params, policy)
+            return self._planned_laplace(query, mechanism, params, policy,
+                                         frames)
         if mechanism not in self.GAUSSIAN and mechanism != "auto":
             raise NotCertifiableError(
                 f"The ledger certifies releases of Gaussian-noise mechanisms "
@@ -478,12 +467,12 @@ class Ledger(Kept):
                 "counted by a sum of epsilons.")
         # "auto": the registry's choice among the Gaussian-noise mechanisms,
         # the least expected error.
-        est, plan = self._build(query, mechanism, params, policy)
+        est, plan = self._build(query, mechanism, params, policy, frames)
         if plan.noise_law.kind != "gaussian" and not plan.noise_law.is_zero:
             raise NotCertifiableError(
                 f"mechanism={mechanism!r} planned {plan.noise_law.kind} noise, "
                 "which the ledger does not certify jointly.")
-        statistics = _single_statistics(est.query_, self._n)
+        statistics = single_statistics(est.query_, self._n)
         return est, plan, statistics, np.asarray(plan.noise_law.covariance,
                                                  dtype=float), None
 
@@ -494,12 +483,13 @@ class Ledger(Kept):
         parts = query.parts if isinstance(query, StackedQuery) else (query,)
         if not released or any(p.columns is None for p in parts):
             return False          # every column: not named, so not known
-        return {base for base, _ in _single_statistics(query, self._n)
+        return {base for base, _ in single_statistics(query, self._n)
                 } <= released
 
-    def _planned_laplace(self, query, mechanism: str, params: dict, policy):
+    def _planned_laplace(self, query, mechanism: str, params: dict, policy,
+                         frames):
         """Plan a Wasserstein-mechanism release (Laplace noise on each value)."""
-        est, plan = self._build(query, mechanism, params, policy)
+        est, plan = self._build(query, mechanism, params, policy, frames)
         law = plan.noise_law
         if not (law.is_zero or (law.kind == "laplace" and np.array_equal(
                 law.basis, np.diag(np.diag(law.basis))))):
@@ -515,7 +505,7 @@ class Ledger(Kept):
         if policy is not self.bounds:
             # Columns whose range a release fixed: the statistic is the one
             # clipped so (the ledger's own policy is implied otherwise).
-            others["bounds"] = _ranges(est)
+            others["bounds"] = release_ranges(est)
         key = f"{mechanism} | {est.query_!r} | {others!r}"
         # The part of delta that is the chance drawn laws misjudge a tail:
         # independent between releases (each fit draws anew), so it adds up.
@@ -539,11 +529,12 @@ class Ledger(Kept):
         self._laplace.queries.setdefault(key, (est.query_, est.columns_))
         return est, plan, (), np.zeros((0, 0)), laplace
 
-    def _build(self, query, mechanism: str, params: dict, policy):
+    def _build(self, query, mechanism: str, params: dict, policy, frames):
         """Fit the release's estimator with the ledger's secret, Theta and noise.
 
         ``policy`` is the ``bounds=`` that clips the query's columns as the
-        ledger does (:func:`~skattr._ledger._bounds.clipping_policy`).
+        ledger does (:func:`~skattr._ledger._bounds.clipping_policy`);
+        ``frames`` the private and reference data's columns it reads.
         """
         from skattr.mechanisms import MECHANISMS
 
@@ -568,8 +559,8 @@ class Ledger(Kept):
                 return est, est.plan(n=self._n)
         law = params.pop("law", self.law)
         law = {} if mechanism in self.LAPLACE else {"law": law}
-        est = MECHANISMS.build(query, secret=self.secret, reference=self.reference,
-                              data=self._data, n_rows=self._n,
+        est = MECHANISMS.build(query, secret=self.secret, reference=frames[1],
+                              data=frames[0], n_rows=self._n,
                               mechanism=mechanism,
                               among=lambda cls: joint_noise(cls) == "gaussian",
                               theta=self.theta, bounds=policy,
@@ -724,7 +715,9 @@ class Ledger(Kept):
                    "budget's)" if math.isinf(joint) and self._laplace_only()
                    else "") + ", or release fewer statistics.")
         nonce = self._nonce()
-        release = est.release(self._data, random_state=self._noise_of(
+        data = select_columns(self._data, getattr(
+            est, "feature_names_in_", self._data.columns))
+        release = est.release(data, random_state=self._noise_of(
             len(self.releases), nonce))
         self.releases.append(LedgerEntry(
             release, statistics, noise_cov, joint, laplace=laplace,
@@ -746,12 +739,12 @@ class Ledger(Kept):
         two valid bounds is valid.
         """
         laplace = [e.laplace for e in self.releases if e.laplace]
-        gaussian = [(e.statistics, e.noise_cov, _ranges(e.release))
+        gaussian = [(e.statistics, e.noise_cov, release_ranges(e.release))
                     for e in self.releases if not e.laplace]
         if new_laplace is not None:
             laplace.append(new_laplace)
         else:
-            gaussian.append((new_statistics, new_noise_cov, _ranges(est)))
+            gaussian.append((new_statistics, new_noise_cov, release_ranges(est)))
         if laplace and gaussian:
             # Both kinds of noise: every release through the bands' one
             # coupling (skattr._ledger._mixed).

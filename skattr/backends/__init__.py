@@ -9,6 +9,12 @@ reads rows or asks which library a frame comes from.
 """
 
 from skattr._validation import as_frame, check_frame
+from skattr.backends._columns import (
+    check_same_kinds,
+    needed_columns,
+    release_frames,
+    select_columns,
+)
 from skattr.backends._dask import DaskBackend
 from skattr.backends._pandas import PandasBackend
 from skattr.backends._protocol import (
@@ -20,8 +26,10 @@ from skattr.backends._protocol import (
 from skattr.backends._reference import Reference
 from skattr.utils._public import public_dir
 
-__all__ = ["DataBackend", "Reference", "backend_of", "frame_of", "is_frame",
-           "register_backend", "registered_backends"]
+__all__ = ["DataBackend", "Reference", "backend_of", "check_same_kinds",
+           "frame_of", "is_frame",
+           "needed_columns", "register_backend", "registered_backends",
+           "release_frames", "select_columns"]
 
 __dir__ = public_dir(__all__)
 

@@ -110,6 +110,14 @@ class DataBackend(ABC):
     def clip(self, frame, clip: dict, *, what: str = "the private data"):
         """Return the frame with each column of ``clip`` clipped (checked first)."""
 
+    def select(self, frame, columns):
+        """Return a new frame of the named columns, in order; no value is read.
+
+        The caller's frame is not modified (``frame[columns]`` for pandas
+        and Dask; another library overrides it).
+        """
+        return frame[list(columns)]
+
     @abstractmethod
     def collect(self, frame, columns) -> pd.DataFrame:
         """Return the named columns in memory, as a pandas frame, rows in order."""

@@ -363,10 +363,16 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
             return
         missing = [c for c in seen if c not in set(columns)]
         extra = [c for c in columns if c not in set(seen)]
+        # An estimator fitted on a frame's columns takes the same ones
+        # (scikit-learn's convention); the convenience paths select them.
+        remedy = (" df.attrpriv's verbs, a ledger and describe() take from "
+                  "each frame only the columns a release reads, so other "
+                  "columns may differ there.")
         if not missing and not extra:
             raise DataValidationError(
                 "The private data has the columns seen in fit, in another "
-                "order; pass private[reference.columns].")
+                "order; pass private[list(mechanism.feature_names_in_)] (the "
+                f"columns it was fit on, in that order).{remedy}")
         why = ""
         if {s.column for s in self.secrets_} & set(missing):
             why = (" The secret's column is never read by a release, but the "
@@ -375,7 +381,9 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         raise DataValidationError(
             f"The private data's columns differ from those seen in fit: "
             f"missing {missing}, unexpected {extra}.{why} Pass a frame with "
-            "the reference data's columns (private[reference.columns]).")
+            "the columns it was fit on, in that order (private[list("
+            "mechanism.feature_names_in_)]), or fit it on the reference's "
+            f"columns the private data has.{remedy}")
 
     def plan(self, X=None, *, n: int | None = None) -> Plan:
         """Return the noise law and certificate for releasing X, drawing no noise.

@@ -16,6 +16,7 @@ import pandas as pd
 from skattr._plain import RECORDS, plain_secret
 from skattr._release import Certificate
 from skattr._secret import Secret
+from skattr.backends import check_same_kinds
 from skattr.exceptions import DataValidationError, InvalidParameterError
 from skattr.synth._ap_rap import AttributePrivateRAP
 from skattr.synth._rap import (
@@ -135,7 +136,7 @@ def resolve_domain(data: pd.DataFrame, *, columns=None, categories=None,
             f"synthesize takes a pandas DataFrame; got {type(data).__name__}.")
     columns = list(data.columns if columns is None else columns)
     _check_names(columns, list(data.columns), "columns",
-                 "which the data does not have")
+                 "which the private data does not have")
     for name, given, what in (("categories", categories,
                                "{column: [every category]}"),
                               ("bins", bins, "{column: [edges]}")):
@@ -157,10 +158,15 @@ def resolve_domain(data: pd.DataFrame, *, columns=None, categories=None,
         absent = [c for c in unknown if c not in reference.columns]
         if absent:
             raise InvalidParameterError(
-                f"The reference has no column(s) {absent}; state their "
-                "categories with categories={column: [...]}.")
+                f"The reference data has no column(s) {absent}, which the "
+                "private data has and the table would hold; state their "
+                "categories with categories={column: [...]}, or leave them "
+                "out with columns=[...] (other columns may differ between "
+                "the two frames: only these are read).")
+        check_same_kinds(data, reference, unknown)
         for c in unknown:
-            values = OneHotDomain.from_frame(reference, [c]).categories[c]
+            values = _as_in(data[c].dtype, OneHotDomain.from_frame(
+                reference, [c]).categories[c])
             numeric = (pd.api.types.is_numeric_dtype(reference[c])
                        and not pd.api.types.is_bool_dtype(reference[c]))
             if numeric and len(values) > _MOST_VALUES:
@@ -178,6 +184,27 @@ def resolve_domain(data: pd.DataFrame, *, columns=None, categories=None,
             "bins={column: [edges]}, or give reference= (public data) to "
             "read them from.")
     return binned, {c: found[c] for c in columns}
+
+
+def _as_in(dtype, values: list) -> list:
+    """Return the reference's categories as the private column's numbers.
+
+    A column of integers in one frame and floats in the other holds the same
+    numbers (0 and 0.0), which the domain would tell apart; each category
+    equal to a value of the private column's dtype is written as one.
+    """
+    if not (pd.api.types.is_numeric_dtype(dtype)
+            and not pd.api.types.is_bool_dtype(dtype)
+            and isinstance(dtype, np.dtype)):
+        return values
+    out = []
+    for v in values:
+        try:
+            cast = dtype.type(v)
+        except (TypeError, ValueError, OverflowError):
+            cast = None
+        out.append(cast.item() if cast is not None and cast == v else v)
+    return out
 
 
 def _check_names(names: list, known: list, option: str, why: str) -> None:

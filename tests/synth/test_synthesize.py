@@ -92,7 +92,7 @@ def test_bad_domains_get_clear_errors(people):
     with pytest.raises(InvalidParameterError, match="not among the columns"):
         synthesize(people, secret=SECRET, columns=["sex", "job"], bins=BINS,
                    reference=people, **FAST)
-    with pytest.raises(InvalidParameterError, match="which the data does not"):
+    with pytest.raises(InvalidParameterError, match="which the private data does not"):
         synthesize(people, secret=SECRET, columns=["jobs"], reference=people,
                    **FAST)
     with pytest.raises(InvalidParameterError, match="not among the domain"):
