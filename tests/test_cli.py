@@ -597,3 +597,22 @@ def test_options_and_columns_misspelt_are_named_with_the_nearest(tmp_path,
     assert main(["release", *map(str, without), "--columns", "height"]) == 2
     assert f"--columns 'height' is not a column of the reference {public}" in \
         capsys.readouterr().err
+
+
+def test_a_warning_reads_in_the_commands_options(tmp_path, capsys):
+    # It printed Python's "<path>/skattr:8: ClippingWarning: ... e.g.
+    # bounds={'weight': (70, 260)}" with the source line after it.
+    private = tmp_path / "private.csv"
+    reference = tmp_path / "reference.csv"
+    make_hospital(200, random_state=1).to_csv(private, index=False)
+    codes = make_hospital(2000, random_state=0)
+    codes.loc[codes.index[:10], "weight"] = 999.0
+    codes.to_csv(reference, index=False)
+    assert main(["release", str(private), "--columns", "weight",
+                 "--secret-column", "gender", "--secret-value", "female",
+                 "--pairs", "0.4,0.6", "--reference", str(reference),
+                 "--seed", "0"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("skattr: warning: --bounds robust (the default) clipped")
+    assert "e.g. --bounds weight=" in err and "pass --bounds reference" in err
+    assert "ClippingWarning" not in err and "bounds={" not in err

@@ -11,6 +11,7 @@ import os
 import re
 import sys
 import textwrap
+import warnings
 
 import pandas as pd
 
@@ -422,6 +423,10 @@ _PARAMETER = re.compile(r"The '(epsilon|delta|mechanism|privacy|calibration|"
                         r"(?:(?:df\.attrpriv|ledger)\.\w+|Ledger\b)"
                         r"(?: \(mechanism='([^']*)'\))?")
 _MODEL = re.compile(r"\blaw=AssumeGaussian\(covariances='([^']*)'\)")
+# bounds={'weight': (70, 260), 'los': (0, 11)}: --bounds weight=70,260 los=0,11.
+_BOUNDS = re.compile(r"\bbounds=\{((?:'[^']*': \([^()]*\)(?:, )?)+)\}")
+_BOUND = re.compile(r"'([^']*)': \(([^,()]*), ([^,()]*)\)")
+_POLICY = re.compile(r"\bbounds='(robust|reference)'")
 
 
 _DOMAIN = ((re.compile(r"\bbins=\{'([^']*)': \[edges\]\}"), r"--bins \1=E1,E2,..."),
@@ -450,6 +455,9 @@ def _as_options(message: str) -> str:
     >>> _as_options("The 'delta' parameter of ledger.mean (mechanism='apgm') "
     ...             "must be")
     '--delta (with --mechanism apgm) must be'
+    >>> _as_options("e.g. bounds={'weight': (70, 260), 'los': (0, 11)}, or "
+    ...             "pass bounds='reference'")
+    'e.g. --bounds weight=70,260 los=0,11, or pass --bounds reference'
     """
     message = _PARAMETER.sub(
         lambda m: "--" + m.group(1).replace("_", "-") + (
@@ -461,6 +469,9 @@ def _as_options(message: str) -> str:
         message = message.replace(name, option)
     message = _MODEL.sub(lambda m: f"--law gaussian --covariances {m.group(1)}",
                          message)
+    message = _BOUNDS.sub(lambda m: "--bounds " + " ".join(
+        f"{c}={lo},{hi}" for c, lo, hi in _BOUND.findall(m.group(1))), message)
+    message = _POLICY.sub(r"--bounds \1", message)
     message = _RATIO.sub(lambda m: "--max-error-ratio "
                          + ("none" if m.group(1) == "None" else m.group(1)),
                          message)
@@ -680,6 +691,13 @@ def _translated(message: str, args) -> str:
     return message
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None,
+                  *, args) -> None:
+    """Print a warning as ``skattr: warning: ...`` in the command's words."""
+    print(f"skattr: warning: {_translated(str(message), args)}",
+          file=sys.stderr if file is None else file)
+
+
 def main(argv=None) -> int:
     """Run the command line; returns the exit status."""
     parser = build_parser()
@@ -687,7 +705,10 @@ def main(argv=None) -> int:
     if extra:
         parser.commands[args.command].unrecognized(extra)
     try:
-        return args.run(args)
+        with warnings.catch_warnings():
+            # A warning reads as the errors do, in the command's options.
+            warnings.showwarning = functools.partial(_show_warning, args=args)
+            return args.run(args)
     except BrokenPipeError:
         # The reader went away (e.g. `skattr demo | head`): stop quietly.
         sys.stderr.close()
