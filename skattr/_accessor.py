@@ -6,7 +6,7 @@ import pandas as pd
 
 from skattr._release import Plan, Release
 from skattr._verbs import statistic_query, with_verbs
-from skattr.backends import backend_of, registered_backends
+from skattr.backends import backend_of, one_reading, registered_backends
 from skattr.exceptions import InvalidParameterError
 
 __all__ = ["AttributePrivacyAccessor", "build_mechanism"]
@@ -135,17 +135,23 @@ class AttributePrivacyAccessor:
     def _release(self, query, *, secret=None, reference=None, epsilon=1.0,
                  delta=None, mechanism="auto", random_state=None,
                  **params) -> Release:
-        """Fit the mechanism for ``query`` and release it (every verb's body)."""
+        """Fit the mechanism for ``query`` and release it (every verb's body).
+
+        Every pass over a lazy frame (its rows counted, a fit on it, the
+        release's passes) is one reading: data that changes between them is
+        refused (:func:`skattr.backends.one_reading`).
+        """
         # Before any Theta is fitted.
         backend_of(self._obj).check_releasable(self._obj, query)
         # delta=None leaves the mechanism's own default (1e-3, or 0 for pure
         # Laplace mechanisms, which refuse any other).
         given = {"epsilon": epsilon, "random_state": random_state,
                  **({} if delta is None else {"delta": delta})}
-        est = build_mechanism(query, secret=secret, reference=reference,
-                              data=self._obj, n_rows=self._n_rows(),
-                              mechanism=mechanism, **given, **params)
-        return est.release(self._obj)
+        with one_reading():
+            est = build_mechanism(query, secret=secret, reference=reference,
+                                  data=self._obj, n_rows=self._n_rows(),
+                                  mechanism=mechanism, **given, **params)
+            return est.release(self._obj)
 
     def ledger(self, *, secret=None, reference=None, budget=None,
                theta="auto", law=None, random_state=None, bounds="reference",
@@ -290,9 +296,10 @@ class AttributePrivacyAccessor:
         :class:`~skattr.Statistic`.
         """
         query = statistic_query(statistic, columns, value)
-        est = build_mechanism(query, secret=secret, reference=reference,
-                              data=self._obj, n_rows=self._n_rows(),
-                              mechanism=mechanism, **params)
+        with one_reading():
+            est = build_mechanism(query, secret=secret, reference=reference,
+                                  data=self._obj, n_rows=self._n_rows(),
+                                  mechanism=mechanism, **params)
         return est.plan(n=self._n_rows())
 
     def leakage(self, columns=None, *, statistic: str = "mean", value=None,
@@ -321,10 +328,10 @@ class AttributePrivacyAccessor:
                 f"mechanism={mechanism!r} computes no leakage: the leakage of a "
                 "raw statistic is computed from the Theta of "
                 f"{', '.join(able)} (or 'auto').")
-        est = build_mechanism(query, secret=secret, reference=reference,
-                              data=self._obj, n_rows=self._n_rows(),
-                              mechanism=name, delta=delta,
-                              **params)
+        with one_reading():
+            est = build_mechanism(query, secret=secret, reference=reference,
+                                  data=self._obj, n_rows=self._n_rows(),
+                                  mechanism=name, delta=delta, **params)
         return est.leakage(n=self._n_rows(), delta=delta)
 
 

@@ -27,7 +27,7 @@ from skattr._query import Query, StackedQuery
 from skattr._release import Release
 from skattr._secret import Secret
 from skattr._statistic import Statistic
-from skattr.backends import backend_of, is_frame
+from skattr.backends import backend_of, is_frame, one_reading
 from skattr.exceptions import (
     DataValidationError,
     InvalidParameterError,
@@ -214,10 +214,12 @@ def _record(ledger, releases: tuple, reference=None) -> LedgerFile:
     if reference is None and ledger.reference is not None:
         reference = _fingerprint(ledger.reference,
                                  sorted(map(str, ledger.reference.columns)))
+    # The fingerprint of the data its releases read (one reading with them).
+    with one_reading(ledger._reading):
+        data = _fingerprint(ledger._data, sorted(ledger._columns))
     return LedgerFile(
         budget=tuple(ledger.budget), secret=ledger.secret, theta=ledger.theta,
-        law=ledger.law, bounds=ledger.bounds,
-        data=_fingerprint(ledger._data, sorted(ledger._columns)),
+        law=ledger.law, bounds=ledger.bounds, data=data,
         reference=reference, releases=releases,
         theta_seed=ledger._laplace.seed)
 
@@ -229,11 +231,13 @@ def to_json(ledger) -> str:
 
 def _restored(cls, record: LedgerFile, data, reference, random_state):
     """Return a ledger of ``record``'s header (no releases) on checked data."""
-    _check_data(data, record.data, reference, record.reference, 3)
-    ledger = cls(data, secret=record.secret, reference=reference,
-                 budget=tuple(record.budget), theta=record.theta,
-                 law=record.law, random_state=random_state,
-                 bounds=record.bounds)
+    # The data checked is the data the ledger reads from then on.
+    with one_reading(since="since the ledger was opened"):
+        _check_data(data, record.data, reference, record.reference, 3)
+        ledger = cls(data, secret=record.secret, reference=reference,
+                     budget=tuple(record.budget), theta=record.theta,
+                     law=record.law, random_state=random_state,
+                     bounds=record.bounds)
     ledger._laplace.seed = record.theta_seed
     ledger._columns.update(record.data["columns"])
     return ledger
@@ -551,14 +555,15 @@ def _from_schema_1_or_2(cls, outer, data, *, reference, random_state):
             f"The ledger file has schema {schema!r}; this skattr reads "
             f"schemas 1, 2 and {SCHEMA_VERSION}.")
     saved = payload["data"]
-    _check_data(data, saved, reference, payload["reference"], schema)
-    ledger = cls(data, secret=_secret_from_json(payload["secret"]),
-                 reference=reference, budget=tuple(payload["budget"]),
-                 theta=_theta_from_json(payload["theta"]),
-                 law=payload["law"], random_state=random_state,
-                 # Files written before clipping: their releases clipped
-                 # nothing.
-                 bounds=_bounds_from_json(payload.get("bounds")))
+    with one_reading(since="since the ledger was opened"):
+        _check_data(data, saved, reference, payload["reference"], schema)
+        ledger = cls(data, secret=_secret_from_json(payload["secret"]),
+                     reference=reference, budget=tuple(payload["budget"]),
+                     theta=_theta_from_json(payload["theta"]),
+                     law=payload["law"], random_state=random_state,
+                     # Files written before clipping: their releases
+                     # clipped nothing.
+                     bounds=_bounds_from_json(payload.get("bounds")))
     ledger._laplace.seed = payload.get("theta_seed")
     for e in payload["releases"]:
         statistics = tuple((_query_from_json(q), float(w))

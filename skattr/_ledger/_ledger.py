@@ -23,7 +23,7 @@ from skattr._ledger._mixed import mixed_epsilon
 from skattr._query import Query, StackedQuery
 from skattr._release import Plan, Release
 from skattr._verbs import statistic_query, with_verbs
-from skattr.backends import backend_of, is_frame
+from skattr.backends import backend_of, is_frame, one_reading
 from skattr.exceptions import (
     BudgetExceededError,
     InvalidParameterError,
@@ -275,8 +275,12 @@ default="reference"
                 "grid line's end, which the ledger's joint epsilon does not "
                 "check; state Theta as a finite set of models.")
         self._data = data
-        # n is public: a lazy frame's rows are counted once, here.
-        self._n = backend_of(data).row_count(data, what="the private data")
+        # n is public: a lazy frame's rows are counted once, here. Every
+        # pass over it from this count on is one reading: a lazy frame that
+        # changes while the ledger is open is refused, nothing released.
+        with one_reading(since="since the ledger was opened") as reading:
+            self._reading = reading
+            self._n = backend_of(data).row_count(data, what="the private data")
         self.secret = secret
         self.reference = reference
         self.budget = (eps, delta)
@@ -373,7 +377,7 @@ default="reference"
             The joint epsilon (at the budget's delta) of every release so far
             and this one; above ``budget[0]`` the release would be refused.
         """
-        with self._exclusive():
+        with one_reading(self._reading), self._exclusive():
             found = self._planned_joint(
                 statistic_query(statistic, columns, value), params)
         return found[1], found[-1]
@@ -647,7 +651,7 @@ default="reference"
         other processes made are read in first, and the release is written
         and committed before it is returned.
         """
-        with self._exclusive():
+        with one_reading(self._reading), self._exclusive():
             return self._release_now(query, params)
 
     def _release_now(self, query, params) -> Release:

@@ -17,11 +17,12 @@ from skattr.backends._protocol import (
     register_backend,
     registered_backends,
 )
+from skattr.backends._reading import Reading, one_reading
 from skattr.backends._reference import Reference
 from skattr.utils._public import public_dir
 
-__all__ = ["DataBackend", "Reference", "backend_of", "frame_of", "is_frame",
-           "register_backend", "registered_backends"]
+__all__ = ["DataBackend", "Reading", "Reference", "backend_of", "frame_of",
+           "is_frame", "one_reading", "register_backend", "registered_backends"]
 
 __dir__ = public_dir(__all__)
 
