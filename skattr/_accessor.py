@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from skattr._release import Plan, Release
+from skattr._validation import check_unique_labels, column_labels
 from skattr._verbs import statistic_query, with_verbs
 from skattr.backends import backend_of, one_reading, registered_backends
 from skattr.exceptions import InvalidParameterError
@@ -119,11 +120,14 @@ class AttributePrivacyAccessor:
     """
 
     def __init__(self, pandas_obj: pd.DataFrame):
-        if not pandas_obj.columns.is_unique:
-            raise AttributeError(
-                "df.attrpriv needs unique column labels; rename the duplicated "
-                "columns first.")
+        # Checked by each method (_frame), not here: an AttributeError is
+        # what Python's hasattr and tab completion swallow, not a refusal.
         self._obj = pandas_obj
+
+    def _frame(self):
+        """Return the frame, refused first if it names a column twice."""
+        check_unique_labels(self._obj, what="the private data")
+        return self._obj
 
     def _n_rows(self) -> int:
         """Return the number of rows (public); a lazy frame's is counted once."""
@@ -142,7 +146,7 @@ class AttributePrivacyAccessor:
         refused (:func:`skattr.backends.one_reading`).
         """
         # Before any Theta is fitted.
-        backend_of(self._obj).check_releasable(self._obj, query)
+        backend_of(self._frame()).check_releasable(self._obj, query)
         # delta=None leaves the mechanism's own default (1e-3, or 0 for pure
         # Laplace mechanisms, which refuse any other).
         given = {"epsilon": epsilon, "random_state": random_state,
@@ -167,6 +171,7 @@ class AttributePrivacyAccessor:
         """
         from skattr._ledger import Ledger
 
+        self._frame()
         if unknown:
             raise InvalidParameterError(
                 f"ledger() takes no parameter(s) {sorted(unknown)}; it takes "
@@ -217,7 +222,11 @@ class AttributePrivacyAccessor:
         """
         from skattr._describe import describe
 
-        return describe(self._obj, columns, secret=secret, reference=reference,
+        labels = column_labels(columns)
+        if labels is None:
+            raise InvalidParameterError(
+                "describe() needs at least one column: describe(['age', ...]).")
+        return describe(self._frame(), list(labels), secret=secret, reference=reference,
                         epsilon=epsilon, delta=delta, percentiles=percentiles,
                         theta=theta, bounds=bounds, random_state=random_state)
 
@@ -275,13 +284,15 @@ class AttributePrivacyAccessor:
                 + "".join(f" Did you mean {h[0]!r} for {k!r}?"
                           for k, h in hints.items() if h)
                 + f" It takes: {', '.join(known)}.")
-        if not isinstance(self._obj, pd.DataFrame):
+        columns = column_labels(columns)
+        if not isinstance(self._frame(), pd.DataFrame):
             raise DataValidationError(
                 "synthesize fits its tables in memory: call .compute() on the "
                 "frame first (a synthesiser holds n x features one-hot rows).")
         return synthesize(self._obj, secret=secret, reference=reference,
                           epsilon=epsilon, delta=delta, categories=categories,
-                          bins=bins, columns=columns, n=n, privacy=privacy,
+                          bins=bins, n=n, privacy=privacy,
+                          columns=None if columns is None else list(columns),
                           share=share, k=k, n_marginals=n_marginals,
                           marginals=marginals, n_synthetic=n_synthetic,
                           iterations=iterations, progress=progress,
@@ -298,7 +309,7 @@ class AttributePrivacyAccessor:
         query = statistic_query(statistic, columns, value)
         with one_reading():
             est = build_mechanism(query, secret=secret, reference=reference,
-                                  data=self._obj, n_rows=self._n_rows(),
+                                  data=self._frame(), n_rows=self._n_rows(),
                                   mechanism=mechanism, **params)
         return est.plan(n=self._n_rows())
 
@@ -319,6 +330,7 @@ class AttributePrivacyAccessor:
                 f"leakage is computed for linear statistics (mean, sum, count, "
                 f"proportion), whose laws are Gaussian; got {statistic!r}. For "
                 "another statistic, plan a release and read its noise.")
+        self._frame()
         query = statistic_query(statistic, columns, value)
         name = "apgm" if mechanism == "auto" else mechanism
         cls = MECHANISMS.classes_for(name, query)[name]

@@ -289,7 +289,7 @@ def from_json(cls, text: str, data, *, reference=None, random_state=None):
                 f"({type(exc).__name__}: {exc}). Use the file to_json wrote."
             ) from None
     record = _loaded(text, LedgerFile)
-    if record.schema != SCHEMA_VERSION:
+    if type(record.schema) is not int or record.schema != SCHEMA_VERSION:
         raise DataValidationError(
             f"The ledger file has schema {record.schema!r}; this skattr reads "
             f"schemas 1, 2 and {SCHEMA_VERSION}.")
@@ -448,12 +448,18 @@ def _number(value, low=-math.inf, high=math.inf) -> float:
 
 def _fingerprint_shape(saved) -> None:
     if not (isinstance(saved, dict) and isinstance(saved.get("columns"), dict)
-            and isinstance(saved.get("rows"), int)
-            and all(isinstance(c, str) for c in saved["columns"])):
-        raise ValueError("a data fingerprint needs rows and columns")
+            and type(saved.get("rows")) is int and saved["rows"] >= 0
+            and all(isinstance(c, str) and (h is None or isinstance(h, str))
+                    for c, h in saved["columns"].items())
+            and isinstance(saved.get("records", ""), str)
+            and set(saved) <= {"rows", "columns", "records"}):
+        raise ValueError("a data fingerprint needs rows, and a hash (str) "
+                         "or None per column")
 
 
 def _check_header(record) -> None:
+    if type(record.schema) is not int:
+        raise ValueError("the schema is not an int")
     if not (isinstance(record.budget, tuple) and len(record.budget) == 2):
         raise ValueError("the budget is not a pair")
     _number(record.budget[0], 0.0)
@@ -485,7 +491,8 @@ def _check_entry(entry) -> None:
             isinstance(s, tuple) and len(s) == 2 and isinstance(s[0], Query)
             for s in entry.statistics):
         raise ValueError("the statistics are not (query, weight) pairs")
-    for _, weight in entry.statistics:
+    for query, weight in entry.statistics:
+        hash(query)                     # a key of the joint laws' tables
         _number(weight)
     cov = entry.noise_cov
     if not (isinstance(cov, np.ndarray) and np.all(np.isfinite(cov))):
@@ -494,11 +501,21 @@ def _check_entry(entry) -> None:
     if entry.joint_delta is not None:
         _number(entry.joint_delta, 0.0, 1.0)
     laplace = entry.laplace
+    kind = None if entry.release is None else entry.release.noise_law.kind
     if laplace is None:
         # A Gaussian release: its values' noise covariance, square.
-        if cov.shape != (len(entry.statistics),) * 2:
+        if not entry.statistics or cov.shape != (len(entry.statistics),) * 2:
             raise ValueError("the noise covariance does not match the values")
+        if entry.release is not None and (
+                len(entry.release.values) != len(entry.statistics)
+                or not (kind == "gaussian" or entry.release.noiseless)):
+            raise ValueError("a Gaussian release's record holds another noise "
+                             "or other values")
         return
+    if entry.statistics or cov.shape != (0, 0) or (
+            kind is not None and "gaussian" in kind.split("+")
+            and not entry.release.noiseless):
+        raise ValueError("a Laplace release's record holds Gaussian noise")
     if not (isinstance(laplace, dict) and isinstance(laplace.get("key"), str)
             and laplace.get("privacy") in ("dataset", "distributional")
             and isinstance(laplace.get("resample"), bool)):
