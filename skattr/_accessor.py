@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import math
+from numbers import Real
+
 import pandas as pd
 
 from skattr._release import Plan, Release
 from skattr._validation import check_unique_labels, column_labels
-from skattr._verbs import statistic_query, with_verbs
+from skattr._verbs import called, statistic_query, with_verbs
 from skattr.backends import backend_of, one_reading, registered_backends
 from skattr.exceptions import InvalidParameterError
+from skattr.utils._param_validation import as_called
 
 __all__ = ["AttributePrivacyAccessor", "build_mechanism"]
 
@@ -119,6 +123,9 @@ class AttributePrivacyAccessor:
     ('approx-wasserstein', 0.009, True)
     """
 
+    #: How the user calls this object's methods, as its errors name them.
+    called_as = "df.attrpriv"
+
     def __init__(self, pandas_obj: pd.DataFrame):
         # Checked by each method (_frame), not here: an AttributeError is
         # what Python's hasattr and tab completion swallow, not a refusal.
@@ -158,7 +165,7 @@ class AttributePrivacyAccessor:
             return est.release(self._obj)
 
     def ledger(self, *, secret=None, reference=None, budget=None,
-               theta="auto", law=None, random_state=None, bounds="reference",
+               theta="auto", law=None, random_state=None, bounds="robust",
                **unknown):
         """Open a :class:`~skattr.Ledger` on this frame: joint releases under a budget.
 
@@ -172,6 +179,8 @@ class AttributePrivacyAccessor:
         from skattr._ledger import Ledger
 
         self._frame()
+        given = {"secret", "reference", "budget", "theta", "law",
+                 "random_state", "bounds"}
         if unknown:
             raise InvalidParameterError(
                 f"ledger() takes no parameter(s) {sorted(unknown)}; it takes "
@@ -182,13 +191,14 @@ class AttributePrivacyAccessor:
             raise InvalidParameterError(
                 "A ledger needs budget=(epsilon, delta): the joint guarantee "
                 "its releases may never exceed together.")
-        return Ledger(self._obj, secret=secret, reference=reference,
-                      budget=budget, theta=theta, law=law,
-                      random_state=random_state, bounds=bounds)
+        with as_called("df.attrpriv.ledger", given):
+            return Ledger(self._obj, secret=secret, reference=reference,
+                          budget=budget, theta=theta, law=law,
+                          random_state=random_state, bounds=bounds)
 
     def describe(self, columns, *, secret=None, reference=None, epsilon=1.0,
                  delta=1e-3, percentiles=(0.25, 0.5, 0.75), theta="auto",
-                 bounds="reference", random_state=None):
+                 bounds="robust", random_state=None):
         """Release count, means and quartiles of ``columns``, certified jointly.
 
         The private ``DataFrame.describe()``: the row count (public), each
@@ -222,13 +232,29 @@ class AttributePrivacyAccessor:
         """
         from skattr._describe import describe
 
+        caller = "df.attrpriv.describe"
+        # Its own guarantee, checked here: inside, it is a ledger's budget.
+        for name, value, wanted in (
+                ("epsilon", epsilon, "a positive number: the whole table's "
+                 "joint guarantee"),
+                ("delta", delta, "a number in (0, 1): the chance the whole "
+                 "table's guarantee fails")):
+            if not (isinstance(value, Real) and not isinstance(value, bool)
+                    and 0 < value < (1 if name == "delta" else math.inf)):
+                raise InvalidParameterError(
+                    f"The {name!r} parameter of {caller} must be {wanted}. "
+                    f"Got {value!r} instead.")
         labels = column_labels(columns)
         if labels is None:
             raise InvalidParameterError(
-                "describe() needs at least one column: describe(['age', ...]).")
-        return describe(self._frame(), list(labels), secret=secret, reference=reference,
-                        epsilon=epsilon, delta=delta, percentiles=percentiles,
-                        theta=theta, bounds=bounds, random_state=random_state)
+                f"{caller} needs at least one column: describe(['age', ...]).")
+        with as_called(caller, {"columns", "secret", "reference", "epsilon",
+                                "delta", "percentiles", "theta", "bounds",
+                                "random_state"}):
+            return describe(self._frame(), list(labels), secret=secret,
+                            reference=reference, epsilon=epsilon, delta=delta,
+                            percentiles=percentiles, theta=theta,
+                            bounds=bounds, random_state=random_state)
 
     def synthesize(self, n=None, *, secret=None, reference=None, epsilon=1.0,
                    delta=1e-3, categories=None, bins=None, columns=None,
@@ -306,12 +332,16 @@ class AttributePrivacyAccessor:
         "std"), a callable, or a :class:`~skattr.Query` /
         :class:`~skattr.Statistic`.
         """
-        query = statistic_query(statistic, columns, value)
-        with one_reading():
-            est = build_mechanism(query, secret=secret, reference=reference,
-                                  data=self._frame(), n_rows=self._n_rows(),
-                                  mechanism=mechanism, **params)
-        return est.plan(n=self._n_rows())
+        with as_called(called("df.attrpriv.plan", {"mechanism": mechanism}),
+                       {"columns", "statistic", "value", "secret",
+                        "reference", "mechanism", *params}):
+            query = statistic_query(statistic, columns, value)
+            with one_reading():
+                est = build_mechanism(query, secret=secret,
+                                      reference=reference, data=self._frame(),
+                                      n_rows=self._n_rows(),
+                                      mechanism=mechanism, **params)
+            return est.plan(n=self._n_rows())
 
     def leakage(self, columns=None, *, statistic: str = "mean", value=None,
                 secret=None, reference=None, delta: float = 1e-3,
@@ -323,14 +353,22 @@ class AttributePrivacyAccessor:
         with a ``leakage`` method: the attribute-private Gaussian and Expected
         Value families); ``"auto"`` uses ``"apgm"``'s.
         """
-        from skattr.mechanisms import MECHANISMS
-
         if statistic not in ("mean", "sum", "count", "proportion"):
             raise InvalidParameterError(
                 f"leakage is computed for linear statistics (mean, sum, count, "
                 f"proportion), whose laws are Gaussian; got {statistic!r}. For "
                 "another statistic, plan a release and read its noise.")
         self._frame()
+        with as_called(called("df.attrpriv.leakage", {"mechanism": mechanism}), {
+                "columns", "statistic", "value", "secret", "reference",
+                "delta", "mechanism", *params}):
+            return self._leakage(columns, statistic, value, secret, reference,
+                                 delta, mechanism, params)
+
+    def _leakage(self, columns, statistic, value, secret, reference, delta,
+                 mechanism, params) -> float:
+        from skattr.mechanisms import MECHANISMS
+
         query = statistic_query(statistic, columns, value)
         name = "apgm" if mechanism == "auto" else mechanism
         cls = MECHANISMS.classes_for(name, query)[name]

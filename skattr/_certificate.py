@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from skattr._persistence import persistable
+from skattr._secret import grid_text
 
 __all__ = [
     "ASSUMPTIONS",
@@ -159,6 +160,8 @@ ASSUMPTIONS: dict[str, _Kind] = {
     "resampling-model": _kind(
         "the data are distributed as the resampling model says (datasets drawn "
         "from the reference data; {privacy} privacy)", "privacy"),
+    "secret.grid": _kind(grid_text, "secret", "n", "stated", "sides",
+                         "certified"),
     "secret.set-reading": _kind(
         "set secrets compared by their {reading} reading: F given g in a set "
         "is taken to be Gaussian with the reading's mean and covariance",

@@ -34,6 +34,7 @@ __all__ = [
     "hash_sums",
     "numeric_values",
     "record_contributions",
+    "rows_digest",
     "secret_indicator",
     "statistics_of",
     "statistic_values",
@@ -207,7 +208,8 @@ def column_ranges(frame, columns, *, what: str = "the reference data"
                   ) -> tuple[np.ndarray, np.ndarray]:
     """Return the least and largest value of each column (numeric, finite).
 
-    The ranges ``bounds="reference"`` clips to: public reference data only.
+    The ranges ``bounds="reference"`` clips to, and the robust ranges'
+    bounds: public reference data only.
     """
     block = numeric_values(frame, list(columns), what=what)
     return block.min(axis=0), block.max(axis=0)
@@ -293,15 +295,34 @@ def hash_sums(frame: pd.DataFrame, columns) -> list[int]:
     makes of them depend neither on the rows' order nor on their chunks.
     """
     sums = []
-    with np.errstate(over="ignore"):
-        for hashes in ([pd.util.hash_pandas_object(frame[c], index=False)
-                        for c in columns]
-                       + [pd.util.hash_pandas_object(frame[list(columns)],
-                                                     index=False)]):
-            h = hashes.to_numpy(dtype=np.uint64)
-            mixed = (h ^ (h >> np.uint64(31))) * _MIX
-            sums += [int(h.sum(dtype=np.uint64)), int(mixed.sum(dtype=np.uint64))]
+    for hashes in ([pd.util.hash_pandas_object(frame[c], index=False)
+                    for c in columns]
+                   + [pd.util.hash_pandas_object(frame[list(columns)],
+                                                 index=False)]):
+        sums += _summed(hashes)
     return sums
+
+
+def rows_digest(frame: pd.DataFrame) -> str:
+    """Return a 128-bit hex digest of the rows of ``frame``, in any order.
+
+    The last digest of :func:`hash_sums` alone: pandas' 64-bit hash of each
+    row (its values in the columns' order) summed, and a mix of it summed,
+    modulo 2^64. Equal multisets of rows give equal digests; the rows' order
+    and the index do not count. One hash of each value, where
+    :func:`hash_sums` takes two (each column's own, then the rows'): on
+    10^7 rows x 5 columns 1.2-1.7 CPU-s against 2.9-4.9
+    (``benchmarks/bench_reuse.py``).
+    """
+    return digests(_summed(pd.util.hash_pandas_object(frame, index=False)))[0]
+
+
+def _summed(hashes: pd.Series) -> list[int]:
+    """Return the two sums mod 2^64 of 64-bit hashes: as they are, and mixed."""
+    with np.errstate(over="ignore"):
+        h = hashes.to_numpy(dtype=np.uint64)
+        mixed = (h ^ (h >> np.uint64(31))) * _MIX
+        return [int(h.sum(dtype=np.uint64)), int(mixed.sum(dtype=np.uint64))]
 
 
 #: Rows mixed at a time by column_hash_sums: the words stay in cache.

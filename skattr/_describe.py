@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from skattr._clipping import warnings_once
 from skattr.exceptions import InvalidParameterError
 
 __all__ = ["Description", "describe"]
@@ -49,15 +50,23 @@ class Description:
         return self.ledger.in_plain_words()
 
     def summary(self) -> str:
-        """Return the plain words, then each cell as value +/- noise sd."""
+        """Return the plain words, then each cell as value +/- noise sd.
+
+        The plain words are the ledger's joint guarantee, then which cells
+        are mostly noise (:func:`skattr._plain.mostly_noise`), if any.
+        """
         import textwrap
+
+        from skattr._plain import plain_noise_of
 
         # Series.map: DataFrame.map needs pandas 2.1.
         cells = self.table.apply(lambda c: c.map(lambda v: f"{v:.6g}"))
         spread = self.noise_std.apply(
             lambda c: c.map(lambda v: "" if v == 0 else f" +/- {v:.3g}"))
         shown = cells + spread
-        return "\n".join([*textwrap.wrap(self.in_plain_words(), 88), "",
+        words = " ".join(filter(None, (self.in_plain_words(), plain_noise_of(
+            e.release for e in self.ledger.releases))))
+        return "\n".join([*textwrap.wrap(words, 88, break_on_hyphens=False), "",
                           "value +/- noise sd:", shown.to_string()])
 
     def __repr__(self) -> str:
@@ -71,7 +80,7 @@ class Description:
 
 
 def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
-             percentiles=(0.25, 0.5, 0.75), theta="auto", bounds="reference",
+             percentiles=(0.25, 0.5, 0.75), theta="auto", bounds="robust",
              random_state=None) -> Description:
     """Release count, means and percentiles of ``columns`` in one ledger.
 
@@ -112,12 +121,14 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
                     budget=(float(epsilon), delta), theta=theta,
                     bounds=bounds, random_state=random_state)
     share = float(epsilon) / 2 if levels else float(epsilon)
-    means = ledger.mean(columns, epsilon=share, delta=delta)
+    with warnings_once():   # the means and percentiles clip the same columns
+        means = ledger.mean(columns, epsilon=share, delta=delta)
+        found = (ledger.quantile(columns, levels, epsilon="remaining",
+                                 delta=delta) if levels else None)
     index = ["count", "mean"]
     values = [[float(len(frame))] * len(columns), list(means.values)]
     noise = [[0.0] * len(columns), list(means.noise_std)]
     if levels:
-        found = ledger.quantile(columns, levels, epsilon="remaining", delta=delta)
         cells = np.asarray(found.values, dtype=float).reshape(len(columns),
                                                               len(levels))
         sd = np.asarray(found.noise_std, dtype=float).reshape(len(columns),

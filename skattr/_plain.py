@@ -11,13 +11,31 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["plain_guarantee", "plain_ledger", "plain_secret"]
+from skattr._certificate import unique
+from skattr._secret import either_count
+
+__all__ = ["RECORDS", "mostly_noise", "plain_grid", "plain_guarantee",
+           "plain_ledger",
+           "plain_noise", "plain_noise_of", "plain_secret", "plain_summary"]
+
+#: What attribute privacy does not protect, and the options that do: the
+#: reverse of differential privacy's caveat, said once here and read by every
+#: summary (a release's, a plan's, a ledger's, ``describe()``'s and
+#: ``synthesize``'s). Add an option here when skattr gains one.
+RECORDS = (
+    "It hides this property of the data as a whole, not any one record: it "
+    "promises nothing about what the release reveals of one person. To hide "
+    "records too, use mechanism='group-dp-laplace' or 'group-dp-gaussian' "
+    "(a mean, sum, count or proportion: every record and every property, "
+    "with far more noise), or 'dp-laplace', 'dp-gaussian' or "
+    "skattr.synth.DPRAP (each record, not the property).")
 
 _PROPORTION = re.compile(r"^proportion\((?P<column>.+?)(?: == (?P<value>.+))?\)$")
 _PREDICATE = re.compile(r"^proportion\((?P<column>.+?): (?P<name>.+)\)$")
 _MEAN = re.compile(r"^mean\((?P<column>.+)\)$")
 _PAIR = re.compile(r"^(?P<a>\S+) vs (?P<b>\S+)$")
 _WINDOW = re.compile(r"^every pair within (?P<w>\S+) in (?P<support>.+)$")
+_GROUP = re.compile(r"^group differential privacy \(groups of k = (?P<k>\d+)")
 
 
 def plain_secret(label: str) -> str:
@@ -71,6 +89,35 @@ def plain_secret(label: str) -> str:
     return label
 
 
+def plain_grid(label: str, assumed) -> str:
+    """Return how a secret's stated pairs were read on the grid, in words.
+
+    From the ``"secret.grid"`` records among ``assumed`` for the secret
+    ``label``; "" when its pairs were certified as stated.
+
+    Examples
+    --------
+    >>> from skattr import Assumption
+    >>> grid = Assumption.of("secret.grid", secret="g: pairs 0.4 vs 0.6",
+    ...                      n=747, stated=((0.4, 0.6),),
+    ...                      sides=(((298, 299), (448, 449)),),
+    ...                      certified=((298, 448), (298, 449), (299, 448),
+    ...                                 (299, 449)))
+    >>> plain_grid("g: pairs 0.4 vs 0.6", (grid,))
+    ', that is 298 or 299 of 747 records (40%) vs 448 or 449 of 747 (60%)'
+    """
+    words = []
+    for record in assumed:
+        if record.kind != "secret.grid" or record.params["secret"] != label:
+            continue
+        n = record.params["n"]
+        for (a, b), (ka, kb) in zip(record.params["stated"],
+                                    record.params["sides"], strict=True):
+            words.append(f"{either_count(ka)} of {n} records ({100 * a:.3g}%) vs "
+                         f"{either_count(kb)} of {n} ({100 * b:.3g}%)")
+    return ", that is " + "; ".join(words) if words else ""
+
+
 def _rests_on(assumed, where: str = "below") -> str:
     """Say what the guarantee rests on: a chosen model, or the reference sample."""
     chosen = list(dict.fromkeys(a.option for a in assumed if a.opt_in))
@@ -108,8 +155,21 @@ def plain_guarantee(certified, *, planned: bool = False) -> str:
     epsilon, delta = float(certified.epsilon), float(certified.delta)
     this = "a release by this plan" if planned else "this release"
     seeing = f"seeing {this}"
-    hidden = "; and ".join(plain_secret(s) for s in certified.secrets)
-    if "differential privacy" in certified.guarantee:
+    assumed = tuple(getattr(certified, "assumed", ()))
+    hidden = "; and ".join(plain_secret(s) + plain_grid(s, assumed)
+                           for s in certified.secrets)
+    group = _GROUP.search(certified.guarantee)
+    if group and int(group["k"]) >= int(certified.n):
+        opening = (f"Every record and every property of the whole data are "
+                   f"hidden: whatever an observer believed about any of them, "
+                   f"{seeing} changes their odds by at most a factor "
+                   f"{_odds(epsilon)} (epsilon = {epsilon:g})")
+    elif group:
+        opening = (f"Any {group['k']} records are hidden together, not a "
+                   f"property of more of them: whatever an observer believed "
+                   f"about them, {seeing} changes their odds by at most a "
+                   f"factor {_odds(epsilon)} (epsilon = {epsilon:g})")
+    elif "differential privacy" in certified.guarantee:
         opening = (f"Each record is hidden, not a property of the whole data: "
                    f"whatever an observer believed about any one record, "
                    f"{seeing} changes their odds by at most a factor "
@@ -123,7 +183,8 @@ def plain_guarantee(certified, *, planned: bool = False) -> str:
                    f"{_odds(epsilon)} (epsilon = {epsilon:g})")
     opening += (f", except with probability {delta:g} (delta)." if delta > 0
                 else ", always (delta = 0).")
-    rests = _rests_on(tuple(getattr(certified, "assumed", ())))
+    rests = _rests_on(assumed)
+    records = None
     if "differential privacy" in certified.guarantee:
         scope = ("Differential privacy composes: several releases cost at most "
                  "the sum of their epsilons and deltas.")
@@ -132,7 +193,27 @@ def plain_guarantee(certified, *, planned: bool = False) -> str:
                  "reveal together what neither reveals alone, so release "
                  "several through a ledger (df.attrpriv.ledger), which "
                  "certifies them jointly.")
-    return " ".join((opening, rests, scope))
+        records = RECORDS
+    clipped = _clipped(getattr(certified, "clipping", None))
+    return " ".join(filter(None, (opening, rests, scope, clipped, records)))
+
+
+def _clipped(*clippings) -> str:
+    """Say the ranges the released columns were clipped to, if any."""
+    ranges, sources = {}, []
+    for clipping in clippings:
+        if clipping is not None and clipping.ranges:
+            ranges.update((c, (lo, hi)) for c, lo, hi in clipping.ranges)
+            sources.append(clipping.source)
+    if not ranges:
+        return ""
+    words = {"robust": "the reference's range within its far-out fences",
+             "reference": "the reference's range"}
+    where = "; ".join(dict.fromkeys(words.get(s, "declared") for s in sources))
+    shown = ", ".join(f"{c!s} to [{lo:.4g}, {hi:.4g}]"
+                      for c, (lo, hi) in ranges.items())
+    return ("Each column is clipped before the statistic is computed: "
+            f"{shown} ({where}).")
 
 
 def plain_ledger(ledger) -> str:
@@ -143,14 +224,18 @@ def plain_ledger(ledger) -> str:
     ledger : Ledger
         Reads its ``secret``, ``releases``, ``spent`` and ``budget``.
     """
-    hidden = "; and ".join(plain_secret(s.label) for s in _secrets(ledger))
+    assumed = tuple(a for e in ledger.releases if e.release is not None
+                    for a in e.release.assumed)
+    hidden = "; and ".join(
+        plain_secret(s.label) + plain_grid(s.label, unique(assumed))
+        for s in _secrets(ledger))
     budget = ledger.budget[0]
     count = len(ledger.releases)
     refuses = (f"The ledger refuses, before drawing any noise, a release that "
                f"would take this past a factor {_odds(budget)} (epsilon = "
                f"{budget:g}).")
     if count == 0:
-        return f"Hidden: {hidden}. Nothing released yet. {refuses}"
+        return f"Hidden: {hidden}. Nothing released yet. {RECORDS} {refuses}"
     epsilon, delta = ledger.spent
     them = "this release" if count == 1 else f"all {count} releases together"
     text = (f"Hidden: {hidden}. Whatever an observer believed about it, "
@@ -160,9 +245,104 @@ def plain_ledger(ledger) -> str:
                else ", always (delta = 0)."))
     assumed = tuple(a for e in ledger.releases if e.release is not None
                     for a in e.release.assumed)
-    return f"{text} {_rests_on(assumed, where='on each release')} {refuses}"
+    clipped = _clipped(*(e.release.clipping for e in ledger.releases
+                         if e.release is not None))
+    return " ".join(filter(None, (text, _rests_on(assumed, where="on each "
+                                                  "release"), clipped, RECORDS,
+                                refuses)))
 
 
 def _secrets(ledger):
     secret = ledger.secret
     return secret if isinstance(secret, (list, tuple)) else (secret,)
+
+
+#: The level of the noise interval compared with a statistic's range.
+NOISE_LEVEL = 0.95
+
+
+def mostly_noise(certified) -> list[tuple[str, float, float, float]]:
+    """Return the statistics whose noise is wider than half their range.
+
+    A statistic's own spread is judged from public information alone: the
+    range of values it can take (``certified.ranges``, recorded on the
+    certificate: the clipping range of a mean or quantile, 0 to 1 for a
+    proportion, 0 to n for a count), never the private data nor anything
+    released. A statistic is mostly noise when its noise's 95% interval,
+    +/- h (the exact marginal half-width,
+    :func:`~skattr.noise.marginal_half_widths`), is wider than half that
+    range: 2 h > (high - low) / 2. The value released then cannot say in
+    which half of its range the statistic lies (one release in twenty
+    misses by more than that). Sample figures: a mean of weight from 30
+    reference records a group, noise sd 13-27 kg against a range about 70
+    kg wide, is mostly noise; from 2,000 records within ``bounds=(30,
+    200)``, sd 7 kg, is not. A release not flagged may still be too noisy
+    for a purpose: read its interval.
+
+    Returns
+    -------
+    list of (name, half_width, low, high)
+        One per statistic that is mostly noise; empty when none is, or the
+        ranges are not known or unbounded.
+    """
+    from skattr.noise import marginal_half_widths
+
+    ranges = getattr(certified, "ranges", None)
+    if not ranges or certified.noise_law.is_zero:
+        return []
+    half = marginal_half_widths(certified.noise_law, 1 - NOISE_LEVEL)
+    return [(str(name), float(h), low, high)
+            for name, h, (low, high) in zip(certified.statistics, half, ranges,
+                                            strict=True)
+            if math.isfinite(high - low) and 2 * h > (high - low) / 2]
+
+
+def plain_noise(certified, *, planned: bool = False) -> str:
+    """Say, in plain words, which statistics are mostly noise and what would help.
+
+    Empty when none is (see :func:`mostly_noise`, which says how that is
+    judged).
+    """
+    found = mostly_noise(certified)
+    says = ("a release by this plan could not tell" if planned
+            else "this release cannot tell")
+    return _noise_sentence(found, says, certified.guarantee)
+
+
+def plain_noise_of(releases) -> str:
+    """Say which statistics of several releases (a ledger's) are mostly noise.
+
+    Each is named with its statistic (``mean(weight)``); empty when none is.
+    """
+    found, guarantees = [], set()
+    for release in releases:
+        kind = getattr(getattr(release, "values", None), "name", None)
+        found += [(f"{kind}({name})" if isinstance(kind, str) else name,
+                   *rest) for name, *rest in mostly_noise(release)]
+        guarantees.add(release.guarantee)
+    return _noise_sentence(found, "the table cannot tell",
+                           " ".join(guarantees))
+
+
+def _noise_sentence(found, says: str, guarantee: str) -> str:
+    if not found:
+        return ""
+    named = "; ".join(f"{name}: +/- {h:.3g} against {low:.4g} to {high:.4g}"
+                      for name, h, low, high in found)
+    helps = ("a larger epsilon or tighter bounds="
+             if "differential privacy" in guarantee else
+             "more reference data (a narrower Theta), a larger epsilon or "
+             "tighter bounds=")
+    each, it = (("each statistic", "each") if len(found) > 1
+                else ("the statistic", "it"))
+    return (f"Mostly noise: the noise's {100 * NOISE_LEVEL:g}% interval is "
+            f"wider than half the range {each} can take ({named}), so "
+            f"{says} in which half of that range {it} lies. More private "
+            f"records, {helps} would narrow it.")
+
+
+def plain_summary(certified, *, planned: bool = False) -> str:
+    """Return a summary's opening: the guarantee, then whether it is mostly noise."""
+    noise = plain_noise(certified, planned=planned)
+    guarantee = plain_guarantee(certified, planned=planned)
+    return f"{guarantee} {noise}" if noise else guarantee

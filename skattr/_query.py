@@ -417,23 +417,36 @@ def _check_value_type(col: pd.Series, column, value,
             f"value={str(value)!r}).")
 
 
+#: What ``check_value_occurs``'s frames are, in their order.
+_FRAMES = ("the private data", "the reference")
+
+
 def check_value_occurs(value, column, frames, *, role: str,
                        numbers_may_be_absent: bool, why: str) -> None:
     """Refuse a value of ``column`` that no record of ``frames`` holds.
 
-    ``frames`` are the private data and the reference (those given as
-    DataFrames); ``why`` says what an absent value would mean. With
-    ``numbers_may_be_absent`` a number absent from a numeric column passes.
+    ``frames`` are the private data and the reference, in that order (those
+    given as DataFrames are read); ``why`` says what an absent value would
+    mean. With ``numbers_may_be_absent`` a number absent from a numeric
+    column passes. A category that one frame holds and the other lacks while
+    the other holds categories the first does not (``female``/``male``
+    against ``F``/``M``, or ``Female`` against ``female``) is refused too:
+    the two frames code the column differently (:func:`_check_same_coding`).
     """
-    frames = [f for f in frames if isinstance(f, pd.DataFrame)]
-    held = [f[column] for f in frames if column in f.columns]
+    named = [(name, f[column]) for name, f in zip(_FRAMES, frames, strict=True)
+             if isinstance(f, pd.DataFrame) and column in f.columns]
+    held = [col for _, col in named]
     if not held:
         return
     _check_value_type(held[0], column, value, role)
     numeric = (pd.api.types.is_numeric_dtype(held[0].dtype)
                or pd.api.types.is_bool_dtype(held[0].dtype))
-    if ((numeric and numbers_may_be_absent)
-            or any(bool((col == value).any()) for col in held)):
+    if numeric and numbers_may_be_absent:
+        return
+    found = [bool((col == value).any()) for col in held]
+    if any(found):
+        if not numeric and not all(found):
+            _check_same_coding(value, column, named, found, role)
         return
     seen = pd.concat(held).value_counts()
     listed = ", ".join(repr(v) for v in seen.index[:10].tolist())
@@ -441,7 +454,58 @@ def check_value_occurs(value, column, frames, *, role: str,
     raise DataValidationError(
         f"The {role} {value!r} occurs in no record of column {column!r}, in "
         f"the private data or the reference, so {why}. The column holds "
-        f"{listed}{more}; check the value's spelling and type.")
+        f"{listed}{more}; check the value's spelling and type"
+        f"{_case_hint(value, seen.index, ': ')}.")
+
+
+def _case_hint(value, values, lead: str = " (", end: str = "") -> str:
+    """Say the values that differ from ``value`` only in case, if any."""
+    if not isinstance(value, str):
+        return ""
+    same = [v for v in values if isinstance(v, str) and v != value
+            and v.casefold() == value.casefold()]
+    return (f"{lead}{', '.join(map(repr, same))} differs from {value!r} only "
+            f"in case{end}" if same else "")
+
+
+def _check_same_coding(value, column, named, found, role: str) -> None:
+    """Refuse a category one frame holds when the other codes it otherwise.
+
+    The frame lacking ``value`` may simply have none of that category (no
+    woman among the patients): that passes, as long as its every category
+    is one the other frame holds. When it holds categories the other does
+    not, the two frames code the column differently, and the release would
+    compare groups that do not correspond (0 records matching the secret in
+    one of them).
+    """
+    (has, col_has), (lacks, col_lacks) = (
+        named[found.index(True)], named[found.index(False)])
+    own = pd.unique(col_lacks.dropna())
+    other = set(pd.unique(col_has.dropna()))
+    foreign = [v for v in own if v not in other]
+    if not foreign:
+        return
+
+    def some(values) -> str:
+        values = sorted(values, key=str)
+        more = f" and {len(values) - 6} more" if len(values) > 6 else ""
+        return ", ".join(map(repr, values[:6])) + more
+
+    def spelt(v) -> str:
+        # The other frame's value the same but for case, if there is one.
+        same = [o for o in other if isinstance(v, str) and isinstance(o, str)
+                and o.casefold() == v.casefold()]
+        return repr(same[0]) if same else "..."
+
+    target = "data" if lacks == "the private data" else "reference"
+    recode = ", ".join(f"{v!r}: {spelt(v)}" for v in sorted(foreign, key=str)[:3])
+    raise DataValidationError(
+        f"The {role} {value!r} occurs in {has} but in no record of {lacks}: "
+        f"the two frames code column {column!r} differently"
+        f"{_case_hint(value, own, end=')')}. {has[0].upper()}{has[1:]} holds "
+        f"{some(other)}; {lacks} holds {some(own)}. Recode one frame so that "
+        f"both use the same values, e.g. {target}[{column!r}] = "
+        f"{target}[{column!r}].replace({{{recode}}}), then release again.")
 
 
 def check_counted_values(query, frames) -> None:
@@ -455,7 +519,6 @@ def check_counted_values(query, frames) -> None:
     predicates and 0/1 columns (``value=None``) are not checked.
     """
     parts = query.parts if isinstance(query, StackedQuery) else (query,)
-    frames = [f for f in frames if isinstance(f, pd.DataFrame)]
     for part in parts:
         if (not isinstance(part, Query) or part.statistic not in (
                 "count", "proportion") or part.value is None

@@ -172,6 +172,12 @@ class Plan(Certified):
         The ranges the released columns were clipped to before the statistic
         was computed (``bounds=``), and where they came from; None for a plan
         built by hand. How many records were clipped is never recorded.
+    ranges : tuple of (float, float) or None
+        The range of values each statistic can take, public (what a release
+        is clamped to: the clipping range for a mean or a quantile, 0 to 1
+        for a proportion, 0 to n for a count); None when not known (a plan
+        built by hand, a function). ``summary()`` says a release is mostly
+        noise when its noise's 95% interval is wider than this range.
     """
 
     mechanism: str
@@ -190,10 +196,19 @@ class Plan(Certified):
     guarantee: str = "attribute privacy"
     error_ratio: float | None = None
     clipping: object = None
+    ranges: tuple | None = None
     expected_error: float = field(init=False)
 
     def __post_init__(self):
         self._check_records()
+        if self.ranges is not None:
+            ranges = tuple(tuple(float(v) for v in r) for r in self.ranges)
+            if len(ranges) != len(self.statistics) or not all(
+                    len(r) == 2 and r[0] <= r[1] for r in ranges):
+                raise ValueError(
+                    f"ranges must hold one (low, high) pair, low <= high, per "
+                    f"statistic ({len(self.statistics)}); got {self.ranges!r}.")
+            object.__setattr__(self, "ranges", ranges)
         if not isinstance(self.noise_law, NoiseLaw):
             raise TypeError(
                 "noise_law must be a skattr.noise.NoiseLaw; got "
@@ -359,12 +374,12 @@ class Plan(Certified):
         columns, rows = self._statistic_table(float(alpha))
         certificate = [(k, v) for k, v in self._rows()
                        if k not in ("statistics", "released")]
-        from skattr._plain import plain_guarantee
+        from skattr._plain import plain_summary
         from skattr._summary import Summary
 
         return Summary(title, columns, [str(k) for k in self.statistics], rows,
                        certificate,
-                       plain=plain_guarantee(self, planned=type(self) is Plan))
+                       plain=plain_summary(self, planned=type(self) is Plan))
 
     def in_plain_words(self) -> str:
         """Return the guarantee in a few plain sentences (``summary()``'s opening).
@@ -372,12 +387,13 @@ class Plan(Certified):
         What is hidden, the factor e^epsilon by which an observer's odds can
         move, the probability delta that they move more, what the guarantee
         rests on (the population the reference was sampled from, at its
-        confidence, or a model you chose) and that it covers this release
-        alone.
+        confidence, or a model you chose), that it covers this release
+        alone and hides the property, not any one record; and which
+        statistics, if any, are mostly noise.
         """
-        from skattr._plain import plain_guarantee
+        from skattr._plain import plain_summary
 
-        return plain_guarantee(self, planned=type(self) is Plan)
+        return plain_summary(self, planned=type(self) is Plan)
 
     def _repr_html_(self) -> str:
         return self.summary().as_html()

@@ -17,11 +17,18 @@ from skattr._validation import numeric_block
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.utils._param_validation import OneOrMore
 
-__all__ = ["SECRETS", "Secret", "as_secrets"]
+__all__ = ["DISTRIBUTIONAL", "SECRETS", "Secret", "as_secrets", "either_count",
+           "grid_counts", "grid_tolerance", "grid_text"]
 
 _READINGS = ("pointwise", "paper", "conditional-mean")
 # Grid values k/n closer than this to a bound count as inside it.
 _GRID_TOL = 1e-9
+
+#: The way out of the grid of dataset privacy, in the library's and the
+#: command line's words.
+DISTRIBUTIONAL = ("use privacy='distributional' (--privacy distributional on "
+                  "the command line), which hides the share of the population "
+                  "the records were drawn from and needs no grid")
 
 
 def grid_tolerance(n: int) -> float:
@@ -32,6 +39,61 @@ def grid_tolerance(n: int) -> float:
     grows with n, above a floor for small n.
     """
     return _GRID_TOL + 8 * n * np.finfo(float).eps
+
+
+def grid_counts(value: float, n: int) -> tuple[int, ...]:
+    """Return the whole numbers of records around a share ``value`` of n records.
+
+    ``(k,)`` when ``value * n`` is the whole number k (within
+    :func:`grid_tolerance`), else the two around it, ``(floor, ceil)``.
+
+    Examples
+    --------
+    >>> grid_counts(0.4, 747), grid_counts(0.4, 50)
+    ((298, 299), (20,))
+    """
+    x = float(value) * n
+    k = round(x)
+    if abs(x - k) <= grid_tolerance(n):
+        return (int(k),)
+    return (math.floor(x), math.ceil(x))
+
+
+def either_count(counts) -> str:
+    """Return whole numbers of records in words: (298, 299) is "298 or 299"."""
+    return " or ".join(map(str, counts))
+
+
+def grid_text(secret: str, n: int, stated: tuple, sides: tuple,
+              certified: tuple) -> str:
+    """Return the text of a ``"secret.grid"`` assumption (its record's table).
+
+    Kept beside :meth:`Secret.grid_pairs`, whose reading it states.
+    """
+    read = "; ".join(f"{a:g} vs {b:g} as {either_count(x)} vs "
+                     f"{either_count(y)}"
+                     for (a, b), (x, y) in zip(stated, sides, strict=True))
+    return (f"{secret.rpartition(': pairs ')[0]}: on n = {n} records a share is a "
+            f"whole number of records, so the stated pairs are read as the "
+            f"datasets around them: {read} records, each of the "
+            f"{len(certified)} pairs certified")
+
+
+def _distinct(pairs) -> list[tuple]:
+    """Return the pairs without repeats, a pair (b, a) repeating (a, b).
+
+    The first of each is kept, in order. Every certificate is symmetric in a
+    pair's two values (each calibration bounds both directions of the
+    divergence, as Pufferfish privacy requires), so a repeat, in either
+    order, would only repeat the work.
+    """
+    seen, out = set(), []
+    for a, b in pairs:
+        key = (a, b) if a <= b else (b, a)
+        if key not in seen:
+            seen.add(key)
+            out.append((a, b))
+    return out
 
 
 def _pair_tuple(pairs) -> tuple:
@@ -60,7 +122,7 @@ def _pair_tuple(pairs) -> tuple:
         out.append((a, b))
     if not out:
         raise InvalidParameterError("'pairs' is empty; give at least one (a, b).")
-    return tuple(out)
+    return tuple(_distinct(out))
 
 
 def _interval(interval, name: str) -> tuple[float, float]:
@@ -103,7 +165,8 @@ class Secret:
     value (or passes a predicate) or the mean of a numeric column. The
     discriminative pairs Q (Zhang et al., Def. 4) are stated in one of three ways:
 
-    - ``pairs``: explicit pairs of values, e.g. ``[(0.45, 0.55)]``;
+    - ``pairs``: explicit pairs of values, e.g. ``[(0.45, 0.55)]`` (a pair
+      repeated, in either order, is kept once);
     - ``window`` and ``support``: every pair of values closer than ``window``
       inside ``support``;
     - ``sets``: intervals, every one hidden from every other, e.g. below vs above
@@ -126,6 +189,12 @@ class Secret:
 
     Notes
     -----
+    Under dataset privacy a proportion of n records is a whole number of
+    records over n. Windows and sets are enumerated on that grid; a stated
+    pair off it (0.4 vs 0.6 on 747 records) is certified as every pair of
+    grid values around it, 298 or 299 vs 448 or 449 records
+    (:meth:`grid_pairs` gives the argument), and the release records them.
+
     For sets U_a, U_b the secret is the event g(X) in U_a. Three readings:
 
     ``"pointwise"`` (default, certified)
@@ -301,30 +370,134 @@ class Secret:
         # curvature in view.
         return np.unique(np.concatenate([np.linspace(lo, hi, 101), [lo, hi]]))
 
-    def grid_pairs(self, n: int, *, alternative: str) -> list[tuple[float, float]]:
-        """Return the pointwise pairs as shares of exactly a*n records.
+    def grid_pairs(self, n: int, *, alternative: str | None = None
+                   ) -> list[tuple[float, float]]:
+        """Return the pointwise pairs as shares of whole numbers of records.
 
-        Dataset attribute privacy with an exact law conditions on exactly a*n
-        records of the secret's group, so every pair must lie on the grid of
-        multiples of 1/n; ``alternative`` says what to do otherwise.
+        Dataset attribute privacy hides the share of these n records, which
+        is some k / n. A window or sets are enumerated on that grid
+        (:meth:`pair_values`); a stated pair off it is read as every pair
+        of grid values around it, each side rounded down and up (see
+        Notes). Repeats (a pair, or its reverse) are kept once. A mean
+        secret has no grid: its pairs are taken as stated.
+
+        Parameters
+        ----------
+        n : int
+            The records of the private dataset (public).
+        alternative : str or None, default=None
+            What else the user can do, named when no pair of distinct
+            datasets is left; None names distributional privacy.
+
+        Returns
+        -------
+        list of (float, float)
+            The pairs (k_a / n, k_b / n) certified.
+
+        Raises
+        ------
+        NotCertifiableError
+            A stated pair whose two values round to the same whole number of
+            records only (e.g. 0.4 vs 0.4000000001): no two datasets of n
+            records differ in it, and nothing would be certified.
+
+        Notes
+        -----
+        A share of exactly 0.4 is impossible on 747 records (298.8 records);
+        whoever states 0.4 means the datasets nearest it, 298 and 299 women.
+        The pair 0.4 vs 0.6 is therefore read as the sets U_a = {298, 299}
+        and U_b = {448, 449} (of 747), and certified pointwise: every
+        (k_a, k_b) in U_a x U_b with k_a != k_b. The law of the release given
+        "about 0.4" is a mixture of its laws given 298 and 299, so by joint
+        convexity of the hockey-stick divergence every such mixture is covered
+        too (the pointwise reading of ``sets=``). Certifying the nearest
+        pair alone (299 vs 448) would leave 298 vs 449, which moves three
+        more records, uncovered. A pair on the grid is one dataset size a
+        side and certified as stated. A pair whose two sides share a cell
+        (0.401 vs 0.402 on 747 records: 299 or 300 vs 300 or 301) keeps its
+        distinct combinations (299 vs 300, 299 vs 301, 300 vs 301); one with
+        none left is refused.
+
+        Examples
+        --------
+        >>> s = Secret.proportion("sex", "Female", pairs=[(0.4, 0.6)])
+        >>> [(round(a * 747), round(b * 747)) for a, b in s.grid_pairs(747)]
+        [(298, 448), (298, 449), (299, 448), (299, 449)]
+        >>> s.grid_pairs(50)
+        [(0.4, 0.6)]
+        """
+        if self.pairs is None or self.property != "proportion":
+            return self._listed(n)
+        counts = []
+        for a, b in self.pairs:
+            around = [(ka, kb) for ka in grid_counts(a, n)
+                      for kb in grid_counts(b, n) if ka != kb]
+            if not around:
+                k = grid_counts(a, n)[0]
+                raise NotCertifiableError(
+                    f"On {n} records both values of the pair {a:.12g} vs "
+                    f"{b:.12g} (hiding {self.label.rpartition(': pairs ')[0]}) are "
+                    f"{k} records, so no two datasets differ in it and "
+                    f"nothing would be hidden. State values at least 1/{n} "
+                    f"apart, or {alternative or DISTRIBUTIONAL}.")
+            counts += around
+        return [(ka / n, kb / n) for ka, kb in _distinct(counts)]
+
+    def grid_reading(self, n: int) -> tuple:
+        """Return how stated pairs off the grid of n records are read.
+
+        One entry per stated pair off the grid k / n: ``((a, b), counts_a,
+        counts_b)``, the counts of records around each side
+        (:func:`grid_counts`). Empty when every pair is on the grid, or the
+        pairs are a window or sets (enumerated on it).
+
+        Examples
+        --------
+        >>> Secret.proportion("sex", "F", pairs=[(0.4, 0.6)]).grid_reading(747)
+        (((0.4, 0.6), (298, 299), (448, 449)),)
+        """
+        if self.pairs is None or self.property != "proportion":
+            return ()
+        found = []
+        for a, b in self.pairs:
+            sides = grid_counts(a, n), grid_counts(b, n)
+            if len(sides[0]) > 1 or len(sides[1]) > 1:
+                found.append(((a, b), *sides))
+        return tuple(found)
+
+    def certified_pairs(self, n: int, privacy: str, *,
+                        alternative: str | None = None
+                        ) -> list[tuple[float, float]]:
+        """Return the pairs of property values to tell apart, on n records.
+
+        Dataset privacy: on the grid k / n (:meth:`grid_pairs`);
+        distributional privacy hides a share of the population, any number
+        in [0, 1]: the values as stated (:meth:`pair_values`), repeats once.
+        """
+        if privacy == "dataset":
+            return self.grid_pairs(n, alternative=alternative)
+        return self._listed(n)
+
+    def _listed(self, n: int) -> list[tuple[float, float]]:
+        """Return :meth:`pair_values` as a list, each pair once.
+
+        Explicit pairs are distinct when built; a window's pairs are (i < j)
+        by construction; overlapping sets repeat pairs, which are dropped in
+        one sort (a window or sets may hold millions of pairs).
         """
         a, b = self.pair_values(n)
-        grid = np.concatenate([a, b]) * n
-        if np.any(np.abs(grid - np.rint(grid)) > grid_tolerance(n)):
-            raise NotCertifiableError(
-                f"Dataset privacy conditions on exactly a*n records of the "
-                f"secret's group; the pairs of {self.label} are not multiples of "
-                f"1/{n}. State pairs on that grid (or a window), or "
-                f"{alternative}.")
-        return list(zip((np.rint(a * n) / n).tolist(), (np.rint(b * n) / n).tolist(),
-                        strict=True))
+        if self.sets is not None:
+            keys = np.column_stack([np.minimum(a, b), np.maximum(a, b)])
+            first = np.sort(np.unique(keys, axis=0, return_index=True)[1])
+            a, b = a[first], b[first]
+        return list(zip(a.tolist(), b.tolist(), strict=True))
 
     def pair_values(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """Return the pointwise pairs (a, b) of values of g to hide from each other.
 
         For a proportion on n records, g only takes values k/n, so windows and
         sets are enumerated exactly on that grid; explicit pairs are taken as
-        stated.
+        stated (dataset privacy reads them on the grid: :meth:`grid_pairs`).
         """
         if self.pairs is not None:
             a, b = np.array(self.pairs, dtype=float).T
@@ -342,7 +515,11 @@ class Secret:
             if i.size == 0:
                 raise InvalidParameterError(
                     f"No two proportions of {n} records lie within {self.window} of "
-                    f"each other inside {self.support}; widen the window or support."
+                    f"each other inside {self.support}: a share of {n} records "
+                    f"moves in steps of 1/{n} = {1 / n:.3g}. Widen the window to "
+                    f"at least that, or the support; or state the pairs "
+                    f"themselves with pairs=[(a, b)], which are read on the "
+                    f"grid."
                 )
             return grid[i], grid[j]
         a_parts, b_parts = [], []
@@ -351,7 +528,9 @@ class Secret:
             if gu.size == 0 or gv.size == 0:
                 raise InvalidParameterError(
                     f"No dataset of {n} records has a proportion in "
-                    f"{u if gu.size == 0 else v}; widen the set or use pairs=."
+                    f"{u if gu.size == 0 else v}: a share of {n} records moves "
+                    f"in steps of 1/{n} = {1 / n:.3g}. Widen the set to hold "
+                    "one, or state pairs=[(a, b)], which are read on the grid."
                 )
             aa, bb = np.meshgrid(gu, gv, indexing="ij")
             keep = aa != bb

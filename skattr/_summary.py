@@ -75,7 +75,9 @@ class Summary(_StatsmodelsSummary):
         text = summary_return(self._tables(str, wrap=70), return_fmt="text")
         lines = [line.rstrip() for line in text.splitlines()]
         if self.plain:
-            lines = [*textwrap.wrap(self.plain, 80), "", *lines]
+            # Unbroken at hyphens: 'dp-laplace' is a name to type.
+            lines = [*textwrap.wrap(self.plain, 80, break_on_hyphens=False),
+                     "", *lines]
         return "\n".join(lines)
 
     def as_latex(self) -> str:

@@ -20,8 +20,9 @@ from skattr._query import Query
 from skattr._release import check_monotone
 from skattr._statistic import Statistic
 from skattr.exceptions import InvalidParameterError
+from skattr.utils._param_validation import as_called
 
-__all__ = ["VERBS", "Verb", "as_query", "statistic_query", "with_verbs"]
+__all__ = ["VERBS", "Verb", "as_query", "called", "statistic_query", "with_verbs"]
 
 # pandas' aggregation names that skattr releases, and the statistic each means.
 _AGGREGATIONS = {"mean": Query.mean, "sum": Query.sum, "median": Statistic.median,
@@ -188,6 +189,18 @@ def with_verbs(keywords_doc: str, returns_doc: str):
     return decorate
 
 
+def called(name: str, given) -> str:
+    """Return how errors name a call: the method, and the mechanism named.
+
+    A value another mechanism takes (delta = 0) is refused by the one the
+    user named, which the message then says.
+    """
+    mechanism = given.get("mechanism")
+    if isinstance(mechanism, str) and mechanism != "auto":
+        return f"{name} (mechanism={mechanism!r})"
+    return name
+
+
 def _make(cls, verb: Verb, keywords, keywords_doc: str, returns_doc: str):
     signature = _signature(verb, keywords)
     own = [p.name for p in verb.parameters]
@@ -203,14 +216,19 @@ def _make(cls, verb: Verb, keywords, keywords_doc: str, returns_doc: str):
         arguments = dict(bound.arguments)
         arguments.pop("self")
         mine = {name: arguments.pop(name) for name in own}
-        if "monotone" in mine:
-            check_monotone(mine["monotone"])
         extra = {}
         for p in keywords:
             if p.kind is _P.VAR_KEYWORD:
                 extra = arguments.pop(p.name, {})
-        release = self._release(verb.statistic(**mine), **arguments, **extra)
-        return verb.after(release, mine) if verb.after is not None else release
+        # Errors name the verb the user called, not the mechanism it reached.
+        with as_called(called(f"{self.called_as}.{verb.name}", kwargs),
+                       {*kwargs, *mine}):
+            if "monotone" in mine:
+                check_monotone(mine["monotone"])
+            release = self._release(verb.statistic(**mine), **arguments,
+                                    **extra)
+            return (verb.after(release, mine) if verb.after is not None
+                    else release)
 
     method.__name__ = verb.name
     method.__qualname__ = f"{cls.__name__}.{verb.name}"

@@ -16,6 +16,8 @@ __all__ = [
     "WorkLimitError",
     "PrivacyLeakWarning",
     "ClassicCalibrationWarning",
+    "ClippingWarning",
+    "SecretReleasedWarning",
     "NotFittedError",
 ]
 
@@ -90,3 +92,14 @@ class PrivacyLeakWarning(UserWarning):
 
 class ClassicCalibrationWarning(UserWarning):
     """The classic Gaussian constant is used where its proof does not hold."""
+
+
+class ClippingWarning(UserWarning):
+    """The default clipping cut reference records: a statistic is of clipped values."""
+
+
+class SecretReleasedWarning(UserWarning):
+    """A release reads the secret's own column: it releases the hidden property.
+
+    The noise is set to hide the property, so such a release is mostly noise.
+    """

@@ -1,10 +1,14 @@
 """Fixtures shared by the tests: the UCI Adult data, read from SKATTR_DATA."""
 
 import os
+import re
+import time
+import types
 from pathlib import Path
 
 import pytest
 import threadpoolctl
+from hypothesis import HealthCheck, settings
 
 import skattr
 from skattr.datasets import load_adult, make_hospital
@@ -13,6 +17,84 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     # One BLAS thread per pytest-xdist worker: the workers already use every
     # core, and OpenBLAS's spinning threads would fight over them.
     threadpoolctl.threadpool_limits(1)
+
+# No Hypothesis test has a deadline or fails for slow data generation: a
+# machine at load 15 runs an example 10 times slower than an idle one. A test's
+# own settings(...) inherit this, and say what else they change.
+settings.register_profile("skattr", deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("skattr")
+
+
+# Tests marked slow where no decorator can say it: doctests, and single cases
+# of parametrized tests whose other cases take well under a second. A file and
+# a pattern of the rest of the test's id; a pattern that matches nothing in a
+# file that was collected whole fails the run, so a renamed test is not lost.
+SLOW = {
+    "skattr/_accessor.py": [r"skattr\._accessor\.AttributePrivacyAccessor",
+                            r"skattr\._accessor\.AttributePrivacyAccessor\.describe"],
+    "skattr/attacks/_property_inference.py": [
+        r"skattr\.attacks\._property_inference\.PropertyInferenceAttack"],
+    "skattr/theta/_resample.py": [r"skattr\.theta\._resample\.Resample"],
+    "skattr/audit/_audit.py": [r"skattr\.audit\._audit\.audit_ledger"],
+    "skattr/model_selection.py": [r"skattr\.model_selection"],
+    # The first of the two to run fills a cache the other then reads.
+    "tests/test_common.py": [
+        r"test_sklearn_compatible_estimator\[(ExpectedValue|Optimal)Gaussian\(.*"
+        r"-check_(estimators_dtypes|dtype_object|methods_subset_invariance)\]"],
+    "tests/calibration/test_exact_profile.py": [
+        r"test_random_laws_match_high_precision_reference\[\d-gaussian-.*\]",
+        r"test_never_below_a_fine_grid_lower_bound\[gaussian\]",
+        r"test_binomial_laws_with_a_thousand_atoms\[laplace\]"],
+    "tests/laws/test_chunked_draws.py": [
+        r"test_chunks_are_the_datasets_drawn_at_once\[.*-rejection, many rounds\]"],
+    "tests/wasserstein/test_wasserstein_distance.py": [
+        r"test_closeness_matches_lp_brute_force\[2\]"],
+    "tests/theta/test_sampled_theta.py": [
+        r"test_monte_carlo_agrees_with_the_exact_moments\[without-replacement\]"],
+    "tests/test_ledger.py": [
+        r"test_files_of_schema_2_still_load_and_keep_counting\[gaussian\]"],
+    "tests/test_fuzz.py": [
+        r"test_nasty_case\[-inf in a released column \(median\)\]",
+        r"test_nasty_case\[ledger over budget\]"],
+}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    # Single tests named (file::test), or --lf: files are collected in part.
+    picked = (any("::" in arg for arg in config.args)
+              or config.getoption("lf", False))
+    files = {}
+    for item in items:
+        path, _, rest = item.nodeid.partition("::")
+        files.setdefault(path, []).append((rest, item))
+    for path, patterns in SLOW.items():
+        for pattern in patterns:
+            matched = [item for rest, item in files.get(path, ())
+                       if re.fullmatch(pattern, rest)]
+            if path in files and not matched and not picked:
+                raise pytest.UsageError(
+                    f"tests/conftest.py marks {path}::{pattern} slow, and no "
+                    "test of that file matches it: update SLOW.")
+            for item in matched:
+                item.add_marker(pytest.mark.slow)
+
+
+# The time guards (skattr.utils._work.TimeGuard) project a computation's
+# wall-clock time and refuse past a limit (300 s by default): a test whose
+# draws take 40 s on an idle machine would be refused at load 15. In tests
+# they read the process's CPU time instead, which load does not stretch; a
+# test of the guards' own clock is marked wall_clock.
+
+
+@pytest.fixture(autouse=True)
+def _time_guards_read_cpu_time(request, monkeypatch):
+    if request.node.get_closest_marker("wall_clock") is None:
+        from skattr.utils import _work
+
+        monkeypatch.setattr(_work, "time",
+                            types.SimpleNamespace(perf_counter=time.process_time))
 
 
 @pytest.fixture(scope="session")

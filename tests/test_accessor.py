@@ -17,6 +17,7 @@ def frames():
     return make_hospital(3000, random_state=0), make_hospital(60, random_state=1)
 
 
+@pytest.mark.slow
 def test_mean_release_matches_the_estimator(frames):
     reference, private = frames
     before = private.copy(deep=True)
@@ -61,6 +62,7 @@ def test_plan_releases_nothing_and_matches_release(frames):
     assert "no noise drawn" in plan.summary()
 
 
+@pytest.mark.slow
 def test_leakage_of_the_raw_mean(frames):
     reference, private = frames
     kw = dict(secret=SECRET, reference=reference, law="gaussian")

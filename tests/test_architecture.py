@@ -50,6 +50,7 @@ def test_the_import_contracts_are_kept():
     assert lint_imports(config_filename=str(PYPROJECT), no_cache=True) == 0
 
 
+@pytest.mark.slow
 def test_no_private_name_is_imported_across_packages():
     crossing = []
     for path, module, package in _modules():

@@ -78,6 +78,7 @@ def _same(a, b):
     ("quantile", (["height"], [0.25, 0.75]), {"delta": 0.01}),
     pytest.param("std", (["weight"],), {"delta": 0.01}, marks=pytest.mark.slow),
 ])
+@pytest.mark.slow
 def test_every_verb_releases_as_pandas_does(backend, frames, verb, args, kwargs):
     private, reference = frames
     reference = reference.iloc[:400]  # the default search, at a test's cost
@@ -110,6 +111,7 @@ def test_clipping_reads_and_clips_through_the_backend(backend, frames):
     assert got.values.iloc[0] < 1e3
 
 
+@pytest.mark.slow
 def test_a_ledger_spends_the_same_on_every_backend(backend, frames):
     private, reference = frames
     kw = dict(secret=SECRET, reference=reference, budget=(3.0, 1e-3),
@@ -150,6 +152,7 @@ def test_bad_data_is_refused_alike(backend, frames):
         _on(backend, empty, chunks=1).attrpriv.mean(["weight"], **kw)
 
 
+@pytest.mark.slow
 @_LARGE_DELTA
 def test_a_statistic_the_backend_cannot_compute_exactly_is_refused_first(
         backend, frames):
@@ -172,6 +175,7 @@ def test_a_statistic_the_backend_cannot_compute_exactly_is_refused_first(
         assert np.isfinite(rel.values).all()
 
 
+@pytest.mark.slow
 @_LARGE_DELTA
 @pytest.mark.parametrize("verb", ["mean", "median", "std"])
 def test_a_missing_value_in_a_numeric_secret_column_is_refused_alike(

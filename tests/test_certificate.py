@@ -76,6 +76,15 @@ ASSUMPTION_TEXTS = {
     "resampling-model": ({"privacy": "dataset"}, (
         "the data are distributed as the resampling model says (datasets drawn "
         "from the reference data; dataset privacy)")),
+    "secret.grid": ({"secret": "proportion(g == 1): pairs 0.4 vs 0.6",
+                     "n": 747, "stated": ((0.4, 0.6),),
+                     "sides": (((298, 299), (448, 449)),),
+                     "certified": ((298, 448), (298, 449), (299, 448),
+                                   (299, 449))}, (
+        "proportion(g == 1): on n = 747 records a share is a whole number of "
+        "records, so the stated pairs are read as the datasets around them: "
+        "0.4 vs 0.6 as 298 or 299 vs 448 or 449 records, each of the 4 pairs "
+        "certified")),
     "secret.set-reading": ({"reading": "conditional-mean"}, (
         "set secrets compared by their conditional-mean reading: F given g in a "
         "set is taken to be Gaussian with the reading's mean and covariance")),
@@ -433,6 +442,7 @@ def _produced_kinds() -> set:
     return kinds
 
 
+@pytest.mark.slow
 def test_every_kind_is_produced_by_skattr():
     # "stated" is what prose becomes (from_text); every other kind has a
     # producer, and no producer names a kind the tables lack.
@@ -605,6 +615,7 @@ def test_a_certificate_holds_records_only():
                     certified_by="Laplace mechanism")
 
 
+@pytest.mark.slow
 def test_a_release_records_the_options_taken():
     reference = make_hospital(2000, random_state=0)
     private = make_hospital(120, random_state=1)

@@ -5,6 +5,7 @@ Post-processing: free, recorded, and never further from the true value.
 
 import numpy as np
 import pandas as pd
+import pytest
 
 import skattr
 
@@ -20,6 +21,7 @@ def _frames(seed=0):
     return reference, reference.sample(40, random_state=seed)
 
 
+@pytest.mark.slow
 def test_every_release_lies_in_its_statistic_range():
     reference, private = _frames()
     kw = dict(secret=SECRET, reference=reference, epsilon=0.05)
@@ -44,6 +46,7 @@ def test_a_mean_with_no_clipping_range_is_not_clamped():
     assert rel.unclamped is None
 
 
+@pytest.mark.slow
 def test_clamping_is_the_noisy_value_clipped_never_further_from_the_truth():
     reference, private = _frames(2)
     truth = float(private["stay"].median())

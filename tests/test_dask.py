@@ -60,6 +60,7 @@ def with_empty_partitions(frame, npartitions):
                        meta=frame.iloc[:0], enforce_metadata=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("npartitions", PARTITIONS)
 def test_linear_releases_equal_pandas(frames, npartitions):
     private, reference = frames
@@ -75,6 +76,7 @@ def test_linear_releases_equal_pandas(frames, npartitions):
         same_release(call(private), call(ddf))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("npartitions", PARTITIONS)
 @pytest.mark.parametrize("theta", ["moments", "auto"])
 def test_a_dask_reference_fits_the_same_theta(frames, npartitions, theta):
@@ -100,11 +102,13 @@ def test_moments_theta_reads_a_dask_reference_in_one_pass(frames, monkeypatch):
     real = _dask._reduce
     monkeypatch.setattr(_dask, "_reduce",
                         lambda *a: calls.append("pass") or real(*a))
+    # bounds="reference": its ranges in one pass (the default, "robust",
+    # reads the released columns' values for their exact quartiles).
     est = skattr.mechanisms.AttributePrivateGaussian(
         query=skattr.Query.mean(["weight"]), secret=SECRET, theta="moments",
-        law="gaussian")
+        law="gaussian", bounds="reference")
     est.fit(dd.from_pandas(reference, npartitions=8))
-    # The reference's ranges (bounds="reference"), then the statistics.
+    # The reference's ranges, then the statistics.
     assert calls == ["pass", "pass"]
     calls.clear()
     est.release(dd.from_pandas(private, npartitions=8))
@@ -177,6 +181,7 @@ def test_estimators_fit_and_release_dask_frames(frames):
     close(plan.noise_law.covariance, expected.noise_law.covariance)
 
 
+@pytest.mark.slow
 def test_plan_and_leakage_count_rows_once(frames):
     private, reference = frames
     ddf = dd.from_pandas(private, npartitions=5)
@@ -229,8 +234,13 @@ def test_end_to_end_on_a_local_cluster(frames):
     kw = dict(secret=SECRET, law="gaussian", mechanism="apgm", random_state=2)
     expected = private.attrpriv.mean(["weight", "height"], reference=reference,
                                      **kw)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1,
-                                  processes=True, dashboard_address=None) as cluster, \
+    # Generous connection timeouts (30 s by default): at load 15 a worker
+    # process takes tens of seconds to import and answer.
+    with dask.config.set({"distributed.comm.timeouts.connect": "300s",
+                          "distributed.comm.timeouts.tcp": "300s"}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1,
+                                     processes=True,
+                                     dashboard_address=None) as cluster, \
             distributed.Client(cluster), dask.config.set(scheduler=None):
         got = dd.from_pandas(private, npartitions=8).attrpriv.mean(
             ["weight", "height"], reference=dd.from_pandas(reference, 6), **kw)
@@ -456,6 +466,7 @@ def test_a_ledger_on_dask_matches_the_pandas_one(frames):
         ledgers[1].agg(Statistic.trimmed_mean(["weight"]), epsilon=1.0)
 
 
+@pytest.mark.slow
 def test_ledger_files_move_between_pandas_and_dask(frames):
     import json
     private, reference = frames
@@ -516,6 +527,7 @@ def test_schema_1_ledger_files_still_load():
                                 reference=reference)
 
 
+@pytest.mark.slow
 def test_a_ledger_counts_a_dask_frames_rows_once(frames, monkeypatch):
     from skattr.backends import _dask
     private, reference = frames

@@ -97,6 +97,7 @@ _ALLOWED = {"_data.py", "_query.py", "_statistic.py", "_secret.py",
             "_base_query.py"}
 
 
+@pytest.mark.slow
 def test_nothing_outside_the_seam_reads_rows():
     root = pathlib.Path(skattr.__file__).parent
     offenders = []

@@ -16,6 +16,7 @@ def hospital():
     return make_hospital(200, random_state=1), make_hospital(2000, random_state=0)
 
 
+@pytest.mark.slow
 def test_the_table_is_one_joint_guarantee(hospital):
     private, reference = hospital
     before = private.copy()

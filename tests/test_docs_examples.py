@@ -65,6 +65,7 @@ def run_page(path, capsys=None):
     return namespace
 
 
+@pytest.mark.slow
 def test_the_readme_runs_as_written(capsys):
     namespace = run_page(ROOT / "README.md")
     # What the README says each block gives.
@@ -78,6 +79,7 @@ def test_the_readme_runs_as_written(capsys):
     assert namespace["mech"].release(namespace["private"]).values.shape == (1,)
 
 
+@pytest.mark.slow
 def test_getting_started_runs_as_written(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)            # its files are written here
     namespace = run_page(ROOT / "docs" / "getting_started.rst")

@@ -37,6 +37,7 @@ def _median(private, reference, **params):
                                    reference=reference, **params)
 
 
+@pytest.mark.slow
 def test_a_second_release_on_the_same_data_costs_a_plan_not_a_fit(
         hospital, counted):
     private, reference = hospital
@@ -59,6 +60,7 @@ def test_a_second_release_on_the_same_data_costs_a_plan_not_a_fit(
     assert not a.values.equals(b.values)
 
 
+@pytest.mark.slow
 def test_other_data_or_parameters_fit_afresh(hospital, counted):
     private, reference = hospital
     _median(private, reference, random_state=0)
@@ -76,6 +78,7 @@ def test_other_data_or_parameters_fit_afresh(hospital, counted):
     assert len(counted) == 4
 
 
+@pytest.mark.slow
 def test_what_a_repr_cannot_say_is_never_cached(hospital, counted):
     private, reference = hospital
     heavy = skattr.Secret.proportion("weight", lambda w: w > 160,
@@ -90,6 +93,7 @@ def test_what_a_repr_cannot_say_is_never_cached(hospital, counted):
     assert len(counted) == 4
 
 
+@pytest.mark.slow
 def test_values_of_other_types_that_pandas_hashes_alike_are_not_confused(
         counted):
     # Found by review: pandas hashes an object column's 1 and "1" alike, and a
@@ -148,6 +152,7 @@ def _mean(private, reference, **params):
                                  reference=reference, **params)
 
 
+@pytest.mark.slow
 def test_a_theta_stated_in_plain_fields_is_cached_unless_it_draws_afresh(
         hospital, counted):
     # Resample(random_state=0) says everything it is in its repr: a second
@@ -171,3 +176,177 @@ def test_a_theta_stated_in_plain_fields_is_cached_unless_it_draws_afresh(
     for _ in range(2):
         _mean(private, reference, **unseeded)
     assert len(counted) == 5
+
+
+# ---------------------------------------------------------------- issue 42
+@pytest.fixture
+def planned(monkeypatch):
+    """Count the plans every mechanism computes (not those it reuses)."""
+    from skattr.mechanisms import BaseMechanism
+
+    _fit_cache.clear()
+    calls = []
+    original = BaseMechanism._assemble_plan
+
+    def assemble(self, n):
+        calls.append((type(self).__name__, n, self.epsilon))
+        return original(self, n)
+
+    monkeypatch.setattr(BaseMechanism, "_assemble_plan", assemble)
+    yield calls
+    _fit_cache.clear()
+
+
+def _certificate(release):
+    return (release.mechanism, release.epsilon, release.delta,
+            tuple(release.noise_std), release.noise_law.describe(),
+            repr(release.certified_by), release.assumed)
+
+
+def test_a_release_again_computes_no_plan_and_gets_a_fresh_ones_certificate(
+        hospital, planned):
+    private, reference = hospital
+    first = _mean(private, reference, random_state=0)
+    made = len(planned)
+    assert made >= 2                      # "auto" plans every candidate
+    again = _mean(private, reference, random_state=1)
+    assert len(planned) == made           # every plan reused
+    assert _certificate(again) == _certificate(first)
+    assert not again.values.equals(first.values)      # its own noise
+    # Another epsilon or another n is another plan.
+    _mean(private, reference, epsilon=2.0)
+    assert len(planned) == 2 * made
+    _mean(private.iloc[:150], reference)
+    assert len(planned) == 3 * made
+    changed = reference.copy()
+    changed.loc[7, "weight"] += 1e-9               # one value, barely
+    _mean(private, changed, random_state=0)
+    assert len(planned) == 4 * made                # its own fit, its plans
+    # What the memo served is what a fresh fit and plan give.
+    _fit_cache.clear()
+    fresh = _mean(private, reference, random_state=1)
+    assert _certificate(fresh) == _certificate(again)
+    assert fresh.values.equals(again.values)
+
+
+def test_other_private_values_of_the_same_size_reuse_theta_not_the_statistic(
+        hospital, counted, planned):
+    # A fit reads the reference alone: the private data's values are not
+    # in the key, so other private data of the same shape reuses the fit
+    # and its plan, and releases its own statistic.
+    private, reference = hospital
+    other = make_hospital(200, random_state=5)
+    _fit_cache.clear()
+    fresh = _median(other, reference, random_state=0)
+    _fit_cache.clear()
+    counted.clear()
+    _median(private, reference, random_state=0)
+    made = len(planned)
+    reused = _median(other, reference, random_state=0)
+    assert len(counted) == 1 and len(planned) == made
+    assert _certificate(reused) == _certificate(fresh)
+    assert reused.values.equals(fresh.values)
+    # Fitted on the private data itself, its values are the key.
+    bounds = {"weight": (30.0, 200.0)}
+    with pytest.warns(skattr.exceptions.PrivacyLeakWarning):
+        _median(private, "self", bounds=bounds, random_state=0)
+        _median(other, "self", bounds=bounds, random_state=0)
+        _median(other, "self", bounds=bounds, random_state=0)
+    assert len(counted) == 3
+
+
+def test_frames_of_any_size_are_keyed_by_their_rows():
+    # No size limit (a median of 10^7 records planned for 27 CPU-s each
+    # time): one hash of each value, in any order of the rows.
+    rng = np.random.default_rng(0)
+    big = pd.DataFrame({"gender": rng.choice(["female", "male"], 1_000_001),
+                        "x": rng.normal(size=1_000_001)})
+    small = big.iloc[:100]
+    query = skattr.Query.mean(["x"])
+    secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+
+    def key(reference, data=small):
+        return _fit_cache._key("auto", query, secret, reference, data,
+                               {"epsilon": 1.0})
+
+    first = key(big)
+    assert first is not None
+    assert key(big.iloc[::-1]) == first          # the same rows, reordered
+    changed = big.copy()
+    changed.iloc[123_456, 1] += 1e-12
+    assert key(changed) != first
+    swapped = big.copy()                         # one row's values swapped
+    swapped.iloc[[0, 1], 1] = big.iloc[[1, 0], 1].to_numpy()
+    if big.iloc[0, 0] != big.iloc[1, 0]:
+        assert key(swapped) != first
+    # Of the private data, the key holds what a fit's checks read.
+    assert key(big, big.iloc[100:200]) == key(big)
+    assert key(big, big.iloc[:101]) != key(big)
+    assert key(big, small.rename(columns={"x": "y"})) != key(big)
+    assert key(big, small.astype({"x": "float32"})) != key(big)
+
+
+def test_a_repeated_describe_fits_plans_and_bounds_nothing_again(
+        hospital, counted, planned, monkeypatch):
+    from skattr.theta import _band
+
+    laws = []
+    original = _band.several_statistics_law
+
+    def several(*args, **kwargs):
+        laws.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(_band, "several_statistics_law", several)
+    private, reference = hospital
+
+    def describe():
+        return private.attrpriv.describe(["weight"], secret=SECRET,
+                                         reference=reference,
+                                         percentiles=[0.5], random_state=0)
+
+    first = describe()
+    work = (len(counted), len(planned), len(laws))
+    assert work[0] >= 1 and work[1] >= 5 and work[2] == 1  # epsilon searched
+    again = describe()
+    assert (len(counted), len(planned), len(laws)) == work
+    pd.testing.assert_frame_equal(again.table, first.table)
+    assert again.ledger.spent == first.ledger.spent
+
+
+def test_a_cached_fit_pickles_and_a_refit_shares_no_plans(hospital):
+    import copy
+    import pickle
+
+    from skattr.mechanisms import MECHANISMS
+
+    private, reference = hospital
+    _fit_cache.clear()
+    common = dict(query=skattr.Query.median(["weight"]), secret=SECRET,
+                  reference=reference, data=private,
+                  mechanism="approx-wasserstein")
+    MECHANISMS.build(**common)
+    est = MECHANISMS.build(**common)
+    plan = est.plan(n=200)
+    assert len(est._shared_plans) == 1
+    loaded = pickle.loads(pickle.dumps(est))
+    assert len(loaded._shared_plans) == 0
+    assert loaded.plan(n=200).noise_std == plan.noise_std
+    assert copy.deepcopy(est)._shared_plans is not est._shared_plans
+    est.fit(reference.iloc[:1000])
+    assert est._shared_plans is None
+    assert est.plan(n=200).noise_std != plan.noise_std
+
+
+def test_the_rows_digest_is_the_fingerprints_row_digest():
+    # One hash of each value: the ledger's fingerprint's last digest (the
+    # rows'), without each column's own.
+    from skattr._data import digests, hash_sums, rows_digest
+
+    frame = make_hospital(300, random_state=4)
+    assert rows_digest(frame) == digests(hash_sums(frame, list(frame.columns)))[-1]
+    assert rows_digest(frame.sample(frac=1.0, random_state=0)) == rows_digest(frame)
+    moved = frame.copy()
+    moved.loc[0, "weight"], moved.loc[1, "weight"] = (frame.loc[1, "weight"],
+                                                      frame.loc[0, "weight"])
+    assert rows_digest(moved) != rows_digest(frame)   # same columns, other rows

@@ -275,6 +275,7 @@ def _call(case, verb):
 
 
 # Released 1 of 54 calls of the accessor's verbs, 2 of 6 of a ledger's.
+@pytest.mark.slow
 @pytest.mark.floors({"accessor": 1, "ledger": 1})
 @FUZZ_SETTINGS
 @given(case=cases(), verb=st.sampled_from(_ACCESSOR_VERBS))
@@ -283,6 +284,7 @@ def test_accessor_certifies_or_refuses(case, verb):
 
 
 # Released 10 of 60.
+@pytest.mark.slow
 @pytest.mark.floors({"estimator": 5})
 @FUZZ_SETTINGS
 @given(case=cases(), name=st.sampled_from(sorted(MECHANISMS)))
@@ -322,6 +324,7 @@ _floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
 
 
 # Released 15 of 60.
+@pytest.mark.slow
 @pytest.mark.floors({"extra.pandas": 7})
 @FUZZ_SETTINGS
 @given(private=hpd.data_frames(
@@ -722,6 +725,7 @@ def test_eigm_with_a_degenerate_column_certifies_or_refuses(kinds):
 # A fault the fuzzer found: a quantile of a column with values of 1e300 was
 # released with Laplace noise of scale 1e300, whose covariance 2 b^2
 # overflowed when the release was read; such noise is now refused.
+@pytest.mark.slow
 def test_a_quantile_with_noise_of_scale_1e300_certifies_or_refuses():
     private, reference = _fuzz_frames(["huge"])
     assert attempt("accessor.quantile", lambda: private.attrpriv.quantile(

@@ -312,7 +312,7 @@ def test_seeded_ledgers_reproduce():
     (dict(budget=(1.0,)), "pair"),
     (dict(budget=(0.0, 1e-3)), "epsilon > 0"),
     (dict(budget=(1.0, 1.0)), "delta in"),
-    (dict(law="normal"), "law must be"),
+    (dict(law="normal"), "The 'law' parameter of df.attrpriv.ledger must be"),
     (dict(secret="s"), "one secret"),
 ])
 def test_bad_ledgers(kw, match):
@@ -530,6 +530,7 @@ def test_theta_objects_and_predicates_are_saved_functions_are_not():
 # --- 6. GridSearch spends nothing -------------------------------------------
 
 
+@pytest.mark.slow
 def test_grid_search_then_one_release_costs_only_that_release(monkeypatch):
     from sklearn.model_selection import GridSearchCV
 
@@ -689,6 +690,7 @@ def test_laplace_statistics_outside_the_resampling_theta_are_joint_over_bands():
     assert gaussian.count(["k"], True, epsilon=1.0).mechanism == "apgm"
 
 
+@pytest.mark.slow
 def test_a_default_ledger_holds_means_a_median_and_a_count_of_one_dataset():
     # Issue 28: a mean and a median of the same patients in one ledger with
     # no options; each release is the accessor's own default (the same
@@ -911,6 +913,7 @@ def test_laplace_joint_of_two_means_is_the_exact_joint_closeness():
     assert ledger.spent[0] > 2.0
 
 
+@pytest.mark.slow
 def test_laplace_joint_certificate_holds_empirically():
     # Datasets drawn at each side of the secret from the model, the two
     # means released with the ledger's Laplace noise: threshold tests on

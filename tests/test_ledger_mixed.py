@@ -47,6 +47,7 @@ def _ledger(rng, law):
                          law=law, random_state=0)
 
 
+@pytest.mark.slow
 def test_a_gaussian_mean_and_a_laplace_median_hold_for_the_population():
     # Issue 28: a ledger under the Gaussian model releases a mean with
     # Gaussian noise (apgm) and a median with Laplace noise; the joint
@@ -83,6 +84,7 @@ def test_a_gaussian_mean_and_a_laplace_median_hold_for_the_population():
     assert ledger.spent[0] > joint
 
 
+@pytest.mark.slow
 def test_the_mix_is_dearer_than_one_noise_and_the_plan_says_so_first():
     # The same two releases, Laplace noise on both (the default ledger) or
     # a Gaussian mean among them: the mix re-certifies the Gaussian mean
@@ -99,6 +101,7 @@ def test_the_mix_is_dearer_than_one_noise_and_the_plan_says_so_first():
     assert 2.0 < spent["auto"] < spent["gaussian"] < math.inf
 
 
+@pytest.mark.slow
 def test_a_mixed_ledger_is_kept_in_a_file():
     ledger = _ledger(np.random.default_rng(13), "gaussian")
     ledger.mean(["x"], epsilon=1.0)
@@ -155,6 +158,7 @@ def _gaussian_epsilon(mu, delta):
     return high
 
 
+@pytest.mark.slow
 def test_the_joint_is_the_rule_written_out():
     # The rule of docs/many_releases.rst by hand, from the band law's own
     # bounds: for each split of delta, the median's move over its Laplace
@@ -177,6 +181,7 @@ def test_the_joint_is_the_rule_written_out():
     assert ledger.spent[0] == pytest.approx(min(expected), rel=1e-6)
 
 
+@pytest.mark.slow
 def test_distributional_laplace_beside_gaussian_noise_is_refused():
     ledger = _ledger(np.random.default_rng(14), "auto")
     ledger.median(["x"], epsilon=1.0, privacy="distributional")
@@ -193,6 +198,7 @@ def _two_columns(seed):
     return reference.sample(N, random_state=0), reference
 
 
+@pytest.mark.slow
 def test_bounds_by_position_serve_a_mixed_ledger():
     # Each Gaussian value's clipping is the one its release used, not the
     # ledger's bounds resolved again for one column.

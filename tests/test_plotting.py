@@ -86,6 +86,7 @@ def _interval_segments(container):
 # --------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_tradeoff_draws_the_plans_and_leaves_gaps(private, reference):
     grid = (0.5, 1.0, 2.0, 5.0, 10.0)
     ax = plot_tradeoff(private, ["weight"], secret=SECRET, reference=reference,
@@ -314,6 +315,7 @@ def _chance(ax):
     return line
 
 
+@pytest.mark.slow
 def test_attack_accuracy_of_a_mechanism(defence, attack_data):
     auxiliary, test = attack_data
     grid = (0.1, 1.0, 10.0)
@@ -359,6 +361,7 @@ def test_attack_accuracy_of_a_mechanism(defence, attack_data):
     assert defence.get_params()["epsilon"] == before.epsilon
 
 
+@pytest.mark.slow
 def test_attack_accuracy_from_grid_search(reference, attack_data):
     from sklearn.model_selection import GridSearchCV
 

@@ -13,6 +13,7 @@ from skattr.cli import main
 from skattr.datasets import make_hospital
 from skattr.exceptions import InvalidParameterError, MissingDependencyError
 from skattr.mechanisms import ApproximateWassersteinMechanism, WassersteinMechanism
+from skattr.mechanisms import _fit_cache
 from skattr.theta import Resample
 from skattr.utils import _progress
 from skattr.utils._progress import progress_bar, progress_enabled, track
@@ -32,6 +33,13 @@ def reference():
 @pytest.fixture(scope="module")
 def private(reference):
     return reference.sample(40, random_state=1)
+
+
+@pytest.fixture(autouse=True)
+def no_fit_kept():
+    # A bar shows work done: a Theta fitted before (kept for a repeated
+    # release) draws nothing and shows nothing, so each test starts afresh.
+    _fit_cache.clear()
 
 
 def std_release(private, reference, **params):
@@ -107,6 +115,7 @@ def test_progress_shows_the_draws_and_changes_no_release(private, reference,
                                                          capsys):
     quiet = std_release(private, reference, progress=False)
     assert capsys.readouterr().err == ""
+    _fit_cache.clear()              # else the same Theta is reused, undrawn
     shown = std_release(private, reference, progress=True)
     err = capsys.readouterr().err
     assert BAR in err and "/8000 " in err
@@ -147,8 +156,9 @@ def test_every_mechanism_takes_progress_through_the_accessor(private, reference,
                                 random_state=0, progress=True)
     assert rel.mechanism == "apgm" and capsys.readouterr().err == ""
     with pytest.raises(InvalidParameterError,
-                       match=r"The 'progress' parameter of mechanism='apgm' "
-                             r"must be 'auto' or a bool\. Got 'yes' instead\."):
+                       match=r"The 'progress' parameter of df.attrpriv.mean "
+                             r"\(mechanism='apgm'\) must be 'auto' or a bool\. "
+                             r"Got 'yes' instead\."):
         private.attrpriv.mean(["age"], secret=SECRET, reference=reference,
                               mechanism="apgm", law="gaussian", progress="yes")
 

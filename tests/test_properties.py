@@ -335,7 +335,7 @@ def test_ledger_never_mutates_its_inputs(frames):
 
 # Checked on all 3 examples of every mechanism.
 @pytest.mark.floors(checked=2)
-@pytest.mark.parametrize("name", sorted(CONFIGS))
+@pytest.mark.parametrize("name", _searching_slow(sorted(CONFIGS)))
 @PROPERTY_SETTINGS
 @given(seed=st.integers(0, 2**32 - 1), epsilon=st.floats(0.2, 8.0))
 def test_release_and_accessor_agree_under_a_seed(frames, name, seed, epsilon):
@@ -406,7 +406,7 @@ def _certificate(plan):
 
 # Checked on all 3 examples of every mechanism.
 @pytest.mark.floors(checked=2)
-@pytest.mark.parametrize("name", sorted(CONFIGS))
+@pytest.mark.parametrize("name", _searching_slow(sorted(CONFIGS)))
 @PROPERTY_SETTINGS
 @given(perm_seed=st.integers(0, 2**32 - 1))
 def test_certificates_do_not_depend_on_row_order(frames, name, perm_seed):

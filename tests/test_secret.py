@@ -11,7 +11,6 @@ from skattr._secret import as_secrets
 from skattr.exceptions import (
     DataValidationError,
     InvalidParameterError,
-    NotCertifiableError,
 )
 
 
@@ -280,9 +279,11 @@ def test_grid_tolerance_grows_with_n():
     # 0.55 * 5e7 is 27500000.000000004 in floating point: still on the grid.
     secret = Secret.proportion("g", 1, pairs=[(0.45, 0.55)])
     assert secret.grid_pairs(50_000_000, alternative="x") == [(0.45, 0.55)]
+    assert secret.grid_reading(50_000_000) == ()
+    # 27,500,000.5 records: off the grid, read as the two around it.
     off = Secret.proportion("g", 1, pairs=[(0.45, 0.55000001)])
-    with pytest.raises(NotCertifiableError, match="multiples of 1/50000000"):
-        off.grid_pairs(50_000_000, alternative="x")
+    assert off.grid_pairs(50_000_000) == [(0.45, 27_500_000 / 50_000_000),
+                                          (0.45, 27_500_001 / 50_000_000)]
 
 
 @pytest.mark.parametrize("column, value", [

@@ -48,6 +48,7 @@ def test_clone_and_params_round_trip(hospital):
     assert est.get_params()["epsilon"] == 2.0 and est.secret is SECRET
 
 
+@pytest.mark.slow
 def test_set_output_pandas_gives_one_named_row(hospital):
     reference, private = hospital
     est = AttributePrivateGaussian(law="gaussian",
@@ -93,6 +94,7 @@ def test_last_step_of_a_pipeline_after_a_column_transformer(hospital):
     assert list(pipe.transform(private).columns) == ["weight", "temperature"]
 
 
+@pytest.mark.slow
 def test_grid_search_over_epsilon_reports_utility(hospital):
     reference, _ = hospital
     est = AttributePrivateGaussian(law="gaussian",

@@ -163,6 +163,7 @@ def test_bernoulli_family_every_setting_is_certified_on_its_exact_law(epsilon):
                                                           plan.mechanism)
 
 
+@pytest.mark.slow
 def test_exact_count_laws_certify_the_count_query():
     # A count of a 0/1 column under the exact law: apgm's Gaussian noise is
     # checked against the oracle on the count pmfs of skattr.theta.count_pmf's

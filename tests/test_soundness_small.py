@@ -66,6 +66,7 @@ def test_module_holds_no_shared_generator():
     assert shared == []
 
 
+@pytest.mark.slow
 def test_gaussian_noise_from_threads_is_distinct_and_normal():
     """Draws from 8 threads never coincide and pass a KS test against N(0, 1)."""
 

@@ -11,10 +11,25 @@ count only grows: after each release the anchor is rewritten (atomically,
 under a lock) only if the store now holds more.
 
 With a key the anchor carries an HMAC, so it cannot be edited or forged;
-without one, a plain hash catches accidents only. Replacing the store and
-the anchor together by older copies is not detected, nor is a deleted
-anchor (it is created afresh at the store's count, as when an anchor is
-first given to an existing store): keep them apart.
+without one, a plain hash catches accidents only. The kind of seal also
+records that the store is keyed: an anchor sealed with an HMAC is refused
+without the key, so a store edited to look unkeyed (its HMACs removed) is
+never opened without its key by a process that passes the anchor.
+Replacing the store and the anchor together by older copies is not
+detected, nor is a deleted anchor (it is created afresh at the store's
+count, as when an anchor is first given to an existing store): keep them
+apart.
+
+The anchor is rewritten through a temporary file beside it, renamed over
+it, all under the lock: ``.NAME.PID-TOKEN.skattr-tmp``, a name of its own
+for every rewrite (the process and a random token: threads of one process
+never share one). A process killed in between leaves that file behind; the
+next rewrite removes such files (under the lock, where no other rewrite can
+be under way), and no other file: only names of this exact form. Only the
+anchor itself is ever read. Both files, and the lock file, are created
+readable and writable by their owner only (0600); an anchor others can
+read or write (made by an older skattr) is named in a warning by
+:meth:`skattr.Ledger.open`.
 """
 
 from __future__ import annotations
@@ -24,10 +39,13 @@ import hashlib
 import hmac
 import json
 import os
+import re
+import secrets
 import warnings
 from pathlib import Path
 
 from skattr.exceptions import InvalidParameterError, PersistenceError
+from skattr.utils._private import create_private
 from skattr.utils._stack import caller_stacklevel
 
 __all__ = ["Anchor"]
@@ -45,18 +63,53 @@ def _body(count: int, last: str) -> str:
 
 @contextlib.contextmanager
 def _locked(path: Path):
-    """Hold an exclusive lock on ``path``'s lock file (POSIX; else nothing)."""
+    """Hold an exclusive lock on ``path``'s lock file (POSIX; else nothing).
+
+    Yields whether the lock is held.
+    """
     try:
         import fcntl
     except ImportError:                 # Windows: rewrites are still atomic
-        yield
+        yield False
         return
-    with open(path.with_name(path.name + ".lock"), "a") as handle:
+    lock = path.with_name(path.name + ".lock")
+    created = create_private(lock)
+    if created is not None:
+        os.close(created)
+    with open(lock, "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
-            yield
+            yield True
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+_TEMPORARY_SUFFIX = ".skattr-tmp"
+
+
+def _temporary(path: Path) -> Path:
+    """Return a new temporary file name to rewrite ``path`` through.
+
+    One per rewrite: the process's id and a random token, so that neither
+    another process nor another thread of this one uses the same name.
+    """
+    return path.with_name(f".{path.name}.{os.getpid()}-"
+                          f"{secrets.token_hex(8)}{_TEMPORARY_SUFFIX}")
+
+
+def _remove_stale(path: Path) -> None:
+    """Remove temporary files of rewrites that never finished (killed).
+
+    Called under the lock only, where no other rewrite is under way; only
+    names :func:`_temporary` makes match, so no file of the user's does.
+    """
+    stale = re.compile(rf"\.{re.escape(path.name)}\.[0-9]+-[0-9a-f]{{16}}"
+                       rf"{re.escape(_TEMPORARY_SUFFIX)}")
+    with contextlib.suppress(OSError):
+        for found in path.parent.iterdir():
+            if stale.fullmatch(found.name):
+                with contextlib.suppress(OSError):
+                    found.unlink()
 
 
 class Anchor:
@@ -75,6 +128,10 @@ class Anchor:
         if self.path.exists() and self.path.is_dir():
             raise InvalidParameterError(
                 f"anchor={str(self.path)!r} is a directory; pass a file path.")
+        if not self.path.parent.is_dir():
+            raise InvalidParameterError(
+                f"anchor={str(self.path)!r} is in a folder that does not "
+                "exist; create it, or pass a path in an existing folder.")
         self._key = key
 
     def __repr__(self) -> str:
@@ -113,6 +170,12 @@ class Anchor:
                 f"The anchor {self.path} is not a ledger anchor of this "
                 "version (it is malformed). Restore it, or pass the anchor "
                 "this store was opened with.")
+        if self._key is None and seal.startswith("hmac:"):
+            raise PersistenceError(
+                f"The anchor {self.path} is sealed with an HMAC key: its store "
+                "was written with one, and a store that was ever keyed is "
+                "opened with its key only (key=, SKATTR_LEDGER_KEY, or skattr "
+                "release --ledger-key-file). Nothing was loaded.")
         if not hmac.compare_digest(seal, self._seal(body)):
             raise PersistenceError(
                 f"The anchor {self.path} was altered after skattr wrote it "
@@ -121,11 +184,11 @@ class Anchor:
                 + "). Nothing is released until it is restored.")
         return int(record["count"]), str(record["last"])
 
-    def check(self, store, count: int, digest_at) -> None:
+    def check(self, store, count: int, digest_at) -> int:
         """Refuse a store that holds fewer releases than anchored, or others.
 
         ``count`` is the store's number of releases and ``digest_at(i)`` the
-        digest of its release i.
+        digest of its release i. Returns the number of releases anchored.
         """
         anchored, last = self.read()
         if anchored > count:
@@ -141,28 +204,43 @@ class Anchor:
                 f"{self.path} records as number {anchored}: it is another "
                 "ledger's store, or was rewritten. Pass the anchor this store "
                 "was opened with, or another anchor file for another ledger.")
+        return anchored
 
     def advance(self, count: int, last: str) -> None:
         """Record ``count`` releases ending with ``last``, if more than anchored."""
-        with _locked(self.path):
-            anchored, _ = self.read()
-            if count <= anchored:
-                return
-            body = _body(count, last)
-            record = {**json.loads(body), "seal": self._seal(body)}
-            temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
-            try:
-                with open(temporary, "w", encoding="utf-8") as handle:
-                    handle.write(json.dumps(record, sort_keys=True))
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                os.replace(temporary, self.path)
-            except OSError as exc:
-                with contextlib.suppress(OSError):
-                    temporary.unlink()
-                # The release is committed: it is returned, not lost.
-                warnings.warn(
-                    f"The anchor {self.path} could not be written ({exc}). The "
-                    "release is recorded in the store; the anchor catches up "
-                    "at the next release.", UserWarning,
-                    stacklevel=caller_stacklevel())
+        try:
+            with _locked(self.path) as alone:
+                anchored, _ = self.read()
+                if count <= anchored:
+                    return
+                if alone:
+                    _remove_stale(self.path)
+                body = _body(count, last)
+                record = {**json.loads(body), "seal": self._seal(body)}
+                temporary = _temporary(self.path)
+                try:
+                    self._write(temporary, json.dumps(record, sort_keys=True))
+                    os.replace(temporary, self.path)
+                except BaseException:
+                    # Under the lock, and this rewrite's own name only.
+                    with contextlib.suppress(OSError):
+                        temporary.unlink()
+                    raise
+        except OSError as exc:
+            # The release is committed: it is returned, not lost.
+            warnings.warn(
+                f"The anchor {self.path} could not be written ({exc}). The "
+                "release is recorded in the store; the anchor catches up "
+                "at the next release.", UserWarning,
+                stacklevel=caller_stacklevel())
+
+    @staticmethod
+    def _write(temporary: Path, text: str) -> None:
+        """Write ``text`` to a new private file and flush it to the disk."""
+        handle = create_private(temporary)
+        if handle is None:
+            raise FileExistsError(f"{temporary} already exists")
+        with open(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())

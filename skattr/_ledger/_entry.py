@@ -43,6 +43,10 @@ class LedgerEntry:
     joint_delta : float or None
         The joint delta when it is below the budget's (Laplace releases);
         None means the budget's delta.
+    nonce : int or None
+        For a seeded release of a ledger kept in a store or loaded from a
+        file: the random number mixed into the seed's stream of this release
+        (with the seed, it gives the release's noise again). None otherwise.
     """
 
     release: Release | None
@@ -52,6 +56,7 @@ class LedgerEntry:
     record: dict | None = None
     laplace: dict | None = None
     joint_delta: float | None = None
+    nonce: int | None = None
 
     def as_record(self) -> dict:
         """Return the release as plain data (``Release.to_dict()``)."""

@@ -300,7 +300,7 @@ def from_json(cls, text: str, data, *, reference=None, random_state=None):
 
 # ------------------------------------------------------------- the store
 #: Parameters of Ledger.open that a store resumed must match when given.
-_STORED_DEFAULTS = {"theta": "auto", "law": None, "bounds": "reference"}
+_STORED_DEFAULTS = {"theta": "auto", "law": None, "bounds": "robust"}
 
 
 def open_ledger(cls, store, data, *, reference, random_state, **given):
@@ -498,6 +498,9 @@ def _check_entry(entry) -> None:
     if not (isinstance(cov, np.ndarray) and np.all(np.isfinite(cov))):
         raise ValueError("the noise covariance is not a finite array")
     _number(entry.joint_epsilon, 0.0)
+    if entry.nonce is not None and (isinstance(entry.nonce, bool) or not (
+            isinstance(entry.nonce, int) and 0 <= entry.nonce < 2**64)):
+        raise ValueError("the nonce is not a 64-bit whole number")
     if entry.joint_delta is not None:
         _number(entry.joint_delta, 0.0, 1.0)
     laplace = entry.laplace

@@ -41,6 +41,7 @@ from dataclasses import replace
 import numpy as np
 
 from skattr._clipping import clip_reference, resolve_clipping
+from skattr._ledger._bounds import clipping_policy
 from skattr._query import StackedQuery
 from skattr._random import seed_of
 from skattr.calibration._coupled import pairs_coupled_epsilon
@@ -92,7 +93,8 @@ def clipped_reference(frame, query, columns, bounds, secret, *, reads: bool):
     not read, as a mechanism's ``fit`` does not read them).
     """
     clipping = resolve_clipping(bounds, query, columns, frame,
-                                reads_reference=reads, needs_declared=False)
+                                reads_reference=reads, needs_declared=False,
+                                secret_columns=[secret.column])
     return clip_reference(frame, clipping, [secret]) if reads else frame
 
 
@@ -150,16 +152,19 @@ class GaussianJoint:
         A release of statistics already out reuses it: Theta is fitted once
         per new statistic.
         """
-        key = tuple(distinct)
+        ledger = self.ledger
+        query = distinct[0] if len(distinct) == 1 else StackedQuery.of(
+            *distinct)
+        frame = ledger._data if ledger.reference is None else ledger.reference
+        columns = query.resolve_columns(frame, exclude=[ledger.secret.column])
+        query = query.with_columns(columns)
+        # The clipping is part of the statistics: a release planned with
+        # bounds it then did not make must not leave its law here.
+        bounds = clipping_policy(ledger, query, columns)
+        key = (tuple(distinct), repr(bounds))
         if self._cache is None or self._cache[0] != key:
-            ledger = self.ledger
-            query = distinct[0] if len(distinct) == 1 else StackedQuery.of(
-                *distinct)
-            frame = ledger._data if ledger.reference is None else ledger.reference
-            columns = query.resolve_columns(frame, exclude=[ledger.secret.column])
-            query = query.with_columns(columns)
             reads = resolve_theta(ledger.theta).reads_reference
-            frame = clipped_reference(frame, query, columns, ledger.bounds,
+            frame = clipped_reference(frame, query, columns, bounds,
                                       ledger.secret, reads=reads)
             self._cache = (key, joint_law(law, query, frame=frame,
                                           columns=columns),
@@ -319,11 +324,7 @@ class LaplaceJoint:
             weights[e["key"]] = weights.get(e["key"], 0.0) + w
         ledger = self.ledger
         n = ledger._n
-        pairs = (ledger.secret.grid_pairs(
-            n, alternative="use privacy='distributional'")
-                 if privacy == "dataset" else
-                 list(zip(*(v.tolist() for v in ledger.secret.pair_values(n)),
-                          strict=True)))
+        pairs = ledger.secret.certified_pairs(n, privacy)
         return joint_closeness([self._resampled(key) for key in weights],
                                list(weights.values()), pairs, n, privacy,
                                ledger.budget[1])
@@ -402,6 +403,7 @@ class LaplaceJoint:
             The ledger's Theta is not the bands', it has no reference, or a
             statistic has no bound over the bands.
         """
+        from skattr.mechanisms._fit_cache import computed_once
         from skattr.theta import ConfidenceBand, ConfidenceBox
         from skattr.theta._band import several_statistics_law
 
@@ -425,18 +427,30 @@ class LaplaceJoint:
                 "The joint law of different statistics with Laplace noise is "
                 "bounded over the reference's confidence bands; open the "
                 "ledger with reference=.")
-        keys = tuple(statistics)
+        # Each statistic's clipping (the ranges its release used, or the
+        # ledger's) is part of the key: one planned with bounds it then did
+        # not release must not leave its law here.
+        policies = [given[0] if given else clipping_policy(ledger, query, columns)
+                    for query, columns, *given in statistics.values()]
+        keys = (tuple(statistics), repr(policies))
         if keys not in self.banded:
             bounded = []
-            for query, columns, *given in statistics.values():
+            for (query, columns, *given), policy in zip(
+                    statistics.values(), policies, strict=True):
                 ranges = given[0] if given else resolve_clipping(
-                    ledger.bounds, query, columns, ledger.reference,
-                    reads_reference=True, needs_declared=False).as_dict()
+                    policy, query, columns, ledger.reference,
+                    reads_reference=True, needs_declared=False,
+                    secret_columns=[ledger.secret.column]).as_dict()
                 bounded.append((query, columns, ranges))
             try:
-                self.banded[keys] = several_statistics_law(
-                    ledger.reference, bounded, ledger.secret,
-                    confidence=confidence)
+                # The same law for every ledger on this reference (each
+                # describe() opens one): kept by content, issue 42.
+                self.banded[keys] = computed_once(
+                    "joint band law", ledger.reference,
+                    (bounded, ledger.secret, confidence),
+                    lambda: several_statistics_law(
+                        ledger.reference, bounded, ledger.secret,
+                        confidence=confidence))
             except NotCertifiableError as why:
                 raise NotCertifiableError(
                     f"{why} Open the ledger with theta=skattr.theta.Resample() "
@@ -468,6 +482,7 @@ class LaplaceJoint:
             spec = replace(spec, random_state=self.seed)
             query, columns = self.queries[key]
             frame = clipped_reference(ledger.reference, query, columns,
-                                      ledger.bounds, ledger.secret, reads=True)
+                                      clipping_policy(ledger, query, columns),
+                                      ledger.secret, reads=True)
             self.laws[key] = spec.fit(frame, query, columns, ledger.secret)
         return self.laws[key]

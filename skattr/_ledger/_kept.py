@@ -10,6 +10,7 @@ makes one release at a time within a process.
 from __future__ import annotations
 
 import contextlib
+import secrets
 
 from skattr._ledger._files import (
     from_json,
@@ -20,8 +21,13 @@ from skattr._ledger._files import (
     to_json,
 )
 from skattr.exceptions import PersistenceError
+from skattr.utils._private import warn_if_shared
 
 __all__ = ["Kept"]
+
+# Plans made outside the store's lock before one is made under it: each is
+# redone only because another process committed a release meanwhile.
+_PLANS_OUTSIDE_THE_LOCK = 3
 
 
 class Kept:
@@ -40,11 +46,12 @@ class Kept:
                 yield
                 return
             start, last = len(self.releases), self._last_stored
+            anchored = 0
             try:
                 with self._store.transaction() as transaction:
                     sync_from_store(self, transaction)
                     if self._anchor is not None:
-                        self._anchor.check(
+                        anchored = self._anchor.check(
                             self._store, transaction.count(),
                             lambda i: stored_digest(transaction, i))
                     start, last = len(self.releases), self._last_stored
@@ -55,23 +62,65 @@ class Kept:
                 self._stored_header = None
                 self._last_stored = last
                 raise
-            if self._anchor is not None:
+            # Rewritten only when the store holds more than anchored: a new
+            # release, or one another process made and could not anchor.
+            if self._anchor is not None and len(self.releases) > anchored:
                 self._anchor.advance(len(self.releases),
                                      self._last_stored or "")
 
+    def _committed(self, plan, commit):
+        """Plan a release outside the store's lock, then commit it under it.
+
+        ``plan()`` fits and plans (seconds, under load minutes); only
+        ``commit(planned)``, which checks the budget, draws the noise and
+        adds the release, runs in the store's transaction, after the
+        releases other processes made meanwhile are read in. When they
+        moved the store, the plan is made again (their releases change the
+        joint epsilon, and may change the mechanism): outside the lock
+        again, and after a few such rounds under it, so that a busy store
+        cannot starve a release. Another process thus waits for this one's
+        transaction, never for its fit.
+        """
+        with self._lock:
+            self.refresh()
+            for _ in range(_PLANS_OUTSIDE_THE_LOCK):
+                seen = len(self.releases)
+                planned = plan()
+                with self._exclusive():
+                    if len(self.releases) == seen:
+                        return commit(planned)
+            with self._exclusive():
+                return commit(plan())
+
+    def _nonce(self) -> int | None:
+        """Return a fresh nonce for a seeded release of a kept ledger, or None.
+
+        A ledger kept in a store, or loaded from a file, has a history that
+        can be rolled back behind its back (an older copy of the store, an
+        older file): keyed by its index alone, a release would then draw
+        the noise of the release the copy forgot. Its releases mix in a
+        nonce from the operating system, kept in their records.
+        """
+        if self._noise_seed is None or (self._store is None
+                                        and not self._loaded):
+            return None
+        return secrets.randbits(64)
+
     @classmethod
     def open(cls, path, data, *, secret=None, reference=None, budget=None,
-             theta="auto", law=None, random_state=None, bounds="reference",
+             theta="auto", law=None, random_state=None, bounds="robust",
              key=None, anchor=None) -> Kept:
         """Create or resume a ledger kept in a store (one SQLite file).
 
-        Every release is then one transaction of the store: the releases
-        other processes made on the same store are read in, the joint
-        guarantee checked against the budget, the noise drawn, the release
-        recorded and committed, and only then returned. A crash leaves the
-        store as it was before the release or after it; processes and
-        threads on one store wait for each other, so the budget holds
-        across all of them (:mod:`skattr._ledger._store`).
+        Every release is then planned (fitted) outside the store's lock and
+        made in one transaction of the store: the releases other processes
+        made on the same store are read in, the joint guarantee checked
+        against the budget (the release planned again if they moved the
+        store), the noise drawn, the release recorded and committed, and
+        only then returned. A crash leaves the store as it was before the
+        release or after it; processes and threads on one store wait for
+        each other's transactions, so the budget holds across all of them
+        (:mod:`skattr._ledger._store`).
 
         Parameters
         ----------
@@ -91,7 +140,9 @@ class Kept:
         key : str, bytes or None, default=None
             An HMAC key (16 bytes or more) that makes edits to the store
             detectable; None reads the environment variable
-            ``SKATTR_LEDGER_KEY``. A store written with a key needs it.
+            ``SKATTR_LEDGER_KEY``. A store written with a key needs it, and
+            a store without one is refused with a key (it may be a keyed
+            store edited to look unkeyed).
         anchor : str, Path or None, default=None
             A small file kept apart from the store (beside the private data,
             on another volume) recording how many releases the store has
@@ -99,20 +150,25 @@ class Kept:
             sealed with the key when there is one). Opening the store and
             every release refuse a store that holds fewer, or others: a
             store replaced by an older copy is then detected even by a
-            process that opens it afresh. Created when it does not exist;
-            pass the same file every time the store is opened.
+            process that opens it afresh. The anchor of a keyed store
+            refuses a process without the key, so a store edited to look
+            unkeyed is refused too. Created (0600) when it does not exist,
+            in an existing folder; pass the same file every time the store
+            is opened.
 
         Raises
         ------
         InvalidParameterError
             A new store without ``secret`` or ``budget``, or a parameter
-            that differs from the stored ledger's.
+            that differs from the stored ledger's; an anchor in a folder
+            that does not exist.
         DataValidationError
             ``data`` or ``reference`` is not the dataset of the stored ledger.
         PersistenceError
             The file is not a ledger store, or it was altered; or the store
             holds fewer releases than its anchor records (an older copy), or
-            the anchor was altered.
+            the anchor was altered; or the store (or its anchor) was written
+            with a key and none is given, or without one and a key is given.
 
         Examples
         --------
@@ -133,19 +189,29 @@ class Kept:
         from skattr._ledger._anchor import Anchor
         from skattr._ledger._store import LedgerStore, SQLiteStore, resolve_key
 
+        kept = None if anchor is None else Anchor(anchor, resolve_key(key))
+        if kept is not None:
+            # First: an anchor sealed with a key refuses a process without
+            # it before the store (perhaps edited to look unkeyed) is read.
+            kept.read()
         store = path if isinstance(path, LedgerStore) else SQLiteStore(
             path, key=key)
-        kept = None if anchor is None else Anchor(anchor, resolve_key(key))
         ledger = open_ledger(cls, store, data, reference=reference,
                              random_state=random_state, secret=secret,
                              budget=budget, theta=theta, law=law,
                              bounds=bounds)
         if kept is not None:
             with store.transaction() as transaction:
-                kept.check(store, transaction.count(),
-                           lambda i: stored_digest(transaction, i))
+                anchored = kept.check(store, transaction.count(),
+                                      lambda i: stored_digest(transaction, i))
             ledger._anchor = kept
-            kept.advance(len(ledger.releases), ledger._last_stored or "")
+            if len(ledger.releases) > anchored:
+                kept.advance(len(ledger.releases), ledger._last_stored or "")
+        # Made by an older skattr (0644), or by hand: said once it is open.
+        for shared, what in ((getattr(store, "path", None), "The ledger store"),
+                             (getattr(kept, "path", None), "The anchor")):
+            if shared is not None:
+                warn_if_shared(shared, what)
         return ledger
 
     def store(self, path, *, key=None, anchor=None) -> Kept:
@@ -221,6 +287,17 @@ class Kept:
 
         Files of schemas 1 and 2 (skattr 0.2) still load.
 
+        A JSON file carries a content hash, not an HMAC: no key is read
+        (``from_json`` takes none, nor ``SKATTR_LEDGER_KEY``), and whoever
+        can write the file can remove releases and recompute the hash, or
+        put back an older file. Keep it where only you write, or move it
+        into a store (``.store(path, key=..., anchor=...)``). A keyed store
+        is opened with :meth:`open` only, which refuses a JSON file: code
+        that loads whichever of the two it finds at a path lets a writer of
+        the store, without its key, put a JSON ledger with fewer releases in
+        its place (``skattr release --ledger`` refuses a JSON file whenever
+        a key or an anchor is given).
+
         Raises
         ------
         PersistenceError
@@ -232,5 +309,7 @@ class Kept:
             ledger was opened on: its row count or a released column's hash
             differs.
         """
-        return from_json(cls, text, data, reference=reference,
-                         random_state=random_state)
+        ledger = from_json(cls, text, data, reference=reference,
+                           random_state=random_state)
+        ledger._loaded = True
+        return ledger

@@ -15,6 +15,7 @@ import threading
 import numpy as np
 import pandas as pd
 
+from skattr._ledger._bounds import clipping_policy, release_bounds
 from skattr._ledger._entry import LedgerEntry
 from skattr._ledger._files import storable_statistic
 from skattr._ledger._joint import BUDGET_RTOL, GaussianJoint, LaplaceJoint
@@ -22,7 +23,7 @@ from skattr._ledger._kept import Kept
 from skattr._ledger._mixed import mixed_epsilon
 from skattr._query import Query, StackedQuery
 from skattr._release import Plan, Release
-from skattr._verbs import statistic_query, with_verbs
+from skattr._verbs import called, statistic_query, with_verbs
 from skattr.backends import backend_of, is_frame, one_reading
 from skattr.exceptions import (
     BudgetExceededError,
@@ -30,6 +31,7 @@ from skattr.exceptions import (
     NotCertifiableError,
 )
 from skattr.laws import AssumeGaussian
+from skattr.utils._param_validation import as_called
 
 __all__ = ["Ledger", "LedgerEntry", "joint_noise"]
 
@@ -108,9 +110,11 @@ _LEDGER_KEYWORDS = """\
     ``"exact"``, and for a statistic already released with Gaussian noise;
     ``"auto"`` the
     least-error Gaussian-noise mechanism) and any parameter of
-    that mechanism. The secret, reference, Theta, law, clipping and noise
-    source are the ledger's. The joint guarantee is checked, and a release
-    over the budget refused, before any noise is drawn."""
+    that mechanism. The secret, reference, Theta, law and noise source are
+    the ledger's; so is the clipping, but ``bounds={column: (low, high)}``
+    may name the range of a column the ledger has not released yet (fixed
+    from then on). The joint guarantee is checked, and a release over the
+    budget refused, before any noise is drawn."""
 
 _LEDGER_RETURNS = """\
 Returns
@@ -172,14 +176,27 @@ class Ledger(Kept):
         (the default, and the only choice for real releases). A seed is for
         experiments: each release draws its own stream of it, keyed by the
         release's index, so a ledger reloaded with the same seed never
-        replays a draw; a Generator gives one seed, drawn when the ledger is
-        opened. Each release says whether it was seeded (``seeded``).
-    bounds : "reference", dict, sequence of (low, high), (low, high) or None, \
-default="reference"
+        replays a draw; a ledger kept in a store or loaded from a file also
+        keys it by a nonce drawn from the operating system and kept in the
+        release's record, so that a store rolled back to an older copy
+        never draws a forgotten release's noise again. A seed thus
+        reproduces a ledger made and used in one process (the same
+        releases in the same order draw the same noise), and each kept
+        release's noise from its record, not the noise a kept ledger will
+        draw. A Generator gives one seed, drawn when the ledger is opened.
+        Each release says whether it was seeded (``seeded``).
+    bounds : "robust", "reference", dict, sequence of (low, high), \
+(low, high) or None, default="robust"
         The clipping of every release and of the joint law (the mechanisms'
         ``bounds=``; one policy per ledger, so that a column is one statistic
         whichever release reads it): each released column clipped to the
-        reference data's range, or to declared ranges; None clips nothing.
+        reference data's range within its far-out fences, to its whole range
+        (``"reference"``), or to declared ranges; None clips nothing. A store
+        resumed keeps the policy it recorded (``"reference"`` before 0.3).
+        A release may declare the range of a column not released yet
+        (``ledger.mean(["height"], bounds={"height": (100, 220)})``), fixed
+        from then on (:mod:`skattr._ledger._bounds`); a column released
+        keeps its range.
 
     Attributes
     ----------
@@ -223,6 +240,9 @@ default="reference"
     True
     """
 
+    #: How the user calls a ledger's methods, as its errors name them.
+    called_as = "ledger"
+
     #: Gaussian-noise mechanisms whose releases the ledger certifies jointly
     #: (read off the registry: :func:`joint_noise`).
     GAUSSIAN = _Composed("gaussian")
@@ -231,7 +251,7 @@ default="reference"
 
     def __init__(self, data: pd.DataFrame, *, secret, reference=None, budget,
                  theta="auto", law=None, random_state=None,
-                 bounds="reference"):
+                 bounds="robust"):
         from skattr._secret import Secret
         from skattr.mechanisms import BaseMechanism
         from skattr.utils._param_validation import validate_parameter_constraints
@@ -259,15 +279,18 @@ default="reference"
             eps, delta = float(eps), float(delta)
         except (TypeError, ValueError) as exc:
             raise InvalidParameterError(
-                f"budget must be a pair (epsilon, delta); got {budget!r}.") from exc
+                f"The 'budget' parameter of Ledger must be a pair (epsilon, "
+                f"delta). Got {budget!r} instead.") from exc
         if not (eps > 0 and 0 < delta < 1):
             raise InvalidParameterError(
-                f"budget must have epsilon > 0 and delta in (0, 1); got "
-                f"{budget!r}.")
+                f"The 'budget' parameter of Ledger must be a pair (epsilon, "
+                f"delta) with epsilon > 0 and delta in (0, 1). Got {budget!r} "
+                "instead.")
         law = "auto" if law is None else law
         if law not in ("auto", "exact", "gaussian"):
             raise InvalidParameterError(
-                f"law must be 'auto', 'exact' or 'gaussian'; got {law!r}.")
+                f"The 'law' parameter of Ledger must be 'auto', 'exact' or "
+                f"'gaussian'. Got {law!r} instead.")
         if getattr(theta, "grid_shape", None) is not None:
             raise NotCertifiableError(
                 "Theta stated as parameter ranges (ExpertTheta.from_ranges) is "
@@ -295,6 +318,8 @@ default="reference"
         # stream of this seed (by the release's index).
         self._noise_seed = base_seed(random_state, owner="Ledger")
         self._columns: set = set()
+        # The ranges the release being planned declares (bounds=), by column.
+        self._pending_bounds: dict = {}
         # The joint certificates: of Gaussian-noise releases, from their
         # statistics' joint law; of Laplace-noise releases, from couplings.
         self._gaussian = GaussianJoint(self)
@@ -309,6 +334,8 @@ default="reference"
         self._stored_header = None
         # The digest of the last release the store holds for this ledger.
         self._last_stored = None
+        # Whether the releases so far were loaded from a file or a store.
+        self._loaded = False
 
     def __repr__(self) -> str:
         eps, delta = self.spent
@@ -377,7 +404,10 @@ default="reference"
             The joint epsilon (at the budget's delta) of every release so far
             and this one; above ``budget[0]`` the release would be refused.
         """
-        with one_reading(self._reading), self._exclusive():
+        with one_reading(self._reading), self._lock, as_called(
+                called("ledger.plan", params),
+                {"columns", "statistic", "value", *params}):
+            self.refresh()          # the store's releases, then the fit
             found = self._planned_joint(
                 statistic_query(statistic, columns, value), params)
         return found[1], found[-1]
@@ -396,7 +426,7 @@ default="reference"
                 "law= is the ledger's own; open another ledger for another "
                 "law (a ledger of law='gaussian' takes law=AssumeGaussian("
                 "covariances=...) per release).")
-        for key in ("secret", "reference", "theta", "bounds", "sampling"):
+        for key in ("secret", "reference", "theta", "sampling"):
             if key in params:
                 raise InvalidParameterError(
                     f"{key}= is the ledger's own; open another ledger for "
@@ -440,8 +470,11 @@ default="reference"
             raise InvalidParameterError(
                 f"Unknown mechanism {mechanism!r}.{hint} The ledger releases "
                 f"through {', '.join(self.GAUSSIAN + self.LAPLACE)}.")
+        frame = self._data if self.reference is None else self.reference
+        policy = clipping_policy(self, query, query.resolve_columns(
+            frame, exclude=[self.secret.column]))
         if mechanism in self.LAPLACE:
-            return self._planned_laplace(query, mechanism, params)
+            return self._planned_laplace(query, mechanism, params, policy)
         if mechanism not in self.GAUSSIAN and mechanism != "auto":
             raise NotCertifiableError(
                 f"The ledger certifies releases of Gaussian-noise mechanisms "
@@ -450,7 +483,7 @@ default="reference"
                 "counted by a sum of epsilons.")
         # "auto": the registry's choice among the Gaussian-noise mechanisms,
         # the least expected error.
-        est, plan = self._build(query, mechanism, params)
+        est, plan = self._build(query, mechanism, params, policy)
         if plan.noise_law.kind != "gaussian" and not plan.noise_law.is_zero:
             raise NotCertifiableError(
                 f"mechanism={mechanism!r} planned {plan.noise_law.kind} noise, "
@@ -469,9 +502,9 @@ default="reference"
         return {base for base, _ in _single_statistics(query, self._n)
                 } <= released
 
-    def _planned_laplace(self, query, mechanism: str, params: dict):
+    def _planned_laplace(self, query, mechanism: str, params: dict, policy):
         """Plan a Wasserstein-mechanism release (Laplace noise on each value)."""
-        est, plan = self._build(query, mechanism, params)
+        est, plan = self._build(query, mechanism, params, policy)
         law = plan.noise_law
         if not (law.is_zero or (law.kind == "laplace" and np.array_equal(
                 law.basis, np.diag(np.diag(law.basis))))):
@@ -484,6 +517,10 @@ default="reference"
         # which changes nothing and is not stored).
         others = {k: v for k, v in sorted(params.items())
                   if k not in ("epsilon", "delta", "progress")}
+        if policy is not self.bounds:
+            # Columns whose range a release fixed: the statistic is the one
+            # clipped so (the ledger's own policy is implied otherwise).
+            others["bounds"] = _ranges(est)
         key = f"{mechanism} | {est.query_!r} | {others!r}"
         # The part of delta that is the chance drawn laws misjudge a tail:
         # independent between releases (each fit draws anew), so it adds up.
@@ -507,8 +544,12 @@ default="reference"
         self._laplace.queries.setdefault(key, (est.query_, est.columns_))
         return est, plan, (), np.zeros((0, 0)), laplace
 
-    def _build(self, query, mechanism: str, params: dict):
-        """Fit the release's estimator with the ledger's secret, Theta and noise."""
+    def _build(self, query, mechanism: str, params: dict, policy):
+        """Fit the release's estimator with the ledger's secret, Theta and noise.
+
+        ``policy`` is the ``bounds=`` that clips the query's columns as the
+        ledger does (:func:`~skattr._ledger._bounds.clipping_policy`).
+        """
         from skattr.mechanisms import MECHANISMS
 
         # The Wasserstein mechanisms take no law= (they use the exact or
@@ -523,7 +564,7 @@ default="reference"
         # them apart, as the joint delta does, stays conservative.
         memo = None
         if mechanism != "auto" and "epsilon" in params:
-            memo = (repr(query), mechanism,
+            memo = (repr(query), mechanism, repr(policy),
                     repr(sorted((k, v) for k, v in params.items()
                                 if k != "epsilon")))
             if memo in self._fitted:
@@ -536,7 +577,7 @@ default="reference"
                               data=self._data, n_rows=self._n,
                               mechanism=mechanism,
                               among=lambda cls: joint_noise(cls) == "gaussian",
-                              theta=self.theta, bounds=self.bounds,
+                              theta=self.theta, bounds=policy,
                               random_state=self._noise_source(), **law, **params)
         if memo is not None:
             self._fitted[memo] = est
@@ -546,19 +587,25 @@ default="reference"
         """Return the seed estimators are built with (each release has its own)."""
         return self._noise_seed
 
-    def _noise_of(self, index: int):
+    def _noise_of(self, index: int, nonce: int | None = None):
         """Return release ``index``'s own noise stream (None: fresh entropy).
 
         A seeded ledger keys a stream by the release's index, so a ledger
         reloaded with the same seed draws new noise for its new releases,
-        never the noise of its earlier ones again.
+        never the noise of its earlier ones again; and, with the release's
+        ``nonce`` (:meth:`_nonce`), by that too, so that a store rolled back
+        to an older copy does not draw a forgotten release's noise again.
+        The seed and a release's record give its noise again.
         """
         from skattr._random import check_random_state
 
         if self._noise_seed is None:
             return None
-        return check_random_state(self._noise_seed, stream=(_NOISE_STREAM,
-                                                            index))
+        # The marker 1 before the nonce: numpy pads a seed with zero words,
+        # so a nonce 0 alone would be the stream without one.
+        stream = ((_NOISE_STREAM, index) if nonce is None
+                  else (_NOISE_STREAM, index, 1, nonce))
+        return check_random_state(self._noise_seed, stream=stream)
 
     def _planned_joint(self, query, params) -> tuple:
         """Plan a release and its joint epsilon; ``epsilon="remaining"`` fits it.
@@ -566,6 +613,16 @@ default="reference"
         Returns (est, plan, statistics, noise_cov, laplace, joint).
         """
         params = dict(params)
+        if "bounds" in params:
+            # Ranges for columns not released yet, fixed once released.
+            self._pending_bounds = release_bounds(self, query,
+                                                  params.pop("bounds"))
+        try:
+            return self._planned_joint_now(query, params)
+        finally:
+            self._pending_bounds = {}
+
+    def _planned_joint_now(self, query, params) -> tuple:
         if params.get("secure"):
             # The joint law is computed for continuous noise; the grid's
             # widening of each release (skattr.noise._discrete) is not
@@ -578,8 +635,9 @@ default="reference"
         if isinstance(params.get("epsilon"), str):
             if params["epsilon"] != "remaining":
                 raise InvalidParameterError(
-                    f"epsilon must be a positive number, or 'remaining' for the "
-                    f"largest the budget allows; got {params['epsilon']!r}.")
+                    f"The 'epsilon' parameter of Ledger must be a positive "
+                    f"number, or 'remaining' for the largest the budget "
+                    f"allows. Got {params['epsilon']!r} instead.")
             return self._fitted_to_budget(query, params)
         found = self._planned(query, params)
         return (*found, self._joint_epsilon(found[0], *found[2:]))
@@ -647,16 +705,18 @@ default="reference"
     def _release(self, query, **params) -> Release:
         """Release ``query`` if the joint guarantee stays within the budget.
 
-        One transaction of the store, when the ledger has one: the releases
-        other processes made are read in first, and the release is written
-        and committed before it is returned.
+        Planned outside the store's lock, then one transaction of the
+        store, when the ledger has one (:meth:`_committed`): the releases
+        other processes made are read in, the budget checked again (the
+        release planned again if they moved the store), and the release
+        written and committed before it is returned.
         """
-        with one_reading(self._reading), self._exclusive():
-            return self._release_now(query, params)
+        with one_reading(self._reading):
+            return self._committed(lambda: self._planned_joint(query, params),
+                                   self._release_planned)
 
-    def _release_now(self, query, params) -> Release:
-        est, plan, statistics, noise_cov, laplace, joint = self._planned_joint(
-            query, params)
+    def _release_planned(self, planned) -> Release:
+        est, plan, statistics, noise_cov, laplace, joint = planned
         if joint > self.budget[0] * (1 + BUDGET_RTOL):
             spent = self.spent[0]
             raise BudgetExceededError(
@@ -669,13 +729,15 @@ default="reference"
                 + (" or a smaller delta (the releases' deltas add up past the "
                    "budget's)" if math.isinf(joint) and self._laplace_only()
                    else "") + ", or release fewer statistics.")
-        release = est.release(self._data,
-                              random_state=self._noise_of(len(self.releases)))
+        nonce = self._nonce()
+        release = est.release(self._data, random_state=self._noise_of(
+            len(self.releases), nonce))
         self.releases.append(LedgerEntry(
             release, statistics, noise_cov, joint, laplace=laplace,
             joint_delta=(None if laplace is None or not self._laplace_only()
                          else self._laplace.joint_delta(
-                             [e.laplace for e in self.releases] + [laplace]))))
+                             [e.laplace for e in self.releases] + [laplace])),
+            nonce=nonce))
         self._columns.update(map(str, est.columns_))
         return release
 

@@ -1,13 +1,22 @@
 """Where a ledger's releases are kept between processes: a transactional store.
 
-A ledger opened on a store (:meth:`skattr.Ledger.open`) makes every release
-one transaction: the store is locked, the releases other processes made
-since are read in, the joint guarantee checked against the budget, the
-noise drawn, the release written and the transaction committed, and only
-then is the release returned. A crash at any point leaves the old state or
-the new one: never a lost budget, never a released value the store does not
-hold. Processes on one store wait for each other (the store's lock);
+A ledger opened on a store (:meth:`skattr.Ledger.open`) plans a release
+outside the store's lock (the fit), then makes it one transaction: the
+store is locked, the releases other processes made since are read in, the
+joint guarantee checked against the budget (the release planned again if
+they moved the store), the noise drawn, the release written and the
+transaction committed, and only then is the release returned. A crash at
+any point leaves the old state or the new one: never a lost budget, never a
+released value the store does not hold. Processes on one store wait for
+each other's transactions (the store's lock), not for each other's fits;
 threads on one :class:`~skattr.Ledger` object take its lock first.
+
+The file is created readable and writable by its owner only (0600); one
+others can read or write (made by an older skattr) is named in a warning
+by :meth:`skattr.Ledger.open`: ``chmod 600`` it. An empty file is a store
+never initialised (a process killed before the first transaction): the
+first transaction initialises it. Any other file that is not a store,
+another application's SQLite database included, is refused.
 
 :class:`LedgerStore` is the small interface a store implements: an
 exclusive transaction that reads and writes the ledger's header (its
@@ -22,8 +31,11 @@ every record carries an HMAC-SHA256 over its text, its place and the
 previous record's HMAC, so an edited, removed or reordered record is
 refused on loading; without one, each record's text is still checked by
 its content hash, which detects accidents, not edits (anyone can recompute
-it). See ``docs/many_releases.rst``, "Keeping a ledger in a store", for
-what is and is not detected.
+it). A keyed store is refused without its key; one edited to look unkeyed
+is refused by a process given the key, and, without it, by the store's
+anchor (:mod:`skattr._ledger._anchor`), never by the file alone. See
+``docs/many_releases.rst``, "Keeping a ledger in a store", for the threat
+model: what is and is not detected.
 """
 
 from __future__ import annotations
@@ -37,6 +49,7 @@ import sqlite3
 from pathlib import Path
 
 from skattr.exceptions import InvalidParameterError, PersistenceError
+from skattr.utils._private import create_private
 
 __all__ = ["KEY_VARIABLE", "LedgerStore", "SQLiteStore", "StoreTransaction",
            "resolve_key"]
@@ -130,6 +143,20 @@ class SQLiteStore(LedgerStore):
                     f"{self.path} is not a ledger store (not an SQLite file). "
                     "A ledger saved with to_json is imported with "
                     "Ledger.from_json(...).store(path).")
+        # Created empty and private (0600) before SQLite opens it: SQLite
+        # would create it with the umask's mode, often readable by all, and
+        # gives its journal the file's mode. An empty file is a store never
+        # initialised (a process killed before its first transaction): the
+        # first transaction initialises it.
+        try:
+            handle = create_private(self.path)
+        except OSError as exc:
+            raise PersistenceError(
+                f"The ledger store {self.path} cannot be created "
+                f"({exc.strerror}). Give a path in a folder you can write "
+                "to.") from None
+        if handle is not None:
+            os.close(handle)
         # A connection per transaction, closed after it: a connection kept
         # open trusts its page cache when the file's change counter looks
         # unchanged, so a store replaced in place by an older copy and
@@ -205,6 +232,15 @@ class _SQLiteTransaction(StoreTransaction):
 
     def _prepare(self) -> None:
         db = self._db
+        tables = {name for (name,) in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT "
+            "LIKE 'sqlite_%'")}
+        if tables - {"meta", "releases"}:
+            # Another application's database: never made into a store.
+            raise PersistenceError(
+                f"{self._path} is an SQLite file but not a skattr ledger store "
+                f"(it holds the table(s) {sorted(tables - {'meta', 'releases'})}"
+                "). Give a new file for the store.")
         db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, "
                    "value TEXT NOT NULL)")
         db.execute("CREATE TABLE IF NOT EXISTS releases (idx INTEGER PRIMARY "
@@ -229,6 +265,8 @@ class _SQLiteTransaction(StoreTransaction):
                 f"{self._path} is a ledger store of layout "
                 f"{found.get('layout')!r}; this skattr reads layout {_LAYOUT}.")
         keyed = found.get("keyed") == "1"
+        if not keyed and self._key is None:
+            self._check_never_keyed()
         if keyed and self._key is None:
             raise PersistenceError(
                 f"{self._path} was written with an HMAC key; pass key= or set "
@@ -238,6 +276,27 @@ class _SQLiteTransaction(StoreTransaction):
                 f"{self._path} was written without an HMAC key, so its records "
                 "cannot be checked against one; open it without key=, or "
                 "export it (to_json) and store it again with the key.")
+
+    def _check_never_keyed(self) -> None:
+        """Refuse a store that says it is unkeyed but carries HMACs.
+
+        Such a store was written with a key and edited to look unkeyed (a
+        downgrade). A thorough editor removes every HMAC as well, which the
+        file alone cannot reveal: the anchor, kept apart, records that its
+        store is keyed (:mod:`skattr._ledger._anchor`), and a process given
+        the key refuses an unkeyed store.
+        """
+        macs = self._db.execute(
+            "SELECT (SELECT COUNT(*) FROM releases WHERE mac IS NOT NULL) + "
+            "(SELECT COUNT(*) FROM meta WHERE key IN ('header_mac', 'head', "
+            "'head_mac'))").fetchone()[0]
+        if macs:
+            raise PersistenceError(
+                f"{self._path} says it was written without an HMAC key, yet "
+                "it carries HMACs: it was written with a key and edited "
+                "outside skattr to look unkeyed. Open it with its key (key=, "
+                f"{KEY_VARIABLE}, or skattr release --ledger-key-file); "
+                "nothing was loaded.")
 
     def _mac(self, label: str, text: str, previous: str) -> str | None:
         if self._key is None:

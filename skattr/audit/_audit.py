@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from skattr._data import clip_frame, record_contributions, secret_indicator
 from skattr._random import check_random_state, seed_of
 from skattr._release import Plan
-from skattr._secret import Secret, as_secrets, grid_tolerance
+from skattr._secret import Secret, as_secrets, grid_counts, grid_tolerance
 from skattr.audit._result import AuditResult
 from skattr.audit._testers import (
     histogram_test,
@@ -148,10 +148,12 @@ class _Resampling:
             return rng.binomial(n, value, size=m)
         k = round(value * n)
         if abs(k - value * n) > grid_tolerance(n):
+            # audit reads the pair on the grid first (_widest_on_grid): fail
+            # closed on a value that did not come through it.
             raise InvalidParameterError(
                 f"A dataset of n = {n} records cannot have the property "
-                f"{value:g} exactly ({value * n:g} records); choose a pair on "
-                f"the grid of multiples of 1/{n}, or privacy='distributional'.")
+                f"{value:g} exactly ({value * n:g} records); pass a pair on "
+                f"the grid of multiples of 1/{n}.")
         return np.full(m, k)
 
     def rows(self, value: float, m: int, rng, *, shuffle: bool):
@@ -244,14 +246,34 @@ def _generator(random_state, owner: str) -> np.random.Generator:
     return check_random_state(random_state, owner=owner)
 
 
-def _default_pair(secret: Secret | None, n: int) -> tuple[float, float]:
+def _default_pair(secret: Secret | None, n: int,
+                  privacy: str) -> tuple[float, float]:
+    """Return the widest pair the secret's certificate covers on n records."""
     if secret is None:
         raise InvalidParameterError(
             "The mechanism has no secret to take the pair from; pass "
             "pair=(a, b), the two values of the property to tell apart.")
-    a, b = secret.pair_values(n)
-    widest = int(np.argmax(np.abs(np.asarray(b) - np.asarray(a))))
+    a, b = np.array(secret.certified_pairs(n, privacy), dtype=float).T
+    widest = int(np.argmax(np.abs(b - a)))
     return float(a[widest]), float(b[widest])
+
+
+def _widest_on_grid(a: float, b: float, n: int) -> tuple[float, float]:
+    """Return the widest pair of grid values k / n around a pair (a, b).
+
+    Dataset privacy draws datasets of whole numbers of group records; a
+    pair off the grid is certified as every grid pair around it
+    (:meth:`~skattr.Secret.grid_pairs`), and the one moving the most
+    records is the hardest to hide.
+    """
+    ka, kb = grid_counts(a, n), grid_counts(b, n)
+    ka, kb = (min(ka), max(kb)) if a < b else (max(ka), min(kb))
+    if ka == kb:
+        raise InvalidParameterError(
+            f"On n = {n} records both values of the pair ({a!r}, {b!r}) are "
+            f"{ka} records: no two datasets differ in it. Pass values at least "
+            f"1/{n} apart.")
+    return ka / n, kb / n
 
 
 def _check_pair(pair) -> tuple[float, float]:
@@ -333,9 +355,13 @@ def audit(mechanism, data, *, n: int, pair=None, secret=None,
         Records per dataset (public, as for a release).
     pair : (float, float), optional
         The two values of the secret's property to tell apart. By default
-        the widest pair of the mechanism's secret for n records. A pair the
-        mechanism does not certify makes a positive control (the
-        sensitivity computed for the wrong pair).
+        the widest pair the mechanism's secret certifies on n records. A
+        pair the mechanism does not certify makes a positive control (the
+        sensitivity computed for the wrong pair). When a frame is resampled
+        under dataset privacy, a pair off the grid of multiples of 1/n
+        (0.4 vs 0.6 on 747 records) is audited as the widest of the grid
+        pairs a release certifies around it (298 vs 449 records), the one
+        recorded in the result's ``pair``.
     secret : Secret, optional
         The secret whose property the datasets are drawn by; by default the
         mechanism's first. Needed for resampling when the mechanism has none
@@ -383,8 +409,8 @@ def audit(mechanism, data, *, n: int, pair=None, secret=None,
     Raises
     ------
     InvalidParameterError
-        For a bad parameter, a pair off the grid of n records, or a noise
-        override in release mode.
+        For a bad parameter, a pair whose two values are the same number of
+        records, or a noise override in release mode.
 
     See Also
     --------
@@ -448,12 +474,13 @@ def audit(mechanism, data, *, n: int, pair=None, secret=None,
     certified = mechanism.plan(n=n)
     if secret is None and getattr(mechanism, "secrets_", ()):
         secret = as_secrets(mechanism.secrets_)[0]
-    a, b = _check_pair(pair) if pair is not None else _default_pair(secret, n)
+    if privacy == "auto":
+        privacy = getattr(mechanism, "privacy", "dataset")
+    a, b = (_check_pair(pair) if pair is not None
+            else _default_pair(secret, n, privacy))
     rng = _generator(random_state, "audit")
     names = list(certified.statistics)
     k = len(names)
-    if privacy == "auto":
-        privacy = getattr(mechanism, "privacy", "dataset")
     if replace == "auto":
         replace = _replace_of(mechanism)
     law = (certified.noise_law if plan is None else
@@ -476,6 +503,8 @@ def audit(mechanism, data, *, n: int, pair=None, secret=None,
                 "mechanism has none; pass secret=skattr.Secret.proportion(...).")
         source = _Resampling(frame, secret, n, privacy, bool(replace))
         description = source.description
+        if privacy == "dataset":
+            a, b = _widest_on_grid(a, b, n)
 
     outputs = []
     for value in (a, b):
@@ -563,8 +592,9 @@ def audit_ledger(ledger, data=None, *, pair=None, releases: int = 10_000,
         The records to resample datasets of the ledger's n records from
         (see :func:`audit`); by default the ledger's reference data.
     pair : (float, float), optional
-        The secret's two values; by default the widest pair of the ledger's
-        secret.
+        The secret's two values; by default the widest pair the ledger's
+        secret certifies. Under dataset privacy, read on the grid as for
+        :func:`audit`.
     releases, confidence, testers, noise_scale_factor, replace, privacy,\
 random_state
         As for :func:`audit`. ``noise_scale_factor`` scales every release's
@@ -615,14 +645,17 @@ random_state
             "expert's); pass data= records to draw datasets from.")
     n = int(ledger._n)
     secret = ledger.secret
-    a, b = _check_pair(pair) if pair is not None else _default_pair(secret, n)
     if privacy == "auto":
         privacy = next((e.laplace["privacy"] for e in ledger.releases
                         if e.laplace), "dataset")
+    a, b = (_check_pair(pair) if pair is not None
+            else _default_pair(secret, n, privacy))
     if replace == "auto":
         replace = ledger.records_iid
     frame = _local(data)
     source = _Resampling(frame, secret, n, privacy, bool(replace))
+    if privacy == "dataset":
+        a, b = _widest_on_grid(a, b, n)
     evaluate, laws, names = _ledger_releases(ledger, frame, n)
     rng = _generator(random_state, "audit_ledger")
     factor = float(noise_scale_factor)

@@ -8,7 +8,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
-import networkx as nx
+# networkx is imported by the functions that build or search a graph: a
+# process whose releases use no network never loads it (0.3 CPU-s of its
+# first release, issue 42).
 import numpy as np
 
 from skattr._persistence import persistable
@@ -125,6 +127,7 @@ class ParameterNetwork:
 
     def __init__(self, *, parents: Mapping, grids: Mapping, cpts,
                  columns: Mapping | None = None):
+        import networkx as nx
         if not isinstance(grids, Mapping) or not grids:
             raise InvalidParameterError(
                 "grids must be a non-empty dict {node: grid values}.")
@@ -216,6 +219,7 @@ class ParameterNetwork:
         Such a network (a forest of rooted trees, chains included) has no
         collider, so a node set blocks a path exactly when it lies on it.
         """
+        import networkx as nx
         return (all(len(ps) <= 1 for ps in self.parents.values())
                 and nx.is_forest(self.graph.to_undirected(as_view=True)))
 
@@ -253,6 +257,7 @@ class ParameterNetwork:
         Uses :func:`networkx.is_d_separator` (a forest uses path blocking,
         the same test without colliders, in one traversal).
         """
+        import networkx as nx
         quilt = frozenset(quilt)
         others = [v for v in self.nodes if v != node and v not in quilt]
         if self.is_tree:
@@ -429,6 +434,7 @@ class ParameterNetwork:
 
     def _candidates(self, node, targets) -> list:
         """Nodes a least-influence quilt may use (see least_influence_covers)."""
+        import networkx as nx
         if not targets:
             return []
         if self.is_tree:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import difflib
+import functools
 import json
 import math
 import os
@@ -18,13 +20,15 @@ from skattr._version import __version__
 from skattr.cli._common import (
     Output,
     add_secret_options,
+    check_columns,
     pairs,
+    read_key_file,
     read_secret,
     read_table,
     seed,
     typed_value,
 )
-from skattr.cli._synthesize import OPTION_NAMES, add_synthesize
+from skattr.cli._synthesize import OPTION_NAMES, PRIVACY_HELP, add_synthesize
 from skattr.exceptions import InvalidParameterError, SkattrError
 
 __all__ = ["main"]
@@ -32,7 +36,7 @@ __all__ = ["main"]
 
 def _bounds(text: str):
     """Parse ``LO,HI`` (every released column), ``COLUMN=LO,HI`` or a policy."""
-    if text in ("reference", "none"):
+    if text in ("robust", "reference", "none"):
         return text
     column, sep, pair = text.rpartition("=")
     try:
@@ -50,7 +54,8 @@ def _as_bounds(given):
         return None
     if any(isinstance(b, str) for b in given):
         if len(given) > 1:
-            raise SkattrError("Give --bounds reference or --bounds none alone.")
+            raise SkattrError("Give --bounds robust, --bounds reference or "
+                              "--bounds none alone.")
         return given[0]
     if len(given) == 1 and isinstance(given[0][1], float):
         return given[0]
@@ -164,7 +169,19 @@ def _release(args) -> int:
     if args.anchor is not None and args.ledger is None:
         raise SkattrError("--anchor guards a ledger's store: give --ledger "
                           "FILE with it.")
+    if args.ledger_key_file is not None and args.ledger is None:
+        raise SkattrError("--ledger-key-file keys a ledger's store: give "
+                          "--ledger FILE with it.")
+    check_columns(args.columns, data, args.data, "--columns")
+    if isinstance(reference, pd.DataFrame):
+        check_columns(args.columns, reference, f"the reference {args.reference}",
+                      "--columns")
+        check_columns([args.secret_column], reference,
+                      f"the reference {args.reference}", "--secret-column")
     secret = read_secret(args, data)
+    dropped = None
+    if args.dropna:
+        data, reference, dropped = _drop_missing(args, data, reference)
     if args.value is not None and args.statistic in ("count", "proportion"):
         # The counted value, read as its column's type too (a 0/1 column's
         # "1" is the number 1, which the text "1" would never equal).
@@ -186,6 +203,7 @@ def _release(args) -> int:
     if args.covariances is not None and law == "gaussian":
         law = skattr.laws.AssumeGaussian(covariances=args.covariances)
     given = {"delta": args.delta, "calibration": args.calibration,
+             "privacy": args.privacy,
              "law": law, "group_size": args.group_size,
              "bounds": _as_bounds(args.bounds),
              "progress": args.progress, "secure": args.secure or None}
@@ -200,8 +218,10 @@ def _release(args) -> int:
                            else args.theta)
     statistic = (skattr.Statistic.quantile(args.columns, args.q)
                  if args.statistic == "quantile" else args.statistic)
+    writer = (_write if dropped is None
+              else functools.partial(_write, dropped=dropped))
     if args.ledger is not None:
-        return _ledger_release(args, data, kwargs, statistic)
+        return _ledger_release(args, data, kwargs, statistic, writer)
     verb = getattr(data.attrpriv, args.statistic)
     if args.plan:
         print(data.attrpriv.plan(args.columns, statistic=statistic,
@@ -209,9 +229,43 @@ def _release(args) -> int:
         return 0
     with Output(args.output) as output:
         rel = _call_verb(verb, args, kwargs)
-        output.write(rel, _write, _print_release)
+        output.write(rel, writer, _print_release)
     _print_release(rel)
     return 0
+
+
+#: What --dropna reveals, said where it is documented and when it drops.
+DROPNA_REVEALS = (
+    "n is public, so the number of records dropped is revealed too: if values "
+    "are missing more often in one of the secret's groups, it hints at the "
+    "share.")
+
+
+def _drop_missing(args, data, reference):
+    """--dropna: drop the records missing a value the release reads.
+
+    The released columns and the secret's, in the private data and (public,
+    so nothing is revealed by it) the reference. Prints what was dropped;
+    returns the frames and a record of it for ``--output``.
+    """
+    columns = list(dict.fromkeys([*args.columns, args.secret_column]))
+    kept = data[columns].notna().all(axis=1)
+    dropped = {"columns": columns, "records_read": len(data),
+               "records_dropped": int((~kept).sum()), "n": int(kept.sum())}
+    data = data[kept]
+    print(f"--dropna: dropped {dropped['records_dropped']} of "
+          f"{dropped['records_read']} records missing a value in "
+          f"{', '.join(map(str, columns))}; n = {dropped['n']}. "
+          f"{DROPNA_REVEALS}")
+    if isinstance(reference, pd.DataFrame):
+        present = [c for c in columns if c in reference.columns]
+        held = reference[present].notna().all(axis=1)
+        if not held.all():
+            print(f"--dropna: dropped {int((~held).sum())} of {len(reference)} "
+                  "reference records missing a value (public: reveals "
+                  "nothing).")
+            reference = reference[held]
+    return data, reference, dropped
 
 
 def _call_verb(verb, args, kwargs) -> Release:
@@ -223,7 +277,7 @@ def _call_verb(verb, args, kwargs) -> Release:
     return verb(args.columns, **kwargs)
 
 
-def _ledger_release(args, data, kwargs, statistic) -> int:
+def _ledger_release(args, data, kwargs, statistic, writer) -> int:
     """Release through the ledger kept in ``args.ledger`` (created if absent)."""
     from skattr._ledger import Ledger
 
@@ -237,12 +291,32 @@ def _ledger_release(args, data, kwargs, statistic) -> int:
     # back whole; any other file is a store (Ledger.open), where a release
     # is one transaction, safe against a crash and against other processes.
     kept_as_json = os.path.exists(path) and _holds_json(path)
-    if args.anchor is not None and kept_as_json:
+    # An anchor or a key (its file, or SKATTR_LEDGER_KEY) is a store's: a
+    # JSON ledger has neither HMAC nor anchor, and in their place may be a
+    # store replaced by someone without the key, with fewer releases (issue
+    # 42: a true 3.0 of a 2.0 budget). Refused; the message never suggests
+    # dropping the key or the anchor, which would accept that file.
+    given = [option for option, value in (
+        ("--anchor", args.anchor), ("--ledger-key-file", args.ledger_key_file),
+        ("SKATTR_LEDGER_KEY", os.environ.get("SKATTR_LEDGER_KEY") or None))
+        if value is not None]
+    if kept_as_json and given:
         raise SkattrError(
-            f"{path} is a JSON ledger; --anchor guards a store. Move the "
-            "ledger into a store (Ledger.from_json(...).store(path, "
-            "anchor=...)) or drop --anchor.")
-    if os.path.exists(path):
+            f"{path} is a JSON ledger, yet {' and '.join(given)} "
+            f"{'is' if len(given) == 1 else 'are'} given: a key or an anchor "
+            "guards a store, and a JSON ledger has neither an HMAC nor an "
+            "anchor's check. If "
+            f"{path} was a store, it was replaced (perhaps by someone without "
+            "the key, with fewer releases): restore it from a copy you trust. "
+            "A JSON ledger of your own is moved into a store with "
+            "Ledger.from_json(...).store(new_path, key=..., anchor=...). "
+            "Nothing was released.")
+    # The key from its file, else SKATTR_LEDGER_KEY (Ledger.open reads it).
+    key = (None if args.ledger_key_file is None
+           else read_key_file(args.ledger_key_file))
+    # An empty file holds no ledger: a store whose creation was interrupted
+    # before its first transaction (it is initialised, not refused).
+    if os.path.exists(path) and os.path.getsize(path) > 0:
         if args.budget is not None:
             raise SkattrError(
                 f"{path} already holds a ledger with its own budget; drop "
@@ -256,7 +330,12 @@ def _ledger_release(args, data, kwargs, statistic) -> int:
         else:
             ledger = Ledger.open(path, data, reference=opening["reference"],
                                  random_state=opening.get("random_state"),
-                                 anchor=args.anchor)
+                                 anchor=args.anchor, key=key)
+        if ("bounds" in opening and opening["bounds"] != ledger.bounds
+                and not isinstance(opening["bounds"], str)):
+            # Ranges for columns the ledger has not released yet: this
+            # release's (the ledger refuses them for a column released).
+            kwargs["bounds"] = opening.pop("bounds")
         for key, option in (("law", "--law"), ("theta", "--theta"),
                             ("bounds", "--bounds")):
             if key in opening and opening[key] != getattr(ledger, key):
@@ -272,11 +351,11 @@ def _ledger_release(args, data, kwargs, statistic) -> int:
     else:
         if args.budget is None:
             raise SkattrError(
-                f"{path} does not exist yet: give --budget EPSILON,DELTA to "
+                f"{path} holds no ledger yet: give --budget EPSILON,DELTA to "
                 "create it (the joint guarantee its releases may never exceed "
                 "together).")
         ledger = Ledger.open(path, data, budget=args.budget,
-                             anchor=args.anchor, **opening)
+                             anchor=args.anchor, key=key, **opening)
     if args.plan:
         plan, joint = ledger.plan(args.columns, statistic=statistic,
                                   value=args.value, **kwargs)
@@ -295,7 +374,7 @@ def _ledger_release(args, data, kwargs, statistic) -> int:
             with open(partial, "w", encoding="utf-8") as file:
                 file.write(ledger.to_json())
             os.replace(partial, path)
-        output.write(rel, _write, _print_release)
+        output.write(rel, writer, _print_release)
     _print_release(rel)
     print("", *textwrap.wrap(f"The ledger {path}: {ledger.in_plain_words()}",
                              88), sep="\n")
@@ -308,14 +387,25 @@ def _holds_json(path: str) -> bool:
         return file.read(64).lstrip()[:1] == b"{"
 
 
-def _write(rel: Release, path: str, name: str) -> None:
-    """Write the values and the certificate: JSON (``name`` ``.json``) or CSV."""
+def _write(rel: Release, path: str, name: str, dropped=None) -> None:
+    """Write the values and the certificate: JSON (``name`` ``.json``) or CSV.
+
+    ``dropped``: what ``--dropna`` dropped, written beside them (JSON: its
+    record under ``"dropna"``; CSV: columns ``n`` and ``records_dropped``).
+    """
     if name.lower().endswith(".json"):
+        record = rel.to_dict()
+        if dropped is not None:
+            record["dropna"] = dropped
         with open(path, "w", encoding="utf-8") as out:
-            json.dump(rel.to_dict(), out, indent=2)
+            json.dump(record, out, indent=2)
             out.write("\n")
     else:
-        rel.to_frame().to_csv(path, index=False)
+        table = rel.to_frame()
+        if dropped is not None:
+            table = table.assign(n=dropped["n"],
+                                 records_dropped=dropped["records_dropped"])
+        table.to_csv(path, index=False)
 
 
 # The library's messages name keyword arguments (law='gaussian'); on the command
@@ -323,6 +413,14 @@ def _write(rel: Release, path: str, name: str) -> None:
 _KEYWORD = re.compile(r"\b(law|theta|mechanism|privacy|calibration|covariances|"
                       r"delta|epsilon|reference)='([^']*)'")
 _RATIO = re.compile(r"\bmax_error_ratio=(None|[0-9.]+)")
+# A parameter error names the verb the command called (df.attrpriv.mean,
+# ledger.mean): on the command line, the option.
+_PARAMETER = re.compile(r"The '(epsilon|delta|mechanism|privacy|calibration|"
+                        r"bounds|group_size|theta|law|covariances|"
+                        r"max_error_ratio|random_state|q|value|columns|"
+                        r"secure|progress|budget)' parameter of "
+                        r"(?:(?:df\.attrpriv|ledger)\.\w+|Ledger\b)"
+                        r"(?: \(mechanism='([^']*)'\))?")
 _MODEL = re.compile(r"\blaw=AssumeGaussian\(covariances='([^']*)'\)")
 
 
@@ -347,7 +445,16 @@ def _as_options(message: str) -> str:
     'bin it with --bins age=E1,E2,...'
     >>> _as_options("The 'k' parameter of AttributePrivateRAP must be")
     '--k must be'
+    >>> _as_options("The 'group_size' parameter of df.attrpriv.mean must be")
+    '--group-size must be'
+    >>> _as_options("The 'delta' parameter of ledger.mean (mechanism='apgm') "
+    ...             "must be")
+    '--delta (with --mechanism apgm) must be'
     """
+    message = _PARAMETER.sub(
+        lambda m: "--" + m.group(1).replace("_", "-") + (
+            f" (with --mechanism {m.group(2)})" if m.group(2) else ""),
+        message)
     for pattern, option in _DOMAIN:
         message = pattern.sub(option, message)
     for name, option in OPTION_NAMES:
@@ -373,12 +480,14 @@ def _ratio(text: str):
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of the ``skattr`` command."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="skattr",
         description="Release statistics while hiding global properties of the data "
                     "(attribute and distribution privacy).")
     parser.add_argument("--version", action="version", version=f"skattr {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True,
+                                parser_class=_Parser)
+    parser.commands = sub.choices
 
     demo = sub.add_parser("demo", help="run the hospital example of Zhang et al.")
     demo.add_argument("--random-state", "--seed", dest="random_state",
@@ -425,6 +534,11 @@ def build_parser() -> argparse.ArgumentParser:
                           "from it that records the most releases it has "
                           "held, so that an older copy of the store is "
                           "refused (pass the same file every time)")
+    rel.add_argument("--ledger-key-file", default=None, metavar="FILE",
+                     help="with a --ledger store: the file holding its HMAC "
+                          "key (16 bytes or more, readable by you only; "
+                          "default: the variable SKATTR_LEDGER_KEY). A store "
+                          "written with a key is opened with it only")
     rel.add_argument("--budget", type=pairs, default=None,
                      metavar="EPSILON,DELTA",
                      help="the budget of a new --ledger FILE, e.g. 3,1e-3")
@@ -438,6 +552,14 @@ def build_parser() -> argparse.ArgumentParser:
                           "apgm, approx-wasserstein or wasserstein (default: "
                           "auto, the certified one with least expected error; "
                           "an unknown name lists them all)")
+    rel.add_argument("--privacy", default=None,
+                     choices=["dataset", "distributional"],
+                     help=PRIVACY_HELP + "; default: dataset")
+    rel.add_argument("--dropna", action="store_true",
+                     help="drop the records missing a value in the released "
+                          "columns or the secret's (as pandas' dropna), count "
+                          "n again and print it; the release and --output "
+                          "record it. " + DROPNA_REVEALS)
     rel.add_argument("--calibration", default=None,
                      choices=["analytic", "classic"],
                      help="Gaussian calibration (default: analytic)")
@@ -446,8 +568,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the range each released column is clipped to: "
                           "declared LO,HI or COLUMN=LO,HI (required by the "
                           "differential-privacy baselines dp-*, group-dp-*), "
-                          "'reference' (the reference data's range, the "
-                          "default of the other mechanisms) or 'none'")
+                          "'robust' (the reference data's range within its "
+                          "far-out fences, the default of the other "
+                          "mechanisms), 'reference' (its whole range) or "
+                          "'none'")
     rel.add_argument("--group-size", type=int, default=None,
                      help="for group-dp-*: records a neighbouring dataset may "
                           "replace (default: n)")
@@ -515,10 +639,53 @@ class _MechanismNames:
         return iter(self._names())
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose errors name the closest valid choice."""
+
+    def error(self, message: str):
+        found = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)",
+                          message)
+        if found:
+            close = difflib.get_close_matches(
+                found.group(1), re.findall(r"'([^']*)'", found.group(2)), n=1)
+            if close:
+                message += f". Did you mean {close[0]!r}?"
+        super().error(message)
+
+    def unrecognized(self, extra: list) -> None:
+        """Refuse options this command does not take, naming the closest."""
+        known = [o for action in self._actions for o in action.option_strings
+                 if o.startswith("--")]
+        hints = []
+        for text in extra:
+            name = text.split("=", 1)[0]
+            close = (difflib.get_close_matches(name, known, n=1, cutoff=0.7)
+                     if name.startswith("-") else [])
+            if close:
+                hints.append(f" Did you mean {close[0]} for {name}?")
+        self.error(f"unrecognized arguments: {' '.join(extra)}."
+                   + "".join(hints) + f" See skattr {self.prog.split()[-1]} "
+                   "--help.")
+
+
+def _translated(message: str, args) -> str:
+    """Return the library's message in the command's words (its options)."""
+    message = _as_options(message)
+    if (args.command == "release" and not args.dropna
+            and "holds missing (NaN) or infinite values" in message
+            and "of the private data" in message):
+        message += (" Or pass --dropna to drop the records that miss a value "
+                    "(n is counted again and printed; see skattr release "
+                    "--help for what that reveals).")
+    return message
+
+
 def main(argv=None) -> int:
     """Run the command line; returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        parser.commands[args.command].unrecognized(extra)
     try:
         return args.run(args)
     except BrokenPipeError:
@@ -527,7 +694,7 @@ def main(argv=None) -> int:
         return 0
     except (SkattrError, OSError, KeyError, pd.errors.EmptyDataError,
             pd.errors.ParserError, UnicodeDecodeError) as exc:
-        print(f"skattr: error: {_as_options(str(exc))}", file=sys.stderr)
+        print(f"skattr: error: {_translated(str(exc), args)}", file=sys.stderr)
         return 2
 
 

@@ -11,8 +11,8 @@ import pandas as pd
 from skattr._secret import Secret
 from skattr.exceptions import SkattrError
 
-__all__ = ["Output", "add_secret_options", "pairs", "read_secret",
-           "read_table", "seed", "typed_value"]
+__all__ = ["Output", "add_secret_options", "check_columns", "pairs",
+           "read_key_file", "read_secret", "read_table", "seed", "typed_value"]
 
 
 def pairs(text: str) -> tuple[float, float]:
@@ -64,16 +64,21 @@ def read_table(path: str) -> pd.DataFrame:
     return pd.read_csv(path)
 
 
+def check_columns(columns, data: pd.DataFrame, path: str, option: str) -> None:
+    """Refuse columns ``path`` lacks, naming the closest of its columns."""
+    names = [str(c) for c in data.columns]
+    for column in columns:
+        if column not in data.columns:
+            close = difflib.get_close_matches(str(column), names, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise SkattrError(
+                f"{option} {column!r} is not a column of {path}.{hint} Its "
+                f"columns: {', '.join(names)}.")
+
+
 def read_secret(args, data: pd.DataFrame) -> Secret:
     """Return the secret the options state, its value read as its column's type."""
-    if args.secret_column not in data.columns:
-        close = difflib.get_close_matches(str(args.secret_column),
-                                          [str(c) for c in data.columns], n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise SkattrError(
-            f"--secret-column {args.secret_column!r} is not a column of "
-            f"{args.data}.{hint} Its columns: "
-            f"{', '.join(map(str, data.columns))}.")
+    check_columns([args.secret_column], data, args.data, "--secret-column")
     value = args.secret_value
     if value is not None:
         value = typed_value(data[args.secret_column], value, args.secret_column)
@@ -108,8 +113,46 @@ def add_secret_options(parser) -> None:
                         help="intervals hidden from each other")
 
 
+def read_key_file(path: str) -> bytes:
+    """Read a ledger's HMAC key from ``path`` (``--ledger-key-file``).
+
+    The file must be yours and readable by you only, as ssh asks of a
+    private key: a key others can read or replace is no secret. Trailing
+    line breaks are dropped (as ``$(cat FILE)`` would: a key written with
+    ``echo``). The key is never printed.
+    """
+    try:
+        with open(path, "rb") as file:
+            if os.name == "posix":
+                status = os.fstat(file.fileno())
+                mode = status.st_mode & 0o777
+                if status.st_uid not in (os.getuid(), 0):
+                    raise SkattrError(
+                        f"--ledger-key-file {path} belongs to another user; "
+                        "use a key file of your own. The key was not used.")
+                if mode & 0o077:
+                    raise SkattrError(
+                        f"--ledger-key-file {path}: its permissions {mode:04o} "
+                        "let others read or write it, so the key is no "
+                        f"secret; make it yours alone (chmod 600 {path}) and "
+                        "give it again. The key was not used.")
+            key = file.read(4097)
+    except OSError as exc:
+        raise SkattrError(f"--ledger-key-file {path} cannot be read "
+                          f"({exc.strerror}).") from None
+    if len(key) > 4096:
+        raise SkattrError(f"--ledger-key-file {path} is over 4096 bytes: give "
+                          "a file holding the key alone.")
+    key = key.rstrip(b"\r\n")
+    if len(key) < 16:
+        raise SkattrError(f"--ledger-key-file {path} holds fewer than 16 bytes; "
+                          "a key must be 16 bytes or more (for example: "
+                          f"head -c 32 /dev/urandom | base64 > {path}).")
+    return key
+
+
 class Output:
-    """``--output FILE``, written whole or not at all.
+    """``--output FILE`` (or another option's file), written whole or not at all.
 
     Its temporary file is created beside FILE before anything is released
     (a path that cannot be written is refused first); the release is
@@ -117,10 +160,23 @@ class Output:
     release. When the write fails after the release was made, the release
     is printed and the error says so: a second release of the same data
     would spend more privacy.
+
+    Parameters
+    ----------
+    path : str or None
+        The file; None writes nothing.
+    option : str, default="--output"
+        The option that named it, as the messages say it.
+    lost : str, optional
+        What the error says after a failed write (by default: keep the
+        values printed).
     """
 
-    def __init__(self, path: str | None):
-        self.path, self.partial = path, None
+    def __init__(self, path: str | None, option: str = "--output",
+                 lost: str | None = None):
+        self.path, self.partial, self.option = path, None, option
+        self.lost = lost or ("Keep the values printed above: releasing the "
+                             "same data again would spend more privacy.")
 
     def __enter__(self) -> Output:
         if self.path is not None:
@@ -134,7 +190,7 @@ class Output:
                 os.close(handle)
             except OSError as exc:
                 raise SkattrError(
-                    f"--output {self.path} cannot be written ({exc.strerror}: "
+                    f"{self.option} {self.path} cannot be written ({exc.strerror}: "
                     f"{folder}); nothing was released. Give a path in a "
                     "folder you can write to.") from None
         return self
@@ -154,10 +210,8 @@ class Output:
             shown(rel)
             raise SkattrError(
                 f"The release above was made (and counted, in a ledger) but "
-                f"--output {self.path} could not be written ({exc}); no part "
-                "of it was left in the file. Keep the values printed above: "
-                "releasing the same data again would spend more privacy."
-            ) from None
+                f"{self.option} {self.path} could not be written ({exc}); no "
+                f"part of it was left in the file. {self.lost}") from None
 
     def __exit__(self, *exc) -> None:
         if self.partial is not None:

@@ -16,7 +16,11 @@ from skattr.cli._common import (
 )
 from skattr.exceptions import SkattrError
 
-__all__ = ["OPTION_NAMES", "add_synthesize"]
+__all__ = ["OPTION_NAMES", "PRIVACY_HELP", "add_synthesize"]
+
+#: --privacy's help, the same for every command that takes it.
+PRIVACY_HELP = ("hide the realised share (dataset: pairs on the grid k/n) or "
+                "the chance of a record to be in the group (distributional)")
 
 
 def add_synthesize(sub) -> None:
@@ -58,8 +62,7 @@ def add_synthesize(sub) -> None:
     syn.add_argument("--delta", type=float, default=1e-3)
     syn.add_argument("--privacy", default="dataset",
                      choices=["dataset", "distributional"],
-                     help="hide the realised share (dataset: pairs on the grid "
-                          "k/n) or the chance of a record to be in the group")
+                     help=PRIVACY_HELP + "; default: dataset")
     syn.add_argument("--share", type=float, default=None,
                      help="the group's share in the synthetic table (default: "
                           "the middle of the pairs)")
@@ -76,7 +79,8 @@ def add_synthesize(sub) -> None:
                      help="steps of each relaxed projection")
     syn.add_argument("--save", default=None, metavar="FILE.json",
                      help="also save the fitted synthesiser (JSON) to draw "
-                          "more records later without spending privacy")
+                          "more records later without spending privacy "
+                          "(written whole or not at all)")
     syn.add_argument("--random-state", "--seed", dest="random_state",
                      type=seed, default=None,
                      help="seed the noise and the sampling (experiments only)")
@@ -122,6 +126,11 @@ def _write_table(table: pd.DataFrame, path: str, name: str) -> None:
         table.to_csv(path, index=False)
 
 
+def _write_synthesizer(result, path: str, name: str) -> None:
+    with open(path, "w", encoding="utf-8") as file:
+        file.write(result.synthesizer.to_json())
+
+
 def _synthesize(args) -> int:
     from skattr.synth import synthesize
 
@@ -149,7 +158,12 @@ def _synthesize(args) -> int:
         raise SkattrError(f"--save writes JSON: give a name ending in .json, "
                           f"not {args.save!r}.")
     given = {"progress": args.progress}
-    with Output(args.output) as output:
+    # Both files' temporary files are made before the fit: a path that
+    # cannot be written is refused before any noise is drawn.
+    kept = Output(args.save, option="--save", lost=(
+        f"The synthetic table was written to {args.output}; the synthesiser "
+        "is not kept (fitting it again would spend more privacy)."))
+    with Output(args.output) as output, kept as saved:
         result = synthesize(
             data, secret=secret, categories=categories, bins=bins,
             reference=reference, columns=args.columns, n=args.rows,
@@ -160,9 +174,8 @@ def _synthesize(args) -> int:
             **{k: v for k, v in given.items() if v is not None})
         output.write(result, writer=lambda r, path, name: _write_table(
             r.data, path, name), shown=lambda r: print(r.summary()))
-    if args.save is not None:
-        with open(args.save, "w", encoding="utf-8") as file:
-            file.write(result.synthesizer.to_json())
+        saved.write(result, writer=_write_synthesizer,
+                    shown=lambda r: print(r.summary()))
     print(result.summary())
     print(f"wrote {len(result.data)} records to {args.output}")
     return 0

@@ -35,11 +35,16 @@ import numpy as np
 from skattr._certificate import Assumption, MethodStep
 from skattr._persistence import persistable
 from skattr.exceptions import NotCertifiableError
-from skattr.laws._base import Bound, StatisticLaw, secret_pairs
+from skattr.laws._base import Bound, StatisticLaw, secret_pairs, widest_pairs
 from skattr.laws._distances import CoupledDistances, least_certified
+from skattr.utils._progress import progress_bar
+from skattr.utils._work import TimeGuard, work_seconds
 
-__all__ = ["BandLaw", "BandsLaw", "GroupBand", "dkw_radius", "pair_moves",
-           "record_distance", "summed_distances"]
+__all__ = ["BandLaw", "BandsLaw", "GroupBand", "dkw_radius", "inner_moves",
+           "over_widest", "pair_moves", "record_distance", "summed_distances"]
+
+#: Seconds before a loop over a secret's widest pairs shows a progress bar.
+_BAR_DELAY = 3.0
 
 #: Most atoms of the law of the moved records' summed distance (the grid's
 #: steps per record shrink as more records move).
@@ -209,12 +214,55 @@ def pair_moves(secret, n: int, privacy: str) -> list[tuple[int, float]]:
     distributional: each of the n records, with chance |a - b|.
     """
     found = set()
-    for a, b in secret_pairs(secret, n, privacy,
-                             alternative="use privacy='distributional'"):
+    for a, b in secret_pairs(secret, n, privacy):
         moved = abs(float(a) - float(b))
         found.add((math.ceil(moved * n - 1e-9), 1.0) if privacy == "dataset"
                   else (n, moved))
     return sorted(found)
+
+
+def over_widest(pairs, *, what: str, progress=False, label: str = ""):
+    """Yield each widest pair of ``pairs`` (low, high, inner), watched.
+
+    :func:`~skattr.laws._base.widest_pairs`; a progress bar appears once the
+    loop has taken a few seconds (``progress``, under ``label``), and the
+    loop is refused (:class:`~skattr.exceptions.WorkLimitError`) as soon as
+    its first pairs project it past ``SKATTR_MAX_SECONDS`` (300 s by default).
+    """
+    widest = widest_pairs(pairs)
+    total = int(widest.low.size)
+    guard = TimeGuard(
+        total, work_seconds(),
+        what=f"bounding {what} over {total:,} widest pairs of the secret",
+        cheaper=("state a window that spans more of its support (fewer "
+                 "widest pairs), fewer pairs, or raise the limit "
+                 "(SKATTR_MAX_SECONDS, 'none' for no limit)"))
+    with progress_bar(progress, total=total, desc=label or what, unit="pair",
+                      delay=_BAR_DELAY) as bar:
+        for low, high, inner in zip(widest.low.tolist(), widest.high.tolist(),
+                                    widest.inner.tolist(), strict=True):
+            yield low, high, inner
+            bar.update(1)
+            guard.advance(1)
+
+
+def inner_moves(pairs, low: float, high: float, n: int, privacy: str, *,
+                starts: tuple[float, float] | None = None
+                ) -> list[tuple[int, float]]:
+    """Return the distinct (records moved, each one's chance) of pairs in [low, high].
+
+    As :func:`pair_moves` counts them, for the pairs (either way) whose two
+    shares lie in [low, high] (and whose lower share lies in ``starts``).
+    """
+    ends = np.sort(np.asarray(list(pairs), dtype=float).reshape(-1, 2), axis=1)
+    inside = (ends[:, 0] >= low) & (ends[:, 1] <= high)
+    if starts is not None:
+        inside &= (ends[:, 0] >= starts[0]) & (ends[:, 0] <= starts[1])
+    gaps = np.unique(ends[inside, 1] - ends[inside, 0])
+    gaps = gaps[gaps > 0]
+    if privacy == "dataset":
+        return sorted({(math.ceil(g * n - 1e-9), 1.0) for g in gaps.tolist()})
+    return [(n, g) for g in gaps.tolist()]
 
 
 def record_distance(out: GroupBand, inside: GroupBand, lo, hi):

@@ -31,10 +31,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import ClassVar, NamedTuple
 
-from skattr._certificate import MethodStep
+import numpy as np
+
+from skattr._certificate import Assumption, MethodStep
 from skattr.exceptions import NotCertifiableError
 
-__all__ = ["Bound", "StatisticLaw", "secret_pairs"]
+__all__ = ["Bound", "StatisticLaw", "WidestPairs", "grid_assumptions",
+           "secret_pairs", "widest_pairs"]
 
 #: Fewest records a law learnt from reference data certifies with no noise:
 #: below it a noiseless release publishes a function of a handful of records
@@ -61,18 +64,96 @@ class Bound(NamedTuple):
     assumptions: tuple = ()
 
 
-def secret_pairs(secret, n: int, privacy: str, *, alternative: str
-                 ) -> list[tuple[float, float]]:
+def secret_pairs(secret, n: int, privacy: str, *,
+                 alternative: str | None = None) -> list[tuple[float, float]]:
     """Return the pairs of property values to tell apart, on n records.
 
     Dataset privacy conditions on a whole number of group records, so the
-    pairs are read on the grid k / n (``alternative`` says what to do when
-    they are off it); distributional privacy takes the stated values.
+    pairs are read on the grid k / n, a stated pair off it as every grid
+    pair around it (:meth:`~skattr.Secret.grid_pairs`; ``alternative`` is
+    named when none is left); distributional privacy takes the stated
+    values.
     """
-    if privacy == "dataset":
-        return secret.grid_pairs(n, alternative=alternative)
-    a, b = secret.pair_values(n)
-    return list(zip(a.tolist(), b.tolist(), strict=True))
+    return secret.certified_pairs(n, privacy, alternative=alternative)
+
+
+def grid_assumptions(secrets, n: int) -> tuple:
+    """Return the records of the stated pairs read on the grid of n records.
+
+    One ``"secret.grid"`` :class:`~skattr.Assumption` per secret with a
+    stated pair off the grid k / n: its label, n, those pairs, the counts
+    of records around each side, and every pair certified, as counts of
+    records (k_a, k_b) out of n. Empty when every pair is on the grid.
+    """
+    found = []
+    for secret in secrets:
+        reading = secret.grid_reading(n)
+        if not reading:
+            continue
+        certified = tuple((round(a * n), round(b * n))
+                          for a, b in secret.grid_pairs(n))
+        found.append(Assumption.of(
+            "secret.grid", secret=secret.label, n=int(n),
+            stated=tuple(pair for pair, _, _ in reading),
+            sides=tuple((ka, kb) for _, ka, kb in reading),
+            certified=certified))
+    return tuple(found)
+
+
+class WidestPairs(NamedTuple):
+    """The pairs of shares whose intervals hold every other pair.
+
+    Attributes
+    ----------
+    low, high : ndarray
+        Each widest pair's shares, low < high.
+    inner : ndarray of bool
+        Whether another pair lies inside the widest pair's interval.
+    """
+
+    low: np.ndarray
+    high: np.ndarray
+    inner: np.ndarray
+
+
+def widest_pairs(pairs) -> WidestPairs:
+    """Return the pairs whose intervals [low, high] hold every pair of ``pairs``.
+
+    A pair (a, b) lies inside (x, y) when min(a, b) >= x and max(a, b) <= y;
+    the widest pairs are the pairs inside no other (each stated pair read in
+    either order, repeated pairs once). A window of pairs within w of each
+    other has one widest pair per distinct top share: (s, the largest grid
+    share at most s + w), about as many as the grid has shares between
+    low + w and high, where it has (w n)^2 / 2 pairs in all. A law that is
+    monotone in the share between a pair's ends (each law it bounds lies
+    between its values at the two ends) bounds every pair inside a widest
+    one by the widest pair's ends alone; ``inner`` says where that is needed
+    (where nothing lies inside, the pair itself is all there is).
+
+    Examples
+    --------
+    >>> from skattr.laws._base import widest_pairs
+    >>> widest_pairs([(0.4, 0.5), (0.6, 0.4), (0.45, 0.5), (0.5, 0.7)])
+    ... # doctest: +NORMALIZE_WHITESPACE
+    WidestPairs(low=array([0.4, 0.5]), high=array([0.6, 0.7]),
+                inner=array([ True, False]))
+    """
+    pairs = np.asarray(list(pairs), dtype=float).reshape(-1, 2)
+    if pairs.size == 0:
+        empty = np.zeros(0)
+        return WidestPairs(empty, empty, np.zeros(0, dtype=bool))
+    ends = np.unique(np.sort(pairs, axis=1), axis=0)
+    # By low share ascending, high share descending: a pair lies inside an
+    # earlier one exactly when its high share does not pass the running
+    # maximum, and then inside the last one that raised it.
+    order = np.lexsort((-ends[:, 1], ends[:, 0]))
+    low, high = ends[order, 0], ends[order, 1]
+    before = np.concatenate([[-np.inf], np.maximum.accumulate(high)[:-1]])
+    widest = high > before
+    owner = np.maximum.accumulate(np.where(widest, np.arange(low.size), -1))
+    inner = np.zeros(low.size, dtype=bool)
+    inner[owner[~widest]] = True
+    return WidestPairs(low[widest], high[widest], inner[widest])
 
 
 class StatisticLaw(ABC):

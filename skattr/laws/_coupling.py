@@ -110,8 +110,7 @@ class ResamplingLaw(StatisticLaw):
         return (Assumption.of("resampling-model", privacy=privacy),)
 
     def _pairs(self, secret, n: int, privacy: str) -> list:
-        return secret_pairs(secret, n, privacy,
-                            alternative="use privacy='distributional'")
+        return secret_pairs(secret, n, privacy)
 
     # ---------------------------------------------------------- order laws
     def _order_laws(self, privacy: str):

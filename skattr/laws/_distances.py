@@ -30,6 +30,7 @@ import numpy as np
 from scipy import stats
 
 from skattr.exceptions import NotCertifiableError
+from skattr.laws._base import widest_pairs
 from skattr.laws._counts import _as_shares, _record_counts, count_pmf
 
 __all__ = ["CoupledDistances", "count_coupled_distances", "least_certified",
@@ -223,7 +224,9 @@ def count_coupled_distances(pairs, n: int, low, high, privacy: str,
                             ) -> list[tuple[CoupledDistances, ...]]:
     """Return, per pair, distance laws of couplings valid over a box of counts.
 
-    Each pair's laws are alternatives, each valid for every p in the box: the
+    Where the swap coupling is every pair's only law, only the pair that
+    moves the most records is returned (its law is the stochastically
+    largest). Each pair's laws are alternatives, each valid for every p in the box: the
     swap coupling's Binomial(moved records, widest gap) and, for at most
     ``_ENVELOPE_PAIRS`` pairs, the quantile coupling's envelope
     (:func:`quantile_envelope`), which wins when the box is narrow (a large
@@ -269,21 +272,34 @@ def count_coupled_distances(pairs, n: int, low, high, privacy: str,
     gaps[np.diag_indices(k)] = 0.0
     gap = float(np.clip(gaps.max(), 0.0, 1.0))
     pairs = list(pairs)
-    out = []
-    for a, b in pairs:
-        moved = 0.5 * float(np.abs(_as_shares(a, k) - _as_shares(b, k)).sum())
+
+    def swap(moved: float) -> CoupledDistances:
         if privacy == "dataset":
-            swap = CoupledDistances.binomial(math.ceil(moved * n - 1e-9), gap,
+            return CoupledDistances.binomial(math.ceil(moved * n - 1e-9), gap,
                                              weight)
-        else:
-            swap = CoupledDistances.binomial(n, min(1.0, moved * gap), weight)
-        # The envelope's missing mass is the slack, less the rounding of its
-        # (at most 4 (n + 1)) lengths' sum, well under half the slack: at a
-        # delta of at most half the slack it reads infinite.
-        if len(pairs) <= _ENVELOPE_PAIRS and (
-                delta is None or envelope_slack(n) < 2 * delta):
-            out.append((swap, quantile_envelope(a, b, n, low, high, privacy,
-                                                weight)))
-        else:
-            out.append((swap,))
-    return out
+        return CoupledDistances.binomial(n, min(1.0, moved * gap), weight)
+
+    # The envelope's missing mass is the slack, less the rounding of its
+    # (at most 4 (n + 1)) lengths' sum, well under half the slack: at a
+    # delta of at most half the slack it reads infinite.
+    envelope = len(pairs) <= _ENVELOPE_PAIRS and (
+        delta is None or envelope_slack(n) < 2 * delta)
+    shares = pairs
+    if not envelope and k == 2 and all(np.ndim(v) == 0 for pair in pairs
+                                       for v in pair):
+        # Two groups: the pair that moves the most is a widest one.
+        widest = widest_pairs(pairs)
+        shares = list(zip(widest.low.tolist(), widest.high.tolist(),
+                          strict=True))
+    moves = [0.5 * float(np.abs(_as_shares(a, k) - _as_shares(b, k)).sum())
+             for a, b in shares]
+    if not envelope:
+        # The swap coupling alone: Binomial(moved records, gap), or
+        # Binomial(n, moved share x gap), is stochastically larger for a
+        # pair that moves more, so every calibration (of increasing
+        # functions of the distance) asks most of the pair that moves the
+        # most: one law, where a window's thousands of pairs each built one.
+        return [(swap(max(moves)),)] if moves else []
+    return [(swap(moved), quantile_envelope(a, b, n, low, high, privacy,
+                                            weight))
+            for (a, b), moved in zip(pairs, moves, strict=True)]

@@ -20,7 +20,7 @@ import numpy as np
 from skattr._certificate import Assumption, MethodStep
 from skattr._persistence import persistable
 from skattr.exceptions import NotCertifiableError
-from skattr.laws._base import Bound, StatisticLaw, secret_pairs
+from skattr.laws._base import Bound, StatisticLaw, secret_pairs, widest_pairs
 from skattr.laws._count_sensitivity import count_sensitivity, count_sensitivity_box
 from skattr.laws._distances import (
     CoupledDistances,
@@ -115,7 +115,8 @@ class ExactLaw(StatisticLaw):
     def exact_pairs(self, n: int) -> list[tuple]:
         """Return the weighted laws (x_a, p_a, x_b, p_b) of F on both sides of pairs.
 
-        Dataset privacy: the pairs on the grid k / n.
+        Dataset privacy: the pairs on the grid k / n (a stated pair off it as
+        every grid pair around it: :meth:`~skattr.Secret.grid_pairs`).
         """
         weight = self.query.weight(n)
         first = self.thetas[0]
@@ -130,14 +131,13 @@ class ExactLaw(StatisticLaw):
                 "'approx-wasserstein', or pass law='gaussian'.")
         out = []
         for s, theta in zip(self.secrets, self.thetas, strict=True):
-            pairs = s.grid_pairs(n, alternative="pass law='gaussian'")
+            pairs = s.grid_pairs(n)
             for (xa, pa), (xb, pb) in pair_pmfs(theta, pairs, n):
                 out.append((xa * weight, pa, xb * weight, pb))
         return out
 
     def _pairs(self, secret, n, privacy):
-        return secret_pairs(secret, n, privacy,
-                            alternative="use privacy='distributional'")
+        return secret_pairs(secret, n, privacy)
 
     def w_infinity(self, n: int, privacy: str) -> Bound:
         worst = 0.0
@@ -216,8 +216,7 @@ class BoxLaw(StatisticLaw):
         computed when it cannot win at ``delta``).
         """
         pairs = [pair for s in self.secrets
-                 for pair in secret_pairs(
-                     s, n, privacy, alternative="use privacy='distributional'")]
+                 for pair in secret_pairs(s, n, privacy)]
         return count_coupled_distances(pairs, n, self.box.low, self.box.high,
                                        privacy, self.query.weight(n),
                                        delta=delta)
@@ -237,8 +236,16 @@ class BoxLaw(StatisticLaw):
     def _upper(self, n: int, privacy: str) -> float:
         worst = 0.0
         for s in self.secrets:
-            pairs = secret_pairs(s, n, privacy,
-                                 alternative="use privacy='distributional'")
+            pairs = secret_pairs(s, n, privacy)
+            if all(np.ndim(v) == 0 for pair in pairs for v in pair):
+                # For every p in the box a count's law is stochastically
+                # monotone in the group's share (one record moved trades a
+                # Bernoulli(p_out) for a Bernoulli(p_in)), so the quantile
+                # functions of a pair inside (x, y) lie between x's and y's:
+                # W_inf = sup |Q_a - Q_b| is largest at the widest pairs.
+                widest = widest_pairs(pairs)
+                pairs = list(zip(widest.low.tolist(), widest.high.tolist(),
+                                 strict=True))
             bound = count_sensitivity_box(pairs, n, self.box.low, self.box.high,
                                           privacy=privacy)
             worst = max(worst, bound.upper)

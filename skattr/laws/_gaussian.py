@@ -149,7 +149,9 @@ def pair_laws(models: list, secret: Secret, weight: float, n: int,
     diffs, covs_a, covs_b, index = [], [], [], []
     reading = secret.set_reading if secret.sets is not None else "pointwise"
     if reading == "pointwise":
-        a, b = secret.pair_values(n)
+        # A dataset with share a holds a n records of the group: the pairs on
+        # the grid k / n, a stated pair off it as every grid pair around it.
+        a, b = np.array(secret.grid_pairs(n), dtype=float).reshape(-1, 2).T
         for t, model in enumerate(models):
             mean_a, cov_a = model.sum_moments(a, n)
             mean_b, cov_b = model.sum_moments(b, n)

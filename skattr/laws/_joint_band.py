@@ -40,6 +40,12 @@ below is monotone in each G(x) and each mass G(y) - G(x), which the bands
 A std's bound is one column's (:func:`~skattr.laws._std_band.std_band_closeness`,
 its own twelve tails at delta / 12K) under the same coupling.
 ``docs/population.md`` proves both and measures what they cost.
+
+A window's widest pair with pairs inside takes the interval bound under
+either privacy (it holds under any coupling; :func:`~skattr.laws.
+_order_band.widest_gap` bounds every pair inside at once), where the count
+bound would be computed for each of its pairs; a column's many levels share
+their count bounds' bisections (:func:`count_bounds`).
 """
 
 from __future__ import annotations
@@ -55,13 +61,14 @@ from skattr._persistence import persistable
 from skattr._statistic import largest_std
 from skattr.exceptions import DataValidationError, NotCertifiableError
 from skattr.laws._band import BandsLaw, GroupBand
-from skattr.laws._base import Bound, secret_pairs
+from skattr.laws._base import Bound, secret_pairs, widest_pairs
 from skattr.laws._order import order_bracket
-from skattr.laws._order_band import GapSearch, order_phi
+from skattr.laws._order_band import GapSearch, order_phi, widest_gap
 from skattr.laws._stacked_band import largest_move, sum_bound
 from skattr.laws._std_band import std_band_closeness
 
-__all__ = ["JointBandLaw", "binomials_at_most", "quantile_joint_bound"]
+__all__ = ["JointBandLaw", "binomials_at_most", "count_bounds",
+           "quantile_joint_bound", "quantile_joint_bounds"]
 
 #: The kinds of value: an order statistic's quantile, a std, a sum (of a
 #: column's values or a 0/1 indicator; its parameter "mean" weighs it 1 / n).
@@ -141,53 +148,51 @@ def _reflected(band) -> GroupBand:
                      lags=band.lags, floors=band.floors)
 
 
-def _bisect(values: np.ndarray, ok, first: bool) -> float:
-    """Return the least (``first``) or largest value at which ``ok`` holds.
+def _many_at_most(parts, t) -> np.ndarray:
+    """``binomials_at_most`` for many rows at once: parts ((count, p array), ...).
 
-    ``ok`` is monotone along ``values`` and holds at the last value
-    (``first``) or at the first.
+    ``t`` is one threshold, or one per row.
     """
-    last = values.size - 1
-    at = (lambda i: i) if first else (lambda i: last - i)
-    lo, hi = 0, last
-    if ok(at(lo)):
-        return float(values[at(lo)])
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if ok(at(mid)) else (mid, hi)
-    return float(values[at(hi)])
-
-
-def _likely_range(out, inside, grid, low, high, size_in, size_out, r, eta):
-    """Return [L, U]: the r-th order statistic leaves it with chance <= 2 eta.
-
-    The dataset holds ``size_in`` records of the group and ``size_out``
-    others; D_(r) > x when at most r are at most x, D_(r) < x when more
-    than r are below x.
-    """
-    def upper_ok(i):
-        x = grid[i]
-        return x >= high or binomials_at_most(
-            [(size_in, float(_cdf_low(inside, x, high))),
-             (size_out, float(_cdf_low(out, x, high)))], r) <= eta
-
-    def lower_ok(i):
-        x = grid[i]
-        # More than r below x: at most size - r - 1 at least x.
-        return x <= low or binomials_at_most(
-            [(size_in, 1 - float(_below_high(inside, x, low))),
-             (size_out, 1 - float(_below_high(out, x, low)))],
-            size_in + size_out - r - 1) <= eta
-
-    return _bisect(grid, lower_ok, first=False), _bisect(grid, upper_ok,
-                                                          first=True)
-
-
-def _many_at_most(parts, t: int) -> np.ndarray:
-    """``binomials_at_most`` for many rows at once: parts ((count, p array), ...)."""
     from scipy import stats
 
     rows = np.broadcast(*[p for _, p in parts]).shape[0]
+    if np.ndim(t) == 0:
+        return _rows_at_most(parts, int(t), rows)
+    t = np.asarray(t, dtype=np.int64)
+    out = np.empty(rows)
+    total = sum(c for c, _ in parts)
+    # Rows of one threshold at once; the exact ones up to the largest.
+    exact = (t >= 0) & (t < total) & (t <= _EXACT_MOVED)
+    for value in np.unique(t[~exact]).tolist():
+        at = (t == value) & ~exact
+        out[at] = _rows_at_most([(c, np.broadcast_to(p, (rows,))[at])
+                                 for c, p in parts], value, int(at.sum()))
+    if exact.any():
+        top = int(t[exact].max())
+        picked = [(c, np.broadcast_to(p, (rows,))[exact]) for c, p in parts]
+        count = int(exact.sum())
+        values = np.arange(top + 1)
+        size = 1 << int(math.ceil(math.log2(len(parts) * (top + 1))))
+        spectrum = np.ones((count, size // 2 + 1), dtype=complex)
+        for c, p in picked:
+            if c == 0:
+                continue
+            pmf = stats.binom.pmf(values[None, :], c,
+                                  np.clip(p, 0.0, 1.0)[:, None])
+            spectrum *= np.fft.rfft(pmf, size, axis=1)
+        law = np.clip(np.fft.irfft(spectrum, size, axis=1)[:, :top + 1], 0.0,
+                      None)
+        # Each row's mass up to its own threshold (the law is exact below
+        # top + 1, so below each row's t + 1).
+        below = np.where(values[None, :] <= t[exact][:, None], law, 0.0)
+        out[exact] = np.minimum(1.0, below.sum(axis=1) + _FFT_SLACK)
+    return out
+
+
+def _rows_at_most(parts, t: int, rows: int) -> np.ndarray:
+    """:func:`_many_at_most` at one threshold ``t`` for every row."""
+    from scipy import stats
+
     if t < 0:
         return np.zeros(rows)
     if t >= sum(c for c, _ in parts):
@@ -216,53 +221,161 @@ def _many_at_most(parts, t: int) -> np.ndarray:
     return np.minimum(1.0, np.clip(law, 0.0, None).sum(axis=1) + _FFT_SLACK)
 
 
-def _count_direction(rise, fall, out, inside, low, high, n, a, b, r,
-                     budget) -> float:
-    """Return d: one side's D_(r) exceeds the other's by more than d rarely.
+def _bisect_many(values, ok_many, first: bool) -> list[float]:
+    """Return, per array of ``values``, where ok first (or last) holds.
 
-    The chance is at most ``budget``.
+    The least value (``first``) or the largest at which ok holds; ok is
+    monotone along each array and holds at its last value (``first``) or
+    its first. ``ok_many`` takes [(item, index), ...] and returns whether
+    each holds; every bisection asks it once a step, in step, so many share
+    one evaluation.
+    """
+    last = [v.size - 1 for v in values]
 
-    ``rise`` is the band whose records the moved ones become on the rising
-    side (the group's for b over a), ``fall`` the other. With D_(r) of the
-    other side in a cell [x_i, x_i+1] of its likely range and the rising
-    one above x_i + d, the shared records in (x_i+1, x_i + d], the rising
+    def at(q, i):
+        return i if first else last[q] - i
+
+    lo, hi = [0] * len(values), list(last)
+    found = [None] * len(values)
+    held = ok_many([(q, at(q, 0)) for q in range(len(values))])
+    for q, ok in enumerate(held):
+        if ok:
+            found[q] = float(values[q][at(q, 0)])
+    active = [q for q in range(len(values)) if found[q] is None]
+    while active:
+        for q in active:
+            if hi[q] - lo[q] <= 1:
+                found[q] = float(values[q][at(q, hi[q])])
+        active = [q for q in active if found[q] is None]
+        if not active:
+            break
+        mids = [(lo[q] + hi[q]) // 2 for q in active]
+        held = ok_many([(q, at(q, m)) for q, m in zip(active, mids,
+                                                      strict=True)])
+        for q, m, ok in zip(active, mids, held, strict=True):
+            if ok:
+                hi[q] = m
+            else:
+                lo[q] = m
+    return found
+
+
+def _count_directions(questions, n: int, a: float, b: float) -> list[float]:
+    """Return, per question, d: one side's D_(r) rarely exceeds the other's by more.
+
+    Each question is (rise, fall, out, inside, low, high, r, budget): the
+    chance is at most ``budget``. ``rise`` is the band whose records the
+    moved ones become on the rising side (the group's for b over a),
+    ``fall`` the other. The other side's D_(r) leaves its likely range [L,
+    U] with chance at most 2 eta (eta a tenth of the budget: D_(r) > x when
+    at most r records are at most x, D_(r) < x when more than r are below
+    x). With it in a cell [x_i, x_i+1] of that range and the rising one
+    above x_i + d, the shared records in (x_i+1, x_i + d], the rising
     side's moved records at most x_i + d and the other side's above x_i+1
     number at most m - 1 (m moved): four independent binomials, their
-    chances bounded below by the bands (and the spacings' floors).
+    chances bounded below by the bands (and the spacings' floors); summed
+    over the cells, the least d of a grid within the budget. The
+    bisections of all the questions step together, each step one batch of
+    binomial tails: a quantile's many levels cost about what one does.
     """
     shared_in, shared_out = int(round(a * n)), n - int(round(b * n))
     moved = n - shared_in - shared_out
-    # The other side's records: the rising side's moved ones are ``fall``'s.
-    if rise is inside:
-        other_in, other_out = shared_in, shared_out + moved
-    else:
-        other_in, other_out = shared_in + moved, shared_out
-    grid = np.unique(np.clip(np.concatenate(
-        [[low], out.values, inside.values, [high]]), low, high))
-    eta = budget * _RANGE_SHARE
-    start, stop = _likely_range(out, inside, grid, low, high, other_in,
-                                other_out, r, eta)
-    # A range of one point (the order statistic on a tie, nearly surely) is
-    # one cell of no width: the argument holds for every d >= 0 there.
-    cuts = (np.array([start, start]) if stop <= start
-            else np.linspace(start, stop, _CELLS + 1))
-    x_next, width = cuts[1:], cuts[1] - cuts[0]
-    left = budget - 2 * eta
-    # The other side's moved records above x_i+1 do not depend on d.
-    above = 1 - _cdf_high(fall, x_next, low)
+    setups = []
+    for rise, fall, out, inside, low, high, r, budget in questions:
+        other = ((shared_in, shared_out + moved) if rise is inside
+                 else (shared_in + moved, shared_out))
+        grid = np.unique(np.clip(np.concatenate(
+            [[low], out.values, inside.values, [high]]), low, high))
+        setups.append((rise, fall, out, inside, low, high, r, budget, other,
+                       grid, budget * _RANGE_SHARE))
 
-    def chance(d: float) -> float:
-        y = cuts[:-1] + d
-        parts = [(shared_in, _mass_low(inside, x_next, y, low, high)),
-                 (shared_out, _mass_low(out, x_next, y, low, high)),
-                 (moved, _cdf_low(rise, y, high)), (moved, above)]
-        return float(_many_at_most(parts, moved - 1).sum())
+    def tails_ok(items, upper: bool) -> list[bool]:
+        held = np.ones(len(items), dtype=bool)
+        # Items of one orientation (bands and range) and sizes at once.
+        groups = {}
+        for k, (q, _) in enumerate(items):
+            _, _, out, inside, low, high, _, _, other, _, _ = setups[q]
+            groups.setdefault((id(out), id(inside), other), []).append(k)
+        for ks in groups.values():
+            qs = [items[k][0] for k in ks]
+            _, _, out, inside, low, high, _, _, other, _, _ = setups[qs[0]]
+            x = np.array([setups[q][9][items[k][1]]
+                          for q, k in zip(qs, ks, strict=True)])
+            r = np.array([setups[q][6] for q in qs])
+            eta = np.array([setups[q][10] for q in qs])
+            if upper:
+                p_in, p_out = _cdf_low(inside, x, high), _cdf_low(out, x, high)
+                t, sure = r, x >= high
+            else:
+                # More than r below x: at most size - r - 1 at least x.
+                p_in = 1 - _below_high(inside, x, low)
+                p_out = 1 - _below_high(out, x, low)
+                t, sure = other[0] + other[1] - r - 1, x <= low
+            chance = _many_at_most([(other[0], p_in), (other[1], p_out)], t)
+            held[ks] = sure | (chance <= eta)
+        return held.tolist()
 
-    distances = np.linspace(width, high - low, 1 << _STEPS)
-    if chance(distances[-1]) > left:
-        return high - low
-    return _bisect(distances, lambda i: chance(distances[i]) <= left,
-                   first=True)
+    grids = [setup[9] for setup in setups]
+    starts = _bisect_many(grids, lambda items: tails_ok(items, False),
+                          first=False)
+    stops = _bisect_many(grids, lambda items: tails_ok(items, True),
+                         first=True)
+    cells = []
+    for setup, start, stop in zip(setups, starts, stops, strict=True):
+        rise, fall, out, inside, low, high, r, budget, _, _, eta = setup
+        # A range of one point (the order statistic on a tie, nearly
+        # surely) is one cell of no width: the argument holds for every
+        # d >= 0 there.
+        cuts = (np.array([start, start]) if stop <= start
+                else np.linspace(start, stop, _CELLS + 1))
+        x_next = cuts[1:]
+        # The other side's moved records above x_i+1 do not depend on d.
+        cells.append((cuts, x_next, 1 - _cdf_high(fall, x_next, low),
+                      budget - 2 * eta,
+                      np.linspace(cuts[1] - cuts[0], high - low,
+                                  1 << _STEPS)))
+
+    def chances(items) -> np.ndarray:
+        # Rows of one orientation's items at once, in the items' order.
+        groups = {}
+        for k, (q, _) in enumerate(items):
+            groups.setdefault((id(setups[q][0]), id(setups[q][2])), []).append(k)
+        sizes = [cells[q][1].size for q, _ in items]
+        starts = np.cumsum([0] + sizes[:-1])
+        parts = [np.empty(sum(sizes)) for _ in range(4)]
+        for ks in groups.values():
+            rise, _, out, inside, low, high = setups[items[ks[0]][0]][:6]
+            rows = np.concatenate([np.arange(starts[k], starts[k] + sizes[k])
+                                   for k in ks])
+            x_next = np.concatenate([cells[items[k][0]][1] for k in ks])
+            y = np.concatenate([cells[items[k][0]][0][:-1] + items[k][1]
+                                for k in ks])
+            parts[0][rows] = _mass_low(inside, x_next, y, low, high)
+            parts[1][rows] = _mass_low(out, x_next, y, low, high)
+            parts[2][rows] = _cdf_low(rise, y, high)
+            parts[3][rows] = np.concatenate([cells[items[k][0]][2]
+                                             for k in ks])
+        each = _many_at_most(
+            list(zip((shared_in, shared_out, moved, moved), parts,
+                     strict=True)), moved - 1)
+        return np.add.reduceat(each, starts)
+
+    found = [None] * len(setups)
+    widest = chances([(q, cells[q][4][-1]) for q in range(len(setups))])
+    for q, chance in enumerate(widest):
+        if chance > cells[q][3]:
+            found[q] = setups[q][5] - setups[q][4]
+    rest = [q for q in range(len(setups)) if found[q] is None]
+    if rest:
+        distances = [cells[q][4] for q in rest]
+        held = _bisect_many(
+            distances, lambda items: (chances(
+                [(rest[k], distances[k][i]) for k, i in items])
+                <= np.array([cells[rest[k]][3] for k, _ in items])).tolist(),
+            first=True)
+        for q, d in zip(rest, held, strict=True):
+            found[q] = d
+    return found
 
 
 def count_bound(out, inside, low: float, high: float, n: int, a: float,
@@ -277,22 +390,42 @@ def count_bound(out, inside, low: float, high: float, n: int, a: float,
     argument for -X, whose (n - 1 - r)-th order statistic it is): both
     hold, the smaller is taken.
     """
-    orders = sorted(set(ranks))
-    budget = delta / (2 * len(orders))
-    flipped = (_reflected(out), _reflected(inside))
-    worst = 0.0
-    for r in orders:
-        for rising in (True, False):
-            below = _count_direction(
-                inside if rising else out, out if rising else inside, out,
-                inside, low, high, n, a, b, r, budget)
-            # -X: the side whose order statistic rises falls.
-            f_out, f_in = flipped
-            above = _count_direction(
-                f_out if rising else f_in, f_in if rising else f_out, f_out,
-                f_in, -high, -low, n, a, b, n - 1 - r, budget)
-            worst = max(worst, min(below, above))
-    return worst
+    return count_bounds(out, inside, low, high, n, a, b, [ranks], delta)[0]
+
+
+def count_bounds(out, inside, low: float, high: float, n: int, a: float,
+                 b: float, ranks_list, delta: float) -> list[float]:
+    """:func:`count_bound` for each of ``ranks_list``, sharing the work.
+
+    Every direction of every order statistic is one question of
+    :func:`_count_directions` (each asked once, however many quantiles read
+    it): many levels cost about what one does.
+    """
+    f_out, f_in = _reflected(out), _reflected(inside)
+    questions, plans = {}, []
+    for ranks in ranks_list:
+        orders = sorted(set(ranks))
+        budget = delta / (2 * len(orders))
+        plan = []
+        for r in orders:
+            for rising in (True, False):
+                below = (inside if rising else out, out if rising else inside,
+                         out, inside, low, high, r, budget)
+                # -X: the side whose order statistic rises falls.
+                above = (f_out if rising else f_in, f_in if rising else f_out,
+                         f_out, f_in, -high, -low, n - 1 - r, budget)
+                keys = []
+                for question in (below, above):
+                    key = (id(question[0]), id(question[2]), *question[4:])
+                    questions.setdefault(key, question)
+                    keys.append(key)
+                plan.append(keys)
+        plans.append(plan)
+    keys = list(questions)
+    found = dict(zip(keys, _count_directions([questions[k] for k in keys], n,
+                                             a, b), strict=True))
+    return [max((min(found[below], found[above]) for below, above in plan),
+                default=0.0) for plan in plans]
 
 
 def quantile_joint_bound(out, inside, low: float, high: float, n: int,
@@ -319,27 +452,44 @@ def quantile_joint_bound(out, inside, low: float, high: float, n: int,
     >>> bool(0.1 < w < 1.0)
     True
     """
-    below, above = ranks
-    if privacy != "dataset":
-        cache = {} if cache is None else cache
-        if "search" not in cache:
-            cache["search"] = GapSearch(out, inside, low, high)
-        search = cache["search"]
-        phi = order_phi(n, privacy, search.grid)
-        interval = np.array([delta / 4, 1 - delta / 4])
-    worst = 0.0
-    for a, b in pairs:
-        a, b = (float(a), float(b)) if a <= b else (float(b), float(a))
-        if a == b:
-            continue
-        if privacy == "dataset":
-            apart = count_bound(out, inside, low, high, n, a, b, ranks, delta)
+    return quantile_joint_bounds(out, inside, low, high, n, pairs, [ranks],
+                                 privacy, delta, cache)[0]
+
+
+def quantile_joint_bounds(out, inside, low: float, high: float, n: int,
+                          pairs, ranks_list, privacy: str, delta: float,
+                          cache: dict | None = None) -> list[float]:
+    """:func:`quantile_joint_bound` for each of ``ranks_list``, sharing work.
+
+    A column's many levels: the count bounds of a pair in one batch
+    (:func:`count_bounds`), the searches of the interval bound on one grid.
+    """
+    cache = {} if cache is None else cache
+    interval = np.array([delta / 4, 1 - delta / 4])
+    worst = np.zeros(len(ranks_list))
+    for a, b, inner in widest_pairs_of(pairs):
+        if privacy == "dataset" and not inner:
+            apart = count_bounds(out, inside, low, high, n, a, b, ranks_list,
+                                 delta)
         else:
-            # Each side's upper bound against the other's lower one.
-            apart = max(search.gap(phi(a, above), phi(b, below), interval),
-                        search.gap(phi(b, above), phi(a, below), interval))
-        worst = max(worst, apart, 0.0)
-    return float(worst)
+            # Each side's upper bound against the other's lower one; a
+            # widest pair with pairs inside bounds them all (widest_gap:
+            # the interval bound holds under any coupling, so under dataset
+            # privacy too, where the count bound would take every pair).
+            if "search" not in cache:
+                cache["search"] = GapSearch(out, inside, low, high)
+                cache["phi"] = order_phi(n, privacy, cache["search"].grid)
+            apart = [widest_gap(cache["search"], cache["phi"], a, b, inner,
+                                ranks, interval) for ranks in ranks_list]
+        worst = np.maximum(worst, np.maximum(apart, 0.0))
+    return worst.tolist()
+
+
+def widest_pairs_of(pairs):
+    """Yield (low, high, inner) per widest pair of ``pairs`` (no equal pairs)."""
+    widest = widest_pairs([(a, b) for a, b in pairs if a != b])
+    yield from zip(widest.low.tolist(), widest.high.tolist(),
+                   widest.inner.tolist(), strict=True)
 
 
 @persistable
@@ -402,20 +552,30 @@ class JointBandLaw(BandsLaw):
                                                         strict=True)):
             pairs = secret_pairs(secret, n, privacy,
                                  alternative="use privacy='distributional'")
+            # A column's quantiles at once (its levels share the work).
+            quantiles = {}
+            for j, (c, kind, _) in enumerate(self.outputs):
+                if kind == "quantile":
+                    quantiles.setdefault(c, []).append(j)
+            for c, js in quantiles.items():
+                out, inside = per_column[c]
+                found = quantile_joint_bounds(
+                    out, inside, float(self.low[c]), float(self.high[c]), n,
+                    pairs, [order_bracket(n, float(self.outputs[j][2]))
+                            for j in js], privacy, share,
+                    searches.setdefault((i, c), {}))
+                worst[js] = np.maximum(worst[js], found)
             for j, (c, kind, parameter) in enumerate(self.outputs):
                 out, inside = per_column[c]
                 lo, hi = float(self.low[c]), float(self.high[c])
+                if kind == "quantile":
+                    continue
                 if kind == "std":
                     w = std_band_closeness(out, inside, lo, hi, n, pairs,
                                            privacy, share, int(parameter))
-                elif kind == "sum":
+                else:
                     w = sum_bound(out, inside, lo, hi, secret, n, privacy,
                                   share / 2, _weight(parameter, n))
-                else:
-                    w = quantile_joint_bound(
-                        out, inside, lo, hi, n, pairs,
-                        order_bracket(n, float(parameter)), privacy, share,
-                        searches.setdefault((i, c), {}))
                 worst[j] = max(worst[j], w)
         if not np.all(np.isfinite(worst)):
             raise NotCertifiableError(

@@ -55,8 +55,7 @@ class NetworkLaw(StatisticLaw):
     def _laws(self, n: int, privacy: str):
         """Yield (support, law | a, law | b) for every pair and network."""
         for s, node in zip(self.secrets, self.nodes, strict=True):
-            for a, b in secret_pairs(s, n, privacy,
-                                     alternative="use privacy='distributional'"):
+            for a, b in secret_pairs(s, n, privacy):
                 support, given_a = self.theta.count_laws(node, a, n)
                 _, given_b = self.theta.count_laws(node, b, n)
                 for pa, pb in zip(given_a, given_b, strict=True):

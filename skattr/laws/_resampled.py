@@ -23,7 +23,7 @@ from scipy import stats
 
 from skattr._persistence import persistable
 from skattr._random import check_random_state
-from skattr._secret import grid_tolerance
+from skattr._secret import DISTRIBUTIONAL, grid_tolerance
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.laws._draws import (
     _check_group_sizes,
@@ -164,11 +164,13 @@ class ResampledLaws:
             return k[keep], p[keep]
         k = round(a * n)
         if abs(k - a * n) > grid_tolerance(n):
+            # The pairs reach here on the grid (Secret.grid_pairs): fail
+            # closed on a value that did not come through it.
             raise NotCertifiableError(
                 f"Dataset privacy draws datasets with exactly a*n records of the "
                 f"secret's group; a = {a:g} on n = {n} records is not a whole "
-                f"number of records. Choose pairs that are multiples of 1/{n}, "
-                "or use privacy='distributional'.")
+                f"number of records. Read the pairs on the grid of multiples of "
+                f"1/{n} first (Secret.grid_pairs), or {DISTRIBUTIONAL}.")
         return np.array([k]), np.ones(1)
 
     def n_subsets(self, a: float, n: int, privacy: str) -> int | float:

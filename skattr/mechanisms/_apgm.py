@@ -146,7 +146,7 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
     @takes_keywords_of_0_2
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
                  calibration="analytic", theta="auto", law="auto",
-                 relaxation=None, bounds="reference", secure=False,
+                 relaxation=None, bounds="robust", secure=False,
                  random_state=None, **deprecated):
         self.query = query
         self.secret = secret

@@ -24,12 +24,14 @@ from skattr.exceptions import (
     NotCertifiableError,
     PrivacyLeakWarning,
 )
+from skattr.laws._base import grid_assumptions
 from skattr.noise import DiscreteLaplaceNoise, LaplaceNoise, NoiseLaw
 from skattr.utils._param_validation import (
     Interval,
     Options,
     validate_parameter_constraints,
 )
+from skattr.utils._scoring import check_search_scorer
 
 __all__ = ["BaseMechanism"]
 
@@ -83,7 +85,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         "delta": [Interval("real", 0, 1, closed="left")],
         "calibration": [Options(frozenset({"analytic", "classic"}))],
         "random_state": ["random_state"],
-        "bounds": [Options(frozenset({"reference"})), dict, list, tuple,
+        "bounds": [Options(frozenset({"robust", "reference"})), dict, list, tuple,
                    np.ndarray, None],
         "secure": ["boolean"],
     }
@@ -118,6 +120,17 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
     #: ledger composes: Gaussian noise through the statistics' joint
     #: Gaussian law, Laplace noise on each value through a coupling).
     noise: str = ""
+
+    @property
+    def _reads_pairs_on_grid(self) -> bool:
+        """Whether the certificate reads the secrets' pairs on the grid k / n.
+
+        Dataset attribute privacy hides a share of the n records at hand, a
+        whole number of them (:meth:`~skattr.Secret.grid_pairs`); a plan of
+        a mechanism certifying it records how stated pairs off that grid
+        were read. False for the mechanisms whose noise reads no pair.
+        """
+        return False
 
     @abstractmethod
     def _fit_theta(self, frame: pd.DataFrame, secrets) -> None:
@@ -163,6 +176,9 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         inherent = cert.inherent_variance
         if getattr(self, "secure", False):
             noise, cert = _secured(noise, cert, type(self).__name__)
+        assumed = tuple(cert.assumed)
+        if self._reads_pairs_on_grid:
+            assumed += grid_assumptions(self.secrets_, n)
         return Plan(
             mechanism=self.mechanism_name,
             statistics=tuple(self.query_.names(self.columns_)),
@@ -178,11 +194,27 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
                                if inherent is not None else (0.0,) * k),
             noise_law=noise,
             certified_by=cert.certified_by,
-            assumed=cert.assumed,
+            assumed=assumed,
             guarantee=cert.guarantee,
             error_ratio=cert.error_ratio,
             clipping=getattr(self, "clipping_", None),
+            ranges=self._output_ranges(n),
         )
+
+    def _output_ranges(self, n: int) -> tuple | None:
+        """Return each statistic's public range of values, or None if unbounded.
+
+        What a release is clamped to (:meth:`release`), recorded on the plan
+        for its summary: the clipping range, 0 to 1 for a proportion, 0 to n
+        for a count.
+        """
+        clipping = getattr(self, "clipping_", None)
+        found = self.query_.output_ranges(
+            self.columns_, n, clipping.as_dict() if clipping is not None else {})
+        if found is None:
+            return None
+        return tuple(zip(np.asarray(found[0], dtype=float).tolist(),
+                         np.asarray(found[1], dtype=float).tolist(), strict=True))
 
     def _validate_params(self):
         validate_parameter_constraints(
@@ -216,6 +248,9 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
             The fitted mechanism.
         """
         self._validate_params()
+        # Inside GridSearchCV(scoring="neg_mean_absolute_error"): every
+        # candidate would score NaN (utils._scoring says why).
+        check_search_scorer(self)
         frame, backend = frame_of(X, what="the reference data")
         validate_data(self, backend.schema(frame) if backend.lazy else X,
                       skip_check_array=True)
@@ -252,7 +287,8 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         reads = reads_reference_rows(self)
         self.clipping_ = resolve_clipping(
             self.bounds, self.query_, self.columns_, frame,
-            reads_reference=reads, needs_declared=not self.needs_reference)
+            reads_reference=reads, needs_declared=not self.needs_reference,
+            secret_columns=[s.column for s in secrets], warn=True)
         # A stated Theta reads no rows: the frame may be the private data,
         # whose values nothing here may depend on.
         return clip_reference(frame, self.clipping_, secrets) if reads else frame
@@ -275,17 +311,32 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         self.secrets_ = secrets
 
     def _cached_plan(self, n: int) -> Plan:
-        # A plan depends on n and on the privacy parameters only (Theta, query and
-        # secrets are fixed by fit), so repeated releases reuse it; a progress
-        # bar changes nothing in it.
-        key = (n, *(repr(v) for k, v in self.get_params(deep=False).items()
-                    if k != "progress"))
+        """Return the plan for n records, computed once per n and parameters.
+
+        A plan depends on n and the parameters only (Theta, query and
+        secrets are fixed by fit), never on the noise source: repeated
+        releases reuse it, and so do the copies of one cached fit
+        (:class:`~skattr.mechanisms._fit_cache.PlanMemo`, issue 42). Of
+        ``random_state`` the key holds the kind alone (a bad one is still
+        refused); a progress bar changes nothing.
+        """
+        given = self.get_params(deep=False)
+        params = {k: v for k, v in given.items()
+                  if k not in ("progress", "random_state")}
+        key = (n, type(given.get("random_state")).__name__,
+               *((k, repr(v)) for k, v in params.items()))
         plans = getattr(self, "_plans", None)
         if plans is None:
             plans = self._plans = {}
         if key not in plans:
-            self._validate_params()
-            plans[key] = self._assemble_plan(n)
+            shared = getattr(self, "_shared_plans", None)
+            plan = None if shared is None else shared.get(key, params)
+            if plan is None:
+                self._validate_params()
+                plan = self._assemble_plan(n)
+                if shared is not None:
+                    shared.put(key, params, plan)
+            plans[key] = plan
         return plans[key]
 
     def _private_frame(self, X):
@@ -401,6 +452,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         their difference exactly); a Generator is shared and advanced.
         """
         self._plans = {}
+        self._shared_plans = None     # a refit shares no earlier fit's plans
         self._noise_source = check_random_state(
             self.random_state, owner=type(self).__name__)
 
@@ -489,11 +541,10 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         """Return the utility of a release on X: minus its expected l2 error.
 
         Only n = len(X) is used, so scoring (e.g. inside ``GridSearchCV``)
-        spends no privacy on X. Under dataset privacy a pair of shares must
-        be whole numbers of records; when they are not at len(X) (a
-        cross-validation fold's size is arbitrary), the nearest size at which
-        they are is planned instead. For a score at the release's own size,
-        use :func:`skattr.model_selection.expected_error_scorer`.
+        spends no privacy on X. Under dataset privacy the pairs are read on
+        the grid of n records (:meth:`~skattr.Secret.grid_pairs`), whatever
+        a cross-validation fold's size. For a score at the release's own
+        size, use :func:`skattr.model_selection.expected_error_scorer`.
 
         Parameters
         ----------
@@ -507,32 +558,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         float
             ``-plan(X).expected_error``; higher is better.
         """
-        try:
-            return -self.plan(X).expected_error
-        except NotCertifiableError:
-            frame, backend = self._private_frame(X)
-            n = backend.row_count(frame, what="the data scored")
-            size = self._size_on_grid(n)
-            if size == n:
-                raise
-        return -self.plan(n=size).expected_error
-
-    def _size_on_grid(self, n: int) -> int:
-        """Return the size nearest n at which every secret's pairs are whole records."""
-        def fits(m: int) -> bool:
-            try:
-                for secret in self.secrets_:
-                    if secret.pairs is not None:
-                        secret.grid_pairs(m, alternative="")
-            except NotCertifiableError:
-                return False
-            return True
-
-        for step in range(n):
-            for m in (n - step, n + step):
-                if m >= 2 and fits(m):
-                    return m
-        return n
+        return -self.plan(X).expected_error
 
     def to_json(self) -> str:
         """Return the mechanism as JSON text (no pickle, no code): see ``from_json``.

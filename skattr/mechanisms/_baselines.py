@@ -22,6 +22,7 @@ from skattr.utils._docstrings import fill_doc
 from skattr.utils._param_validation import (
     Interval,
 )
+from skattr.utils._scoring import check_search_scorer
 
 __all__ = [
     "DPGaussian",
@@ -158,6 +159,7 @@ class _DPBaseline(BaseMechanism):
             The fitted mechanism.
         """
         self._validate_params()
+        check_search_scorer(self)
         frame, backend = frame_of(X, what="the data passed to fit")
         validate_data(self, backend.schema(frame) if backend.lazy else X,
                       skip_check_array=True)

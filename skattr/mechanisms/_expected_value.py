@@ -71,7 +71,7 @@ class _ExpectedValueMechanism(GaussianPairLawMechanism):
     @takes_keywords_of_0_2
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
                  calibration="analytic", theta="auto", law="auto",
-                 relaxation=None, bounds="reference", secure=False,
+                 relaxation=None, bounds="robust", secure=False,
                  random_state=None, **deprecated):
         self.query = query
         self.secret = secret
@@ -167,7 +167,7 @@ class _GaussianExpectedValue(_ExpectedValueMechanism):
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
                  calibration="analytic", theta="auto", law="auto",
                  max_error_ratio=MAX_ERROR_RATIO, relaxation=None,
-                 bounds="reference", secure=False, random_state=None,
+                 bounds="robust", secure=False, random_state=None,
                  **deprecated):
         super().__init__(
             query=query, secret=secret, epsilon=epsilon, delta=delta,
@@ -635,7 +635,7 @@ class OptimalGaussian(_GaussianExpectedValue):
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
                  calibration="analytic", theta="auto", law="auto",
                  objective="expected-error", relaxation=None,
-                 bounds="reference", secure=False, random_state=None,
+                 bounds="robust", secure=False, random_state=None,
                  **deprecated):
         _ExpectedValueMechanism.__init__(
             self, query=query, secret=secret, epsilon=epsilon, delta=delta,

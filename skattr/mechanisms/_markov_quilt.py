@@ -28,6 +28,7 @@ from skattr.mechanisms._registry import register
 from skattr.noise import LaplaceNoise, NoiseLaw
 from skattr.utils._docstrings import fill_doc
 from skattr.utils._param_validation import Interval
+from skattr.utils._scoring import check_search_scorer
 
 __all__ = ["NETWORK_WORK_LIMIT", "AttributePrivateMarkovQuilt",
            "MarkovQuiltMechanism", "chain_quilt_scales"]
@@ -500,6 +501,7 @@ class MarkovQuiltMechanism(_DPBaseline):
             The fitted mechanism.
         """
         self._validate_params()
+        check_search_scorer(self)
         if (self.network is None) == (self.transition is None):
             raise InvalidParameterError(
                 "MarkovQuiltMechanism needs the law of the entries: either "

@@ -56,6 +56,8 @@ class GaussianPairLawMechanism(BaseMechanism):
 
     _reads_dask_reference = True
     calibrates = ("gaussian", "exact")
+    # Dataset privacy: a share of the n records at hand, on the grid k / n.
+    _reads_pairs_on_grid = True
 
     _parameter_constraints = {
         **BaseMechanism._parameter_constraints,

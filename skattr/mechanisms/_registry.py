@@ -10,7 +10,6 @@ candidate of ``"auto"`` certifies a release with the least expected error.
 
 from __future__ import annotations
 
-import copy
 import difflib
 import inspect
 import warnings
@@ -18,6 +17,7 @@ from collections.abc import Iterator, Mapping
 
 import pandas as pd
 
+from skattr._clipping import warnings_once
 from skattr._persistence import persistable
 from skattr._query import check_counted_values, check_present, check_value_occurs
 from skattr.backends import backend_of, is_frame
@@ -25,13 +25,14 @@ from skattr.exceptions import (
     InvalidParameterError,
     NotCertifiableError,
     PrivacyLeakWarning,
+    SecretReleasedWarning,
 )
 from skattr.mechanisms import _fit_cache
 from skattr.utils._param_validation import (
     Interval,
     validate_parameter_constraints,
 )
-from skattr.utils._progress import check_progress
+from skattr.utils._progress import check_progress, progress_enabled
 from skattr.utils._stack import caller_stacklevel
 
 __all__ = ["MECHANISMS", "Registry", "register"]
@@ -216,10 +217,10 @@ class Registry(Mapping):
         # data: fit then reads only the data's columns.
         stated = getattr(params.get("theta"), "needs_reference", True) is False
         if (isinstance(reference, str) and reference == "self"
-                and params.get("bounds", "reference") == "reference"):
-            # The reference is the private data: clipping it to its own range
-            # changes nothing, and recording that range on the release would
-            # publish its minimum and maximum.
+                and params.get("bounds", "robust") in ("robust", "reference")):
+            # The reference is the private data: recording a range read off
+            # it on the release would publish its minimum and maximum (or
+            # its quartiles).
             params = {**params, "bounds": None}
         frame = _resolve_reference(
             reference, data, mechanism,
@@ -293,17 +294,19 @@ class Registry(Mapping):
         n = n_rows if n_rows is not None else backend_of(data).row_count(
             data, what="the private data")
         _check_privacy_level(params, n, large_delta)
+        # progress=True without tqdm is refused whether or not a fit is reused.
+        progress_enabled(params.get("progress", "auto"))
         # What was fitted before on the same data, statistic and parameters
         # (all but epsilon and the noise) is reused: copies, each with this
         # release's epsilon and noise.
         key, known = _fit_cache.cached_fits(mechanism, query, secret, reference,
                                             data, params)
         fits = dict(known)
-        fitted = self.fit_candidates(mechanism, query, secret=secret,
-                                     reference=reference, data=data,
-                                     params=params, among=among, fits=fits)
-        _fit_cache.remember(key, {name: copy.copy(est) for name, est
-                                  in fits.items()})
+        with warnings_once():
+            fitted = self.fit_candidates(mechanism, query, secret=secret,
+                                         reference=reference, data=data,
+                                         params=params, among=among, fits=fits)
+        _fit_cache.remember(key, fits)
         fitted = {name: _fit_cache.fresh(est, params) if name in known else est
                   for name, est in fitted.items()}
         candidates, errors = [], []
@@ -452,6 +455,29 @@ def _check_data(query, secret, data, reference) -> None:
             column = getattr(s, "column", None)
             if column is not None and column in data.columns:
                 check_present(data[column], column, what="the private data")
+    _warn_if_secret_released(query, secret)
+
+
+def _warn_if_secret_released(query, secret) -> None:
+    """Warn when a release reads the secret's own column.
+
+    A share, count or mean of the secret's column (or any statistic of it)
+    is the hidden property itself, or a function of it: the noise is set to
+    hide exactly that, so the release is mostly noise. Not refused: it is
+    still certified, and hiding what it is asked to hide.
+    """
+    parts = getattr(query, "parts", None) or (query,)
+    read = {c for part in parts for c in (getattr(part, "columns", None) or ())}
+    for s in (secret if isinstance(secret, (list, tuple)) else [secret]):
+        column = getattr(s, "column", None)
+        if column is not None and column in read:
+            warnings.warn(
+                f"This release reads column {column!r}, the secret's own: its "
+                f"statistic is the property it hides ({s.label}), or a "
+                "function of it. The noise is set to hide that, so the "
+                "release will be mostly noise. Release other columns, or "
+                "hide another property.", SecretReleasedWarning,
+                stacklevel=caller_stacklevel())
 
 
 def _resolve_reference(reference, data, mechanism, needs_reference):

@@ -34,7 +34,8 @@ __all__ = ["ApproximateWassersteinMechanism", "WassersteinMechanism"]
 
 _SECRET = """
     secret : Secret or list of Secret
-        Proportion secrets; pairs must be multiples of 1/n for dataset privacy.
+        Proportion secrets; under dataset privacy pairs are read on the grid
+        k / n (:meth:`~skattr.Secret.grid_pairs`).
     """
 
 
@@ -113,6 +114,10 @@ class _WassersteinFamily(BaseMechanism):
     noise = "laplace"
     _unused_of_0_2 = {"calibration": "analytic", "delta": 0.0}
 
+    @property
+    def _reads_pairs_on_grid(self) -> bool:
+        return self.privacy == "dataset"
+
     def set_params(self, **params):
         """Set parameters; 0.2's keywords that did nothing warn (until 0.4)."""
         old = {k: params.pop(k) for k in list(params) if k in self._unused_of_0_2}
@@ -121,7 +126,7 @@ class _WassersteinFamily(BaseMechanism):
 
     @takes_keywords_of_0_2
     def __init__(self, *, query=None, secret=None, epsilon=1.0, theta="auto",
-                 privacy="dataset", bounds="reference", secure=False,
+                 privacy="dataset", bounds="robust", secure=False,
                  random_state=None, progress="auto", **deprecated):
         # 0.2 took calibration= (and, for the exact mechanism, delta=) for a
         # uniform interface; Laplace noise certifying delta = 0 uses neither.
@@ -366,7 +371,7 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
 
     @takes_keywords_of_0_2
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
-                 theta="auto", privacy="dataset", bounds="reference",
+                 theta="auto", privacy="dataset", bounds="robust",
                  secure=False, random_state=None, progress="auto",
                  **deprecated):
         super().__init__(query=query, secret=secret, epsilon=epsilon,

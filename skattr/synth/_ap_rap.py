@@ -31,7 +31,7 @@ from skattr.exceptions import (
     InvalidParameterError,
     NotCertifiableError,
 )
-from skattr.laws._base import secret_pairs
+from skattr.laws._base import grid_assumptions, secret_pairs
 from skattr.laws._group_histograms import (
     group_histogram_distances,
     group_sizes,
@@ -83,7 +83,9 @@ class AttributePrivateRAP(Synthesizer):
     delta : float, default=1e-3
         The (epsilon, delta) attribute-privacy guarantee, for every pair.
     privacy : {"dataset", "distributional"}, default="dataset"
-        Dataset privacy hides the realised share (pairs on the grid k / n);
+        Dataset privacy hides the realised share (pairs on the grid k / n,
+        a stated pair off it as every grid pair around it: the group sizes
+        run from the least rounded share's records inside to the largest's);
         distributional hides the chance each record is in the group.
     share : float or None, default=None
         The secret group's share in the synthetic table (None: the middle of
@@ -270,7 +272,9 @@ class AttributePrivateRAP(Synthesizer):
                 "coupling.group-histograms", marginals=len(workload),
                 records=int(sizes.moved.max())),)),
             assumed=(Assumption.of("records.independent", reads="any law",
-                                   privacy=self.privacy),),
+                                   privacy=self.privacy),
+                     *(grid_assumptions((self.secret,), len(X))
+                       if self.privacy == "dataset" else ())),
             guarantee=f"{self.privacy} attribute privacy",
             calibration="coupled")
         self.domain_ = domain
@@ -286,9 +290,10 @@ class AttributePrivateRAP(Synthesizer):
 
     def _calibrate(self, n: int, marginals: int):
         """Return the share, group sizes, distance law, tau and each group's sd."""
-        pairs = secret_pairs(self.secret, n, self.privacy,
-                             alternative="use privacy='distributional'")
-        share = self._share(pairs)
+        pairs = secret_pairs(self.secret, n, self.privacy)
+        # The table's share is stated, not certified: the pairs as stated
+        # (0.35 for 0.3 vs 0.4, whatever n), not their grid neighbours.
+        share = self._share(np.column_stack(self.secret.pair_values(n)))
         failure = (_SIZE_SHARE * float(self.delta)
                    if self.privacy == "distributional" else 0.0)
         sizes = group_sizes(n, pairs, self.privacy, failure)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from skattr._plain import plain_secret
+from skattr._plain import RECORDS, plain_grid, plain_secret
 from skattr._release import Certificate
 from skattr._secret import Secret
 from skattr.exceptions import DataValidationError, InvalidParameterError
@@ -98,7 +98,9 @@ class SyntheticData:
             f"It was fitted to each group's {len(self.marginals)} marginals "
             f"(shares of the group in each cell), released once under "
             f"({cert.epsilon:g}, {cert.delta:g})-{cert.guarantee}, which "
-            f"hides {plain_secret(self.secret)}.",
+            f"hides {plain_secret(self.secret)}"
+            f"{plain_grid(self.secret, cert.assumed)}.",
+            RECORDS,
             f"Noise: Gaussian, sd {sd} (in shares of the group, on every "
             "cell). The table is post-processing of that release: sampling "
             "more records spends nothing. The release is certified alone: "

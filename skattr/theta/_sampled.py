@@ -8,6 +8,7 @@ import numpy as np
 
 from skattr._persistence import persistable
 from skattr._random import check_random_state, gaussian_noise, seed_of
+from skattr._secret import grid_tolerance
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.theta._fit import fit_group_moments
 from skattr.theta._request import LawUnavailable, gaussian_law_of
@@ -73,12 +74,13 @@ class MonteCarloMoments:
         """Sample mean (m, k) and covariance (m, k, k) of S given g = a."""
         a = np.atleast_1d(np.asarray(a, dtype=float))
         counts = np.rint(a * n)
-        if np.any(np.abs(counts - a * n) > 1e-9) or np.any((a < 0) | (a > 1)):
+        off = np.abs(counts - a * n) > grid_tolerance(n)
+        if np.any(off) or np.any((a < 0) | (a > 1)):
             raise InvalidParameterError(
                 f"The Monte-Carlo estimate draws datasets with exactly a*n records "
                 f"of the secret's group; a = {a.tolist()} on n = {n} records is "
-                "not a whole number of records. Choose pairs that are multiples of "
-                "1/n.")
+                "not a whole number of records. Read the pairs on the grid of "
+                "multiples of 1/n first (Secret.grid_pairs), as a release does.")
         k = self.h_in.shape[1]
         means = np.empty((a.size, k))
         covs = np.empty((a.size, k, k))

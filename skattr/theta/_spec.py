@@ -8,9 +8,10 @@ calibrates (``"gaussian"``, ``"exact"``, ``"box"``, ``"network"``,
 ``"resampling"``), and the spec returns a :class:`~skattr.laws.StatisticLaw`
 of one of them, or raises :class:`LawUnavailable` saying why it has none.
 Every spec also says whether it reads the reference's rows
-(``reads_reference``, before any fit: ``bounds="reference"`` reads ranges
-only then), whether an expert states the records' law (``states_law``), and
-what it assumes (``assumptions``: :class:`~skattr.Assumption` records).
+(``reads_reference``, before any fit: ``bounds="robust"`` and
+``"reference"`` read ranges only then), whether an expert states the
+records' law (``states_law``), and what it assumes (``assumptions``:
+:class:`~skattr.Assumption` records).
 
 The names: ``"auto"`` is :class:`FitAndBootstrap` (the reference's fit and its
 stratified bootstrap replicates, worst case over them; for the Wasserstein

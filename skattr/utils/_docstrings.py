@@ -58,23 +58,27 @@ secure : bool, default=False
     attack; see the user guide's Randomness section. Laplace-noise mechanisms
     only; Gaussian ones raise.""",
     "theta_bounds": """\
-bounds : "reference", dict, sequence of (low, high), (low, high) or None, \
-default="reference"
+bounds : "robust", "reference", dict, sequence of (low, high), (low, high) \
+or None, default="robust"
     The range each released column's values are clipped to, on the private
     data and on the reference data Theta is fitted on alike, so the
-    certificate is that of the clipped statistic. ``"reference"``: each
-    column's least and largest value in the reference data (public: deriving
-    them spends nothing); data that follows the resampling Theta lies in
-    them and is released unchanged, while one outlier moves a mean by at most
-    the range / n. Declared ranges: ``{column: (low, high)}``, one pair per
-    column in order, or one pair for every column; narrower than the
+    certificate is that of the clipped statistic; one outlier moves a mean
+    by at most the range / n. ``"robust"``: each column's range in the
+    reference data within Tukey's far-out fences [Q1 - 3 IQR, Q3 + 3 IQR],
+    cutting at most 1% of the reference's records at either end, so that a
+    data-entry code such as 999 does not set the range (public data:
+    deriving it spends nothing; cut records warn, ``ClippingWarning``).
+    ``"reference"``: each column's least and largest value in the reference
+    data; data that follows the resampling Theta lies in them and is
+    released unchanged. Declared ranges: ``{column: (low, high)}``, one pair
+    per column in order, or one pair for every column; narrower than the
     reference's, they clip the reference too. A Theta stated without
-    reference records (an ExpertTheta, stated laws) gives ``"reference"`` no
-    range, so nothing is clipped unless ranges are declared. None clips
-    nothing. Counts and proportions are never clipped (0 or 1 per record);
-    a non-linear statistic's numeric columns are. The release records the
-    ranges (``clipping``), never how many records were clipped; see the user
-    guide's "Outliers and clipping".""",
+    reference records (an ExpertTheta, stated laws) gives ``"robust"`` and
+    ``"reference"`` no range, so nothing is clipped unless ranges are
+    declared. None clips nothing. Counts and proportions are never clipped
+    (0 or 1 per record); a non-linear statistic's numeric columns are. The
+    release records the ranges (``clipping``), never how many private
+    records were clipped; see the user guide's "Outliers and clipping".""",
     # The Gaussian pair-law mechanisms: the Attribute-Private Gaussian
     # Mechanism and the Expected Value family.
     "pair_law_secret": """\

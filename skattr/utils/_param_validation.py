@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from skattr.exceptions import InvalidParameterError
 
-__all__ = ["Interval", "OneOrMore", "Options", "validate_parameter_constraints"]
+__all__ = ["Interval", "OneOrMore", "Options", "as_called",
+           "validate_parameter_constraints"]
 
 
 @dataclass(frozen=True)
@@ -175,3 +178,45 @@ def validate_parameter_constraints(constraints: dict, params: dict, caller: str)
             f"The {name!r} parameter of {caller} must be {text}. "
             f"Got {value!r} instead."
         )
+
+
+# The caller as validate_parameter_constraints names it: a class, a
+# function, or a keyword and its value (mechanism='apgm').
+_NAMED = re.compile(r"The '(\w+)' parameter of ([\w.]+(?:='[^']*')?)")
+
+
+@contextmanager
+def as_called(caller: str, given):
+    """Name ``caller``, the function the user called, in parameter errors.
+
+    A parameter the user passed to ``df.attrpriv.mean`` is checked by the
+    mechanism it reaches (``AttributePrivateGaussian``), a class the user
+    may never have chosen. Inside this block, an
+    :class:`~skattr.exceptions.InvalidParameterError` reading "The
+    'epsilon' parameter of X ..." about a parameter in ``given`` (the
+    names the user passed) reads "The 'epsilon' parameter of
+    df.attrpriv.mean ..." instead; parameters the user did not pass keep
+    the name of what checked them.
+
+    Examples
+    --------
+    >>> try:
+    ...     with as_called("df.attrpriv.mean", {"epsilon"}):
+    ...         validate_parameter_constraints(
+    ...             {"epsilon": [Interval("real", 0, None, closed="neither")]},
+    ...             {"epsilon": "1.0"}, "AttributePrivateGaussian")
+    ... except InvalidParameterError as exc:
+    ...     print(exc)
+    The 'epsilon' parameter of df.attrpriv.mean must be a finite real number \
+in the range (0, inf). Got '1.0' instead.
+    """
+    try:
+        yield
+    except InvalidParameterError as exc:
+        given = set(given)
+        message = _NAMED.sub(
+            lambda m: (f"The {m.group(1)!r} parameter of {caller}"
+                       if m.group(1) in given else m.group(0)),
+            str(exc), count=1)
+        exc.args = (message, *exc.args[1:])
+        raise

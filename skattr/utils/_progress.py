@@ -139,7 +139,7 @@ class _Silent:
 
 def progress_bar(progress="auto", *, total: int | None = None,
                  desc: str | None = None, unit: str = "it",
-                 leave: bool = False):
+                 leave: bool = False, delay: float = 0.0):
     """Return a progress bar to ``update(k)``, or one that shows nothing.
 
     Parameters
@@ -176,7 +176,7 @@ def progress_bar(progress="auto", *, total: int | None = None,
     from tqdm.auto import tqdm
 
     return tqdm(total=total, desc=desc, unit=unit, leave=leave,
-                file=sys.stderr, dynamic_ncols=True)
+                file=sys.stderr, dynamic_ncols=True, delay=delay)
 
 
 def track(iterable: Iterable, progress="auto", *, total: int | None = None,

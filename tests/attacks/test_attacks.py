@@ -71,6 +71,7 @@ def test_no_defence_infers_the_property(frames):
     assert np.bincount(attack.shadow_labels_).tolist() == [100, 100]
 
 
+@pytest.mark.slow
 def test_small_epsilon_defence_brings_accuracy_to_chance(frames):
     reference, auxiliary, test = frames
     attack = PropertyInferenceAttack(_defence(reference, 0.1), values=VALUES,
@@ -97,6 +98,7 @@ def test_accuracy_falls_with_epsilon_and_stays_under_the_certificate(frames):
         assert result.ci_low <= _accuracy_bound(epsilon, 1e-3)
 
 
+@pytest.mark.slow
 def test_features_without_information_give_chance_accuracy(frames):
     _, auxiliary, test = frames
     # Temperature is drawn independently of gender in make_hospital.
@@ -112,6 +114,7 @@ def test_features_without_information_give_chance_accuracy(frames):
     assert dummy.fit(auxiliary).score(test) == 0.5
 
 
+@pytest.mark.slow
 def test_wilson_interval_matches_statsmodels_and_the_closed_form(frames):
     _, auxiliary, test = frames
     attack = PropertyInferenceAttack(query=skattr.Query.mean(["weight"]),
@@ -198,6 +201,7 @@ def test_random_state_reproduces_the_datasets(frames):
     assert not np.array_equal(first, gen.fit(auxiliary).shadow_features_)
 
 
+@pytest.mark.slow
 def test_int_seeded_defence_draws_fresh_noise_per_release(frames):
     # A seeded defence reproduces its sequence of releases from fit, but each
     # release draws new noise: the attack sees noise, not one constant shift.
@@ -321,6 +325,7 @@ def test_scorer_and_refit_errors():
               "mean_test_attack": [0.1, 0.6, 0.5, 0.61]})
 
 
+@pytest.mark.slow
 def test_scorer_is_picklable_and_scores_a_fitted_defence(frames):
     reference, auxiliary, test = frames
     scorer = pickle.loads(pickle.dumps(attack_scorer(
@@ -362,6 +367,7 @@ def test_grid_search_picks_the_most_useful_epsilon_under_the_limit(frames):
         refit_under_attack_limit(0.5)(res)
 
 
+@pytest.mark.slow
 def test_train_on_clean_learns_from_exact_statistics_and_tests_on_releases(
         frames):
     # The notebook's protocol (Chen & Ohrimenko's Table 3): the classifier

@@ -252,6 +252,29 @@ def test_seeded_audits_are_reproducible(apgm, hospital):
     assert first.to_frame().equals(again.to_frame())
 
 
+def test_a_pair_off_the_grid_is_audited_as_its_widest_neighbours(apgm,
+                                                                  hospital):
+    # Issue 42: 0.4 vs 0.6 on 747 records is certified as 298 or 299 vs 448
+    # or 449 women; the audit draws the widest of them, 298 vs 449.
+    default = audit(apgm, hospital, n=747, releases=200, random_state=0)
+    assert default.pair == (298 / 747, 449 / 747)
+    stated = audit(apgm, hospital, n=100, pair=(0.405, 0.6), releases=200,
+                   random_state=0)
+    assert stated.pair == (0.4, 0.6)
+    backwards = audit(apgm, hospital, n=747, pair=(0.6, 0.4), releases=200,
+                      random_state=0)
+    assert backwards.pair == (449 / 747, 298 / 747)
+    # A callable draws its own datasets: the value is handed over as stated.
+    seen = []
+
+    def values(value, size, rng):
+        seen.append(value)
+        return np.zeros((size, 2))
+
+    audit(apgm, values, n=747, pair=(0.4, 0.6), releases=100, random_state=0)
+    assert seen == [0.4, 0.6]
+
+
 # ------------------------------------------------------------------ result
 def test_result_reports_bound_certificate_and_event(apgm, hospital):
     result = audit(apgm, hospital, n=100, releases=20_000, random_state=0,
@@ -283,7 +306,7 @@ def test_result_reports_bound_certificate_and_event(apgm, hospital):
     ({"mode": "loop"}, "'mode' parameter of audit"),
     ({"testers": ("likelihood",)}, "testers must name"),
     ({"pair": (0.4, 0.4)}, "two different finite numbers"),
-    ({"pair": (0.405, 0.6)}, "multiples of 1/100"),
+    ({"pair": (0.4, 0.4 + 1e-12)}, "at least 1/100 apart"),
     ({"pair": (0.4, 1.2)}, "not in \\[0, 1\\]"),
     ({"noise_scale_factor": 0.0}, "'noise_scale_factor' parameter"),
     ({"plan": GaussianNoise(np.eye(3))}, "noise law of dimension 2"),

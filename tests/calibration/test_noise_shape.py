@@ -105,6 +105,7 @@ def test_search_is_no_worse_than_brute_force_over_both_families(epsilon):
     assert found <= brute * 1.01
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("objective", ["expected-error", "trace"])
 def test_least_error_covariance_is_certified_by_the_exact_profile(objective):
     laws = _laws(DIFF, COV_A, COV_B)
@@ -177,6 +178,7 @@ def test_exact_checks_agree_with_the_profile_and_prune_with_renyi():
     assert certified.tolist() == [d <= cut for d in deltas]
 
 
+@pytest.mark.slow
 def test_scaling_a_shape_that_cannot_cover_the_gap_is_refused():
     # Covariances that differ only across the mean difference: noise along
     # the difference never closes the gap.

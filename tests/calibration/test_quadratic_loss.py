@@ -211,6 +211,7 @@ def test_many_terms_vectorised_envelope_matches_the_scalar_one(monkeypatch):
     assert vectorised == pytest.approx(scalar, rel=1e-9, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_bracketed_inversion_matches_the_unbracketed_one():
     from skattr.calibration import (
         multivariate_gaussian_pair_delta,

@@ -385,6 +385,7 @@ def test_em_privacy_ratio_is_nearly_attained_by_the_worst_neighbour():
     assert epsilon * 0.999 < log_ratio <= epsilon * (1 + 1e-12)
 
 
+@pytest.mark.slow
 def test_em_sampling_frequencies_match_probabilities():
     candidates = ["a", "b", "c", "d", "e"]
     scores = [0.0, 1.0, 2.0, 2.5, -3.0]

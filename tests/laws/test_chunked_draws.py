@@ -97,6 +97,7 @@ def former_drawn_law(laws, a, n, privacy, m):
     return laws._evaluate(rows)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("privacy", ["dataset", "distributional"])
 @pytest.mark.parametrize("replace", [False, True])
 @pytest.mark.parametrize("statistic", [
@@ -118,6 +119,7 @@ def test_drawn_laws_keep_their_seeded_values(reference, privacy, replace,
         np.testing.assert_array_equal(drawn, expected)
 
 
+@pytest.mark.slow
 def test_a_certificate_does_not_depend_on_the_chunks(reference, monkeypatch):
     def plan():
         return ApproximateWassersteinMechanism(
@@ -132,6 +134,7 @@ def test_a_certificate_does_not_depend_on_the_chunks(reference, monkeypatch):
     assert chunked.certified_by == whole.certified_by
 
 
+@pytest.mark.slow
 def test_memory_is_bounded_by_the_chunk_size(reference):
     # 20,000 datasets of 1,000 records: 160 MB of row positions drawn at
     # once. In chunks of 2**18 positions (2 MB), every array of the draws

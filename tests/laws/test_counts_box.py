@@ -108,6 +108,7 @@ def test_example_3_boxes(lo, hi, expected):
                              privacy="distributional") == expected
 
 
+@pytest.mark.slow
 def test_distributional_unit_box_stays_conservative():
     # With distributional privacy every law is the point mass at 0 when
     # p = (0, 0) (at n when p = (1, 1)), and close to it nearby, so cells

@@ -47,6 +47,7 @@ def _points(low, high, rng):
                                             for _ in range(2)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("box", BOXES)
 def test_gaussian_noise_through_the_couplings_holds_over_the_box(box):
     n, pair, epsilon, delta = 100, (0.4, 0.6), 1.0, 1e-3

@@ -246,6 +246,7 @@ def test_auto_uses_moments_when_draws_are_large(monkeypatch):
     assert not auto.certified_by.uses("closeness.drawn")
 
 
+@pytest.mark.slow
 def test_moment_bound_covers_the_drawn_law_at_large_n():
     """At n = 3,000 of 5,000 rows: milliseconds, and never below what draws see."""
     ref = _hospital(5000)

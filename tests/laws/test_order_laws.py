@@ -278,6 +278,7 @@ def test_several_quantiles_use_exact_boxes():
                              theta=Resample()).fit(ref).plan(n=500)
 
 
+@pytest.mark.slow
 def test_with_replacement_a_dataset_may_outgrow_the_reference():
     ref = _income(2000)
     secret = Secret.proportion("rich", True, pairs=[(0.2, 0.4)])
@@ -341,6 +342,7 @@ def test_accessor_median_is_exact_under_the_resampling_model():
         release.values.iloc[0], abs=50 * release.sensitivity)
 
 
+@pytest.mark.slow
 def test_monotone_quantiles_are_free_post_processing():
     ref = _income()
     private = _income(300, seed=4)

@@ -273,8 +273,7 @@ def test_mismatched_model_columns_raise():
 def test_no_pairs_fail_closed(monkeypatch):
     """Whatever a secret yields, an empty set of pairs never calibrates to no noise."""
     secret = Secret.proportion("sex", "F", pairs=[(0.4, 0.6)])
-    monkeypatch.setattr(Secret, "pair_values",
-                        lambda self, n: (np.array([]), np.array([])))
+    monkeypatch.setattr(Secret, "grid_pairs", lambda self, n, **kw: [])
     with pytest.raises(NotCertifiableError, match="no pair of values to hide"):
         pair_laws([_groups()], secret, 0.1, 10, ("weight", "bp"))
 

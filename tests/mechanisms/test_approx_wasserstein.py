@@ -167,6 +167,7 @@ def test_vector_statistics_use_boxes_that_cover_the_exact_closeness():
     assert drawn.sensitivity >= exact.sensitivity > 0
 
 
+@pytest.mark.slow
 def test_regression_coefficients():
     ref = _income()
     secret = Secret.proportion("rich", True, pairs=[(0.2, 0.4)])
@@ -262,6 +263,7 @@ def test_grid_search_over_epsilon():
     assert search.best_params_ == {"epsilon": 2.0}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("statistic", [Statistic.median("age"),
                                        Statistic.std("age")])
 def test_adult_certificates_cover_the_quantile_gap(adult, statistic):

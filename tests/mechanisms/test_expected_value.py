@@ -219,6 +219,7 @@ def test_relaxed_certificate_of_theorem_4_6():
                                        + math.exp(0.05) * 1e-3)
 
 
+@pytest.mark.slow
 def test_every_mechanism_releases_through_the_accessor():
     ref = skattr.datasets.make_hospital(3000, random_state=0)
     private = skattr.datasets.make_hospital(60, random_state=1)

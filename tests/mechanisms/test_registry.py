@@ -208,7 +208,8 @@ def test_delta_zero_under_auto_is_a_clear_refusal_or_a_release(frames, law):
     assert both.delta == 0.0 and both.mechanism == "wasserstein"
     assert both.assumes("reference.band")
     with pytest.raises(InvalidParameterError, match="'delta' parameter of "
-                       "AttributePrivateGaussian must be .* range \\(0, 1\\)"):
+                       "df.attrpriv.mean \\(mechanism='apgm'\\) must be .* "
+                       "range \\(0, 1\\)"):
         private.attrpriv.mean(["weight", "height"], secret=SECRET,
                               reference=reference, delta=0, law=law,
                               mechanism="apgm")
@@ -271,7 +272,7 @@ def test_a_value_no_candidate_accepts_is_refused_not_dropped(frames):
     # and leave the release to one that ignores it.
     reference, private = frames
     with pytest.raises(InvalidParameterError,
-                       match="'law' parameter of AttributePrivateGaussian must "
+                       match="'law' parameter of df.attrpriv.mean must "
                              "be one of .*Got 'gausian' instead"):
         private.attrpriv.mean(["weight"], secret=SECRET, reference=reference,
                               law="gausian")

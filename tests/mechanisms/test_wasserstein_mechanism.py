@@ -85,13 +85,30 @@ def test_theta_from_reference_and_release_law():
 def test_refusals():
     with pytest.raises(InvalidParameterError, match="one count or proportion"):
         _mech(query=skattr.Query.mean(["x1"]))
-    with pytest.raises(NotCertifiableError, match="multiples of"):
+    with pytest.raises(NotCertifiableError, match="at least 1/4 apart"):
         WassersteinMechanism(query=skattr.Query.count("x1", 1),
-                             secret=skattr.Secret.proportion("x2", 1,
-                                                             pairs=[(0.3, 0.6)]),
+                             secret=skattr.Secret.proportion(
+                                 "x2", 1, pairs=[(0.5, 0.5 + 1e-12)]),
                              theta=[[0.5, 0.6]]).fit(FRAME).plan(n=4)
     with pytest.raises(InvalidParameterError, match="finite set of pairs"):
         _mech(theta=[[0.5, 1.5]])
+
+
+def test_a_pair_off_the_grid_is_its_neighbours():
+    # 0.3 and 0.6 of 4 records are 1.2 and 2.4: 1 or 2 against 2 or 3 (issue
+    # 42; refused before).
+    def plan(pairs):
+        return WassersteinMechanism(
+            query=skattr.Query.count("x1", 1),
+            secret=skattr.Secret.proportion("x2", 1, pairs=pairs),
+            theta=[[0.5, 0.6]]).fit(FRAME).plan(n=4)
+
+    off = plan([(0.3, 0.6)])
+    stated = plan([(0.25, 0.5), (0.25, 0.75), (0.5, 0.75)])
+    assert off.sensitivity == stated.sensitivity == plan([(0.25, 0.75)]
+                                                         ).sensitivity
+    grid = next(a for a in off.assumed if a.kind == "secret.grid")
+    assert grid.params["certified"] == ((1, 2), (1, 3), (2, 3))
 
 
 def test_auto_means_the_reference_confidence_box_for_a_count():

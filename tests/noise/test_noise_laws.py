@@ -14,6 +14,7 @@ def _draws(law, m, seed=0):
     return np.array([law.sample(rng) for _ in range(m)])
 
 
+@pytest.mark.slow
 def test_gaussian_samples_have_the_stated_covariance():
     cov = np.array([[4.0, 1.0], [1.0, 2.0]])
     draws = _draws(GaussianNoise(cov), 20_000)
@@ -34,6 +35,7 @@ def test_laplace_samples_lie_in_the_basis_span_with_the_stated_scale():
     np.testing.assert_allclose(law.covariance, 2 * 9.0 * basis @ basis.T)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cov", [np.eye(1) * 2.5, np.diag([1.0, 4.0, 0.5]),
                                  np.diag([1.0, 0.0, 0.0])])
 def test_gaussian_expected_norm_matches_draws(cov):
@@ -62,6 +64,7 @@ def test_laplace_alpha_is_exact_in_one_direction():
     assert math.exp(-alpha / 2.0) == pytest.approx(0.1, rel=1e-9)
 
 
+@pytest.mark.slow
 def test_sum_of_noises_adds_covariances_and_bounds_alpha():
     g, lap = GaussianNoise(np.eye(2)), LaplaceNoise.on_each(0.5, 2)
     law = g + lap
@@ -101,6 +104,7 @@ def test_unseeded_draws_differ():
     assert not np.array_equal(law.sample(None), law.sample(None))
 
 
+@pytest.mark.slow
 def test_marginal_half_widths_are_exact_tails():
     from skattr.noise import marginal_half_widths
     from skattr.noise._laws import _tail

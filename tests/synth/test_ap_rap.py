@@ -88,6 +88,7 @@ def _exact_delta(n, inside_a, inside_b, p_in, p_out, sd_in, sd_out, eps):
                       np.clip(law_b - math.exp(eps) * law_a, 0, None).sum())
 
 
+@pytest.mark.slow
 def test_the_certified_noise_holds_against_the_exact_law():
     """One binary column, its 1-way marginal in each group, n = 10 records,
     3 vs 5 of them in the group: the release's exact law under both secrets
@@ -110,6 +111,7 @@ def test_the_certified_noise_holds_against_the_exact_law():
     assert broken > delta
 
 
+@pytest.mark.slow
 def test_the_coupled_distance_s_tail_holds_by_simulation():
     """Draw the coupling itself (shared, moved and stayed records) for laws of
     three columns, three marginals, and check the whitened distance's upper
@@ -175,6 +177,7 @@ def test_the_certificate_s_noise_grows_with_the_marginals_and_epsilon():
     assert sd1["inside"] > sd1["outside"]
 
 
+@pytest.mark.slow
 def test_the_distance_law_certifies_what_its_bound_says():
     """The law's delta at the certified noise: recomputed from its tail bound
     by integrating the Gaussian delta against exp(-t^2) (no library law)."""
@@ -250,6 +253,7 @@ def test_the_synthetic_table_has_the_stated_share_and_the_group_s_categories(
     assert default.share_ == pytest.approx(0.4)      # middle of 0.3 vs 0.5
 
 
+@pytest.mark.slow
 def test_the_groups_look_like_their_data_at_a_large_epsilon(frame):
     rap = _rap(epsilon=200.0, k=2, n_synthetic=500).fit(frame)
     out = rap.sample(4000, random_state=0)
@@ -283,9 +287,6 @@ def test_bad_input_gets_a_clear_error(frame):
                                       pairs=[(0.3, 0.5)])).fit(frame)
     with pytest.raises(InvalidParameterError, match="outside its categories"):
         _rap().fit(frame.assign(job=frame.job.where(frame.index > 0, "zz")))
-    with pytest.raises(NotCertifiableError, match="distributional"):
-        _rap(secret=Secret.proportion("sex", "F", pairs=[(0.3001, 0.5)])
-             ).fit(frame)
     with pytest.raises(NotCertifiableError, match="no record inside"):
         _rap(n_synthetic=10, iterations=5, privacy="distributional").fit(
             frame[frame.sex == "M"])
@@ -341,6 +342,7 @@ def _independent_sd(n, a, b, marginals, share, eps, delta):
     return hi * units
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n,pair,marginals", [(1000, (0.3, 0.4), 8),
                                               (400, (0.25, 0.5), 64),
                                               (20, (0.3, 0.4), 1)])
@@ -356,6 +358,7 @@ def test_the_noise_is_the_one_the_bound_certifies(n, pair, marginals):
     assert np.all(got <= want * 1.01)
 
 
+@pytest.mark.slow
 def test_fit_adds_that_noise_to_the_true_histograms(frame):
     """Standardised residuals of the release: the estimator's own fit, its
     workload of 64... marginals here all 7 of three columns, against the

@@ -65,6 +65,7 @@ def test_answers_are_the_crosstabs(frame):
                                    _crosstab_shares(frame, names), atol=1e-15)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("zeros", [False, True])
 def test_the_relaxed_projection_reaches_exact_answers(frame, zeros):
     """Without noise the projection matches every marginal of the workload
@@ -141,6 +142,7 @@ def test_adaptive_rounds_spend_half_on_the_choice(frame):
               queries_per_round=2).fit(frame)
 
 
+@pytest.mark.slow
 def test_synthetic_records_keep_the_columns_and_improve_with_epsilon(frame):
     domain = OneHotDomain(CATS)
     errors = {}
@@ -236,6 +238,7 @@ def _exact_choice(scores, scale):
     return np.array(out)
 
 
+@pytest.mark.slow
 def test_report_noisy_max_is_epsilon_dp_and_draws_its_law():
     """The selection's guarantee, against its exact law: for every pair of
     neighbouring score vectors (each score moved by at most the sensitivity)

@@ -148,6 +148,63 @@ def test_the_command_writes_the_table_and_says_what_it_certifies(
     assert loaded.sample(10, random_state=0).shape == (10, 4)
 
 
+def _command(people, tmp_path):
+    data, ref = tmp_path / "people.csv", tmp_path / "public.csv"
+    people.to_csv(data, index=False)
+    people.head(800).to_csv(ref, index=False)
+    return ["synthesize", str(data), "--secret-column", "sex",
+            "--secret-value", "F", "--pairs", "0.3,0.4", "--privacy",
+            "distributional", "--reference", str(ref), "--bins",
+            "age=0,30,50,inf", "hours=-inf,35,45,inf", "--k", "2",
+            "--marginals", "4", "--iterations", "50", "--rows", "300",
+            "--seed", "3", "--no-progress"]
+
+
+def test_the_command_checks_every_output_path_before_it_fits(
+        people, tmp_path, capsys, monkeypatch):
+    # Issue 42: --save into a missing folder failed with a raw errno message
+    # after the table was written (the release made, the synthesiser lost).
+    def fitted(*args, **kwargs):
+        raise AssertionError("the synthesiser was fitted")
+
+    monkeypatch.setattr(skattr.synth, "synthesize", fitted)
+    out = tmp_path / "synthetic.csv"
+    for option, missing in (("--save", "rap.json"), ("--output", "t.csv")):
+        paths = {"--output": str(out), "--save": str(tmp_path / "rap.json"),
+                 option: str(tmp_path / "no such folder" / missing)}
+        assert main([*_command(people, tmp_path), "--output",
+                     paths["--output"], "--save", paths["--save"]]) == 2
+        err = capsys.readouterr().err
+        assert f"{option} {paths[option]} cannot be written" in err
+        assert "nothing was released" in err and "Errno" not in err
+        assert sorted(p.name for p in tmp_path.iterdir()) == [
+            "people.csv", "public.csv"]
+
+
+def test_the_command_saves_the_synthesiser_whole_or_not_at_all(
+        people, tmp_path, capsys, monkeypatch):
+    saved = tmp_path / "rap.json"
+    saved.write_text("the synthesiser saved before")
+    out = tmp_path / "synthetic.csv"
+
+    def full(self):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(AttributePrivateRAP, "to_json", full)
+    assert main([*_command(people, tmp_path), "--output", str(out), "--save",
+                 str(saved)]) == 2
+    printed = capsys.readouterr()
+    assert f"--save {saved} could not be written" in printed.err
+    assert f"The synthetic table was written to {out}" in printed.err
+    assert "0.35, as stated" in printed.out         # the summary, shown
+    # The table (the release) is written; the old file is as it was, and
+    # no temporary file is left.
+    assert len(pd.read_csv(out)) == 300
+    assert saved.read_text() == "the synthesiser saved before"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "people.csv", "public.csv", "rap.json", "synthetic.csv"]
+
+
 def test_the_command_s_mistakes_name_the_option_to_fix(people, tmp_path,
                                                        capsys):
     data = tmp_path / "people.csv"
@@ -303,6 +360,7 @@ def test_the_messages_say_what_to_pass(people):
                    bins=BINS, categories=cats, **FAST)
 
 
+@pytest.mark.slow
 def test_python_m_skattr_cli_runs_the_command():
     import subprocess
     import sys
@@ -322,6 +380,7 @@ def test_a_misspelt_keyword_or_a_missing_value_is_named(people):
         synthesize(holes, secret=SECRET, categories=cats, k=2, **FAST)
 
 
+@pytest.mark.slow
 def test_the_attack_measures_a_synthesiser(people):
     """skattr.attacks against synthetic tables: DPRAP's table gives the share
     away (through a column that depends on it), AttributePrivateRAP's is at

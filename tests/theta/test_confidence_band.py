@@ -37,6 +37,7 @@ def _population_quantiles(dist, levels, lo, hi):
     return np.clip(dist.ppf(levels), lo, hi)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", [stats.norm(50, 10), stats.expon(scale=5),
                                   stats.binom(6, 0.3), stats.poisson(0.05)],
                          ids=["normal", "exponential", "binomial", "rare"])
@@ -96,6 +97,7 @@ def test_the_band_is_narrower_in_the_tails_than_dkw():
     assert np.all(big.above[ranks - 1] >= own_above - 1e-15)
 
 
+@pytest.mark.slow
 def test_a_record_distance_bounds_the_populations_quantile_gap():
     # Two known group laws; whenever both bands hold them (checked), the
     # population's quantile gap is at most U(u) at every level.
@@ -251,6 +253,7 @@ def _normal_reference(rng, per=300):
         _OUT.rvs(2 * per, random_state=rng))})
 
 
+@pytest.mark.slow
 def test_a_median_over_the_bands_covers_the_populations_distance():
     # The population's (W, delta)-closeness of the median's two laws, from
     # their exact order-statistic laws (scipy), is below the bands' W.
@@ -401,6 +404,7 @@ def test_a_small_delta_finds_a_finite_w_where_the_ffts_error_binds():
     assert few.missing < 1e-7
 
 
+@pytest.mark.slow
 def test_a_mean_of_millions_of_records_is_released():
     reference = skattr.datasets.make_hospital(3000, random_state=0)
     private = skattr.datasets.make_hospital(2_000_000, random_state=1)

@@ -106,6 +106,7 @@ def test_each_quantile_bound_holds_for_the_population(privacy, chernoff,
     assert np.median(ratios) < 4, ratios
 
 
+@pytest.mark.slow
 def test_ties_are_bounded_for_the_population():
     # Integer values (many ties): the bound holds and is a few steps.
     rng = np.random.default_rng(4)
@@ -130,6 +131,7 @@ def test_ties_are_bounded_for_the_population():
     assert np.all(w <= 4)
 
 
+@pytest.mark.slow
 def test_the_default_of_several_quantiles_is_the_bands_each_its_own_scale():
     reference = skattr.datasets.make_hospital(2000, random_state=0)
     private = skattr.datasets.make_hospital(200, random_state=1)
@@ -214,6 +216,7 @@ def test_a_ledger_of_a_median_and_a_std_holds_for_the_population():
     assert joint < 6 * np.quantile(loss, 1 - DELTA)
 
 
+@pytest.mark.slow
 def test_remaining_fits_a_different_statistic_within_the_budget():
     # Over the bands, epsilon="remaining" for a third statistic: the
     # release's own epsilon is the one certified, and the joint guarantee

@@ -325,6 +325,7 @@ def _extreme_weights(rng, m):
     return w / w.sum()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(4))
 def test_tiny_masses_anywhere_match_exact_arithmetic(seed):
     rng = np.random.default_rng(1000 + seed)
