@@ -607,21 +607,27 @@ class ChangingSource:
 GAUSS = dict(secret=SECRET, law="gaussian", mechanism="apgm", random_state=0)
 
 
-@pytest.mark.parametrize("verb", ["mean", "median"])
+@pytest.mark.parametrize("verb", ["mean", "sum", "count", "median",
+                                  "quantile", "std"])
 def test_a_source_that_changes_between_passes_is_refused(frames, verb):
     # Found by a reliability sweep: a mean that matched no version of the
     # data, a median certified at n = 200 while later passes read 250-300.
+    # Every statistic's passes: the linear ones' (rows, then totals), the
+    # order statistics' (rows, ranges, histogram, bins) and the std's
+    # (rows, then its moments).
     _, reference = frames
     source = ChangingSource(rows=[200, 250, 300, 300], seeds=[1, 2, 3, 4])
-    kw = GAUSS if verb == "mean" else dict(secret=SECRET,
-                                           random_state=0)
+    kw = (GAUSS if verb in ("mean", "sum", "count")
+          else dict(secret=SECRET, random_state=0))
+    args = {"count": (skattr.predicates.Above(80),),
+            "quantile": ([0.25, 0.75],)}.get(verb, ())
     with pytest.raises(DataValidationError,
                        match=r"The private data changed during the release: an "
                              r"earlier pass read 200 rows, a later one 250 "
                              r"\(partition 0: 50 rows, then 62\)\. Nothing was "
                              r"released\..*persist"):
-        getattr(source.frame().attrpriv, verb)(["weight"], reference=reference,
-                                               **kw)
+        getattr(source.frame().attrpriv, verb)(["weight"], *args,
+                                               reference=reference, **kw)
 
 
 def test_values_that_change_under_the_same_rows_are_refused(frames):
