@@ -260,6 +260,22 @@ class Ledger(Kept):
             {"bounds": BaseMechanism._parameter_constraints["bounds"]},
             {"bounds": bounds}, "Ledger")
 
+        if isinstance(reference, str) and reference == "self":
+            # Its joint laws, clipping ranges and file fingerprint read the
+            # reference as a frame (a CI fuzz case: AttributeError 'str'
+            # object has no attribute 'columns'), and ranges read off the
+            # private data would be recorded with every release.
+            raise InvalidParameterError(
+                "A ledger does not take reference='self': its joint "
+                "guarantee is computed over public reference data, and a "
+                "Theta fitted on the private data itself holds no "
+                "certificate. Pass reference=<a DataFrame of public data from "
+                "the same population>, or None with a stated Theta.")
+        if reference is not None and not is_frame(reference):
+            raise InvalidParameterError(
+                "A ledger's reference must be a (pandas or Dask) DataFrame of "
+                "public data from the same population, or None with a stated "
+                f"Theta; got {type(reference).__name__}.")
         if is_frame(reference) and backend_of(reference).lazy:
             # The joint laws read the reference's records, for statistics not
             # yet named: it is collected to the driver once, every column (as
