@@ -8,8 +8,14 @@ from numbers import Real
 import pandas as pd
 
 from skattr._release import Plan, Release
+from skattr._validation import check_unique_labels, column_labels
 from skattr._verbs import called, statistic_query, with_verbs
-from skattr.backends import backend_of, registered_backends, release_frames
+from skattr.backends import (
+    backend_of,
+    one_reading,
+    registered_backends,
+    release_frames,
+)
 from skattr.exceptions import InvalidParameterError
 from skattr.utils._param_validation import as_called
 
@@ -126,11 +132,14 @@ class AttributePrivacyAccessor:
     called_as = "df.attrpriv"
 
     def __init__(self, pandas_obj: pd.DataFrame):
-        if not pandas_obj.columns.is_unique:
-            raise AttributeError(
-                "df.attrpriv needs unique column labels; rename the duplicated "
-                "columns first.")
+        # Checked by each method (_frame), not here: an AttributeError is
+        # what Python's hasattr and tab completion swallow, not a refusal.
         self._obj = pandas_obj
+
+    def _frame(self):
+        """Return the frame, refused first if it names a column twice."""
+        check_unique_labels(self._obj, what="the private data")
+        return self._obj
 
     def _n_rows(self) -> int:
         """Return the number of rows (public); a lazy frame's is counted once."""
@@ -146,7 +155,10 @@ class AttributePrivacyAccessor:
 
         Only the columns the release reads are taken from the frame and the
         reference, in one order (:func:`skattr.backends.release_frames`):
-        other columns may differ between them.
+        other columns may differ between them. Every pass over a lazy frame
+        (its rows counted, a fit on it, the release's passes) is one reading:
+        data that changes between them is refused
+        (:func:`skattr.backends.one_reading`).
         """
         data, reference = release_frames(query, secret, self._obj, reference,
                                          bounds=params.get("bounds"))
@@ -156,10 +168,11 @@ class AttributePrivacyAccessor:
         # Laplace mechanisms, which refuse any other).
         given = {"epsilon": epsilon, "random_state": random_state,
                  **({} if delta is None else {"delta": delta})}
-        est = build_mechanism(query, secret=secret, reference=reference,
-                              data=data, n_rows=self._n_rows(),
-                              mechanism=mechanism, **given, **params)
-        return est.release(data)
+        with one_reading():
+            est = build_mechanism(query, secret=secret, reference=reference,
+                                  data=data, n_rows=self._n_rows(),
+                                  mechanism=mechanism, **given, **params)
+            return est.release(data)
 
     def ledger(self, *, secret=None, reference=None, budget=None,
                theta="auto", law=None, random_state=None, bounds="robust",
@@ -175,6 +188,7 @@ class AttributePrivacyAccessor:
         """
         from skattr._ledger import Ledger
 
+        self._frame()
         given = {"secret", "reference", "budget", "theta", "law",
                  "random_state", "bounds"}
         if unknown:
@@ -240,10 +254,14 @@ class AttributePrivacyAccessor:
                 raise InvalidParameterError(
                     f"The {name!r} parameter of {caller} must be {wanted}. "
                     f"Got {value!r} instead.")
+        labels = column_labels(columns)
+        if labels is None:
+            raise InvalidParameterError(
+                f"{caller} needs at least one column: describe(['age', ...]).")
         with as_called(caller, {"columns", "secret", "reference", "epsilon",
                                 "delta", "percentiles", "theta", "bounds",
                                 "random_state"}):
-            return describe(self._obj, columns, secret=secret,
+            return describe(self._frame(), list(labels), secret=secret,
                             reference=reference, epsilon=epsilon, delta=delta,
                             percentiles=percentiles, theta=theta,
                             bounds=bounds, random_state=random_state)
@@ -302,13 +320,15 @@ class AttributePrivacyAccessor:
                 + "".join(f" Did you mean {h[0]!r} for {k!r}?"
                           for k, h in hints.items() if h)
                 + f" It takes: {', '.join(known)}.")
-        if not isinstance(self._obj, pd.DataFrame):
+        columns = column_labels(columns)
+        if not isinstance(self._frame(), pd.DataFrame):
             raise DataValidationError(
                 "synthesize fits its tables in memory: call .compute() on the "
                 "frame first (a synthesiser holds n x features one-hot rows).")
         return synthesize(self._obj, secret=secret, reference=reference,
                           epsilon=epsilon, delta=delta, categories=categories,
-                          bins=bins, columns=columns, n=n, privacy=privacy,
+                          bins=bins, n=n, privacy=privacy,
+                          columns=None if columns is None else list(columns),
                           share=share, k=k, n_marginals=n_marginals,
                           marginals=marginals, n_synthetic=n_synthetic,
                           iterations=iterations, progress=progress,
@@ -329,9 +349,11 @@ class AttributePrivacyAccessor:
             data, reference = release_frames(query, secret, self._obj,
                                              reference,
                                              bounds=params.get("bounds"))
-            est = build_mechanism(query, secret=secret, reference=reference,
-                                  data=data, n_rows=self._n_rows(),
-                                  mechanism=mechanism, **params)
+            with one_reading():
+                est = build_mechanism(query, secret=secret,
+                                      reference=reference, data=data,
+                                      n_rows=self._n_rows(),
+                                      mechanism=mechanism, **params)
             return est.plan(n=self._n_rows())
 
     def leakage(self, columns=None, *, statistic: str = "mean", value=None,
@@ -349,6 +371,7 @@ class AttributePrivacyAccessor:
                 f"leakage is computed for linear statistics (mean, sum, count, "
                 f"proportion), whose laws are Gaussian; got {statistic!r}. For "
                 "another statistic, plan a release and read its noise.")
+        self._frame()
         with as_called(called("df.attrpriv.leakage", {"mechanism": mechanism}), {
                 "columns", "statistic", "value", "secret", "reference",
                 "delta", "mechanism", *params}):
@@ -370,10 +393,10 @@ class AttributePrivacyAccessor:
                 f"{', '.join(able)} (or 'auto').")
         data, reference = release_frames(query, secret, self._obj, reference,
                                          bounds=params.get("bounds"))
-        est = build_mechanism(query, secret=secret, reference=reference,
-                              data=data, n_rows=self._n_rows(),
-                              mechanism=name, delta=delta,
-                              **params)
+        with one_reading():
+            est = build_mechanism(query, secret=secret, reference=reference,
+                                  data=data, n_rows=self._n_rows(),
+                                  mechanism=name, delta=delta, **params)
         return est.leakage(n=self._n_rows(), delta=delta)
 
 

@@ -7,8 +7,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 import pandas as pd
 
-from skattr._validation import as_frame
-from skattr.exceptions import InvalidParameterError
+from skattr._validation import as_frame, column_labels
 
 __all__ = ["BaseQuery", "LinearQuery", "as_tuple"]
 
@@ -19,16 +18,10 @@ def as_tuple(columns) -> tuple | None:
     Raises
     ------
     InvalidParameterError
-        For an empty list of columns: a query reads at least one.
+        For an empty list of columns (a query reads at least one), or
+        columns not given as labels (:func:`skattr._validation.column_labels`).
     """
-    if columns is None:
-        return None
-    if isinstance(columns, (str, int, np.integer)):
-        return (columns,)
-    columns = tuple(columns)
-    if not columns:
-        raise InvalidParameterError("A query needs at least one column; got none.")
-    return columns
+    return column_labels(columns)
 
 
 class BaseQuery(ABC):

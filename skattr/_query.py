@@ -50,7 +50,14 @@ def indicator(frame: pd.DataFrame, column, value, *, what: str) -> np.ndarray:
     if value is not None:
         check_present(col, column, what=what)
     if callable(value):
-        mask = np.asarray(value(col))
+        try:
+            mask = np.asarray(value(col))
+        except Exception as exc:    # the caller's function, on their column
+            raise InvalidParameterError(
+                f"The predicate for column {column!r} raised "
+                f"{type(exc).__name__} ({exc}) on the column (dtype "
+                f"{col.dtype}); pass a function of that column that returns "
+                "one boolean per record, or a category value.") from exc
         if mask.shape != (len(col),):
             raise InvalidParameterError(
                 f"The predicate for column {column!r} must return one boolean per "

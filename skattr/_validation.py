@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import numbers
+from collections.abc import Hashable, Iterable
+
 import numpy as np
 import pandas as pd
 
-from skattr.exceptions import DataValidationError
+from skattr.exceptions import DataValidationError, InvalidParameterError
 
 
 def as_frame(X, *, what: str = "X") -> pd.DataFrame:
@@ -66,13 +69,7 @@ def check_frame(frame, *, what: str = "X", counted: bool = True):
             f"Complex data not supported: {what} holds complex columns; pass "
             "real-valued data."
         )
-    if not frame.columns.is_unique:
-        repeated = sorted({str(c) for c in frame.columns[frame.columns.duplicated()]})
-        raise DataValidationError(
-            f"{what} has duplicate column names {repeated}; a column must be "
-            "named once to be released or used as a secret. Rename or drop the "
-            "duplicates (e.g. df.loc[:, ~df.columns.duplicated()])."
-        )
+    check_unique_labels(frame, what=what)
     # scikit-learn's feature-name check raises a TypeError on labels that mix
     # strings with other types; refused here, with skattr's error.
     kinds = sorted({type(c).__qualname__ for c in frame.columns})
@@ -83,6 +80,86 @@ def check_frame(frame, *, what: str = "X", counted: bool = True):
             "none."
         )
     return frame
+
+
+def check_unique_labels(frame, *, what: str = "X") -> None:
+    """Refuse a frame that names a column twice, naming the labels.
+
+    Reads the labels only (no rows): the first check of every call.
+    """
+    if not frame.columns.is_unique:
+        repeated = sorted({str(c) for c in frame.columns[frame.columns.duplicated()]})
+        raise DataValidationError(
+            f"{what} has duplicate column names {repeated}; a column must be "
+            "named once to be released or used as a secret. Rename or drop the "
+            "duplicates (e.g. df.loc[:, ~df.columns.duplicated()])."
+        )
+
+
+def column_labels(columns, *, name: str = "columns") -> tuple | None:
+    """Return ``columns`` as a tuple of column labels (None: every column).
+
+    One label (a str, a number) or a sequence of them (a list, tuple, array,
+    Index or range) is accepted; a tuple inside a list is one label (of a
+    MultiIndex). Anything else (a dict, a set, a slice, a function, a frame,
+    a nested list, a label named twice) is refused before any work, with
+    what to pass instead.
+
+    Raises
+    ------
+    InvalidParameterError
+        ``columns`` names no column, or not as labels.
+
+    Examples
+    --------
+    >>> column_labels("age"), column_labels(["age", "bmi"]), column_labels(None)
+    (('age',), ('age', 'bmi'), None)
+    >>> column_labels({"age": 1})
+    Traceback (most recent call last):
+    ...
+    skattr.exceptions.InvalidParameterError: columns= must be a column label or ...
+    """
+    if columns is None:
+        return None
+    if isinstance(columns, (str, bytes, numbers.Number, np.generic)):
+        return (columns,)
+    shown = f"a {type(columns).__name__}"
+    if isinstance(columns, (dict, set, frozenset, slice, pd.DataFrame, pd.Series,
+                            type(Ellipsis))) or callable(columns) or not (
+            isinstance(columns, Iterable)):
+        unordered = (" (a set has no order: the statistics would come out in "
+                     "any order)" if isinstance(columns, (set, frozenset))
+                     else "")
+        raise InvalidParameterError(
+            f"{name}= must be a column label or a list of labels "
+            f"(['age', 'bmi']); got {shown}{unordered}. Pass the columns' "
+            "names as a list, or None for every column.")
+    columns = tuple(columns)
+    bad = [c for c in columns if not isinstance(c, Hashable)
+           or isinstance(c, (slice, type(Ellipsis), np.ndarray))]
+    if bad:
+        raise InvalidParameterError(
+            f"{name}= must list column labels (str, numbers, or a tuple for a "
+            f"MultiIndex column); got {bad[0]!r:.60} among them. Pass a flat "
+            "list of the columns' names, such as ['age', 'bmi'].")
+    if not columns:
+        raise InvalidParameterError(
+            f"{name}= names no column: a statistic needs at least one column "
+            "(['age']); pass None for every column.")
+    seen, twice = set(), []
+    for c in columns:
+        try:
+            if c in seen and c not in twice:
+                twice.append(c)
+            seen.add(c)
+        except TypeError:     # a tuple holding a list: not a label
+            raise InvalidParameterError(
+                f"{name}= must list column labels; {c!r:.60} is not one."
+            ) from None
+    if twice:
+        raise InvalidParameterError(
+            f"{name}= names {twice} more than once; name each column once.")
+    return columns
 
 
 def check_columns(frame: pd.DataFrame, columns, *, what: str = "X") -> None:

@@ -148,12 +148,20 @@ def fitted():
 # printed in the terminal summary: "test_fuzz: N fuzz cases (...)".
 
 _CASE_TOTALS = {}
+# The slowest case of each module, as the test that ran it reported it
+# ("skattr_slowest": module, CPU seconds, kind of call).
+_SLOWEST = {}
 
 
 def pytest_runtest_logreport(report):
     if report.when != "teardown":
         return
     for name, value in report.user_properties:
+        if name == "skattr_slowest":
+            module, seconds, kind = value
+            if seconds > _SLOWEST.get(module, (0.0, ""))[0]:
+                _SLOWEST[module] = (seconds, kind)
+            continue
         if name != "skattr_cases":
             continue
         module, noun, cases, outcomes = value
@@ -171,6 +179,9 @@ def pytest_terminal_summary(terminalreporter):
             line += "; outcomes: " + ", ".join(
                 f"{k} {v}" for k, v in sorted(outcomes.items()))
         terminalreporter.write_line(line + ")")
+    for module, (seconds, kind) in sorted(_SLOWEST.items()):
+        terminalreporter.write_line(
+            f"{module}: the slowest case took {seconds:.1f} CPU-s ({kind})")
 
 
 # Floors on what a campaign releases: a test marked

@@ -6,7 +6,11 @@ import pytest
 
 import skattr
 from skattr.datasets import make_hospital
-from skattr.exceptions import InvalidParameterError, PrivacyLeakWarning
+from skattr.exceptions import (
+    DataValidationError,
+    InvalidParameterError,
+    PrivacyLeakWarning,
+)
 from skattr.laws import AssumeGaussian
 
 SECRET = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
@@ -142,9 +146,15 @@ def test_mechanism_names(frames):
 
 
 def test_duplicate_columns_are_refused():
-    frame = pd.DataFrame([[1, 2]], columns=["a", "a"])
-    with pytest.raises(AttributeError, match="unique column labels"):
-        frame.attrpriv  # noqa: B018
+    # Refused by the release that reads them, with a skattr error (it was an
+    # AttributeError on df.attrpriv, which hasattr and tab completion swallow).
+    frame = pd.DataFrame([[1.0, 2.0, 0]], columns=["a", "a", "g"])
+    secret = skattr.Secret.proportion("g", 1, pairs=[(0.4, 0.6)])
+    assert hasattr(frame, "attrpriv")
+    with pytest.raises(DataValidationError,
+                       match=r"duplicate column names \['a'\], which this "
+                             r"release reads"):
+        frame.attrpriv.mean(["a"], secret=secret, reference=frame)
 
 
 @pytest.mark.parametrize("name", ["mean", "sum", "count", "proportion", "median",

@@ -1,5 +1,6 @@
 """Dask DataFrames through the data seam: one pass, the numbers pandas gives."""
 
+import itertools
 import subprocess
 import sys
 
@@ -297,17 +298,19 @@ def test_a_median_takes_three_passes(monkeypatch):
     real_reduce = _dask._reduce
     monkeypatch.setattr(_dask, "_reduce",
                         lambda *a: passes.append("reduce") or real_reduce(*a))
-    real_map = type(ddf).map_partitions
-
-    def counted(self, *a, **k):
-        passes.append("collect")
-        return real_map(self, *a, **k)
-
-    monkeypatch.setattr(type(ddf), "map_partitions", counted)
+    real_gather = _dask._gather
+    monkeypatch.setattr(_dask, "_gather",
+                        lambda *a: passes.append("collect") or real_gather(*a))
+    real_pass = _dask._pass
+    every = []
+    monkeypatch.setattr(_dask, "_pass",
+                        lambda *a, **k: every.append(1) or real_pass(*a, **k))
     _dask.exact_statistic(ddf, Statistic.median(["normal", "heavy"]),
                           ["normal", "heavy"])
-    # The range, one histogram, the bins holding the two middle ranks.
+    # The range, one histogram, the bins holding the two middle ranks; the
+    # check that they read the same data adds no pass.
     assert passes == ["reduce", "reduce", "collect"]
+    assert len(every) == 3
 
 
 def test_a_crowded_bin_is_split_by_another_pass(monkeypatch):
@@ -558,3 +561,187 @@ def test_a_seeded_resampling_theta_certifies_alike_on_dask_and_pandas():
             n=60).noise_scale
         for ref in (reference, shuffled, dd.from_pandas(reference, npartitions=3))]
     assert scales[0] == scales[1] == scales[2]
+
+
+# --- A source that changes between the passes of one release -----------------
+
+
+_SOURCES = itertools.count()
+
+
+class ChangingSource:
+    """A Dask source whose data changes after each pass over it.
+
+    Under the synchronous scheduler each pass calls the function once per
+    partition, so the k-th pass reads version k: ``rows[k]`` records of the
+    hospital table drawn with seed ``seeds[k]`` (the last version from then
+    on). ``frozen=True`` keeps version 0.
+    """
+
+    def __init__(self, rows, seeds, npartitions=4, frozen=False):
+        from skattr.datasets import make_hospital
+        self.versions = [make_hospital(r, random_state=s)
+                         for r, s in zip(rows, seeds, strict=True)]
+        self.npartitions, self.frozen, self.calls = npartitions, frozen, 0
+        self.token = next(_SOURCES)
+
+    def __dask_tokenize__(self):
+        # Each source its own graph: Dask reuses an expression of the same
+        # name, with the function of the first.
+        return ("ChangingSource", self.token)
+
+    def __call__(self, i):
+        version = 0 if self.frozen else min(self.calls // self.npartitions,
+                                            len(self.versions) - 1)
+        self.calls += 1
+        frame = self.versions[version]
+        edges = np.linspace(0, len(frame), self.npartitions + 1).astype(int)
+        return frame.iloc[edges[i]:edges[i + 1]]
+
+    def frame(self):
+        return dd.from_map(self, range(self.npartitions),
+                           meta=self.versions[0].iloc[:0],
+                           enforce_metadata=False)
+
+
+GAUSS = dict(secret=SECRET, law="gaussian", mechanism="apgm", random_state=0)
+
+
+@pytest.mark.parametrize("verb", ["mean", "sum", "count", "median",
+                                  "quantile", "std"])
+def test_a_source_that_changes_between_passes_is_refused(frames, verb):
+    # Found by a reliability sweep: a mean that matched no version of the
+    # data, a median certified at n = 200 while later passes read 250-300.
+    # Every statistic's passes: the linear ones' (rows, then totals), the
+    # order statistics' (rows, ranges, histogram, bins) and the std's
+    # (rows, then its moments).
+    _, reference = frames
+    source = ChangingSource(rows=[200, 250, 300, 300], seeds=[1, 2, 3, 4])
+    kw = (GAUSS if verb in ("mean", "sum", "count")
+          else dict(secret=SECRET, random_state=0))
+    args = {"count": (skattr.predicates.Above(80),),
+            "quantile": ([0.25, 0.75],)}.get(verb, ())
+    with pytest.raises(DataValidationError,
+                       match=r"The private data changed during the release: an "
+                             r"earlier pass read 200 rows, a later one 250 "
+                             r"\(partition 0: 50 rows, then 62\)\. Nothing was "
+                             r"released\..*persist"):
+        getattr(source.frame().attrpriv, verb)(["weight"], *args,
+                                               reference=reference, **kw)
+
+
+def test_values_that_change_under_the_same_rows_are_refused(frames):
+    # The median's first pass (ranges) and its histogram read the column:
+    # the same 240 rows with other values are another dataset.
+    _, reference = frames
+    source = ChangingSource(rows=[240, 240, 240], seeds=[1, 2, 3])
+    with pytest.raises(DataValidationError,
+                       match=r"values of column\(s\) \['weight'\] differ "
+                             r"between two passes \(partition 0, first\)"):
+        source.frame().attrpriv.median(["weight"], secret=SECRET,
+                                       reference=reference,
+                                       random_state=0)
+    # One pass of the backend, called alone, is still checked against the
+    # others of its statistic.
+    from skattr.backends import _dask
+    with pytest.raises(DataValidationError, match="changed during the release"):
+        _dask.exact_statistic(ChangingSource([240, 240], [1, 2]).frame(),
+                              Statistic.quantile(["weight"], q=[0.5]),
+                              ["weight"])
+
+
+def test_a_source_that_stays_the_same_releases_as_pandas(frames):
+    # The check refuses nothing that does not change: 20 partitions (a tree
+    # of merges), empty ones, rows in another order within a partition.
+    _, reference = frames
+    source = ChangingSource(rows=[300], seeds=[1], npartitions=20, frozen=True)
+    private = source.versions[0]
+    kw = dict(secret=SECRET, random_state=0)
+    same_release(private.attrpriv.median(["weight"], reference=reference, **kw),
+                 source.frame().attrpriv.median(["weight"], reference=reference,
+                                                **kw))
+    shuffled = ChangingSource(rows=[300], seeds=[1], npartitions=20, frozen=True)
+    calls = iter(range(10**6))
+    shuffled.__class__ = type("Shuffled", (ChangingSource,), {
+        "__call__": lambda self, i: ChangingSource.__call__(self, i).sample(
+            frac=1.0, random_state=next(calls))})
+    same_release(
+        private.attrpriv.median(["weight"], reference=reference, **kw),
+        shuffled.frame().attrpriv.median(["weight"], reference=reference, **kw))
+    same_release(
+        private.attrpriv.mean(["weight"], reference=reference, **GAUSS),
+        with_empty_partitions(private, 5).attrpriv.mean(
+            ["weight"], reference=reference, **GAUSS))
+
+
+def test_a_fit_on_the_data_and_its_release_are_one_reading():
+    # reference="self": the fit's passes and the release's read one version.
+    source = ChangingSource(rows=[200, 200, 260], seeds=[1, 1, 1])
+    with pytest.warns(skattr.exceptions.PrivacyLeakWarning), \
+            pytest.raises(DataValidationError, match="changed during"):
+        source.frame().attrpriv.mean(["weight"], reference="self", **dict(
+            GAUSS, theta="moments",
+            law=skattr.laws.AssumeGaussian(sampling="with-replacement")))
+
+
+def test_a_ledger_refuses_data_changed_since_it_was_opened(frames):
+    _, reference = frames
+    source = ChangingSource(rows=[200, 200, 250], seeds=[1, 1, 1])
+    ledger = source.frame().attrpriv.ledger(secret=SECRET, reference=reference,
+                                            budget=(6.0, 1e-3), law="gaussian",
+                                            random_state=0)
+    ledger.mean(["weight"], mechanism="apgm", epsilon=1.0)   # the second pass
+    with pytest.raises(DataValidationError,
+                       match="changed since the ledger was opened: an earlier "
+                             "pass read 200 rows, a later one 250"):
+        ledger.mean(["height"], mechanism="apgm", epsilon=1.0)
+    assert len(ledger.releases) == 1
+
+
+def test_csv_files_rewritten_between_passes_are_refused(frames, tmp_path,
+                                                        monkeypatch):
+    from skattr.backends import _dask
+    from skattr.datasets import make_hospital
+    _, reference = frames
+    paths = [tmp_path / f"part{i}.csv" for i in range(3)]
+    for i, path in enumerate(paths):
+        make_hospital(100, random_state=i).to_csv(path, index=False)
+    ddf = dd.read_csv([str(p) for p in paths], blocksize=None)
+    real = _dask._reduce
+    done = []
+
+    def rewrite_after_the_ranges(*a, **k):
+        # The rows counted, then the ranges read: the file is rewritten
+        # before the histogram is.
+        out = real(*a, **k)
+        done.append(1)
+        if len(done) == 2:
+            make_hospital(100, random_state=9).to_csv(paths[1], index=False)
+        return out
+
+    monkeypatch.setattr(_dask, "_reduce", rewrite_after_the_ranges)
+    with pytest.raises(DataValidationError,
+                       match=r"values of column\(s\) \['weight'\] differ "
+                             r"between two passes \(partition 1, first\)"):
+        ddf.attrpriv.median(["weight"], secret=SECRET, reference=reference,
+                            random_state=0)
+
+
+def test_the_check_adds_no_pass_and_hashes_only_the_columns_read(frames,
+                                                                 monkeypatch):
+    # The overhead, counted: a mean through the accessor reads the data in
+    # two passes (its rows, then the totals) with or without the check; each
+    # partition's rows are hashed once per pass, only the columns the pass
+    # reads (none to count rows).
+    from skattr.backends import _dask
+    private, reference = frames
+    passes, hashed = [], []
+    real_pass, real_hash = _dask._pass, _dask.column_hash_sums
+    monkeypatch.setattr(_dask, "_pass",
+                        lambda *a, **k: passes.append(1) or real_pass(*a, **k))
+    monkeypatch.setattr(_dask, "column_hash_sums", lambda part, columns: (
+        hashed.append((len(part), list(columns))) or real_hash(part, columns)))
+    dd.from_pandas(private, npartitions=4).attrpriv.mean(
+        ["weight", "height"], reference=reference, **GAUSS)
+    assert len(passes) == 2
+    assert hashed == [(150, [])] * 4 + [(150, ["weight", "height"])] * 4

@@ -19,161 +19,34 @@ and on the kinds of its refusals.
 import json
 import math
 import warnings
-from collections import Counter
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from _fuzzing import (
+    CAMPAIGN_SETTINGS,
+    CASES,
+    FUZZ_SETTINGS,
+    assert_floors,  # noqa: F401  (tests/conftest.py calls it for the floors)
+    attempt,
+    deadline,
+    record,
+    tally,
+)
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import pandas as hpd
 
 import skattr
-from skattr import Plan, Release
 from skattr.cli import main
 from skattr.datasets import make_hospital
-from skattr.exceptions import NotFittedError, SkattrError
 from skattr.mechanisms import MECHANISMS
-
-_SEEDED = dict(derandomize=True, deadline=None, database=None, print_blob=True,
-               suppress_health_check=[HealthCheck.too_slow,
-                                      HealthCheck.data_too_large,
-                                      HealthCheck.filter_too_much,
-                                      HealthCheck.function_scoped_fixture])
-FUZZ_SETTINGS = settings(max_examples=60, **_SEEDED)
-CAMPAIGN_SETTINGS = settings(max_examples=150, **_SEEDED)
-
-CASES = Counter()
-OUTCOMES = Counter()
-
-
-#: The calls of the running test function alone, as (kind, outcome, class of
-#: the refusal or None): what its floors are checked against.
-RUN = Counter()
 
 
 @pytest.fixture(autouse=True)
 def _tally(request):
-    """Count each test's calls apart, and add them to the module's total line.
-
-    The total ("test_fuzz: N fuzz cases ...") is added up from the test
-    reports by tests/conftest.py and printed in the terminal summary, so that
-    it is whole under pytest-xdist too.
-    """
-    RUN.clear()
-    before = (CASES.copy(), OUTCOMES.copy())
-    yield RUN
-    request.node.user_properties.append(("skattr_cases", (
-        "test_fuzz", "fuzz cases", dict(CASES - before[0]),
-        dict(OUTCOMES - before[1]))))
-
-
-def entry_point(kind):
-    """The entry point a kind of call goes through, for its floor.
-
-    "accessor.ledger-mean" -> "ledger", "accessor.median" -> "accessor",
-    "estimator.apgm" -> "estimator", "extra.pandas.sum" -> "extra.pandas".
-    """
-    if kind.startswith("accessor.ledger"):
-        return "ledger"
-    return kind.rsplit(".", 1)[0] if kind.count(".") else kind
-
-
-def count(entry=None, outcome=None):
-    """The running test's calls through ``entry`` (all: None), by outcome."""
-    return sum(v for (kind, out, _), v in RUN.items()
-               if entry in (None, entry_point(kind)) and outcome in (None, out))
-
-
-def refusals():
-    """The running test's refusals, by class of the error."""
-    tally = Counter()
-    for (_, out, error), v in RUN.items():
-        if out == "refused":
-            tally[error] += v
-    return tally
-
-
-#: The refusals a fuzzed call may end in: a bad parameter, unusable data, a
-#: guarantee that cannot be certified (or a ledger's budget), and the
-#: accessor's refusal of duplicate labels. Anything else (a bare SkattrError,
-#: a missing optional dependency, NotFittedError from a call that fits) is
-#: not a refusal of the fuzzed input but a fault.
-EXPECTED_REFUSALS = ("InvalidParameterError", "DataValidationError",
-                     "NotCertifiableError", "BudgetExceededError",
-                     "duplicate labels")
-
-
-def assert_floors(released, refused_by=EXPECTED_REFUSALS):
-    """Check a test's ``@pytest.mark.floors``, once all its examples have run.
-
-    ``released`` maps an entry point (see :func:`entry_point`) to the fewest
-    releases the test's calls through it must make. Every refusal is a skattr
-    error, so without floors a fuzzer whose calls all refused (a library that
-    started refusing everything) would pass. Each floor is about half of the
-    releases that the seeded examples made when it was set (in a comment by
-    the test). ``refused_by`` lists the classes the refusals may have.
-    tests/conftest.py calls this after the test function has returned.
-    """
-    short = [f"{entry}: {count(entry, 'released')} released of "
-             f"{count(entry)} calls (floor {floor})"
-             for entry, floor in released.items()
-             if count(entry, "released") < floor]
-    assert not short, "too few releases: " + "; ".join(short) + (
-        f"; refusals: {dict(refusals())}")
-    others = set(refusals()) - set(refused_by)
-    assert not others, f"refusals of unexpected kinds: {dict(refusals())}"
-
-
-# ---------------------------------------------------------------------------
-# The one check: certified, or refused with skattr's error.
-
-def _check_certified(out):
-    """Raise AssertionError unless ``out`` is a certified result."""
-    if isinstance(out, (Release, Plan)):
-        assert math.isfinite(out.epsilon) and out.epsilon > 0, out.epsilon
-        assert 0.0 <= out.delta < 1.0, out.delta
-        cov = np.asarray(out.noise_covariance, dtype=float)
-        assert np.isfinite(cov).all(), cov
-        assert math.isfinite(out.expected_error) and out.expected_error >= 0
-        if isinstance(out, Release):
-            values = out.values.to_numpy(dtype=float)
-            assert values.size == len(out.statistics) > 0
-            assert np.isfinite(values).all(), out.values
-        return
-    if isinstance(out, float):
-        # A leakage: an epsilon, possibly infinite (the raw statistic reveals
-        # the secret), never NaN or negative.
-        assert out >= 0.0, out
-        return
-    raise AssertionError(f"unexpected result {type(out).__name__}: {out!r}")
-
-
-def _record(kind, outcome, error=None):
-    OUTCOMES[f"{kind.split('.')[0]} {outcome}"] += 1
-    RUN[kind, outcome, error] += 1
-    return outcome
-
-
-def attempt(kind, fn, *, frame=None):
-    """Run ``fn``: a certified result, or a refusal by skattr. Return which."""
-    CASES[kind] += 1
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            out = fn()
-    except (SkattrError, NotFittedError) as exc:
-        assert str(exc), "an error must say what to do next"
-        return _record(kind, "refused", type(exc).__name__)
-    except AttributeError as exc:
-        # The pandas-accessor convention (STYLE.md): df.attrpriv refuses a
-        # frame with duplicate labels when the accessor is built.
-        if frame is None or frame.columns.is_unique or (
-                "unique column labels" not in str(exc)):
-            raise
-        return _record(kind, "refused", "duplicate labels")
-    _check_certified(out)
-    return _record(kind, "released")
+    """Count each test's calls apart (see :func:`_fuzzing.tally`)."""
+    yield from tally(request)
 
 
 # ---------------------------------------------------------------------------
@@ -407,7 +280,7 @@ def _call(case, verb):
 @FUZZ_SETTINGS
 @given(case=cases(), verb=st.sampled_from(_ACCESSOR_VERBS))
 def test_accessor_certifies_or_refuses(case, verb):
-    attempt(f"accessor.{verb}", _call(case, verb), frame=case["private"])
+    attempt(f"accessor.{verb}", _call(case, verb))
 
 
 # Released 10 of 60.
@@ -470,7 +343,7 @@ def test_arbitrary_values_certify_or_refuse(private, verb, mechanism):
     case = dict(private=private, reference=reference, secret_column="g",
                 category="a", pairs=[(0.4, 0.6)], released=["x", "y"],
                 epsilon=1.0, delta=None, mechanism=mechanism)
-    attempt(f"extra.pandas.{verb}", _call(case, verb), frame=private)
+    attempt(f"extra.pandas.{verb}", _call(case, verb))
 
 
 # ---------------------------------------------------------------------------
@@ -754,24 +627,24 @@ def _run_cli(argv, output, paths, tmp_dir, capsys):
     else:
         target = None
     try:
-        with warnings.catch_warnings():
+        with deadline("cli"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             code = main(argv)
     except SystemExit as exc:
         # argparse refuses a malformed option before anything runs.
         assert exc.code == 2, (argv, exc.code)
         capsys.readouterr()
-        return _record("cli", "refused", "argparse")
+        return record("cli", "refused", "argparse")
     captured = capsys.readouterr()
     assert code in (0, 2), (argv, code)
     if code == 2:
         assert captured.err.startswith("skattr: error: "), captured.err
-        return _record("cli", "refused", "skattr: error")
+        return record("cli", "refused", "skattr: error")
     if "--plan" not in argv:
         assert "lower (95%)" in captured.out or "value" in captured.out
         if target is not None:
             _check_cli_output(target)
-    return _record("cli", "released")
+    return record("cli", "released")
 
 
 # Released 9 of 30.

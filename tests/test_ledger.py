@@ -314,6 +314,10 @@ def test_seeded_ledgers_reproduce():
     (dict(budget=(1.0, 1.0)), "delta in"),
     (dict(law="normal"), "The 'law' parameter of df.attrpriv.ledger must be"),
     (dict(secret="s"), "one secret"),
+    # A CI fuzz case: 'str' object has no attribute 'columns' at the first
+    # release (the joint laws and clipping read the reference as a frame).
+    (dict(reference="self"), "does not take reference='self'"),
+    (dict(reference=[[1.0]]), "must be a .pandas or Dask. DataFrame"),
 ])
 def test_bad_ledgers(kw, match):
     data = frame(["x"])

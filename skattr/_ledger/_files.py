@@ -27,7 +27,7 @@ from skattr._query import Query, StackedQuery
 from skattr._release import Release
 from skattr._secret import Secret
 from skattr._statistic import Statistic
-from skattr.backends import backend_of, is_frame
+from skattr.backends import backend_of, is_frame, one_reading
 from skattr.exceptions import (
     DataValidationError,
     InvalidParameterError,
@@ -214,10 +214,12 @@ def _record(ledger, releases: tuple, reference=None) -> LedgerFile:
     if reference is None and ledger.reference is not None:
         reference = _fingerprint(ledger.reference,
                                  sorted(map(str, ledger.reference.columns)))
+    # The fingerprint of the data its releases read (one reading with them).
+    with one_reading(ledger._reading):
+        data = _fingerprint(ledger._data, sorted(ledger._columns))
     return LedgerFile(
         budget=tuple(ledger.budget), secret=ledger.secret, theta=ledger.theta,
-        law=ledger.law, bounds=ledger.bounds,
-        data=_fingerprint(ledger._data, sorted(ledger._columns)),
+        law=ledger.law, bounds=ledger.bounds, data=data,
         reference=reference, releases=releases,
         theta_seed=ledger._laplace.seed)
 
@@ -229,11 +231,13 @@ def to_json(ledger) -> str:
 
 def _restored(cls, record: LedgerFile, data, reference, random_state):
     """Return a ledger of ``record``'s header (no releases) on checked data."""
-    _check_data(data, record.data, reference, record.reference, 3)
-    ledger = cls(data, secret=record.secret, reference=reference,
-                 budget=tuple(record.budget), theta=record.theta,
-                 law=record.law, random_state=random_state,
-                 bounds=record.bounds)
+    # The data checked is the data the ledger reads from then on.
+    with one_reading(since="since the ledger was opened"):
+        _check_data(data, record.data, reference, record.reference, 3)
+        ledger = cls(data, secret=record.secret, reference=reference,
+                     budget=tuple(record.budget), theta=record.theta,
+                     law=record.law, random_state=random_state,
+                     bounds=record.bounds)
     ledger._laplace.seed = record.theta_seed
     ledger._columns.update(record.data["columns"])
     return ledger
@@ -285,7 +289,7 @@ def from_json(cls, text: str, data, *, reference=None, random_state=None):
                 f"({type(exc).__name__}: {exc}). Use the file to_json wrote."
             ) from None
     record = _loaded(text, LedgerFile)
-    if record.schema != SCHEMA_VERSION:
+    if type(record.schema) is not int or record.schema != SCHEMA_VERSION:
         raise DataValidationError(
             f"The ledger file has schema {record.schema!r}; this skattr reads "
             f"schemas 1, 2 and {SCHEMA_VERSION}.")
@@ -444,12 +448,18 @@ def _number(value, low=-math.inf, high=math.inf) -> float:
 
 def _fingerprint_shape(saved) -> None:
     if not (isinstance(saved, dict) and isinstance(saved.get("columns"), dict)
-            and isinstance(saved.get("rows"), int)
-            and all(isinstance(c, str) for c in saved["columns"])):
-        raise ValueError("a data fingerprint needs rows and columns")
+            and type(saved.get("rows")) is int and saved["rows"] >= 0
+            and all(isinstance(c, str) and (h is None or isinstance(h, str))
+                    for c, h in saved["columns"].items())
+            and isinstance(saved.get("records", ""), str)
+            and set(saved) <= {"rows", "columns", "records"}):
+        raise ValueError("a data fingerprint needs rows, and a hash (str) "
+                         "or None per column")
 
 
 def _check_header(record) -> None:
+    if type(record.schema) is not int:
+        raise ValueError("the schema is not an int")
     if not (isinstance(record.budget, tuple) and len(record.budget) == 2):
         raise ValueError("the budget is not a pair")
     _number(record.budget[0], 0.0)
@@ -481,7 +491,8 @@ def _check_entry(entry) -> None:
             isinstance(s, tuple) and len(s) == 2 and isinstance(s[0], Query)
             for s in entry.statistics):
         raise ValueError("the statistics are not (query, weight) pairs")
-    for _, weight in entry.statistics:
+    for query, weight in entry.statistics:
+        hash(query)                     # a key of the joint laws' tables
         _number(weight)
     cov = entry.noise_cov
     if not (isinstance(cov, np.ndarray) and np.all(np.isfinite(cov))):
@@ -493,11 +504,21 @@ def _check_entry(entry) -> None:
     if entry.joint_delta is not None:
         _number(entry.joint_delta, 0.0, 1.0)
     laplace = entry.laplace
+    kind = None if entry.release is None else entry.release.noise_law.kind
     if laplace is None:
         # A Gaussian release: its values' noise covariance, square.
-        if cov.shape != (len(entry.statistics),) * 2:
+        if not entry.statistics or cov.shape != (len(entry.statistics),) * 2:
             raise ValueError("the noise covariance does not match the values")
+        if entry.release is not None and (
+                len(entry.release.values) != len(entry.statistics)
+                or not (kind == "gaussian" or entry.release.noiseless)):
+            raise ValueError("a Gaussian release's record holds another noise "
+                             "or other values")
         return
+    if entry.statistics or cov.shape != (0, 0) or (
+            kind is not None and "gaussian" in kind.split("+")
+            and not entry.release.noiseless):
+        raise ValueError("a Laplace release's record holds Gaussian noise")
     if not (isinstance(laplace, dict) and isinstance(laplace.get("key"), str)
             and laplace.get("privacy") in ("dataset", "distributional")
             and isinstance(laplace.get("resample"), bool)):
@@ -554,14 +575,15 @@ def _from_schema_1_or_2(cls, outer, data, *, reference, random_state):
             f"The ledger file has schema {schema!r}; this skattr reads "
             f"schemas 1, 2 and {SCHEMA_VERSION}.")
     saved = payload["data"]
-    _check_data(data, saved, reference, payload["reference"], schema)
-    ledger = cls(data, secret=_secret_from_json(payload["secret"]),
-                 reference=reference, budget=tuple(payload["budget"]),
-                 theta=_theta_from_json(payload["theta"]),
-                 law=payload["law"], random_state=random_state,
-                 # Files written before clipping: their releases clipped
-                 # nothing.
-                 bounds=_bounds_from_json(payload.get("bounds")))
+    with one_reading(since="since the ledger was opened"):
+        _check_data(data, saved, reference, payload["reference"], schema)
+        ledger = cls(data, secret=_secret_from_json(payload["secret"]),
+                     reference=reference, budget=tuple(payload["budget"]),
+                     theta=_theta_from_json(payload["theta"]),
+                     law=payload["law"], random_state=random_state,
+                     # Files written before clipping: their releases
+                     # clipped nothing.
+                     bounds=_bounds_from_json(payload.get("bounds")))
     ledger._laplace.seed = payload.get("theta_seed")
     for e in payload["releases"]:
         statistics = tuple((_query_from_json(q), float(w))

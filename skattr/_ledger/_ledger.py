@@ -26,10 +26,17 @@ from skattr._ledger._joint import (
 )
 from skattr._ledger._kept import Kept
 from skattr._ledger._mixed import mixed_epsilon
+from skattr._ledger._reference import opened_reference
 from skattr._query import StackedQuery
 from skattr._release import Plan, Release
 from skattr._verbs import called, statistic_query, with_verbs
-from skattr.backends import backend_of, is_frame, release_frames, select_columns
+from skattr.backends import (
+    backend_of,
+    is_frame,
+    one_reading,
+    release_frames,
+    select_columns,
+)
 from skattr.exceptions import (
     BudgetExceededError,
     InvalidParameterError,
@@ -239,19 +246,7 @@ class Ledger(Kept):
             {"bounds": BaseMechanism._parameter_constraints["bounds"]},
             {"bounds": bounds}, "Ledger")
 
-        if is_frame(reference) and is_frame(data):
-            # Only the private data's columns can be released: the others
-            # are never read (fingerprinted, collected), issue 42.
-            shared = [c for c in dict.fromkeys(data.columns)
-                      if c in set(reference.columns)]
-            reference = select_columns(reference, shared or reference.columns)
-        if is_frame(reference) and backend_of(reference).lazy:
-            # The joint laws read the reference's records, for statistics not
-            # yet named: it is collected to the driver once, every column (as
-            # each Theta that reads records collects its own columns). Pass
-            # only the columns to be released, or a sample, to keep it small.
-            reference = backend_of(reference).collect(reference,
-                                                      reference.columns)
+        reference = opened_reference(reference, data)
         if not is_frame(data):
             raise InvalidParameterError(
                 f"A ledger is opened on a pandas or Dask DataFrame; got "
@@ -283,8 +278,12 @@ class Ledger(Kept):
                 "grid line's end, which the ledger's joint epsilon does not "
                 "check; state Theta as a finite set of models.")
         self._data = data
-        # n is public: a lazy frame's rows are counted once, here.
-        self._n = backend_of(data).row_count(data, what="the private data")
+        # n is public: a lazy frame's rows are counted once, here. Every
+        # pass over it from this count on is one reading: a lazy frame that
+        # changes while the ledger is open is refused, nothing released.
+        with one_reading(since="since the ledger was opened") as reading:
+            self._reading = reading
+            self._n = backend_of(data).row_count(data, what="the private data")
         self.secret = secret
         self.reference = reference
         self.budget = (eps, delta)
@@ -385,8 +384,9 @@ class Ledger(Kept):
             The joint epsilon (at the budget's delta) of every release so far
             and this one; above ``budget[0]`` the release would be refused.
         """
-        with self._lock, as_called(called("ledger.plan", params), {
-                "columns", "statistic", "value", *params}):
+        with one_reading(self._reading), self._lock, as_called(
+                called("ledger.plan", params),
+                {"columns", "statistic", "value", *params}):
             self.refresh()          # the store's releases, then the fit
             found = self._planned_joint(
                 statistic_query(statistic, columns, value), params)
@@ -697,8 +697,9 @@ class Ledger(Kept):
         release planned again if they moved the store), and the release
         written and committed before it is returned.
         """
-        return self._committed(lambda: self._planned_joint(query, params),
-                               self._release_planned)
+        with one_reading(self._reading):
+            return self._committed(lambda: self._planned_joint(query, params),
+                                   self._release_planned)
 
     def _release_planned(self, planned) -> Release:
         est, plan, statistics, noise_cov, laplace, joint = planned

@@ -23,13 +23,14 @@ from skattr.backends._protocol import (
     register_backend,
     registered_backends,
 )
+from skattr.backends._reading import Reading, one_reading
 from skattr.backends._reference import Reference
 from skattr.utils._public import public_dir
 
-__all__ = ["DataBackend", "Reference", "backend_of", "check_same_kinds",
-           "frame_of", "is_frame",
-           "needed_columns", "register_backend", "registered_backends",
-           "release_frames", "select_columns"]
+__all__ = ["DataBackend", "Reading", "Reference", "backend_of", "check_same_kinds",
+           "frame_of", "is_frame", "needed_columns", "one_reading",
+           "register_backend", "registered_backends", "release_frames",
+           "select_columns"]
 
 __dir__ = public_dir(__all__)
 

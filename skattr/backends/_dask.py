@@ -23,9 +23,11 @@ DataFrames when :mod:`dask.dataframe` is imported, before or after skattr.
 
 from __future__ import annotations
 
+import functools
 import importlib.abc
 import importlib.util
 import sys
+import weakref
 from typing import Callable
 
 import numpy as np
@@ -33,6 +35,7 @@ import pandas as pd
 
 from skattr._data import (
     GroupStatistics,
+    column_hash_sums,
     numeric_values,
     record_contributions,
     secret_indicator,
@@ -56,6 +59,7 @@ from skattr._data import (
 from skattr._query import check_present
 from skattr._statistic import numpy_lerp, quantile_position
 from skattr.backends._protocol import DataBackend
+from skattr.backends._reading import current_reading, one_reading
 from skattr.exceptions import (
     DataValidationError,
     NotCertifiableError,
@@ -92,35 +96,103 @@ def schema(X):
     return X._meta if is_dask_frame(X) else X
 
 
-def _reduce(frame, chunk: Callable[[pd.DataFrame], np.ndarray],
-            merge: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
-    """Apply ``chunk`` to every partition and merge the vectors, in one pass.
+# The clipped frames clip_frame made, by id: (the frame clipped, the
+# clipping, its data's name). Their passes read the frame clipped and clip
+# each partition, so that what a pass reports is the source's own rows, the
+# same as the unclipped passes of the same release read.
+_CLIPPED: dict[int, tuple] = {}
 
-    ``chunk`` maps a pandas partition to a float vector of fixed length;
-    ``merge`` combines two such vectors (associative). Partial results are
-    merged in partition order, so the result does not depend on the
-    scheduler.
+
+# A column selection's name in the task graph -> the name of the frame it was
+# selected from (DaskBackend.select, issue 42): a reading keys the data
+# source, so a pass over the release's selected columns is checked against
+# the passes over the whole frame (its rows counted, a ledger's opening).
+_SELECTED: dict[str, str] = {}
+_SELECTED_KEPT = 4096
+
+
+def _reading_key(source) -> str:
+    """Return the name a reading keeps ``source``'s reports under."""
+    return _SELECTED.get(source._name, source._name)
+
+
+def _source(frame) -> tuple:
+    """Return (the frame a pass reads, the clippings of each partition, in order)."""
+    clips = []
+    while id(frame) in _CLIPPED:
+        frame, clip, what = _CLIPPED[id(frame)]
+        clips.insert(0, (clip, what))
+    return frame, clips
+
+
+def _clipped(part: pd.DataFrame, clips) -> pd.DataFrame:
+    for clip, what in clips:
+        part = (pandas_clip_frame(part, clip, what=what) if len(part)
+                else part.astype(dict.fromkeys(clip, np.float64)))
+    return part
+
+
+def _pass(frame, chunk: Callable[[pd.DataFrame], object],
+          merge: Callable[[list], object], read=(), *,
+          what: str = "the data", split_every=None):
+    """Apply ``chunk`` to every partition and ``merge`` the results, in one pass.
+
+    ``merge`` combines a list of partial results (in partition order, so the
+    result does not depend on the scheduler). The same pass reports each
+    partition's row count and the hash sums of the columns it ``read``
+    (:func:`skattr._data.column_hash_sums`, after ``chunk`` has checked
+    them) to the reading open (:func:`skattr.backends.one_reading`), which
+    refuses data that changed since an earlier pass.
     """
+    source, clips = _source(frame)
+    read = [c for c in dict.fromkeys(read) if c in source.columns]
 
-    # Each partial result travels as one object (the vector), not as a row
-    # of a wide frame: histograms hold thousands of numbers.
+    # Each partial result travels as one object, not as a row of a wide
+    # frame: histograms hold thousands of numbers.
     def on_partition(part: pd.DataFrame) -> pd.Series:
+        payload = chunk(_clipped(part, clips))
         holder = np.empty(1, dtype=object)
-        holder[0] = np.asarray(chunk(part), dtype=float)
+        holder[0] = (payload, [(len(part), column_hash_sums(part, read))])
         return pd.Series(holder)
 
     def merged(rows: pd.DataFrame) -> pd.Series:
-        vectors = rows.iloc[:, 0].to_list()
-        out = vectors[0]
-        for vector in vectors[1:]:
-            out = merge(out, vector)
+        items = rows.iloc[:, 0].to_list()
         holder = np.empty(1, dtype=object)
-        holder[0] = out
+        holder[0] = (merge([payload for payload, _ in items]),
+                     [p for _, parts in items for p in parts])
         return pd.Series(holder)
 
-    result = frame.reduction(on_partition, aggregate=merged, combine=merged,
-                             meta=(None, "object"))
-    return np.asarray(result.compute().iloc[0], dtype=float)
+    result = source.reduction(on_partition, aggregate=merged, combine=merged,
+                              meta=(None, "object"), split_every=split_every)
+    payload, partitions = result.compute().iloc[0]
+    reading = current_reading()
+    if reading is not None:
+        reading.check(_reading_key(source), partitions, read, what=what)
+    return payload
+
+
+def _reduce(frame, chunk: Callable[[pd.DataFrame], np.ndarray],
+            merge: Callable[[np.ndarray, np.ndarray], np.ndarray], read=(),
+            what: str = "the data") -> np.ndarray:
+    """Apply ``chunk`` to every partition and merge the vectors, in one pass.
+
+    ``chunk`` maps a pandas partition to a float vector of fixed length;
+    ``merge`` combines two such vectors (associative). ``read`` names the
+    columns ``chunk`` reads, reported to the reading (:func:`_pass`).
+    """
+    return np.asarray(_pass(
+        frame, lambda part: np.asarray(chunk(part), dtype=float),
+        lambda vectors: functools.reduce(merge, vectors), read, what=what),
+        dtype=float)
+
+
+def _gather(frame, chunk: Callable[[pd.DataFrame], pd.DataFrame], read=(),
+            what: str = "the data") -> pd.DataFrame:
+    """Return the frames ``chunk`` picks of each partition, concatenated, one pass."""
+    from dask.dataframe.dispatch import concat
+
+    return _pass(frame, chunk, lambda frames: concat(list(frames)), read,
+                 what=what, split_every=False)
 
 
 #: Non-linear statistics computed exactly on a Dask frame (besides the sums).
@@ -156,7 +228,8 @@ def row_count(frame, *, what: str | None = None) -> int:
 
     With ``what``, an empty frame is refused as pandas data would be.
     """
-    n = int(_reduce(frame, lambda part: [len(part)], np.add)[0])
+    n = int(_reduce(frame, lambda part: [len(part)], np.add, (),
+                    what or "the data")[0])
     if what is not None and n == 0:
         raise DataValidationError(
             f"Found array with 0 sample(s) while a minimum of 1 is required: "
@@ -184,7 +257,7 @@ def release_totals(frame, query, columns, secrets=(), *,
         return [len(part), *np.atleast_1d(pandas_column_totals(
             part, query, columns, what=what))]
 
-    out = _reduce(frame, chunk, np.add)
+    out = _reduce(frame, chunk, np.add, [*columns, *numeric_secrets], what)
     return int(out[0]), out[1:]
 
 
@@ -207,7 +280,7 @@ def column_ranges(frame, columns, *, what: str = "the reference data"
         return np.concatenate([np.minimum(left[:k], right[:k]),
                                np.maximum(left[k:], right[k:])])
 
-    out = _reduce(frame, chunk, merge)
+    out = _reduce(frame, chunk, merge, columns, what)
     if not np.all(np.isfinite(out)):
         raise DataValidationError(
             f"Found array with 0 sample(s) while a minimum of 1 is required: "
@@ -222,11 +295,13 @@ def clip_frame(frame, clip: dict, *, what: str = "the private data"):
     checks its columns as pandas checks a frame.
     """
     clip = dict(clip)
-    floats = dict.fromkeys(clip, np.float64)
-    return frame.map_partitions(
-        lambda part: (pandas_clip_frame(part, clip, what=what) if len(part)
-                      else part.astype(floats)),
-        meta=frame._meta.astype(floats))
+    clipped = frame.map_partitions(lambda part: _clipped(part, [(clip, what)]),
+                                   meta=frame._meta.astype(
+                                       dict.fromkeys(clip, np.float64)))
+    # skattr's passes over it read the frame itself (see _source).
+    _CLIPPED[id(clipped)] = (frame, clip, what)
+    weakref.finalize(clipped, _CLIPPED.pop, id(clipped), None)
+    return clipped
 
 
 def _flatten(stats) -> np.ndarray:
@@ -265,7 +340,8 @@ def group_statistics(frame, query, columns, secrets, *,
                 _unflatten(right[part], k))))
         return np.concatenate(out)
 
-    out = _reduce(frame, chunk, merge)
+    out = _reduce(frame, chunk, merge,
+                  [*columns, *(s.column for s in secrets)], what)
     return int(out[0]), [_unflatten(out[1 + i * width:1 + (i + 1) * width], k)
                          for i in range(len(secrets))]
 
@@ -309,7 +385,7 @@ def _column_moments(frame, columns, what, secrets=()):
                                np.maximum(left[1 + k:1 + 2 * k],
                                           right[1 + k:1 + 2 * k]), mean, m2])
 
-    out = _reduce(frame, chunk, merge)
+    out = _reduce(frame, chunk, merge, [*columns, *checked], what)
     return (int(out[0]), out[1:1 + k], out[1 + k:1 + 2 * k],
             out[1 + 2 * k:1 + 3 * k], out[1 + 3 * k:])
 
@@ -370,7 +446,7 @@ def _order_statistics(frame, columns, ranks, low, high, what) -> dict:
                     np.maximum(a[2 * _BINS:], b[2 * _BINS:])]))
             return np.concatenate(out)
 
-        histogram = _reduce(frame, chunk, merge)
+        histogram = _reduce(frame, chunk, merge, columns, what)
         wanted = {}                      # (j, lo, hi, bin) -> ranks in it
         next_todo = {}
         for i, (j, lo, hi) in enumerate(ranges):
@@ -408,9 +484,7 @@ def _order_statistics(frame, columns, ranks, low, high, what) -> dict:
                 return pd.DataFrame({"key": np.concatenate(keep_key),
                                      "value": np.concatenate(keep_value)})
 
-            meta = pd.DataFrame({"key": np.zeros(0, dtype=np.int64),
-                                 "value": np.zeros(0)})
-            picked = frame.map_partitions(pick, meta=meta).compute()
+            picked = _gather(frame, pick, columns, what)
             for i, key in enumerate(keys):
                 values = np.sort(picked["value"].to_numpy()[
                     picked["key"].to_numpy() == i])
@@ -429,8 +503,15 @@ def exact_statistic(frame, query, columns, *, what: str = "the private data",
     medians and quantiles exactly, from their order statistics
     (:func:`_order_statistics`: one pass for the range, one histogram pass,
     one pass collecting the bins that hold the ranks), combined as
-    ``numpy.median`` and ``numpy.quantile`` (linear) combine them.
+    ``numpy.median`` and ``numpy.quantile`` (linear) combine them. The
+    passes are one reading (:func:`skattr.backends.one_reading`): data that
+    changes between them is refused.
     """
+    with one_reading():
+        return _exact_statistic(frame, query, columns, what, secrets)
+
+
+def _exact_statistic(frame, query, columns, what, secrets):
     columns = list(columns)
     n, low, high, _, m2 = _column_moments(frame, columns, what, secrets)
     need = query.ddof + 1 if query.statistic == "std" else 1
@@ -476,7 +557,7 @@ def hash_sums(frame, columns) -> tuple[int, list[str]]:
                  for i in range(4)]
         return [len(part), *limbs]
 
-    out = _reduce(frame, chunk, np.add)
+    out = _reduce(frame, chunk, np.add, columns)
     rows = int(out[0])
     limbs = [int(v) for v in out[1:]]
     sums = [sum(limbs[4 * j + i] << (16 * i) for i in range(4)) % 2**64
@@ -490,7 +571,8 @@ def collect(frame, columns) -> pd.DataFrame:
     For the Thetas that read the records themselves; the rows keep their
     order (partition by partition), so every number equals pandas'.
     """
-    return frame[list(dict.fromkeys(columns))].compute()
+    columns = list(dict.fromkeys(columns))
+    return _gather(frame, lambda part: part[columns], columns)
 
 
 # ------------------------------------------------------------ the accessor
@@ -553,6 +635,14 @@ class DaskBackend(DataBackend):
 
     def row_count(self, frame, *, what: str | None = None) -> int:
         return row_count(frame, what=what)
+
+    def select(self, frame, columns):
+        """Return the named columns, lazily; a reading keys them as ``frame``."""
+        picked = frame[list(columns)]
+        if len(_SELECTED) >= _SELECTED_KEPT:
+            _SELECTED.pop(next(iter(_SELECTED)))
+        _SELECTED[picked._name] = _reading_key(frame)
+        return picked
 
     def check_releasable(self, frame, query) -> None:
         check_releasable(frame, query)

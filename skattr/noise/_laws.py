@@ -261,8 +261,13 @@ class GaussianNoise(NoiseLaw):
     kind = "gaussian"
 
     def __post_init__(self):
-        object.__setattr__(self, "_covariance",
-                           _frozen(np.atleast_2d(self._covariance)))
+        covariance = np.atleast_2d(self._covariance)
+        if (covariance.ndim != 2 or covariance.shape[0] != covariance.shape[1]
+                or covariance.dtype.kind not in "iuf"):
+            raise InvalidParameterError(
+                "GaussianNoise needs a square covariance matrix of numbers; got "
+                f"shape {covariance.shape} of dtype {covariance.dtype}.")
+        object.__setattr__(self, "_covariance", _frozen(covariance))
 
     @property
     def covariance(self) -> np.ndarray:
@@ -349,6 +354,9 @@ class LaplaceNoise(NoiseLaw):
 
     def __post_init__(self):
         object.__setattr__(self, "scale", float(self.scale))
+        if not self.scale >= 0:
+            raise InvalidParameterError(
+                f"LaplaceNoise needs a scale >= 0; got {self.scale!r}.")
         basis = np.atleast_2d(np.asarray(self.basis, dtype=float))
         if not _orthogonal_columns(basis):
             raise InvalidParameterError(
@@ -406,8 +414,8 @@ class LaplaceNoise(NoiseLaw):
 
     @property
     def is_zero(self) -> bool:
-        """True when the scale is 0 or there is no direction."""
-        return self.scale == 0.0 or self.basis.shape[1] == 0
+        """True when the scale is 0 or there is no direction (of any length)."""
+        return self.scale == 0.0 or not np.any(self.basis)
 
     def sample(self, random_state=None, size: int | None = None) -> np.ndarray:
         """Draw one vector (see :func:`skattr._random.laplace_noise`), or a batch."""
