@@ -12,7 +12,11 @@ from skattr._base_query import LinearQuery, as_tuple
 from skattr._persistence import persistable
 from skattr._statistic import Statistic
 from skattr._validation import as_frame, check_columns, column_sums, numeric_block
-from skattr.exceptions import DataValidationError, InvalidParameterError
+from skattr.exceptions import (
+    DataTypeError,
+    DataValidationError,
+    InvalidParameterError,
+)
 
 __all__ = ["Query", "StackedQuery"]
 
@@ -53,7 +57,10 @@ def indicator(frame: pd.DataFrame, column, value, *, what: str) -> np.ndarray:
         try:
             mask = np.asarray(value(col))
         except Exception as exc:    # the caller's function, on their column
-            raise InvalidParameterError(
+            # Values of a type the function cannot read: a TypeError too.
+            error = (DataTypeError if isinstance(exc, TypeError)
+                     else InvalidParameterError)
+            raise error(
                 f"The predicate for column {column!r} raised "
                 f"{type(exc).__name__} ({exc}) on the column (dtype "
                 f"{col.dtype}); pass a function of that column that returns "

@@ -504,8 +504,10 @@ def _check_plan_fields(plan) -> None:
         _refuse_field(plan, "inherent_variance", "a tuple of finite numbers",
                       variance)
     if plan.error_ratio is not None and not (
-            _is_real(plan.error_ratio) and 0 <= plan.error_ratio < math.inf):
-        _refuse_field(plan, "error_ratio", "None or a finite number >= 0",
+            _is_real(plan.error_ratio) and 0 <= plan.error_ratio <= math.inf):
+        # inf when the optimal mechanism's expected error is 0 and this one's
+        # is not (a huge epsilon); NaN is refused.
+        _refuse_field(plan, "error_ratio", "None or a number >= 0 (not NaN)",
                       plan.error_ratio)
     covariance = plan.noise_law.covariance
     if not (covariance.shape == (k, k) and np.all(np.isfinite(covariance))

@@ -111,6 +111,10 @@ class Statistic(BaseQuery):
                 f"The 'statistic' of a Statistic must be one of {_STATISTICS}. "
                 f"Got {self.statistic!r} instead."
             )
+        if self.statistic == "ols":
+            # In the regression's words before the labels' own check, which
+            # would call a response among the regressors a column named twice.
+            _check_regression_labels(self.columns)
         object.__setattr__(self, "columns", as_tuple(self.columns))
         caller = f"Statistic.{self.statistic.replace('-', '_')}"
         validate_parameter_constraints(
@@ -241,6 +245,9 @@ class Statistic(BaseQuery):
             One statistic per coefficient, labelled ``ols:const``,
             ``ols:<regressor>``.
         """
+        # X's labels in the regression's words first (a repeat, the response).
+        _check_regression_labels((y, *X) if isinstance(X, (list, tuple))
+                                 else (y, X))
         return cls("ols", (y, *as_tuple(X)), add_constant=add_constant)
 
     @classmethod
@@ -679,6 +686,22 @@ def _quantiles(stat: Statistic, block: np.ndarray) -> np.ndarray:
     # (levels, m, k) -> (m, k, levels): the levels of a column side by side.
     values = np.quantile(block, stat.q, axis=1)
     return np.moveaxis(values, 0, -1).reshape(block.shape[0], -1)
+
+
+def _check_regression_labels(columns) -> None:
+    """Refuse a response among the regressors, or a regressor named twice."""
+    if not isinstance(columns, (list, tuple)) or len(columns) < 2:
+        return
+    y, regressors = columns[0], list(columns[1:])
+    try:
+        if y in regressors:
+            raise InvalidParameterError(
+                f"The response {y!r} is also a regressor; remove it from X.")
+        if len(set(regressors)) != len(regressors):
+            raise InvalidParameterError(
+                f"The regressors {regressors} repeat a column; name each once.")
+    except TypeError:       # an unhashable label: column_labels says so
+        return
 
 
 def _check_regression(stat: Statistic, caller: str) -> None:

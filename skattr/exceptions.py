@@ -9,6 +9,7 @@ __all__ = [
     "SkattrError",
     "InvalidParameterError",
     "DataValidationError",
+    "DataTypeError",
     "NotCertifiableError",
     "MissingDependencyError",
     "BudgetExceededError",
@@ -50,6 +51,14 @@ class InvalidParameterError(SkattrError):
 
 class DataValidationError(SkattrError):
     """The data cannot be used: missing columns, NaN, empty frame, too few rows."""
+
+
+class DataTypeError(DataValidationError, TypeError):
+    """A column holds values of a type its statistic or predicate cannot read.
+
+    A :class:`DataValidationError`, and a ``TypeError`` too, as scikit-learn's
+    conventions expect of an estimator given, say, dicts in a column.
+    """
 
 
 class NotCertifiableError(SkattrError):

@@ -276,7 +276,8 @@ def test_bad_parameters_raise():
         Statistic.ols("income", [])
     with pytest.raises(InvalidParameterError, match="duplicate statistics"):
         Statistic.ols("income", ["const", "age"])
-    with pytest.raises(InvalidParameterError, match="duplicate statistics"):
+    with pytest.raises(InvalidParameterError,
+                       match=r"columns= names \['age'\] more than once"):
         Statistic.median(["age", "age"])
     with pytest.raises(InvalidParameterError, match="duplicate statistics"):
         Statistic.function(spread, names=["a", "a"])

@@ -35,7 +35,6 @@ from skattr.backends import (
     is_frame,
     one_reading,
     release_frames,
-    select_columns,
 )
 from skattr.exceptions import (
     BudgetExceededError,
@@ -716,8 +715,10 @@ class Ledger(Kept):
                    "budget's)" if math.isinf(joint) and self._laplace_only()
                    else "") + ", or release fewer statistics.")
         nonce = self._nonce()
-        data = select_columns(self._data, getattr(
-            est, "feature_names_in_", self._data.columns))
+        # The private data's columns as they were planned (release_frames):
+        # feature_names_in_ is set only when every label is a string.
+        data = release_frames(est.query, self.secret, self._data,
+                              self.reference, bounds=self.bounds)[0]
         release = est.release(data, random_state=self._noise_of(
             len(self.releases), nonce))
         self.releases.append(LedgerEntry(
