@@ -182,10 +182,21 @@ def numeric_block(frame: pd.DataFrame, columns, *, what: str = "X") -> np.ndarra
     check_columns(frame, columns, what=what)
     # NumPy integers and booleans hold no NaN or infinity (and their float64 sums
     # cannot overflow), so blocks of them skip the finite check's pass over the data.
-    exact = True
+    exact, plain = True, True
     for c in columns:
         dtype = _numeric_dtype(frame[c], c, what)
         exact &= isinstance(dtype, np.dtype) and dtype.kind in "biu"
+        plain &= isinstance(dtype, np.dtype) and dtype.kind in "biuf"
+    if plain and len(columns):
+        # NumPy columns, each cast to float64 into the block: the same
+        # values as the frame's to_numpy, without selecting a sub-frame
+        # (about 1 ms a call, which a release of a small dataset pays twice).
+        block = np.empty((len(frame), len(columns)), dtype=np.float64)
+        for j, c in enumerate(columns):
+            block[:, j] = frame[c].to_numpy()
+        if not exact:
+            check_finite(block, columns, what=what)
+        return block
     try:
         block = frame[list(columns)].to_numpy(dtype=np.float64, copy=False)
     except (TypeError, ValueError) as exc:

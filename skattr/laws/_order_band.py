@@ -153,8 +153,22 @@ def count_phi(k: int, total: int, r: int, grid: np.ndarray) -> np.ndarray:
         return np.ones((grid.size, grid.size))
     if r >= total:
         return np.zeros((grid.size, grid.size))
+    return _shared_phi(k, total, r, grid.tobytes())
+
+
+@functools.lru_cache(maxsize=16)
+def _shared_phi(k: int, total: int, r: int, grid: bytes) -> np.ndarray:
+    """count_phi, computed once per process for its arguments (read-only).
+
+    phi depends on (k, n, r) and the grid alone, not on the reference: every
+    fit of a median of n records (each reference a test or a user draws, each
+    refit) reads the same few, each ~0.1 s to compute.
+    """
+    cells = np.frombuffer(grid)
     phi_of = _dataset_phi if total <= WINDOWED_RECORDS else _windowed_phi
-    return phi_of(k, total, r, grid)
+    out = phi_of(k, total, r, cells)
+    out.flags.writeable = False
+    return out
 
 
 def _distributional_phi(a: float, n: int, r: int, grid: np.ndarray
@@ -214,6 +228,12 @@ def _largest_gap_spaced(phi_a, phi_b, inside: GroupBand, out: GroupBand,
     counts = [np.searchsorted(band.values, grid_x, side="right")
               for band in (inside, out)]
     corners = np.arange(cells) / cells
+    # floors[c][i, j]: the mass floor of group c's records in (z_i+1, z_j]
+    # (0 for j <= i, or one record at most), for every i and j at once.
+    floors = []
+    for c, band in ((0, inside), (1, out)):
+        held = counts[c][None, :] - np.r_[counts[c][1:], 0][:, None]
+        floors.append(np.where(held > 1, band.mass_floor(held), 0.0))
     worst = -math.inf
     last = grid_x.size - 2
 
@@ -234,18 +254,22 @@ def _largest_gap_spaced(phi_a, phi_b, inside: GroupBand, out: GroupBand,
 
         def feasible(j, i=i, k_in=k_in, k_out=k_out, ok=ok, top=top):
             index = []
-            for c, k, band in ((0, k_in, inside), (1, k_out, out)):
-                held = counts[c][j] - counts[c][i + 1] if j > i else 0
-                floor = float(band.mass_floor(held)) if held > 1 else 0.0
-                need = np.maximum(bounds[c][0][j], corners[k] + floor)
+            for c, k in ((0, k_in), (1, k_out)):
+                need = np.maximum(bounds[c][0][j], corners[k] + floors[c][i, j])
                 index.append(np.clip(np.floor(need * cells).astype(np.int64),
                                      0, cells))
             value = below_a[np.ix_(index[0], index[1])]
             return bool(np.any(ok & (value < top)))
 
-        if not feasible(i):
+        # Only a j whose d bound exceeds the largest found can change it:
+        # start at the first such j (feasibility only falls as j grows).
+        wider = np.flatnonzero(grid_x[i + 1:] - grid_x[i] > worst)
+        if not wider.size:
             continue
-        lo_j, hi_j = i, last
+        lo_j = i + int(wider[0])
+        if not feasible(lo_j):
+            continue
+        hi_j = last
         if not feasible(hi_j):
             while hi_j - lo_j > 1:
                 mid = (lo_j + hi_j) // 2
