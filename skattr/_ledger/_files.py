@@ -598,8 +598,11 @@ def _from_schema_1_or_2(cls, outer, data, *, reference, random_state):
             if laplace["statistic"] is not None:
                 ledger._laplace.queries.setdefault(laplace["key"],
                                                    laplace["statistic"])
+        cov = np.asarray(e["noise_cov"], dtype=float)
+        if cov.size == 0:               # a Laplace release: 0.2 wrote []
+            cov = cov.reshape(0, 0)
         ledger.releases.append(LedgerEntry(
-            None, statistics, np.asarray(e["noise_cov"], dtype=float),
+            None, statistics, cov,
             float(e["joint_epsilon"]), record, laplace, e["joint_delta"]))
     ledger._columns.update(saved["columns"])
     return ledger

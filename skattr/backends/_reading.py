@@ -35,8 +35,11 @@ class Reading:
     For each frame (by its name in the task graph): the number of rows of
     each partition, and for each column read so far, one sum modulo 2^64
     of its values' 64-bit hashes per partition. A later pass must find the
-    same partitions, the same rows in each, and the same sums for the
-    columns both read; the columns it reads first are added.
+    same number of rows and the same sums (added up over its partitions)
+    for the columns both read; the columns it reads first are added. The
+    partitions may differ (Dask reads a selection of a Parquet frame's
+    columns in fewer, fused partitions); when they line up, a refusal names
+    the first partition that changed.
 
     Parameters
     ----------
@@ -80,36 +83,48 @@ class Reading:
         """
         columns = list(columns)
         rows = [int(r) for r, _ in partitions]
-        sums = {c: [s[j] for _, s in partitions] for j, c in enumerate(columns)}
+        sums = {c: [int(s[j]) for _, s in partitions]
+                for j, c in enumerate(columns)}
         with self._lock:
             seen = self._frames.get(key)
             if seen is None:
                 self._frames[key] = {"rows": rows, "columns": sums}
                 return
-            if len(rows) != len(seen["rows"]):
-                self._refuse(what, f"an earlier pass read {len(seen['rows'])} "
-                             f"partitions, a later one {len(rows)}")
-            if rows != seen["rows"]:
+            # The totals decide: a selection of a frame's columns may be read
+            # in other partitions than the frame (Dask fuses a Parquet
+            # file's row groups when fewer columns are read), and the rows
+            # and hash sums add up over partitions (the sums modulo 2^64).
+            same_parts = len(rows) == len(seen["rows"])
+            if sum(rows) != sum(seen["rows"]):
                 self._refuse(what, self._rows_changed(seen["rows"], rows))
             changed = [c for c in columns if c in seen["columns"]
-                       and seen["columns"][c] != sums[c]]
+                       and _total(seen["columns"][c]) != _total(sums[c])]
             if changed:
-                part = next(i for i, (a, b) in enumerate(zip(
-                    seen["columns"][changed[0]], sums[changed[0]], strict=True))
-                    if a != b)
+                where = ""
+                if same_parts:
+                    part = next(i for i, (a, b) in enumerate(zip(
+                        seen["columns"][changed[0]], sums[changed[0]],
+                        strict=True)) if a != b)
+                    where = f" (partition {part}, first)"
                 self._refuse(what, f"the values of column(s) {changed} "
-                             f"differ between two passes (partition {part}, "
-                             "first)")
+                             f"differ between two passes{where}")
             for c in columns:
                 seen["columns"].setdefault(c, sums[c])
+            if not same_parts:
+                # Partitions no longer line up: keep the totals alone.
+                seen["rows"] = [sum(rows)]
+                seen["columns"] = {c: [_total(v)]
+                                   for c, v in seen["columns"].items()}
 
     @staticmethod
     def _rows_changed(before: list, now: list) -> str:
+        said = (f"an earlier pass read {sum(before)} rows, a later one "
+                f"{sum(now)}")
+        if len(before) != len(now):
+            return said
         part = next(i for i, (a, b) in enumerate(zip(before, now, strict=True))
                     if a != b)
-        return (f"an earlier pass read {sum(before)} rows, a later one "
-                f"{sum(now)} (partition {part}: {before[part]} rows, then "
-                f"{now[part]})")
+        return f"{said} (partition {part}: {before[part]} rows, then {now[part]})"
 
     def _refuse(self, what: str, why: str):
         raise DataValidationError(
@@ -117,6 +132,11 @@ class Reading:
             "Nothing was released. Release from data that does not change "
             "while it is read: persist it first (ddf = ddf.persist()), or "
             "stop writing to its files or table meanwhile.")
+
+
+def _total(sums: list) -> int:
+    """Return per-partition hash sums added up, modulo 2^64."""
+    return sum(sums) % 2**64
 
 
 _ACTIVE: contextvars.ContextVar = contextvars.ContextVar("skattr_reading",
