@@ -102,9 +102,13 @@ def _frame_key(frame, *, content: bool) -> tuple | None:
     for column in frame.columns:
         # pandas hashes an object column's values through str(): 1 and "1"
         # hash alike, though a secret or a count tells them apart. Text
-        # columns only (found by review).
-        if frame[column].dtype == object and pd.api.types.infer_dtype(
-                frame[column], skipna=True) not in ("string", "empty"):
+        # columns only (found by review), and a categorical's categories
+        # likewise (its values are hashed as its categories).
+        values = frame[column]
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            values = values.cat.categories
+        if values.dtype == object and pd.api.types.infer_dtype(
+                values, skipna=True) not in ("string", "empty"):
             return None
     try:
         digest = rows_digest(frame)
