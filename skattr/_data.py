@@ -303,18 +303,25 @@ def hash_sums(frame: pd.DataFrame, columns) -> list[int]:
     return sums
 
 
-def rows_digest(frame: pd.DataFrame) -> str:
+def rows_digest(frame: pd.DataFrame, *, ordered: bool = False) -> str:
     """Return a 128-bit hex digest of the rows of ``frame``, in any order.
 
     The last digest of :func:`hash_sums` alone: pandas' 64-bit hash of each
     row (its values in the columns' order) summed, and a mix of it summed,
     modulo 2^64. Equal multisets of rows give equal digests; the rows' order
-    and the index do not count. One hash of each value, where
-    :func:`hash_sums` takes two (each column's own, then the rows'): on
-    10^7 rows x 5 columns 1.2-1.7 CPU-s against 2.9-4.9
-    (``benchmarks/bench_reuse.py``).
+    and the index do not count, unless ``ordered``: then each row's hash is
+    first mixed with its position (a seeded fit that draws rows depends on
+    their order). One hash of each value, where :func:`hash_sums` takes two
+    (each column's own, then the rows'): on 10^7 rows x 5 columns 1.2-1.7
+    CPU-s against 2.9-4.9 (``benchmarks/bench_reuse.py``).
     """
-    return digests(_summed(pd.util.hash_pandas_object(frame, index=False)))[0]
+    hashes = pd.util.hash_pandas_object(frame, index=False)
+    if ordered:
+        with np.errstate(over="ignore"):
+            h = hashes.to_numpy(dtype=np.uint64)
+            h = (h + np.arange(h.size, dtype=np.uint64) * _MIX) * _MIX
+            hashes = pd.Series(h ^ (h >> np.uint64(29)))
+    return digests(_summed(hashes))[0]
 
 
 def _summed(hashes: pd.Series) -> list[int]:

@@ -133,6 +133,26 @@ def test_categories_that_pandas_hashes_alike_are_not_confused():
     assert None not in keys and keys[0] != keys[1]
 
 
+def test_a_seeded_theta_that_draws_records_keys_their_order(hospital):
+    # Found by review: MonteCarlo(random_state=0) draws other records from the
+    # same rows reordered, and a reordered reference reused the first fit
+    # (another sensitivity than its own fresh fit).
+    private, reference = hospital
+    query = skattr.Query.mean(["weight"])
+
+    def key(frame, theta):
+        return _fit_cache._key("apgm", query, SECRET, frame, private,
+                               {"epsilon": 1.0, "theta": theta})
+
+    shuffled = reference.sample(frac=1.0, random_state=5)
+    seeded = skattr.theta.MonteCarlo(random_state=0)
+    assert key(reference, seeded) is not None
+    assert key(shuffled, seeded) != key(reference, seeded)
+    assert key(reference, seeded) == key(reference.copy(), seeded)
+    # A Theta that draws nothing keys the rows in any order.
+    assert key(shuffled, "moments") == key(reference, "moments")
+
+
 def test_a_stacked_query_of_a_function_is_never_cached(hospital):
     # Found by review: a stacked query hid its part's function from the
     # check, and a function's repr does not change with what it does.

@@ -9,7 +9,7 @@ of 200 records took 0.17-0.37 CPU-s, a median of 10^7 records 22-27).
 
 The key holds content, never identity: a 128-bit digest of every row of the
 frame Theta is fitted on (:func:`skattr._data.rows_digest`, independent of
-the rows' order), its shape, columns and dtypes, and the ``repr`` of the
+the rows' order unless a Theta draws records with a stated seed), its shape, columns and dtypes, and the ``repr`` of the
 statistic, the secrets and the parameters. A fit reads the reference alone
 (:meth:`~skattr.mechanisms._registry.Registry.fit_candidates` hands each
 estimator the resolved reference; the private data is checked there, on
@@ -40,6 +40,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
+import re
 import threading
 from collections import OrderedDict
 
@@ -87,11 +88,12 @@ def _plain(value) -> bool:
     return False
 
 
-def _frame_key(frame, *, content: bool) -> tuple | None:
+def _frame_key(frame, *, content: bool, ordered: bool = False) -> tuple | None:
     """Return a frame's shape, columns and dtypes, and its rows' digest if asked.
 
-    None when the frame cannot be keyed (not in memory, duplicated column
-    labels, values pandas would hash alike).
+    The digest counts the rows' order if ``ordered``. None when the frame
+    cannot be keyed (not in memory, duplicated column labels, values pandas
+    would hash alike).
     """
     if not isinstance(frame, pd.DataFrame) or not frame.columns.is_unique:
         return None               # the fit refuses duplicates, in its own words
@@ -111,7 +113,7 @@ def _frame_key(frame, *, content: bool) -> tuple | None:
                 values, skipna=True) not in ("string", "empty"):
             return None
     try:
-        digest = rows_digest(frame)
+        digest = rows_digest(frame, ordered=ordered)
     except (TypeError, ValueError):
         return None               # unhashable values: not cached
     return (*schema, digest)
@@ -140,12 +142,15 @@ def _key(mechanism, query, secret, reference, data, params) -> tuple | None:
     described = _stated(query, secrets, sorted(stated.items()))
     if described is None:
         return None
+    # A seeded fit that draws records (a bootstrap, a Monte Carlo Theta)
+    # draws others from the same rows in another order: the order counts.
+    ordered = re.search(r"random_state=(?!None)", described) is not None
     if isinstance(reference, str) or reference is None:
         # Theta is fitted on the private data itself ("self"), or the
         # estimators read only its columns (no reference: the baselines).
-        frames = (_frame_key(data, content=True),)
+        frames = (_frame_key(data, content=True, ordered=ordered),)
     else:
-        frames = (_frame_key(reference, content=True),
+        frames = (_frame_key(reference, content=True, ordered=ordered),
                   _frame_key(data, content=False))
     if None in frames:
         return None
