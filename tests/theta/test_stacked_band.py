@@ -76,6 +76,34 @@ def test_difference_quantile_holds_against_the_exact_law():
         assert t <= exact + 1.0 + 1e-9        # at most the rounding's step
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_the_largest_over_moves_is_every_moves_bound_at_least(seed):
+    # Review: a sum of signed differences need not grow with the moved
+    # records, and the screen decides which moves are bounded exactly. With
+    # the real screen, the largest over the moves is at least each move's own
+    # bound (a screen that skipped every move gave 4.0 where one move needs
+    # 4.1, and no test failed).
+    from skattr.laws._stacked_band import largest_difference_quantile
+
+    rng = np.random.default_rng(seed)
+    if seed == 0:   # X in {0, 1}, P(1) = 0.1, against Y = 0.1: not monotone
+        big = (np.array([0.0, 1.0]), np.array([0.9, 0.1]))
+        small = (np.array([0.1]), np.array([1.0]))
+    else:
+        p = rng.dirichlet(np.full(4, 0.3))
+        big = (np.sort(rng.uniform(0, 1, 4)), p)
+        small = (rng.uniform(0, 1, 2), rng.dirichlet(np.ones(2)))
+    moves = [(m, 1.0) for m in range(1, 31)]
+    for eta in (0.02, 1e-3):
+        each = [difference_quantile(big, small, c, m, 0.0, 1.0, eta)
+                for c, m in moves]
+        largest = largest_difference_quantile([(big, small, 0.0, 1.0)], moves,
+                                              eta)
+        assert largest >= max(each) - 1e-12
+        if seed == 0 and eta == 0.02:
+            assert max(each) > each[-1]    # the widest move is not the worst
+
+
 @pytest.mark.slow
 def test_each_statistic_bound_holds_for_the_population():
     # 100 references of 300 records a group from the population: each
