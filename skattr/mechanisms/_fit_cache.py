@@ -9,8 +9,9 @@ of 200 records took 0.17-0.37 CPU-s, a median of 10^7 records 22-27).
 
 The key holds content, never identity: a 128-bit digest of every row of the
 frame Theta is fitted on (:func:`skattr._data.rows_digest`, independent of
-the rows' order unless a Theta draws records with a stated seed), its shape, columns and dtypes, and the ``repr`` of the
-statistic, the secrets and the parameters. A fit reads the reference alone
+the rows' order unless a Theta draws records with a stated seed), its
+shape, columns and dtypes, and the ``repr`` of the statistic, the secrets
+and the parameters. A fit reads the reference alone
 (:meth:`~skattr.mechanisms._registry.Registry.fit_candidates` hands each
 estimator the resolved reference; the private data is checked there, on
 every call, but never read by a fit), so of the private data the key holds
@@ -19,10 +20,12 @@ not its values: a second release on other private data of the same size
 plans with the Theta a fresh fit would give, and computes its own
 statistic. With ``reference="self"`` (or none: the differential-privacy
 baselines are fitted on the private data), the private data is the frame
-digested. The digest costs one pandas hash of each of its values: 1.2-1.7
-CPU-s for 10^7 rows x 5 columns, against 29 CPU-s for a median's first
-release from such a reference (``benchmarks/bench_reuse.py``); private data
-beside a reference is not hashed, whatever its size. No size is excluded.
+digested, and its fit is kept in this process's memory like any other (the
+last :data:`SIZE`; :func:`clear` drops them). The digest costs one pandas
+hash of each of its values: 1.2-1.7 CPU-s for 10^7 rows x 5 columns,
+against 29 CPU-s for a median's first release from such a reference
+(``benchmarks/bench_reuse.py``); private data beside a reference is not
+hashed, whatever its size. No size is excluded.
 
 A parameter whose ``repr`` may not say all it holds (an array, a callable, a
 Theta object other than a frozen dataclass of plain fields, or one that

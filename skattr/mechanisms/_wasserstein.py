@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from numbers import Integral
-
 import numpy as np
 import pandas as pd
 
@@ -154,16 +152,13 @@ class _WassersteinFamily(BaseMechanism):
     # ------------------------------------------------------------------ Theta
     def _fit_theta(self, frame: pd.DataFrame, secrets) -> None:
         # The name given to theta= becomes its spec object once, here; it
-        # gives the law of F of a kind these mechanisms calibrate. An int
-        # random_state seeds the resampling model "auto" stands for, so that
-        # a seeded fit is reproducible (and its certificate the same for any
-        # row order).
+        # gives the law of F of a kind these mechanisms calibrate. The
+        # mechanism's random_state seeds its noise, never the fit (a Theta
+        # that draws records takes its own random_state).
         spec = self.theta_spec_ = resolve_theta(self.theta, ("auto", "moments"))
-        seed = (self.random_state if isinstance(self.random_state, Integral)
-                and not isinstance(self.random_state, bool) else None)
         self.law_ = LawRequest(
             frame=frame, query=self.query_, columns=self.columns_,
-            secrets=tuple(secrets), kinds=self.calibrates, seed=seed,
+            secrets=tuple(secrets), kinds=self.calibrates,
             privacy=self.privacy, ranges=self.clipping_.ranges).fit(spec)
 
     def _theta_description(self) -> str:

@@ -59,9 +59,6 @@ class LawRequest:
     moments : bool
         An exact law must carry its Theta's moments too (the Gaussian
         calibrations start from them).
-    seed : int or None
-        Seeds the resampling model that ``"auto"`` stands for (the
-        mechanism's integer ``random_state``).
     privacy : {"dataset", "distributional"}
         Which attribute privacy the laws are for.
     ranges : tuple of (label, float, float)
@@ -76,7 +73,6 @@ class LawRequest:
     kinds: tuple
     sampling: str = "without-replacement"
     moments: bool = False
-    seed: int | None = None
     privacy: str = "dataset"
     ranges: tuple = ()
 
