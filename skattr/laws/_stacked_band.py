@@ -58,6 +58,8 @@ _ROUNDING = 1e-9
 #: The grid of log(lam scale) the screen's Chernoff bounds are read on (any
 #: lam gives a valid bound).
 _SCREEN_LAMS = np.linspace(-12.0, 8.0, 121)
+#: The grid of log(lam scale) a Chernoff bound's search starts from.
+_CHERNOFF_LAMS = np.linspace(-12.0, 8.0, 41)
 #: The chance the anchored screen allows the records between two moves to
 #: fall short (:func:`_anchor_screen`).
 _ANCHOR_EPS = 0.1
@@ -121,7 +123,6 @@ def _chernoff_quantile(big, small, copies: int, move: float,
     min over lam of (copies L(lam) - log eta) / lam.
     """
     from scipy.optimize import minimize_scalar
-    from scipy.special import logsumexp
 
     xv, xp = big
     yv, yp = small
@@ -129,18 +130,34 @@ def _chernoff_quantile(big, small, copies: int, move: float,
     xv, xp, yv, yp = xv[keep_x], xp[keep_x], yv[keep_y], yp[keep_y]
     scale = max(float(np.max(np.abs(xv), initial=0.0)),
                 float(np.max(np.abs(yv), initial=0.0)), 1e-300)
+    log_eta = math.log(eta)
 
-    def bound(log_lam: float) -> float:
-        lam = math.exp(log_lam) / scale
-        one = (logsumexp(lam * xv, b=xp) + logsumexp(-lam * yv, b=yp))
+    def bounds(log_lams: np.ndarray) -> np.ndarray:
+        lam = np.exp(log_lams) / scale
+        one = _log_mgf(xv, xp, lam) + _log_mgf(-yv, yp, lam)
         if move < 1.0:
-            one = float(np.logaddexp(math.log1p(-move), math.log(move) + one))
-        return (copies * one - math.log(eta)) / lam
+            one = np.logaddexp(math.log1p(-move), math.log(move) + one)
+        return (copies * one - log_eta) / lam
 
-    found = minimize_scalar(bound, bounds=(-12.0, 8.0), method="bounded",
-                            options={"xatol": 1e-6})
-    # Any lam gives a valid bound: take the smaller of the search's and its end.
-    return float(min(found.fun, bound(8.0)))
+    # A grid of log lam first (every lam at once), then the least refined
+    # between the best point's neighbours: any lam gives a valid bound.
+    on_grid = bounds(_CHERNOFF_LAMS)
+    best = int(np.argmin(on_grid))
+    found = minimize_scalar(
+        lambda x: float(bounds(np.array([x]))[0]),
+        bounds=(_CHERNOFF_LAMS[max(best - 1, 0)],
+                _CHERNOFF_LAMS[min(best + 1, _CHERNOFF_LAMS.size - 1)]),
+        method="bounded", options={"xatol": 1e-6})
+    return float(min(found.fun, on_grid[best], on_grid[-1]))
+
+
+def _log_mgf(values: np.ndarray, probs: np.ndarray, lam: np.ndarray) -> np.ndarray:
+    """Return log E e^(lam V) at each lam, V taking ``values`` w.p. ``probs``."""
+    exponent = lam[:, None] * values[None, :]
+    peak = exponent.max(axis=1)
+    np.subtract(exponent, peak[:, None], out=exponent)
+    np.exp(exponent, out=exponent)
+    return peak + np.log(np.sum(exponent * probs, axis=1))
 
 
 def difference_quantile(big, small, copies: int, move: float, lo: float,
