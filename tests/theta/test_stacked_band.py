@@ -76,6 +76,17 @@ def test_difference_quantile_holds_against_the_exact_law():
         assert t <= exact + 1.0 + 1e-9        # at most the rounding's step
 
 
+def test_powers_by_squaring_agree_with_numpy():
+    from skattr.laws._stacked_band import _power
+
+    rng = np.random.default_rng(0)
+    law = rng.dirichlet(np.ones(300))
+    z = np.fft.rfft(law, 1 << 12)
+    for exponent in (0, 1, 2, 3, 7, 64, 150, 1001):
+        np.testing.assert_allclose(_power(z, exponent), z.astype(complex)
+                                   ** exponent, rtol=0, atol=1e-12)
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_the_largest_over_moves_is_every_moves_bound_at_least(seed):
     # Review: a sum of signed differences need not grow with the moved
