@@ -77,7 +77,7 @@ def test_difference_quantile_holds_against_the_exact_law():
 
 
 def test_powers_by_squaring_agree_with_numpy():
-    from skattr.laws._stacked_band import _power
+    from skattr.laws._band import power as _power
 
     rng = np.random.default_rng(0)
     law = rng.dirichlet(np.ones(300))
