@@ -84,6 +84,51 @@ def _fft_quantile(big, small, copies: int, move: float, lo: float, hi: float,
 def _fft_quantiles(big, small, copies: int, move: float, lo: float,
                    hi: float, etas) -> list[float]:
     """:func:`_fft_quantile` at each of ``etas``, from one FFT."""
+    return _transform(big, small, copies, move, lo, hi).quantiles(copies, etas)
+
+
+class _Transform:
+    """One record's rounded difference on a grid, Fourier-transformed.
+
+    Made for ``copies`` records (the grid's steps and the transform's length
+    fit them): :meth:`quantiles` reads the sum of any number of records up
+    to that many from it, each power one transform back. The grid is the
+    one the most records take (its steps no finer for fewer), so a sum of
+    fewer records rounded on it is rounded outward, as on its own grid.
+    """
+
+    def __init__(self, one: np.ndarray, copies: int, steps: int, step: float):
+        self.steps, self.step, self.copies = steps, step, copies
+        self.length = 1 << int(math.ceil(math.log2(copies * 2 * steps + 1)))
+        self.spectrum = np.fft.rfft(one, self.length)
+
+    def quantiles(self, copies: int, etas) -> list[float]:
+        """Return the upper quantile at each eta of the sum of ``copies``."""
+        steps, step = self.steps, self.step
+        size = copies * 2 * steps + 1
+        law = np.fft.irfft(power(self.spectrum, copies), self.length)[:size]
+        law = np.clip(law, 0.0, None)
+        # The FFT's error (ten times size x (copies + log2 of the transform)
+        # ulps over all atoms, as in summed_distances), counted against
+        # every tail.
+        slack = (10.0 * size * (copies + math.log2(self.length)) * 2.0 ** -52
+                 + 1e-12)
+        law = law / law.sum()
+        tail = np.cumsum(law[::-1])[::-1] + slack
+        # tail[i] = P(sum >= i); the quantile is the least i with
+        # P(sum > i) <= eta.
+        above = np.concatenate([tail[1:], [0.0]])
+        found = []
+        for eta in etas:
+            ok = np.flatnonzero(above * (1 + _ROUNDING) <= eta)
+            found.append(copies * steps * step if ok.size == 0
+                         else (int(ok[0]) - copies * steps) * step)
+        return found
+
+
+def _transform(big, small, copies: int, move: float, lo: float,
+               hi: float) -> _Transform:
+    """Return one record's B (X - Y), rounded outward, for up to ``copies``."""
     span = hi - lo
     steps = int(np.clip(_ATOMS // max(2 * copies, 1), _LEAST_STEPS, _MOST_STEPS))
     step = span / steps
@@ -95,23 +140,7 @@ def _fft_quantiles(big, small, copies: int, move: float, lo: float,
     # One record's difference, index i meaning (i - steps) steps.
     one = np.convolve(x, y[::-1]) * move
     one[steps] += 1.0 - move
-    size = copies * 2 * steps + 1
-    fft = 1 << int(math.ceil(math.log2(size)))
-    law = np.fft.irfft(power(np.fft.rfft(one, fft), copies), fft)[:size]
-    law = np.clip(law, 0.0, None)
-    # The FFT's error (ten times size x (copies + log2 of the transform)
-    # ulps over all atoms, as in summed_distances), counted against every tail.
-    slack = 10.0 * size * (copies + math.log2(fft)) * 2.0 ** -52 + 1e-12
-    law = law / law.sum()
-    tail = np.cumsum(law[::-1])[::-1] + slack
-    # tail[i] = P(sum >= i); the quantile is the least i with P(sum > i) <= eta.
-    above = np.concatenate([tail[1:], [0.0]])
-    found = []
-    for eta in etas:
-        ok = np.flatnonzero(above * (1 + _ROUNDING) <= eta)
-        found.append(copies * span if ok.size == 0
-                     else (int(ok[0]) - copies * steps) * step)
-    return found
+    return _Transform(one, copies, steps, step)
 
 
 def _chernoff_quantile(big, small, copies: int, move: float,
@@ -193,14 +222,11 @@ def _screen(big, small, moves, lo: float, hi: float, eta: float) -> np.ndarray:
     :func:`_chernoff_quantile`), and never more than every record moving by
     the whole range.
     """
-    from scipy.special import logsumexp
-
     (xv, xp), (yv, yp) = _merged(big), _merged(small)
     scale = max(float(np.max(np.abs(xv), initial=0.0)),
                 float(np.max(np.abs(yv), initial=0.0)), 1e-300)
     lam = np.exp(_SCREEN_LAMS) / scale
-    one = (logsumexp(lam[:, None] * xv[None, :], b=xp[None, :], axis=1)
-           + logsumexp(-lam[:, None] * yv[None, :], b=yp[None, :], axis=1))
+    one = _log_mgf(xv, xp, lam) + _log_mgf(-yv, yp, lam)
     copies = np.array([c for c, _ in moves], dtype=float)[:, None]
     move = np.array([m for _, m in moves], dtype=float)[:, None]
     with np.errstate(divide="ignore"):
@@ -212,22 +238,26 @@ def _screen(big, small, moves, lo: float, hi: float, eta: float) -> np.ndarray:
 
 
 def _anchored(big, small, copies: int, move: float, lo: float, hi: float,
-              eta: float) -> tuple[float, float]:
-    """Return :func:`difference_quantile` and the sum's bound at eta (1 - eps).
+              eta: float) -> tuple[float, float, _Transform | None]:
+    """Return the exact bound, the bound at eta (1 - eps), and their transform.
 
-    From one FFT: the second is what :func:`_anchor_screen` builds on.
+    The first is :func:`difference_quantile`'s; the transform is None
+    beyond the FFT's size. From one FFT: the second is what
+    :func:`_anchor_screen` builds on; the
+    transform gives the exact bounds of fewer records
+    (:func:`largest_over_tasks`).
     """
     if copies * 2 * _LEAST_STEPS > _FFT_ATOMS:
         return (difference_quantile(big, small, copies, move, lo, hi, eta),
                 difference_quantile(big, small, copies, move, lo, hi,
-                                    eta * (1 - _ANCHOR_EPS)))
+                                    eta * (1 - _ANCHOR_EPS)), None)
     cap = copies * (hi - lo)
-    fft = _fft_quantiles(big, small, copies, move, lo, hi,
-                         (eta, eta * (1 - _ANCHOR_EPS)))
-    return tuple(float(min(f, _chernoff_quantile(big, small, copies, move, e),
-                           cap))
-                 for f, e in zip(fft, (eta, eta * (1 - _ANCHOR_EPS)),
-                                 strict=True))
+    transform = _transform(big, small, copies, move, lo, hi)
+    fft = transform.quantiles(copies, (eta, eta * (1 - _ANCHOR_EPS)))
+    exact, anchor = (
+        float(min(f, _chernoff_quantile(big, small, copies, move, e), cap))
+        for f, e in zip(fft, (eta, eta * (1 - _ANCHOR_EPS)), strict=True))
+    return exact, anchor, transform
 
 
 def _merged(law):
@@ -308,13 +338,24 @@ def largest_over_tasks(tasks, eta: float) -> float:
         entries += [(total, move) for total in sums for move in moves]
     if not entries:
         return 0.0
-    exact = {}
+    exact, transforms = {}, {}
 
     def bound(i: int) -> float:
         if i not in exact:
-            (big, small, lo, hi), (copies, move) = entries[i]
-            exact[i] = difference_quantile(big, small, copies, move, lo, hi,
-                                           eta)
+            total, (copies, move) = entries[i]
+            big, small, lo, hi = total
+            shared = transforms.get(id(total))
+            if shared is not None and move == 1.0 and copies <= shared.copies:
+                # Fewer records of a sum bounded exactly at its widest move:
+                # read from the same transform (one power and one inverse
+                # transform, not a new grid).
+                exact[i] = float(min(
+                    shared.quantiles(copies, (eta,))[0],
+                    _chernoff_quantile(big, small, copies, move, eta),
+                    copies * (hi - lo)))
+            else:
+                exact[i] = difference_quantile(big, small, copies, move, lo,
+                                               hi, eta)
         return exact[i]
 
     groups = {}
@@ -328,9 +369,12 @@ def largest_over_tasks(tasks, eta: float) -> float:
             continue
         i = max(members, key=lambda i: entries[i][1][0] * entries[i][1][1])
         copies, move = entries[i][1]
-        exact[i], anchor = _anchored(*total[:2], copies, move, *total[2:], eta)
+        exact[i], anchor, transform = _anchored(*total[:2], copies, move,
+                                                *total[2:], eta)
         if move == 1.0:
             anchors[key] = (copies, anchor)
+            if transform is not None:
+                transforms[key] = transform
     best = max(exact.values())
     screens = np.empty(len(entries))
     for key, (total, members) in groups.items():

@@ -115,6 +115,28 @@ def test_the_largest_over_moves_is_every_moves_bound_at_least(seed):
             assert max(each) > each[-1]    # the widest move is not the worst
 
 
+def test_fewer_records_read_from_the_widest_transform_hold_exactly():
+    # A window's moves next to the widest are read from the widest move's
+    # transform (its grid, one power each): each bound against the exact
+    # law of that many differences, by repeated convolution.
+    from skattr.laws._stacked_band import _transform
+
+    big = (np.arange(5.0), np.full(5, 0.2))
+    small = (np.array([0.0, 1.0]), np.array([0.7, 0.3]))
+    one = np.convolve(big[1], small[1][::-1])          # X - Y from -1
+    shared = _transform(big, small, 9, 1.0, 0.0, 4.0)
+    for copies in (1, 4, 8, 9):
+        law = np.array([1.0])
+        for _ in range(copies):
+            law = np.convolve(law, one)
+        values = np.arange(law.size) - copies
+        for eta in (1e-1, 1e-3):
+            t = shared.quantiles(copies, (eta,))[0]
+            assert law[values > t].sum() <= eta * (1 + 1e-9)
+            above = np.concatenate([np.cumsum(law[::-1])[::-1][1:], [0.0]])
+            assert t <= values[np.flatnonzero(above <= eta)[0]] + 1e-9
+
+
 @pytest.mark.slow
 def test_each_statistic_bound_holds_for_the_population():
     # 100 references of 300 records a group from the population: each
@@ -213,7 +235,7 @@ def test_a_window_secret_takes_the_worst_of_all_its_pairs(monkeypatch):
         return (hi - lo) / copies
 
     def anchored(big, small, copies, move, lo, hi, eta):
-        return shrinking(big, small, copies, move, lo, hi, eta), np.inf
+        return shrinking(big, small, copies, move, lo, hi, eta), np.inf, None
 
     def screen(big, small, moves, lo, hi, eta):
         # The screen is an upper bound on each move's bound (issue 42: a
