@@ -423,8 +423,9 @@ default=None
             features = [mechanism.query_.evaluate(seen(r), columns).to_numpy()
                         for r in rows]
         else:
-            features = [mechanism.release(seen(r)).values.to_numpy()
-                        for r in rows]
+            # In law (and for a seeded mechanism, value by value) what one
+            # release of each dataset gives, without a Release for each.
+            return mechanism.release_values([seen(r) for r in rows]), labels
         return np.vstack(features), labels
 
     def _synthesized(self, frame: pd.DataFrame, rng) -> pd.DataFrame:

@@ -419,29 +419,91 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
             came from a seed (``seeded``). The exact statistic is never
             returned or stored.
         """
-        n, exact = self._exact_statistic(*self._private_frame(X))
-        plan = self._cached_plan(n)
+        frame, backend = self._private_frame(X)
         if random_state is None:
             source, seeded = self._noise_source, self.random_state is not None
         else:
             source = check_random_state(random_state,
                                         owner=type(self).__name__)
             seeded = True
-        noisy = plan.noise_law.perturb(exact, source)
-        # Each value clamped to what its statistic can take: post-processing
-        # of the noisy value, free, and never further from the true one.
-        ranges = self.query_.output_ranges(self.columns_, n,
-                                           self.clipping_.as_dict())
+        plan, noisy, clamped = self._noisy_statistic(frame, backend, source)
         names = self.query_.names(self.columns_)
         values = pd.Series(noisy, index=names, name=self.query_.statistic)
-        if ranges is None or not np.any(np.isfinite(ranges)):
+        if clamped is None:
             return Release.of(plan, values, seeded=seeded)
-        release = Release.of(plan, pd.Series(np.clip(noisy, *ranges),
-                                             index=names, name=values.name),
+        release = Release.of(plan, pd.Series(clamped, index=names,
+                                             name=values.name),
                              seeded=seeded)
         return dataclasses.replace(
             release, unclamped=values,
             certified_by=release.certified_by.then("post-processed.clamped"))
+
+    def _noisy_statistic(self, frame, backend, source):
+        """Return (plan, noisy values, clamped values or None) of one frame.
+
+        The one computation of a release's values, shared by ``release`` and
+        ``release_values``: the clipped exact statistic, the plan for its n,
+        the noise drawn from ``source``, then each value clamped to what its
+        statistic can take (post-processing of the noisy value, free, and
+        never further from the true one); None when no range binds.
+        """
+        n, exact = self._exact_statistic(frame, backend)
+        plan = self._cached_plan(n)
+        noisy = plan.noise_law.perturb(exact, source)
+        ranges = self.query_.output_ranges(self.columns_, n,
+                                           self.clipping_.as_dict())
+        if ranges is None or not np.any(np.isfinite(ranges)):
+            return plan, noisy, None
+        return plan, noisy, np.clip(noisy, *ranges)
+
+    def release_values(self, frames) -> np.ndarray:
+        """Return the released values of many private frames, one row each.
+
+        Row i holds what ``self.release(frames[i]).values`` would hold, drawn
+        in the same order from the mechanism's ``random_state`` (a seeded
+        mechanism gives the very same values as those releases in turn): the
+        same clipping, statistic, plan, noise and clamp, by the same code.
+        Only the bookkeeping is skipped (no Release or per-frame checks: the
+        frames are checked once, together). Meant for attacks, which release
+        hundreds of small datasets; each value still spends the privacy of a
+        release of its frame.
+
+        Parameters
+        ----------
+        frames : sequence of DataFrame
+            Private datasets with the columns seen in fit.
+
+        Returns
+        -------
+        ndarray of shape (len(frames), n_statistics)
+
+        Notes
+        -----
+        Lazy (Dask) frames, and a mechanism whose ``release`` is overridden
+        (by a subclass or on the instance), are released one frame at a time
+        with ``release``.
+        """
+        frames = list(frames)
+        check_is_fitted(self)
+        if not frames:
+            return np.empty((0, len(self.query_.names(self.columns_))))
+        per_frame = (type(self).release is not BaseMechanism.release
+                     or "release" in vars(self)
+                     or not all(isinstance(f, pd.DataFrame) for f in frames)
+                     or any(list(f.columns) != list(frames[0].columns)
+                            for f in frames))
+        if per_frame:
+            return np.vstack([self.release(f).values.to_numpy()
+                              for f in frames])
+        # One check of every row at once (columns, dtypes, secrets); each
+        # frame is then one of its parts.
+        _, backend = self._private_frame(pd.concat(frames))
+        rows = []
+        for frame in frames:
+            _, noisy, clamped = self._noisy_statistic(
+                frame, backend, self._noise_source)
+            rows.append(noisy if clamped is None else clamped)
+        return np.vstack(rows)
 
     def _exact_statistic(self, frame, backend) -> tuple[int, np.ndarray]:
         """Return (n, F(X)), the released columns clipped (never kept)."""
