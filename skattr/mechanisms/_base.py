@@ -479,9 +479,11 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
 
         Notes
         -----
-        Lazy (Dask) frames, and a mechanism whose ``release`` is overridden
-        (by a subclass or on the instance), are released one frame at a time
-        with ``release``.
+        Lazy (Dask) frames, frames that differ in columns or dtypes (a
+        categorical's categories included) or are empty, and a mechanism
+        whose ``release`` is overridden (by a subclass or on the instance),
+        are released one frame at a time with ``release``, with its checks
+        and messages.
         """
         frames = list(frames)
         check_is_fitted(self)
@@ -490,8 +492,9 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         per_frame = (type(self).release is not BaseMechanism.release
                      or "release" in vars(self)
                      or not all(isinstance(f, pd.DataFrame) for f in frames)
-                     or any(list(f.columns) != list(frames[0].columns)
-                            for f in frames))
+                     or any(len(f) == 0 or list(f.columns) != list(
+                         frames[0].columns) or not f.dtypes.equals(
+                             frames[0].dtypes) for f in frames))
         if per_frame:
             return np.vstack([self.release(f).values.to_numpy()
                               for f in frames])

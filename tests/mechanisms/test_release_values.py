@@ -105,3 +105,20 @@ def test_bad_frames_are_refused_before_any_noise():
     frames[1] = frames[1].assign(a=np.nan)
     with pytest.raises(ValueError):
         _mechanism(2.0).release_values(frames)
+
+
+def test_an_empty_or_other_typed_frame_is_released_as_release_would():
+    # Each such frame takes release's own checks and messages: an empty one
+    # refused as release refuses it; integers beside floats released alike.
+    frames = _frames(3)
+    mechanism = _mechanism(2.0)
+    with pytest.raises(skattr.exceptions.DataValidationError) as batch:
+        mechanism.release_values([*frames, frames[0].iloc[:0]])
+    with pytest.raises(skattr.exceptions.DataValidationError) as alone:
+        mechanism.release(frames[0].iloc[:0])
+    assert str(batch.value) == str(alone.value)
+    mixed = [frames[0], frames[1].astype({"c": "int64"})]
+    values = _mechanism(2.0).release_values(mixed)
+    again = _mechanism(2.0)
+    expected = np.vstack([again.release(f).values.to_numpy() for f in mixed])
+    np.testing.assert_array_equal(values, expected)
