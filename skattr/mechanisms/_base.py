@@ -477,6 +477,19 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         -------
         ndarray of shape (len(frames), n_statistics)
 
+        Examples
+        --------
+        >>> import skattr
+        >>> from skattr.datasets import make_hospital
+        >>> secret = skattr.Secret.proportion("gender", "female",
+        ...                                   pairs=[(0.4, 0.6)])
+        >>> mech = skattr.mechanisms.AttributePrivateGaussian(
+        ...     query=skattr.Query.mean(["weight"]), secret=secret,
+        ...     law="gaussian", random_state=0).fit(make_hospital(2000))
+        >>> shadows = [make_hospital(100, random_state=s) for s in range(5)]
+        >>> mech.release_values(shadows).shape
+        (5, 1)
+
         Notes
         -----
         Lazy (Dask) frames, frames that differ in columns or dtypes (a
