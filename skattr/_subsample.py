@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from skattr._data import secret_indicator
 from skattr._random import check_random_state
 from skattr._secret import Secret
 from skattr.exceptions import DataValidationError, InvalidParameterError
@@ -274,7 +275,7 @@ def subsample_groups(frame: pd.DataFrame, secret: Secret, sizes: PublicSizes,
         raise DataValidationError(
             f"{what[0].upper()}{what[1:]} has {len(frame)} records; its public "
             f"sizes were planned for n = {sizes.n}. Plan them for this n.")
-    member = np.asarray(secret.indicator(frame, what=what)) == 1.0
+    member = np.asarray(secret_indicator(frame, secret, what=what)) == 1.0
     have_in, have_out = int(member.sum()), int((~member).sum())
     if have_in < sizes.inside or have_out < sizes.outside:
         why = ("its share lies outside the secret's pairs: the certificate "
