@@ -92,6 +92,10 @@ def _shares(secret: Secret, n: int, privacy: str) -> tuple[float, float]:
         return float(values.min()), float(values.max())
     ranges = ([secret.support] if secret.window is not None
               else list(secret.sets))
+    if privacy == "distributional":
+        # A population's share is any number in the ranges, not only k / n.
+        return (float(min(lo for lo, _ in ranges)),
+                float(max(hi for _, hi in ranges)))
     grids = [secret._grid(lo, hi, n) for lo, hi in ranges]
     values = np.concatenate(grids) if grids else np.empty(0)
     if values.size == 0:

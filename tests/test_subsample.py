@@ -107,6 +107,9 @@ def test_distributional_sizes_fail_only_within_delta():
     # Equal laws once both groups hold their sizes: what differs is the
     # chance of refusing, at most delta under either share.
     assert total_variation <= delta
+    # A window's least share is its support's end, not a grid point.
+    window = skattr.Secret.proportion("g", 1, window=0.1, support=(0.301, 0.6))
+    assert public_sizes(window, 10, "distributional", delta=0.5).least == 0.301
     kept = [{x: v for x, v in law.items() if x != "refused"} for law in laws]
     scaled = [{x: v / sum(k.values()) for x, v in k.items()} for k in kept]
     assert _same(*scaled)

@@ -45,7 +45,8 @@ import numpy as np
 from skattr.laws._band import BandLaw, pair_moves, power
 
 __all__ = ["difference_quantile", "largest_difference_quantile",
-           "largest_move", "largest_over_tasks", "sum_bound"]
+           "largest_move", "largest_over_tasks",
+           "least_over_lam", "log_mgf", "sum_bound"]
 
 #: Most atoms of the FFT'd law of a statistic's summed differences.
 _ATOMS = 400_000
@@ -151,8 +152,6 @@ def _chernoff_quantile(big, small, copies: int, move: float,
     moment generating function of one B (X - Y); so the quantile is at most
     min over lam of (copies L(lam) - log eta) / lam.
     """
-    from scipy.optimize import minimize_scalar
-
     xv, xp = big
     yv, yp = small
     keep_x, keep_y = xp > 0, yp > 0
@@ -163,13 +162,24 @@ def _chernoff_quantile(big, small, copies: int, move: float,
 
     def bounds(log_lams: np.ndarray) -> np.ndarray:
         lam = np.exp(log_lams) / scale
-        one = _log_mgf(xv, xp, lam) + _log_mgf(-yv, yp, lam)
+        one = log_mgf(xv, xp, lam) + log_mgf(-yv, yp, lam)
         if move < 1.0:
             one = np.logaddexp(math.log1p(-move), math.log(move) + one)
         return (copies * one - log_eta) / lam
 
-    # A grid of log lam first (every lam at once), then the least refined
-    # between the best point's neighbours: any lam gives a valid bound.
+    return least_over_lam(bounds)
+
+
+def least_over_lam(bounds) -> float:
+    """Return the least of a Chernoff bound over log(lam scale) in [-12, 8].
+
+    ``bounds`` maps an array of log lam to the bound at each (any lam gives
+    a valid one): read on a grid first, every lam at once, then refined
+    between the best point's neighbours, never above the grid's best or its
+    last point.
+    """
+    from scipy.optimize import minimize_scalar
+
     on_grid = bounds(_CHERNOFF_LAMS)
     best = int(np.argmin(on_grid))
     found = minimize_scalar(
@@ -180,7 +190,7 @@ def _chernoff_quantile(big, small, copies: int, move: float,
     return float(min(found.fun, on_grid[best], on_grid[-1]))
 
 
-def _log_mgf(values: np.ndarray, probs: np.ndarray, lam: np.ndarray) -> np.ndarray:
+def log_mgf(values: np.ndarray, probs: np.ndarray, lam: np.ndarray) -> np.ndarray:
     """Return log E e^(lam V) at each lam, V taking ``values`` w.p. ``probs``."""
     exponent = lam[:, None] * values[None, :]
     peak = exponent.max(axis=1)
@@ -226,7 +236,7 @@ def _screen(big, small, moves, lo: float, hi: float, eta: float) -> np.ndarray:
     scale = max(float(np.max(np.abs(xv), initial=0.0)),
                 float(np.max(np.abs(yv), initial=0.0)), 1e-300)
     lam = np.exp(_SCREEN_LAMS) / scale
-    one = _log_mgf(xv, xp, lam) + _log_mgf(-yv, yp, lam)
+    one = log_mgf(xv, xp, lam) + log_mgf(-yv, yp, lam)
     copies = np.array([c for c, _ in moves], dtype=float)[:, None]
     move = np.array([m for _, m in moves], dtype=float)[:, None]
     with np.errstate(divide="ignore"):

@@ -54,6 +54,8 @@ from skattr.laws._stacked_band import (
     difference_quantile,
     largest_difference_quantile,
     largest_over_tasks,
+    least_over_lam,
+    log_mgf,
 )
 
 __all__ = ["StdBandLaw", "std_band_closeness"]
@@ -62,8 +64,6 @@ __all__ = ["StdBandLaw", "std_band_closeness"]
 _TAILS = 12
 #: Blocks of a window's shares its mean and variance are bounded over.
 _BLOCKS = 8
-#: Points of log lam in [-12, 8] on which a Chernoff bound is first sought.
-_CHERNOFF_GRID = 41
 
 
 def _squares(cells, c: float):
@@ -88,8 +88,6 @@ def _chernoff_total(alternatives, eta: float) -> float:
     between the grid's neighbours of the best point: any lam gives a valid
     bound, the search only makes it tight.
     """
-    from scipy.optimize import minimize_scalar
-
     alternatives = [[(v[p > 0], p[p > 0], k) for v, p, k in laws if k > 0]
                     for laws in alternatives]
     alternatives = [laws for laws in alternatives if laws]
@@ -104,26 +102,10 @@ def _chernoff_total(alternatives, eta: float) -> float:
 
     def bounds(log_lams: np.ndarray) -> np.ndarray:
         lam = np.exp(log_lams) / scale
-        worst = np.full(lam.size, -np.inf)
-        for laws in alternatives:
-            total = np.zeros(lam.size)
-            for v, p, k in laws:
-                exponent = lam[:, None] * v[None, :]
-                peak = exponent.max(axis=1)
-                np.subtract(exponent, peak[:, None], out=exponent)
-                np.exp(exponent, out=exponent)
-                total += k * (peak + np.log(np.sum(exponent * p, axis=1)))
-            worst = np.maximum(worst, (total - log_eta) / lam)
-        return worst
+        return np.max([(sum(k * log_mgf(v, p, lam) for v, p, k in laws)
+                        - log_eta) / lam for laws in alternatives], axis=0)
 
-    grid = np.linspace(-12.0, 8.0, _CHERNOFF_GRID)
-    on_grid = bounds(grid)
-    best = int(np.argmin(on_grid))
-    found = minimize_scalar(
-        lambda x: float(bounds(np.array([x]))[0]),
-        bounds=(grid[max(best - 1, 0)], grid[min(best + 1, grid.size - 1)]),
-        method="bounded", options={"xatol": 1e-6})
-    return float(min(found.fun, on_grid[best], on_grid[-1], top))
+    return float(min(least_over_lam(bounds), top))
 
 
 def _dataset_laws(cells_in, cells_out, n: int, share: float, privacy: str,
