@@ -267,15 +267,18 @@ class AttributePrivacyAccessor:
                             bounds=bounds, random_state=random_state)
 
     def synthesize(self, n=None, *, secret=None, reference=None, epsilon=1.0,
-                   delta=1e-3, categories=None, bins=None, columns=None,
-                   privacy="dataset", share=None, k=3, n_marginals=64,
-                   marginals=None, n_synthetic=1000, iterations=1000,
-                   progress="auto", random_state=None, **unknown):
-        """Return a synthetic table that hides the share of the secret's group.
+                   delta=1e-6, categories=None, bins=None, columns=None,
+                   privacy="dataset", share=None, individuals="dp",
+                   neighbours="any", k=3, n_marginals=64, marginals=None,
+                   n_synthetic=1000, rounds=1, queries_per_round=None,
+                   iterations=1000, progress="auto", random_state=None,
+                   **unknown):
+        """Return a synthetic table hiding the share of a group and each record.
 
-        Each group of the secret (its records, and the rest) has its k-way
-        marginals released once as shares of the group, with Gaussian noise
-        certified for every law of the records
+        Each group of the secret (its records, and the rest) is subsampled
+        to a public size, which hides the share exactly under the
+        attribute-privacy model, and its k-way marginals are released as
+        shares of the group with differential privacy for every record
         (:class:`~skattr.synth.AttributePrivateRAP`); a relaxed table is
         fitted to each group's and ``n`` records drawn. The table's share of
         the group is ``share`` (default: the middle of the pairs), never the
@@ -300,8 +303,8 @@ class AttributePrivacyAccessor:
         >>> out = df.attrpriv.synthesize(
         ...     secret=secret, categories={"sex": ["F", "M"], "job": ["a", "b", "c"]},
         ...     k=1, privacy="distributional", n_synthetic=100, random_state=0)
-        >>> out.data.shape, out.share, out.certificate.epsilon
-        ((3000, 2), 0.3, 1.0)
+        >>> out.data.shape, out.share, out.epsilon, out.certificate.epsilon
+        ((3000, 2), 0.3, 1.0, 0.0)
         """
         from skattr.exceptions import DataValidationError
         from skattr.synth import synthesize
@@ -329,8 +332,11 @@ class AttributePrivacyAccessor:
                           epsilon=epsilon, delta=delta, categories=categories,
                           bins=bins, n=n, privacy=privacy,
                           columns=None if columns is None else list(columns),
-                          share=share, k=k, n_marginals=n_marginals,
-                          marginals=marginals, n_synthetic=n_synthetic,
+                          share=share, individuals=individuals,
+                          neighbours=neighbours, k=k,
+                          n_marginals=n_marginals, marginals=marginals,
+                          n_synthetic=n_synthetic, rounds=rounds,
+                          queries_per_round=queries_per_round,
                           iterations=iterations, progress=progress,
                           random_state=random_state)
 

@@ -26,7 +26,6 @@ unrounded; the templates round them as the text shows them.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
@@ -34,8 +33,8 @@ from typing import ClassVar
 from skattr._persistence import persistable
 from skattr._secret import check_grid_record, grid_text
 
-__all__ = ["ASSUMPTIONS", "STEPS", "Assumption", "Certified", "Method",
-           "MethodStep", "accepts_prose", "unique"]
+__all__ = ["ASSUMPTIONS", "STEPS", "Assumption", "Method", "MethodStep",
+           "unique"]
 
 
 @dataclass(frozen=True)
@@ -137,6 +136,16 @@ ASSUMPTIONS: dict[str, _Kind] = {
         "draws from their group's value frequencies, estimated from the "
         "reference data (law='exact')"),
     "records.independent": _kind(_independent, "reads", "privacy"),
+    "records.neighbours": _kind(
+        "neighbours: one record replaced by any other, its group included, "
+        "both datasets holding at least {inside} of the group and {outside} "
+        "others (fewer is refused; the refusal not covered)", "inside",
+        "outside"),
+    "records.same-group": _kind(
+        "ASSUMED (neighbours='same-group'): a record's group is public; "
+        "neighbours differ in one record's other values, both holding at "
+        "least {inside} of the group and {outside} others",
+        "inside", "outside", option="neighbours='same-group'"),
     "reference.sample": _kind(
         "the reference data are a random sample of the population (records "
         "independent given the sensitive attribute); the counting "
@@ -362,16 +371,19 @@ STEPS: dict[str, _Kind] = {
         "exactly; only the {records} records whose group differs between the "
         "two secrets may differ, each by at most the gap between the two "
         "groups' quantile functions over their confidence bands", "records"),
-    "coupling.group-histograms": _kind(
-        "Gaussian noise on each group's histograms (its records' shares in "
-        "the cells of the {marginals} marginals) through the swap coupling: "
-        "delta at most the expected Gaussian delta of the coupled distance "
-        "(joint convexity); only the {records} records whose group differs "
-        "between the two secrets are drawn differently, both groups' "
-        "histograms are averages of draws from one law under both secrets, "
-        "and their whitened distance is bounded by its second moment and "
-        "McDiarmid's inequality, for every law of the records", "marginals",
-        "records"),
+    "subsample.public-sizes": _kind(
+        "each group subsampled at random, independently of the values, to a "
+        "public size ({inside} of the group and {outside} others of {n}; "
+        "{left_out} unread): one law under every secret, the share moving "
+        "nothing released (docs/synthetic.md){failure}", "inside", "outside",
+        "n", "left_out", "failure"),
+    "zcdp.group-histograms": _kind(
+        "each group's histograms ({marginals} marginals, {rounds}) with "
+        "Gaussian noise for l2 sensitivity sqrt(2) / s a marginal, s its public "
+        "size, the subsamples coupled between neighbours; rho "
+        "{rho_inside:.6g} and {rho_outside:.6g}, {composition}; converted to "
+        "(epsilon, delta) (Bun and Steinke, Prop. 1.3)", "marginals", "rounds",
+        "rho_inside", "rho_outside", "composition"),
     "closeness.coupled": _kind(
         "W the upper delta-quantile of the coupled distance ((W, "
         "delta)-closeness), for each pair under the better of two couplings "
@@ -705,94 +717,3 @@ def unique(records) -> tuple:
     for record in records:
         seen.setdefault(str(record), record)
     return tuple(seen.values())
-
-
-class Certified:
-    """What a record holding ``certified_by`` and ``assumed`` answers.
-
-    Shared by :class:`~skattr._release.Certificate`, :class:`~skattr.Plan`
-    and :class:`~skattr.Release`.
-    """
-
-    certified_by: Method
-    assumed: tuple
-
-    def _check_records(self):
-        """Refuse a method or assumptions that are not records."""
-        if not isinstance(self.certified_by, Method) or not all(
-                isinstance(a, Assumption) for a in self.assumed):
-            raise TypeError(
-                f"A {type(self).__name__}'s certified_by is a Method and its "
-                "assumed a tuple of Assumption records; got "
-                f"{self.certified_by!r} and {self.assumed!r}.")
-        object.__setattr__(self, "assumed", tuple(self.assumed))
-
-    @property
-    def method(self) -> str:
-        """How the certificate was made, in prose: ``str(certified_by)``."""
-        return str(self.certified_by)
-
-    @property
-    def assumptions(self) -> tuple:
-        """What the certificate takes for granted, in prose: one str each."""
-        return tuple(str(a) for a in self.assumed)
-
-    def assumes(self, kind: str) -> bool:
-        """Whether the certificate rests on an assumption of ``kind``.
-
-        Examples
-        --------
-        >>> from skattr._release import Certificate
-        >>> from skattr import Assumption
-        >>> cert = Certificate(epsilon=1.0, delta=0.0, sensitivity=1.0,
-        ...                    assumed=(Assumption.of("law.gaussian"),))
-        >>> cert.assumes("law.gaussian"), cert.assumes("theta.plug-in")
-        (True, False)
-        """
-        if kind not in ASSUMPTIONS:
-            raise ValueError(f"{kind!r} is not a kind of assumption; the kinds "
-                             f"are {sorted(ASSUMPTIONS)}.")
-        return any(a.kind == kind for a in self.assumed)
-
-
-def _typed_fields(certified_by, assumed, method, assumptions) -> dict:
-    """Return the typed fields, from the typed or the prose arguments (not both)."""
-    out = {}
-    if method is not None:
-        if certified_by is not None:
-            raise TypeError("Give certified_by (a Method) or method (its "
-                            "prose), not both.")
-        certified_by = (method if isinstance(method, Method)
-                        else Method.from_text(method))
-    if assumptions is not None:
-        if assumed is not None:
-            raise TypeError("Give assumed (Assumption records) or assumptions "
-                            "(their prose), not both.")
-        assumed = assumptions
-    if certified_by is not None:
-        out["certified_by"] = certified_by
-    if assumed is not None:
-        out["assumed"] = tuple(a if isinstance(a, Assumption)
-                               else Assumption.from_text(a) for a in assumed)
-    return out
-
-
-def accepts_prose(cls):
-    """Class decorator: ``cls(method=..., assumptions=...)`` also builds it.
-
-    The typed fields are ``certified_by`` and ``assumed``; the prose
-    arguments (what skattr 0.2 called them, and what its files hold) are
-    turned into records (:meth:`Method.from_text`,
-    :meth:`Assumption.from_text`).
-    """
-    init = cls.__init__
-
-    @functools.wraps(init)
-    def __init__(self, *args, method=None, assumptions=None,
-                 certified_by=None, assumed=None, **fields):
-        init(self, *args, **fields,
-             **_typed_fields(certified_by, assumed, method, assumptions))
-
-    cls.__init__ = __init__
-    return cls
-

@@ -15,7 +15,8 @@ from skattr._certificate import unique
 from skattr._secret import either_count
 
 __all__ = ["RECORDS", "mostly_noise", "plain_guarantee", "plain_ledger",
-           "plain_noise", "plain_noise_of", "plain_secret", "plain_summary"]
+           "plain_noise", "plain_noise_of", "plain_secret", "plain_summary",
+           "plain_synthetic"]
 
 #: What attribute privacy does not protect, and the options that do: the
 #: reverse of differential privacy's caveat, said once here and read by every
@@ -26,8 +27,10 @@ RECORDS = (
     "promises nothing about what the release reveals of one person. To hide "
     "records too, use mechanism='group-dp-laplace' or 'group-dp-gaussian' "
     "(a mean, sum, count or proportion: every record and every property, "
-    "with far more noise), or 'dp-laplace', 'dp-gaussian' or "
-    "skattr.synth.DPRAP (each record, not the property).")
+    "with far more noise), 'dp-laplace', 'dp-gaussian' or "
+    "skattr.synth.DPRAP (each record, not the property), or, for a "
+    "synthetic table, df.attrpriv.synthesize (the share of a group and "
+    "each record).")
 
 _PROPORTION = re.compile(r"^proportion\((?P<column>.+?)(?: == (?P<value>.+))?\)$")
 _PREDICATE = re.compile(r"^proportion\((?P<column>.+?): (?P<name>.+)\)$")
@@ -367,3 +370,73 @@ def plain_summary(certified, *, planned: bool = False) -> str:
     noise = plain_noise(certified, planned=planned)
     guarantee = plain_guarantee(certified, planned=planned)
     return f"{guarantee} {noise}" if noise else guarantee
+
+
+def plain_synthetic(secret: str, share, records, *, sizes: dict, n: int,
+                    share_in_table: float, neighbours: str = "any") -> str:
+    """Return a subsampled synthetic table's two guarantees in plain words.
+
+    Parameters
+    ----------
+    secret : str
+        The secret's label.
+    share, records : Certificate
+        The share's certificate and each record's (None: no record
+        protected).
+    sizes : dict
+        Each group's public size ("inside", "outside").
+    n : int
+        The records of the data.
+    share_in_table : float
+        The group's stated share in the synthetic table.
+    neighbours : {"any", "same-group"}
+        Differential privacy's neighbouring datasets.
+
+    Examples
+    --------
+    >>> from skattr._release import Certificate
+    >>> share = Certificate(epsilon=0.0, delta=0.0, sensitivity=0.0,
+    ...                     guarantee="dataset attribute privacy")
+    >>> text = plain_synthetic(
+    ...     "proportion(sex == 'F'): pairs 0.4 vs 0.6", share, None,
+    ...     sizes={"inside": 40, "outside": 40}, n=100, share_in_table=0.5)
+    >>> print(text.split(". ")[0])  # doctest: +NORMALIZE_WHITESPACE
+    The share of proportion(sex == 'F') is hidden exactly (dataset
+    attribute privacy, epsilon 0, delta 0)
+    """
+    what = secret.split(":")[0]
+    left = n - sizes["inside"] - sizes["outside"]
+    words = [
+        f"The share of {what} is hidden exactly ({share.guarantee}, epsilon "
+        f"0, delta {share.delta:g}): the table was computed from "
+        f"{sizes['inside']} records of the group and {sizes['outside']} "
+        f"others of the {n} ({left} left unread), sizes fixed before any "
+        "value was read, each subset drawn at random. If records are "
+        "independent given their group and a group's records look the same "
+        f"whatever its share, such subsets look alike "
+        f"{plain_secret(secret, share.assumed)}, so nothing computed from "
+        "them tells the share."]
+    if share.delta > 0:
+        words.append(
+            f"A group of the data could have held fewer records than kept, "
+            f"with chance at most {share.delta:g}; then nothing would have "
+            "been released.")
+    if records is None:
+        words.append(
+            "No record is protected (individuals=None was asked for): the "
+            "table can reveal a person's rare combination of values, or "
+            "that they are in the data.")
+    else:
+        whose = ("changing one person's record, their group included"
+                 if neighbours == "any" else
+                 "changing one person's values, their group taken as public")
+        words.append(
+            f"Each record is protected by ({records.epsilon:.3g}, "
+            f"{records.delta:g})-differential privacy: {whose}, changes the "
+            f"chance of any table by at most a factor e^{records.epsilon:.3g}"
+            f", except with chance {records.delta:g}.")
+    words.append(
+        f"The table's share of the group is {share_in_table:g}, as stated: "
+        "it says nothing of the data's. Other releases of the same data "
+        "(a ledger's) are not certified together with it.")
+    return " ".join(words)

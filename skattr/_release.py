@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from skattr._certificate import Certified, Method, accepts_prose
+from skattr._certificate import Method
+from skattr._certified import Certified, accepts_prose
 from skattr._persistence import persistable
 from skattr.exceptions import InvalidParameterError
 from skattr.noise import (

@@ -62,6 +62,14 @@ ASSUMPTION_TEXTS = {
         "probabilities lie in their simultaneous Clopper-Pearson intervals, "
         "which holds with probability at least 0.999 over the reference "
         "sample")),
+    "records.neighbours": ({"inside": 298, "outside": 298}, (
+        'neighbours: one record replaced by any other, its group included, '
+        'both datasets holding at least 298 of the group and 298 others '
+        '(fewer is refused; the refusal not covered)')),
+    "records.same-group": ({"inside": 298, "outside": 298}, (
+        "ASSUMED (neighbours='same-group'): a record's group is public; "
+        "neighbours differ in one record's other values, both holding at "
+        'least 298 of the group and 298 others')),
     "records.independent": ({"reads": "values", "privacy": "distributional"}, (
         "records are independent given the sensitive attribute and take the "
         "column's values with the stated probabilities (distributional "
@@ -298,15 +306,20 @@ STEP_TEXTS = {
         "whose group differs between the two secrets may be counted "
         "differently, each with probability at most 0.3: at most Binomial(20, "
         "0.3)) and the quantile coupling bounded at the box's corners")),
-    "coupling.group-histograms": ({"marginals": 64, "records": 2171}, (
-        "Gaussian noise on each group's histograms (its records' shares in "
-        "the cells of the 64 marginals) through the swap coupling: delta at "
-        "most the expected Gaussian delta of the coupled distance (joint "
-        "convexity); only the 2171 records whose group differs between the "
-        "two secrets are drawn differently, both groups' histograms are "
-        "averages of draws from one law under both secrets, and their "
-        "whitened distance is bounded by its second moment and McDiarmid's "
-        "inequality, for every law of the records")),
+    "subsample.public-sizes": ({"inside": 298, "outside": 298, "n": 747,
+                                "left_out": 151, "failure": ""}, (
+        'each group subsampled at random, independently of the values, to a'
+        ' public size (298 of the group and 298 others of 747; 151 unread):'
+        ' one law under every secret, the share moving nothing released '
+        '(docs/synthetic.md)')),
+    "zcdp.group-histograms": ({"marginals": 64, "rounds": "one round",
+                               "rho_inside": 0.01, "rho_outside": 0.01,
+                               "composition": "added"}, (
+        "each group's histograms (64 marginals, one round) with Gaussian "
+        'noise for l2 sensitivity sqrt(2) / s a marginal, s its public '
+        'size, the subsamples coupled between neighbours; rho 0.01 and '
+        '0.01, added; converted to (epsilon, delta) (Bun and Steinke, Prop.'
+        ' 1.3)')),
     "coupling.gaussian-noise": ({"records": 20, "gap": 0.3}, (
         "Gaussian noise through a coupling: delta at most the expected "
         "Gaussian delta of the coupled distance (joint convexity), computed "
@@ -398,6 +411,7 @@ OPT_IN = {
     "secret.set-reading": "set_reading='conditional-mean'",
     "relaxation.max-divergence": "relaxation=MaxDivergenceGap(lam=0.05, eta=1e-05)",
     "relaxation.wasserstein": "relaxation=WassersteinGap(w=0.3, lam=0.1)",
+    "records.same-group": "neighbours='same-group'",
 }
 
 

@@ -529,21 +529,20 @@ def test_a_ledger_certifies_different_statistics_jointly_off_the_grid(
 
 def test_synthesize_hides_the_neighbours_off_the_grid():
     rng = np.random.default_rng(0)
-    data = pd.DataFrame({"sex": rng.choice(["F", "M"], 53),
+    data = pd.DataFrame({"sex": rng.choice(["F", "M"], 53, p=[0.35, 0.65]),
                          "job": rng.choice(["a", "b"], 53)})
+    assert 15 <= (data.sex == "F").sum() <= 22          # within the pairs
     out = skattr.synth.synthesize(
         data, secret=Secret.proportion("sex", "F", pairs=[(0.3, 0.4)]),
-        categories={"sex": ["F", "M"], "job": ["a", "b"]}, k=1,
+        categories={"sex": ["F", "M"], "job": ["a", "b"]}, k=1, epsilon=4.0,
         n_synthetic=20, iterations=20, random_state=0)
     # 0.3 and 0.4 of 53 records are 15.9 and 21.2.
     record = _grid_record(out.certificate)
     assert set(record.params["certified"]) == {(15, 21), (15, 22), (16, 21),
                                                (16, 22)}
-    # The group sizes run over every pair: 15 records surely inside, 53 -
-    # 22 = 31 surely outside, up to 22 - 15 = 7 moved.
-    sizes = out.synthesizer._calibrate(53, 1)[1]
-    assert sizes.inside.min() == 15 and sizes.outside.min() == 31
-    assert sizes.moved.max() == 7
+    # The public sizes cover every pair: 15 records surely inside, 53 - 22
+    # = 31 surely outside.
+    assert out.group_sizes == {"inside": 15, "outside": 31}
     assert out.share == 0.35            # stated: the middle of 0.3 and 0.4
     saved = type(out.synthesizer).from_json(out.synthesizer.to_json())
     assert _grid_record(saved.certificate_) == record

@@ -28,10 +28,11 @@ def add_synthesize(sub) -> None:
         "synthesize",
         help="write a synthetic table that hides the share of a group",
         description="Fit attribute-private Relaxed Adaptive Projection to a "
-                    "CSV or Parquet file: each group's k-way marginals "
-                    "released once with certified Gaussian noise, a synthetic "
-                    "table written whose share of the group is the one "
-                    "stated. Prints what was certified and assumed.",
+                    "CSV or Parquet file: each group subsampled to a public "
+                    "size (the share hidden exactly), its k-way marginals "
+                    "released with differential privacy for every record, a "
+                    "synthetic table written whose share of the group is the "
+                    "one stated. Prints what was certified and assumed.",
         epilog="example: skattr synthesize adult.csv --secret-column sex "
                "--secret-value Female --pairs 0.3,0.4 --privacy "
                "distributional --reference public.csv --bins age=0,30,45,60,inf "
@@ -59,13 +60,30 @@ def add_synthesize(sub) -> None:
                      help="records of the synthetic table (default: as many "
                           "as the data)")
     syn.add_argument("--epsilon", type=float, default=1.0)
-    syn.add_argument("--delta", type=float, default=1e-3)
+    syn.add_argument("--delta", type=float, default=1e-6,
+                     help="each record's delta; under distributional privacy "
+                          "also the chance a group is smaller than kept "
+                          "(default: 1e-6)")
     syn.add_argument("--privacy", default="dataset",
                      choices=["dataset", "distributional"],
                      help=PRIVACY_HELP + "; default: dataset")
     syn.add_argument("--share", type=float, default=None,
                      help="the group's share in the synthetic table (default: "
                           "the middle of the pairs)")
+    syn.add_argument("--individuals", default="dp", choices=["dp", "none"],
+                     help="dp (default): every record protected by "
+                          "differential privacy; none: the share hidden, no "
+                          "record protected (a warning says what that "
+                          "exposes)")
+    syn.add_argument("--neighbours", default="any",
+                     choices=["any", "same-group"],
+                     help="differential privacy's neighbours: a record "
+                          "replaced by any other (default; each group half "
+                          "the budget), or its group kept as public (each "
+                          "group the whole budget)")
+    syn.add_argument("--rounds", type=int, default=1,
+                     help="adaptive rounds in each group (report-noisy-max "
+                          "chooses the marginals; default: 1, all at once)")
     syn.add_argument("--k", type=int, default=3, help="the marginals' order")
     syn.add_argument("--marginals", type=int, default=64,
                      help="k-way marginals answered, drawn at random (the "
@@ -108,6 +126,7 @@ OPTION_NAMES = (
     ("The 'iterations' parameter of AttributePrivateRAP", "--iterations"),
     ("The 'k' parameter of AttributePrivateRAP", "--k"),
     ("The 'share' parameter of AttributePrivateRAP", "--share"),
+    ("The 'rounds' parameter of AttributePrivateRAP", "--rounds"),
     ("The 'epsilon' parameter of AttributePrivateRAP", "--epsilon"),
     ("The 'delta' parameter of AttributePrivateRAP", "--delta"),
     ("synthesize: n must be a positive int (records to draw)",
@@ -168,7 +187,10 @@ def _synthesize(args) -> int:
             data, secret=secret, categories=categories, bins=bins,
             reference=reference, columns=args.columns, n=args.rows,
             epsilon=args.epsilon, delta=args.delta, privacy=args.privacy,
-            share=args.share, k=args.k, n_marginals=args.marginals,
+            share=args.share,
+            individuals=None if args.individuals == "none" else "dp",
+            neighbours=args.neighbours, rounds=args.rounds, k=args.k,
+            n_marginals=args.marginals,
             marginals=None if args.choose == "random" else "reference",
             iterations=args.iterations, random_state=args.random_state,
             **{k: v for k, v in given.items() if v is not None})

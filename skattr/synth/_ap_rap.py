@@ -1,20 +1,22 @@
-"""Attribute-private RAP: synthetic data that hides the share of a group.
+"""Attribute-private RAP: synthetic data that hides a group's share and every record.
 
 The differentially private RAP (:mod:`skattr.synth._dp_rap`) fits the
 table's marginals, and so publishes the share of every group faithfully:
 the share of women, of high earners, whatever a company wants to hide.
-Here the secret's group and the rest are each fitted to their *own*
-marginals: each group's share of records in each cell (its histograms).
-Under both secrets of a pair a group's records come from the same law,
-so its histograms move only by which records happen to be drawn
-(:mod:`skattr.laws._group_histograms` bounds that move for every law of
-the records, with no reference data), and Gaussian noise on every cell
-hides it. The synthetic table joins the two groups at a share that you
-state (by default the middle of the pairs hidden): it carries nothing of
-the data's share.
+Here each group of the secret (the records it counts, and the rest) is
+first subsampled, uniformly and independently of the values, to a size
+fixed by public information alone (:mod:`skattr._subsample`): under the
+attribute-privacy model the subsamples have one law whatever the share, so
+nothing computed from them reveals it (no noise is needed for the share).
+Each group's subsample is then released as DPRAP releases a table (its
+histograms with zCDP Gaussian noise, adaptive rounds allowed), which
+protects every record, and fitted by its own relaxed table. The synthetic
+table joins the two groups at a share that you state.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -23,52 +25,63 @@ from sklearn.utils.validation import check_is_fitted
 from skattr._certificate import Assumption, Method, MethodStep
 from skattr._data import secret_indicator
 from skattr._persistence import persistable
+from skattr._plain import plain_synthetic
 from skattr._random import check_random_state
 from skattr._release import Certificate
 from skattr._secret import Secret
-from skattr.calibration._coupled import coupled_required_noise_variance
+from skattr._subsample import public_sizes, subsample_groups
 from skattr.exceptions import (
     InvalidParameterError,
     NotCertifiableError,
+    PrivacyLeakWarning,
 )
-from skattr.laws._base import grid_assumptions, secret_pairs
-from skattr.laws._group_histograms import (
-    group_histogram_distances,
-    group_sizes,
-    histogram_units,
-)
+from skattr.laws._base import grid_assumptions
 from skattr.synth._base import Synthesizer
+from skattr.synth._dp_rap import check_rounds, marginal_sd, private_projection
 from skattr.synth._rap import (
     OneHotDomain,
     answer,
     check_draws,
     draw_records,
+    epsilon_of_rho,
     relaxed_probs,
-    relaxed_projection,
+    rho_of_epsilon,
 )
 from skattr.utils._param_validation import (
     Interval,
     Options,
 )
 from skattr.utils._progress import PROGRESS_CONSTRAINT, progress_bar
+from skattr.utils._stack import caller_stacklevel
 
-__all__ = ["AttributePrivateRAP"]
+__all__ = ["AttributePrivateRAP", "group_answers"]
 
-#: Share of delta spent on the group sizes' bounds (distributional privacy).
-_SIZE_SHARE = 0.1
 _GROUPS = ("inside", "outside")
+
+#: What a table fitted without differential privacy exposes (the warning).
+UNPROTECTED = (
+    "individuals=None: the synthetic table hides the group's share but "
+    "protects no record. Its marginals are the kept records' exact shares, "
+    "so a rare combination of values (one person's) can reappear in it, and "
+    "whether a person is in the data can be inferred. Leave individuals at "
+    "its default ('dp') to protect each record with differential privacy.")
 
 
 @persistable(estimator=True)
 class AttributePrivateRAP(Synthesizer):
-    """Relaxed Adaptive Projection that hides a group's share (attribute privacy).
+    """Relaxed Adaptive Projection that hides a group's share and protects each record.
 
-    Each group of the secret (the records it counts, and the rest) gets its
-    own relaxed table, fitted to that group's k-way marginals as shares of
-    the group (its histograms), released with Gaussian noise. The noise is
-    certified through the coupling of the two secrets' datasets, for every
-    law of the records independent given their group: no reference data, no
-    model of the columns. The synthetic table joins the groups at ``share``.
+    Each group of the secret (the records it counts, and the rest) is
+    subsampled to a public size (the least it can hold under the secret),
+    uniformly at random and independently of the values; under the
+    attribute-privacy model the subsamples then have the same law under
+    every secret, so the share is hidden exactly (epsilon 0; delta 0 under
+    dataset privacy, the size bound's failure chance under distributional).
+    Each group's subsample is released as :class:`DPRAP` releases a table:
+    its k-way marginals as shares of the group (its histograms) with zCDP
+    Gaussian noise, one round or adaptive rounds, then fitted by its own
+    relaxed table: (epsilon, delta)-differential privacy for every record.
+    The synthetic table joins the groups at ``share``.
 
     Parameters
     ----------
@@ -80,54 +93,81 @@ class AttributePrivateRAP(Synthesizer):
         sets) on one of the columns: the share of records it counts is
         hidden.
     epsilon : float, default=1.0
-    delta : float, default=1e-3
-        The (epsilon, delta) attribute-privacy guarantee, for every pair.
+    delta : float, default=1e-6
+        Each record's (epsilon, delta)-differential privacy; under
+        distributional privacy ``delta`` is also the chance that a group of
+        the data is smaller than its public size (then nothing is released):
+        the share's delta.
     privacy : {"dataset", "distributional"}, default="dataset"
         Dataset privacy hides the realised share (pairs on the grid k / n,
-        a stated pair off it as every grid pair around it: the group sizes
-        run from the least rounded share's records inside to the largest's);
-        distributional hides the chance each record is in the group.
+        a stated pair off it as every grid pair around it); distributional
+        hides the chance each record is in the group (the group's size is
+        then a binomial quantile, failing with chance ``delta``).
     share : float or None, default=None
         The secret group's share in the synthetic table (None: the middle of
         the pairs' values). Stated, never read from the data.
+    individuals : {"dp"} or None, default="dp"
+        "dp": every record protected by differential privacy. None: the
+        share hidden, no record protected (the histograms exact; a
+        :class:`~skattr.exceptions.PrivacyLeakWarning` says what that
+        exposes).
+    neighbours : {"any", "same-group"}, default="any"
+        Differential privacy's neighbouring datasets. "any": one record
+        replaced by any other, its group included; such a record can move
+        both groups' subsamples, so each group gets half the budget.
+        "same-group": a record's group is public and kept (a recorded
+        assumption); each group gets the whole budget (parallel
+        composition: a record moves one group's subsample only).
     k : int, default=3
     n_marginals : int or None, default=64
         As :class:`DPRAP`: the workload, drawn from ``random_state``.
-        The noise grows as the square root of the marginals answered.
     marginals : list of tuple or None, default=None
         The workload by column names, chosen from public information (e.g.
         :func:`select_marginals` on a public reference, which spends no
         privacy); None draws ``n_marginals`` k-way marginals at random.
     n_synthetic : int, default=1000
         Records of each group's relaxed table.
+    rounds : int, default=1
+        As :class:`DPRAP`, in each group: more rounds choose
+        ``queries_per_round`` marginals a round by report-noisy-max on that
+        group's relaxed table's errors.
+    queries_per_round : int or None, default=None
     iterations : int, default=1000
     learning_rate : float, default=0.05
     progress : "auto" or bool, default="auto"
     random_state : None, int or Generator, default=None
-        The noise (secure by default) and the workload's draw.
+        The subsample, the noise (secure by default) and the workload's draw.
 
     Attributes
     ----------
     domain_ : OneHotDomain
     workload_ : list of tuple
+    group_sizes_ : dict group -> int
+        Each group's public size: the records of it that were read.
+    left_out_ : int
+        Records of the data that no computation read.
+    answered_ : dict group -> list of tuple
+        The marginals each group answered, in the order released.
     noisy_answers_ : dict group -> list of ndarray
         Each group's released histograms ("inside", "outside").
     sigma_ : dict group -> float
-        Each group's noise sd on every cell (shares of the group).
+        Each group's noise sd on every cell (shares of the group; 0 with
+        ``individuals=None``).
+    rho_ : dict group -> float
+        Each group's zCDP budget (None with ``individuals=None``).
     certificate_ : Certificate
-        What was certified and what was assumed.
+        The share's guarantee: what was certified and what was assumed.
+    records_certificate_ : Certificate or None
+        Each record's differential privacy (None with ``individuals=None``).
     logits_ : dict group -> ndarray
         The relaxed tables.
 
     Notes
     -----
-    Only one release is made (all marginals of both groups at once), so it
-    is certified alone; the groups' histograms reveal how each group looks,
-    not how large it is. The synthetic table's share of the group is
-    ``share``: use it for nothing. Adaptive rounds are not offered: a choice
-    of marginals from the noisy answers would need a certificate of its own
-    (as large as answering every candidate); choose them from public data
-    instead (``marginals=select_marginals(reference, ...)``).
+    The share's guarantee holds for the table and anything computed from
+    it, alone. Other releases of the same data (a ledger's) are not
+    certified together with it: given the subsample, they read the records
+    left out, whose number depends on the share (``docs/synthetic.md``).
 
     Examples
     --------
@@ -140,11 +180,16 @@ class AttributePrivateRAP(Synthesizer):
     >>> rap = AttributePrivateRAP(
     ...     categories={"sex": ["F", "M"], "job": ["a", "b", "c"]},
     ...     secret=Secret.proportion("sex", "F", pairs=[(0.45, 0.55)]), k=1,
-    ...     privacy="distributional", n_synthetic=100, random_state=0).fit(df)
+    ...     n_synthetic=100, random_state=0).fit(df)
+    >>> rap.group_sizes_                  # 0.45 of 4,000 women, 0.45 men
+    {'inside': 1800, 'outside': 1800}
     >>> synthetic = rap.sample(1000, random_state=1)
     >>> float((synthetic["sex"] == "F").mean())       # the stated share
     0.5
     """
+
+    #: skattr 0.3's fitted state (one coupled certificate) is not read.
+    fitted_layout = 2
 
     _parameter_constraints = {
         "categories": [dict],
@@ -153,10 +198,15 @@ class AttributePrivateRAP(Synthesizer):
         "delta": [Interval("real", 0, 1, closed="neither")],
         "privacy": [Options(frozenset({"dataset", "distributional"}))],
         "share": [Interval("real", 0, 1, closed="neither"), None],
+        "individuals": [Options(frozenset({"dp"})), None],
+        "neighbours": [Options(frozenset({"any", "same-group"}))],
         "k": [Interval("integral", 1, None, closed="left")],
         "n_marginals": [Interval("integral", 1, None, closed="left"), None],
         "marginals": [list, tuple, None],
         "n_synthetic": [Interval("integral", 1, None, closed="left")],
+        "rounds": [Interval("integral", 1, None, closed="left")],
+        "queries_per_round": [Interval("integral", 1, None, closed="left"),
+                              None],
         "iterations": [Interval("integral", 1, None, closed="left")],
         "learning_rate": [Interval("real", 0, None, closed="neither")],
         "progress": PROGRESS_CONSTRAINT,
@@ -164,20 +214,25 @@ class AttributePrivateRAP(Synthesizer):
     }
 
     def __init__(self, *, categories=None, secret=None, epsilon=1.0,
-                 delta=1e-3, privacy="dataset", share=None, k=3,
-                 n_marginals=64, marginals=None, n_synthetic=1000,
-                 iterations=1000,
-                 learning_rate=0.05, progress="auto", random_state=None):
+                 delta=1e-6, privacy="dataset", share=None, individuals="dp",
+                 neighbours="any", k=3, n_marginals=64, marginals=None,
+                 n_synthetic=1000, rounds=1, queries_per_round=None,
+                 iterations=1000, learning_rate=0.05, progress="auto",
+                 random_state=None):
         self.categories = categories
         self.secret = secret
         self.epsilon = epsilon
         self.delta = delta
         self.privacy = privacy
         self.share = share
+        self.individuals = individuals
+        self.neighbours = neighbours
         self.k = k
         self.n_marginals = n_marginals
         self.marginals = marginals
         self.n_synthetic = n_synthetic
+        self.rounds = rounds
+        self.queries_per_round = queries_per_round
         self.iterations = iterations
         self.learning_rate = learning_rate
         self.progress = progress
@@ -230,9 +285,34 @@ class AttributePrivateRAP(Synthesizer):
         values = np.asarray(pairs, dtype=float)
         return float((values.min() + values.max()) / 2)
 
+    def _budgets(self) -> dict | None:
+        """Return each group's zCDP budget (None: no differential privacy)."""
+        if self.individuals is None:
+            return None
+        rho = rho_of_epsilon(float(self.epsilon), float(self.delta))
+        # A record replaced by any other can move both groups' subsamples
+        # (its group changes): the two releases compose, each half. With
+        # its group kept it moves one group's only (parallel composition).
+        each = rho if self.neighbours == "same-group" else rho / 2
+        return dict.fromkeys(_GROUPS, each)
+
+    def _fewest(self, budgets, marginals: int, rounds: int, per_round: int,
+                cells: int) -> int:
+        """Return the fewest records a group needs: noise sd at most 1 a cell.
+
+        A group smaller than this would get Gaussian noise wider than a
+        share's whole range on every cell (its marginals noise, not data).
+        """
+        if budgets is None:
+            return 1
+        each = (min(budgets.values()) / marginals if rounds == 1
+                else min(budgets.values()) / (2 * rounds * per_round))
+        # The sd falls as 1 / s: its value at s = 1 is the least s with sd <= 1.
+        return max(1, int(np.ceil(marginal_sd(each, cells, 1) - 1e-12)))
+
     # -------------------------------------------------------------- fit
     def fit(self, X, y=None):
-        """Release both groups' marginals and fit a relaxed table to each.
+        """Subsample each group to its public size, release it, fit its table.
 
         Parameters
         ----------
@@ -244,72 +324,159 @@ class AttributePrivateRAP(Synthesizer):
         Returns
         -------
         self : AttributePrivateRAP
+
+        Raises
+        ------
+        InvalidParameterError
+            A secret under which a group could hold too few records on
+            ``len(X)`` records (naming an n that works), before any value
+            is read.
+        DataValidationError
+            A group of the data smaller than its public size: nothing is
+            released (under distributional privacy a chance counted in
+            ``delta``).
         """
         domain, inside_cats = self._check(X)
-        rng = check_random_state(self.random_state, owner=type(self).__name__)
+        name = type(self).__name__
+        rng = check_random_state(self.random_state, owner=name)
         workload = self._workload(domain, rng)
-        share, sizes, law, tau, sd = self._calibrate(len(X), len(workload))
-        real = domain.onehot(X)                 # refuses unseen values
-        truth = group_answers(domain, real, inside_cats, self.secret.column,
-                              workload)
-        bar = progress_bar(self.progress, total=2 * int(self.iterations),
-                           desc=type(self).__name__, unit="step")
-        noisy, logits = {}, {}
+        T, K = check_rounds(self.rounds, self.queries_per_round, len(workload))
+        budgets = self._budgets()
+        n = len(X)
+        # Every size is public: refused here, before a value is read.
+        fewest = self._fewest(budgets, len(workload), T, K, 2)
+        try:
+            sizes = public_sizes(self.secret, n, self.privacy,
+                                 delta=float(self.delta), least=fewest)
+        except InvalidParameterError as exc:
+            if fewest == 1:
+                raise
+            raise InvalidParameterError(
+                f"{exc} (Below {fewest} records, a group's noise at epsilon="
+                f"{self.epsilon:g} on {len(workload)} marginals is wider than "
+                "a share's whole range on every cell: raise epsilon, answer "
+                "fewer marginals, or use more records.)") from None
+        share = self._share(np.column_stack(self.secret.pair_values(n)))
+        if self.individuals is None:
+            warnings.warn(UNPROTECTED, PrivacyLeakWarning,
+                          stacklevel=caller_stacklevel())
+        domain.onehot(X)                        # refuses unseen values
+        kept = subsample_groups(X[domain.columns], self.secret, sizes, rng)
+        parts = _split(domain, domain.onehot(kept), inside_cats,
+                       self.secret.column)
+        bar = progress_bar(self.progress, total=2 * T * int(self.iterations),
+                           desc=name, unit="step")
+        fitted = {}
         try:
             for g in _GROUPS:
-                noisy[g] = [t + sd[g] * rng.standard_normal(t.size)
-                            for t in truth[g]]
-                logits[g] = relaxed_projection(
-                    domain, workload, noisy[g], self._start(domain, rng),
-                    iterations=self.iterations,
-                    learning_rate=self.learning_rate, bar=bar)
+                fitted[g] = private_projection(
+                    domain, parts[g], workload,
+                    None if budgets is None else budgets[g], rounds=T,
+                    queries_per_round=K, accounting="marginal",
+                    start=self._start(domain, rng),
+                    iterations=int(self.iterations),
+                    learning_rate=float(self.learning_rate), rng=rng, bar=bar)
         finally:
             bar.close()
-        self.certificate_ = Certificate(
-            epsilon=float(self.epsilon), delta=float(self.delta),
-            sensitivity=float(law.closeness(float(self.delta))),
-            certified_by=Method((MethodStep.of(
-                "coupling.group-histograms", marginals=len(workload),
-                records=int(sizes.moved.max())),)),
-            assumed=(Assumption.of("records.independent", reads="any law",
-                                   privacy=self.privacy),
-                     *(grid_assumptions((self.secret,), len(X))
-                       if self.privacy == "dataset" else ())),
-            guarantee=f"{self.privacy} attribute privacy",
-            calibration="coupled")
+        self.certificate_ = self._share_certificate(sizes)
+        self.records_certificate_ = self._records_certificate(
+            sizes, budgets, len(workload), T, K)
         self.domain_ = domain
         self.workload_ = workload
-        self.noisy_answers_ = noisy
-        self.sigma_ = sd
+        self.group_sizes_ = {"inside": sizes.inside, "outside": sizes.outside}
+        self.left_out_ = sizes.left_out
+        self.answered_ = {g: fitted[g].answered for g in _GROUPS}
+        self.noisy_answers_ = {g: fitted[g].noisy for g in _GROUPS}
+        self.sigma_ = {g: float(fitted[g].sigma.max(initial=0.0))
+                       for g in _GROUPS}
+        self.rho_ = None if budgets is None else dict(budgets)
         self.share_ = share
         self.inside_categories_ = inside_cats
-        self.logits_ = logits
+        self.logits_ = {g: fitted[g].logits for g in _GROUPS}
         self.dtypes_ = {c: str(X[c].dtype) for c in domain.columns}
-        self.n_records_ = len(X)
+        self.n_records_ = n
         return self
 
-    def _calibrate(self, n: int, marginals: int):
-        """Return the share, group sizes, distance law, tau and each group's sd."""
-        pairs = secret_pairs(self.secret, n, self.privacy)
-        # The table's share is stated, not certified: the pairs as stated
-        # (0.35 for 0.3 vs 0.4, whatever n), not their grid neighbours.
-        share = self._share(np.column_stack(self.secret.pair_values(n)))
-        failure = (_SIZE_SHARE * float(self.delta)
-                   if self.privacy == "distributional" else 0.0)
-        sizes = group_sizes(n, pairs, self.privacy, failure)
-        units = histogram_units(sizes, (share, 1 - share))
-        law = group_histogram_distances(sizes, marginals, units)
-        tau = coupled_required_noise_variance(law, float(self.epsilon),
-                                              float(self.delta)) ** 0.5
-        return (share, sizes, law, tau,
-                dict(zip(_GROUPS, (tau * units).tolist(), strict=True)))
+    def _share_certificate(self, sizes) -> Certificate:
+        failure = ("" if sizes.privacy == "dataset" else
+                   f"; the data holds fewer records of a group than kept with "
+                   f"chance at most {sizes.failure:g} under every share of the "
+                   "secret (then nothing is released): the share's delta")
+        return Certificate(
+            epsilon=0.0, delta=float(sizes.failure), sensitivity=0.0,
+            certified_by=Method((MethodStep.of(
+                "subsample.public-sizes", inside=sizes.inside,
+                outside=sizes.outside, n=sizes.n, left_out=sizes.left_out,
+                failure=failure),)),
+            assumed=(Assumption.of("records.independent", reads="any law",
+                                   privacy=self.privacy),
+                     *(grid_assumptions((self.secret,), sizes.n)
+                       if self.privacy == "dataset" else ())),
+            guarantee=f"{self.privacy} attribute privacy",
+            calibration="subsample")
 
+    def _records_certificate(self, sizes, budgets, marginals: int, T: int,
+                             K: int) -> Certificate | None:
+        if budgets is None:
+            return None
+        total = sum(budgets.values()) if self.neighbours == "any" else max(
+            budgets.values())
+        composition = (
+            "added (a record replaced by one of the other group moves both "
+            "groups' subsamples)" if self.neighbours == "any" else
+            "the larger taken (a record moves its own group's subsample "
+            "only: parallel composition)")
+        rounds = ("one round" if T == 1 else
+                  f"{T} rounds of {K} chosen by report-noisy-max, sensitivity "
+                  "1 / s")
+        neighbours = ("records.neighbours" if self.neighbours == "any"
+                      else "records.same-group")
+        return Certificate(
+            epsilon=float(epsilon_of_rho(total, float(self.delta))),
+            delta=float(self.delta),
+            sensitivity=float(np.sqrt(2.0) / min(sizes.inside, sizes.outside)),
+            certified_by=Method((MethodStep.of(
+                "zcdp.group-histograms", marginals=marginals, rounds=rounds,
+                rho_inside=budgets["inside"], rho_outside=budgets["outside"],
+                composition=composition),)),
+            assumed=(Assumption.of(neighbours, inside=sizes.inside,
+                                   outside=sizes.outside),),
+            guarantee="differential privacy", calibration="zcdp")
+
+    # -------------------------------------------------------------- words
+    def in_plain_words(self) -> str:
+        """Return both guarantees in plain words, each with what it assumes.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from skattr import Secret
+        >>> from skattr.synth import AttributePrivateRAP
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"sex": rng.choice(["F", "M"], 2000),
+        ...                    "job": rng.choice(["a", "b"], 2000)})
+        >>> rap = AttributePrivateRAP(
+        ...     categories={"sex": ["F", "M"], "job": ["a", "b"]},
+        ...     secret=Secret.proportion("sex", "F", pairs=[(0.4, 0.6)]),
+        ...     k=1, n_synthetic=50, iterations=50, random_state=0).fit(df)
+        >>> print(rap.in_plain_words().split(". ")[0])
+        ... # doctest: +NORMALIZE_WHITESPACE
+        The share of proportion(sex == 'F') is hidden exactly (dataset
+        attribute privacy, epsilon 0, delta 0)
+        """
+        check_is_fitted(self, "logits_")
+        return plain_synthetic(
+            self.secret.label, self.certificate_, self.records_certificate_,
+            sizes=self.group_sizes_, n=self.n_records_,
+            share_in_table=self.share_, neighbours=self.neighbours)
+
+    # ------------------------------------------------------------ sample
     def sample(self, n: int | None = None, *, random_state=None) -> pd.DataFrame:
         """Draw synthetic records, the group's at the share ``share_``.
 
         Each group's records come from its relaxed table (randomized
-        rounding). Post-processing: no privacy is spent. The secret's column of a
-        group's records takes only that group's categories.
+        rounding). Post-processing: no privacy is spent. The secret's column
+        of a group's records takes only that group's categories.
 
         Parameters
         ----------
@@ -347,14 +514,9 @@ class AttributePrivateRAP(Synthesizer):
         return out.iloc[rng.permuted(np.arange(len(out)))].reset_index(drop=True)
 
 
-def group_answers(domain: OneHotDomain, real: list, inside_categories,
-                  column, workload) -> dict:
-    """Return each group's histograms: its records' shares in each marginal's cells.
-
-    ``real`` is the data's one-hot blocks; a record is inside the group when
-    its category of ``column`` is one of ``inside_categories`` (a mask).
-    Refuses data without a record in a group (its histograms undefined).
-    """
+def _split(domain: OneHotDomain, real: list, inside_categories,
+           column) -> dict:
+    """Return each group's one-hot blocks, refusing a group with no record."""
     j = domain.columns.index(column)
     member = real[j] @ np.asarray(inside_categories, dtype=float) > 0.5
     out = {}
@@ -364,7 +526,27 @@ def group_answers(domain: OneHotDomain, real: list, inside_categories,
                 f"The data has no record {g} the secret's group, so that "
                 "group's marginals are not defined; the certificate covers "
                 "data with both groups present.")
-        part = [block[rows] for block in real]
-        out[g] = [answer(part, m) for m in workload]
+        out[g] = [block[rows] for block in real]
     return out
 
+
+def group_answers(domain: OneHotDomain, real: list, inside_categories,
+                  column, workload) -> dict:
+    """Return each group's histograms: its records' shares in each marginal's cells.
+
+    ``real`` is the data's one-hot blocks; a record is inside the group when
+    its category of ``column`` is one of ``inside_categories`` (a mask).
+    Refuses data without a record in a group (its histograms undefined).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skattr.synth import OneHotDomain
+    >>> d = OneHotDomain({"sex": ["F", "M"], "job": ["a", "b"]})
+    >>> df = pd.DataFrame({"sex": ["F", "F", "M"], "job": ["a", "b", "b"]})
+    >>> out = group_answers(d, d.onehot(df), [True, False], "sex", [(1,)])
+    >>> out["inside"][0].tolist(), out["outside"][0].tolist()
+    ([0.5, 0.5], [0.0, 1.0])
+    """
+    parts = _split(domain, real, inside_categories, column)
+    return {g: [answer(parts[g], m) for m in workload] for g in _GROUPS}

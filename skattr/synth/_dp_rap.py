@@ -8,6 +8,7 @@ draws synthetic records from it (post-processing: any number, any time).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -34,7 +35,8 @@ from skattr.utils._param_validation import (
 )
 from skattr.utils._progress import PROGRESS_CONSTRAINT, progress_bar
 
-__all__ = ["DPRAP", "marginal_errors"]
+__all__ = ["DPRAP", "Projection", "check_rounds", "marginal_errors",
+           "marginal_sd", "private_projection"]
 
 
 def marginal_errors(domain: OneHotDomain, workload, real: pd.DataFrame,
@@ -54,6 +56,124 @@ def marginal_errors(domain: OneHotDomain, workload, real: pd.DataFrame,
     errors = np.concatenate([np.abs(answer(p, m) - answer(q, m))
                              for m in workload])
     return float(errors.max()), float(errors.mean())
+
+
+def check_rounds(rounds, queries_per_round, marginals: int) -> tuple[int, int]:
+    """Return T and K: the rounds and the marginals chosen in each."""
+    T = int(rounds)
+    K = (int(queries_per_round) if queries_per_round is not None
+         else max(1, marginals // T))
+    if T > 1 and T * K > marginals:
+        raise InvalidParameterError(
+            f"rounds * queries_per_round = {T * K} exceeds the {marginals} "
+            "marginals; choose fewer rounds or queries.")
+    return T, K
+
+
+def marginal_sd(budget: float, cells: int, n: int,
+                accounting: str = "marginal") -> float:
+    """Return the noise sd of one marginal of n records answered with ``budget`` rho.
+
+    "marginal": the marginal's vector of cell shares is one Gaussian query
+    of l2 sensitivity sqrt(2) / n (one record replaced moves two cells by
+    1 / n each); "cell": each cell its own query of sensitivity 1 / n with
+    ``budget / cells``.
+
+    Examples
+    --------
+    >>> round(marginal_sd(0.5, 4, 100), 6)      # sqrt(2) / 100 / sqrt(1)
+    0.014142
+    """
+    if accounting == "cell":
+        return (1.0 / n) / math.sqrt(2 * budget / cells)
+    return (math.sqrt(2.0) / n) / math.sqrt(2 * budget)
+
+
+@dataclass(frozen=True)
+class Projection:
+    """What :func:`private_projection` released and fitted.
+
+    Attributes
+    ----------
+    answered : list of tuple
+        The marginals answered, in the order released.
+    noisy : list of ndarray
+        Their released answers (shares of the records).
+    sigma : ndarray
+        Each answer's noise sd (zeros when no noise was added).
+    logits : ndarray
+        The relaxed table fitted to them.
+    """
+
+    answered: list
+    noisy: list
+    sigma: np.ndarray
+    logits: np.ndarray
+
+
+def private_projection(domain: OneHotDomain, real: list, workload, rho,
+                       *, rounds: int, queries_per_round: int,
+                       accounting: str, start: np.ndarray, iterations: int,
+                       learning_rate: float, rng, bar=None) -> Projection:
+    """Answer the workload on ``real`` under rho-zCDP and fit a relaxed table.
+
+    RAP's release (Aydore et al. 2021): one round answers every marginal
+    with Gaussian noise of ``rho / len(workload)`` each; T > 1 rounds choose
+    K marginals a round by report-noisy-max on the relaxed table's largest
+    errors, each choice and each answer taking ``rho / (2 T K)``. The
+    records are ``real``'s rows (one-hot blocks), their number n the
+    sensitivity's denominator: one record replaced moves a marginal's
+    shares by sqrt(2) / n in l2 and its largest error by 1 / n. ``rho=None``
+    answers exactly (no privacy for the records: the caller asked for it).
+
+    The one home of the differentially private release: :class:`DPRAP` runs
+    it on the whole table, :class:`~skattr.synth.AttributePrivateRAP` on
+    each group's subsample.
+    """
+    n = real[0].shape[0]
+    truth = [answer(real, m) for m in workload]
+    T, K = int(rounds), int(queries_per_round)
+    chosen, targets, sigmas = [], [], []
+
+    def release(i: int, budget) -> None:
+        """Answer marginal i with Gaussian noise of zCDP ``budget``."""
+        sd = 0.0 if budget is None else marginal_sd(budget, truth[i].size, n,
+                                                    accounting)
+        chosen.append(i)
+        sigmas.append(sd)
+        targets.append(truth[i] + sd * rng.standard_normal(truth[i].size)
+                       if budget is not None else truth[i].copy())
+
+    def project(logits):
+        return relaxed_projection(
+            domain, [workload[i] for i in chosen], targets, logits,
+            iterations=iterations, learning_rate=learning_rate, bar=bar)
+
+    logits = start
+    if T == 1:
+        for i in range(len(workload)):
+            release(i, None if rho is None else rho / len(workload))
+        logits = project(logits)
+    else:
+        share = None if rho is None else rho / (2 * T * K)
+        for _ in range(T):
+            probs = relaxed_probs(domain, logits)
+            for _ in range(K):
+                left = [i for i in range(len(workload)) if i not in chosen]
+                score = np.array([np.abs(answer(probs, workload[i])
+                                         - truth[i]).max() for i in left])
+                if share is None:
+                    pick = int(np.argmax(score))
+                else:
+                    # Report-noisy-max is eps-DP, so eps^2 / 2-zCDP: each
+                    # choice takes eps = sqrt(2 share); a marginal's largest
+                    # error moves by at most 1/n when one record is replaced.
+                    pick = report_noisy_max(score, math.sqrt(2 * share),
+                                            1.0 / n, rng)
+                release(left[pick], share)
+            logits = project(logits)
+    return Projection([workload[i] for i in chosen], targets,
+                      np.array(sigmas), logits)
 
 
 @persistable(estimator=True)
@@ -190,76 +310,29 @@ class DPRAP(Synthesizer):
         n = len(X)
         rng = check_random_state(self.random_state, owner="DPRAP")
         workload = self._workload(domain, rng)
-        truth = [answer(real, m) for m in workload]
         rho = rho_of_epsilon(float(self.epsilon), float(self.delta))
-        T = int(self.rounds)
-        K = (int(self.queries_per_round) if self.queries_per_round is not None
-             else max(1, len(workload) // T))
-        if T > 1 and T * K > len(workload):
-            raise InvalidParameterError(
-                f"rounds * queries_per_round = {T * K} exceeds the "
-                f"{len(workload)} marginals; choose fewer rounds or queries.")
-        logits = self._start(domain, rng)
+        T, K = check_rounds(self.rounds, self.queries_per_round, len(workload))
         bar = progress_bar(self.progress, total=T * int(self.iterations),
                            desc="DPRAP", unit="step")
-        chosen, targets, sigmas = [], [], []
-
-        def release(i: int, budget: float) -> None:
-            """Answer marginal i with Gaussian noise of zCDP ``budget``."""
-            sd = self._sd(budget, truth[i].size, n)
-            chosen.append(i)
-            sigmas.append(sd)
-            targets.append(truth[i] + sd * rng.standard_normal(truth[i].size))
-
-        def project(logits):
-            return relaxed_projection(
-                domain, [workload[i] for i in chosen], targets, logits,
-                iterations=self.iterations, learning_rate=self.learning_rate,
-                bar=bar)
-
         try:
-            if T == 1:
-                for i in range(len(workload)):
-                    release(i, rho / len(workload))
-                logits = project(logits)
-            else:
-                share = rho / (2 * T * K)
-                # Report-noisy-max is eps-DP, so eps^2 / 2-zCDP: each choice
-                # takes eps = sqrt(2 share); a marginal's largest error moves
-                # by at most 1/n when one record is replaced.
-                choice = math.sqrt(2 * share)
-                for _ in range(T):
-                    probs = relaxed_probs(domain, logits)
-                    for _ in range(K):
-                        left = [i for i in range(len(workload))
-                                if i not in chosen]
-                        score = np.array([np.abs(answer(probs, workload[i])
-                                                 - truth[i]).max()
-                                          for i in left])
-                        release(left[report_noisy_max(score, choice, 1.0 / n,
-                                                      rng)], share)
-                    logits = project(logits)
+            fitted = private_projection(
+                domain, real, workload, rho, rounds=T, queries_per_round=K,
+                accounting=self.accounting, start=self._start(domain, rng),
+                iterations=int(self.iterations),
+                learning_rate=float(self.learning_rate), rng=rng, bar=bar)
         finally:
             bar.close()
         self.domain_ = domain
         self.workload_ = workload
-        self.answered_ = [workload[i] for i in chosen]
-        self.noisy_answers_ = targets
-        self.sigma_ = np.array(sigmas)
+        self.answered_ = fitted.answered
+        self.noisy_answers_ = fitted.noisy
+        self.sigma_ = fitted.sigma
         self.rho_ = rho
         self.epsilon_ = epsilon_of_rho(rho, float(self.delta))
-        self.logits_ = logits
+        self.logits_ = fitted.logits
         self.dtypes_ = {c: str(X[c].dtype) for c in domain.columns}
         self.n_records_ = n
         return self
-
-    def _sd(self, budget: float, cells: int, n: int) -> float:
-        """Return the noise sd of one marginal answered with ``budget`` rho."""
-        if self.accounting == "cell":
-            # Each cell its own query, sensitivity 1/n, budget / cells each.
-            return (1.0 / n) / math.sqrt(2 * budget / cells)
-        # The marginal's vector: l2 sensitivity sqrt(2) / n.
-        return (math.sqrt(2.0) / n) / math.sqrt(2 * budget)
 
     def sample(self, n: int | None = None, *, random_state=None) -> pd.DataFrame:
         """Draw synthetic records from the relaxed table (randomized rounding).

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from skattr._plain import RECORDS, plain_secret
 from skattr._release import Certificate
 from skattr._secret import Secret
 from skattr.backends import check_same_kinds
@@ -35,41 +34,57 @@ _MOST_VALUES = 64
 
 @dataclass(frozen=True, eq=False)
 class SyntheticData:
-    """A synthetic table and what its certificate says.
+    """A synthetic table and what its certificates say.
 
     Attributes
     ----------
     data : DataFrame
         The synthetic records (binned columns hold their bins' labels).
     certificate : Certificate
-        The guarantee of the one release the table was fitted to.
+        The share's guarantee: exact under dataset privacy (epsilon 0,
+        delta 0), delta the size bound's failure chance under distributional.
+    records_certificate : Certificate or None
+        Each record's (epsilon, delta)-differential privacy; None when
+        ``individuals=None`` was asked for (no record protected).
     secret : str
         What is hidden.
     share : float
         The secret group's share in ``data``: stated, not the private data's.
     marginals : tuple of tuple
-        The released marginals, by column names.
+        The workload's marginals, by column names.
     noise_sd : dict
         Each group's Gaussian noise sd on every cell, in shares of the group.
+    group_sizes : dict
+        Each group's public size: the records of it the table was fitted on.
     synthesizer : AttributePrivateRAP
         The fitted synthesiser (sample more, plot, save with ``to_json``).
     """
 
     data: pd.DataFrame
     certificate: Certificate
+    records_certificate: Certificate | None
     secret: str
     share: float
     marginals: tuple
     noise_sd: dict
+    group_sizes: dict
     synthesizer: AttributePrivateRAP
 
     @property
     def epsilon(self) -> float:
-        return self.certificate.epsilon
+        """Each record's epsilon (the share's, 0, with ``individuals=None``)."""
+        cert = self.records_certificate or self.certificate
+        return cert.epsilon
 
     @property
     def delta(self) -> float:
-        return self.certificate.delta
+        """Each record's delta (the share's with ``individuals=None``)."""
+        cert = self.records_certificate or self.certificate
+        return cert.delta
+
+    def in_plain_words(self) -> str:
+        """Return both guarantees in plain words, each with what it assumes."""
+        return self.synthesizer.in_plain_words()
 
     def summary(self) -> str:
         """Return the record in plain words: what is hidden, how, what is assumed.
@@ -84,42 +99,57 @@ class SyntheticData:
         ...     df, secret=skattr.Secret.proportion("sex", "F",
         ...                                         pairs=[(0.4, 0.6)]),
         ...     categories={"sex": ["F", "M"], "job": ["a", "b"]}, k=1,
-        ...     privacy="distributional", n_synthetic=50, iterations=50,
-        ...     random_state=0)
+        ...     n_synthetic=50, iterations=50, random_state=0)
         >>> print(out.summary().splitlines()[0])  # doctest: +NORMALIZE_WHITESPACE
         A synthetic table of 3000 records; its share of proportion(sex == 'F')
         is 0.5, as stated: nothing of the data's share.
         """
-        cert = self.certificate
+        share, records = self.certificate, self.records_certificate
         sd = ", ".join(f"{g} the group {v:.3g}" for g, v in self.noise_sd.items())
         lines = [
             f"A synthetic table of {len(self.data)} records; its share of "
             f"{self.secret.split(':')[0]} is {self.share:g}, as stated: "
             "nothing of the data's share.",
+            self.in_plain_words(),
             f"It was fitted to each group's {len(self.marginals)} marginals "
-            f"(shares of the group in each cell), released once under "
-            f"({cert.epsilon:g}, {cert.delta:g})-{cert.guarantee}, which "
-            f"hides {plain_secret(self.secret, cert.assumed)}.",
-            RECORDS,
-            f"Noise: Gaussian, sd {sd} (in shares of the group, on every "
-            "cell). The table is post-processing of that release: sampling "
-            "more records spends nothing. The release is certified alone: "
-            "other releases of the same data (a ledger's) reveal more "
-            "together with it.",
-            f"Certified by: {cert.method}.",
+            f"(shares of the group in each cell), computed from "
+            f"{self.group_sizes['inside']} records of the group and "
+            f"{self.group_sizes['outside']} others.",
+            f"The share: ({share.epsilon:g}, {share.delta:g})-"
+            f"{share.guarantee}. Certified by: {share.method}.",
         ]
-        lines += [f"Assumes: {a}." for a in cert.assumptions]
+        lines += [f"  Assumes: {a}." for a in share.assumptions]
+        if records is None:
+            lines.append("Each record: not protected (individuals=None).")
+        else:
+            lines.append(
+                f"Each record: ({records.epsilon:.6g}, {records.delta:g})-"
+                f"{records.guarantee}; noise Gaussian, sd {sd} (shares of "
+                f"the group, on every cell). Certified by: {records.method}.")
+            lines += [f"  Assumes: {a}." for a in records.assumptions]
+        lines.append(
+            "The table is post-processing of those releases: sampling more "
+            "records spends nothing.")
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
         """Return the record as plain data (the table's rows left out)."""
-        cert = self.certificate
+        share, records = self.certificate, self.records_certificate
         return {"records": len(self.data), "secret": self.secret,
-                "share": self.share, "epsilon": cert.epsilon,
-                "delta": cert.delta, "guarantee": cert.guarantee,
+                "share": self.share,
+                "share_guarantee": {
+                    "epsilon": share.epsilon, "delta": share.delta,
+                    "guarantee": share.guarantee,
+                    "certified_by": share.method,
+                    "assumes": list(share.assumptions)},
+                "records_guarantee": None if records is None else {
+                    "epsilon": records.epsilon, "delta": records.delta,
+                    "guarantee": records.guarantee,
+                    "certified_by": records.method,
+                    "assumes": list(records.assumptions)},
+                "group_sizes": dict(self.group_sizes),
                 "marginals": [list(m) for m in self.marginals],
-                "noise_sd": dict(self.noise_sd), "certified_by": cert.method,
-                "assumes": list(cert.assumptions)}
+                "noise_sd": dict(self.noise_sd)}
 
 
 def resolve_domain(data: pd.DataFrame, *, columns=None, categories=None,
@@ -215,11 +245,17 @@ def _check_names(names: list, known: list, option: str, why: str) -> None:
 
 
 def synthesize(data, *, secret, categories=None, bins=None, reference=None,
-               columns=None, n=None, epsilon=1.0, delta=1e-3,
-               privacy="dataset", share=None, k=3, n_marginals=64,
-               marginals=None, n_synthetic=1000, iterations=1000,
-               progress="auto", random_state=None) -> SyntheticData:
+               columns=None, n=None, epsilon=1.0, delta=1e-6,
+               privacy="dataset", share=None, individuals="dp",
+               neighbours="any", k=3, n_marginals=64, marginals=None,
+               n_synthetic=1000, rounds=1, queries_per_round=None,
+               iterations=1000, progress="auto",
+               random_state=None) -> SyntheticData:
     """Fit an attribute-private synthesiser once and sample a table from it.
+
+    Each group of the secret is subsampled to a public size (the share
+    hidden exactly) and released with differential privacy for each record
+    (:class:`AttributePrivateRAP`).
 
     Parameters
     ----------
@@ -238,8 +274,8 @@ def synthesize(data, *, secret, categories=None, bins=None, reference=None,
         ``n_marginals`` k-way marginals most dependent in ``reference``
         (:func:`select_marginals`: public, no privacy spent); None draws
         them at random.
-    epsilon, delta, privacy, share, k, n_marginals, n_synthetic, iterations,
-    progress, random_state
+    epsilon, delta, privacy, share, individuals, neighbours, k, n_marginals,
+    n_synthetic, rounds, queries_per_round, iterations, progress, random_state
         As :class:`AttributePrivateRAP`; ``random_state`` also seeds the
         sampling.
 
@@ -268,17 +304,20 @@ def synthesize(data, *, secret, categories=None, bins=None, reference=None,
         marginals = select_marginals(public, cats, k, n_marginals)
     rap = AttributePrivateRAP(
         categories=cats, secret=secret, epsilon=epsilon, delta=delta,
-        privacy=privacy, share=share, k=k, n_marginals=n_marginals,
-        marginals=marginals,
-        n_synthetic=n_synthetic, iterations=iterations, progress=progress,
-        random_state=random_state)
+        privacy=privacy, share=share, individuals=individuals,
+        neighbours=neighbours, k=k, n_marginals=n_marginals,
+        marginals=marginals, n_synthetic=n_synthetic, rounds=rounds,
+        queries_per_round=queries_per_round, iterations=iterations,
+        progress=progress, random_state=random_state)
     rap.fit(binned)
     seed = (None if random_state is None
             else int(np.random.default_rng(random_state).integers(2**32)))
     table = rap.sample(n, random_state=seed)
     names = rap.domain_.columns
     return SyntheticData(
-        data=table, certificate=rap.certificate_, secret=secret.label,
+        data=table, certificate=rap.certificate_,
+        records_certificate=rap.records_certificate_, secret=secret.label,
         share=rap.share_,
         marginals=tuple(tuple(names[j] for j in m) for m in rap.workload_),
-        noise_sd=dict(rap.sigma_), synthesizer=rap)
+        noise_sd=dict(rap.sigma_), group_sizes=dict(rap.group_sizes_),
+        synthesizer=rap)
