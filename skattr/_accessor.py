@@ -340,6 +340,50 @@ class AttributePrivacyAccessor:
                           iterations=iterations, progress=progress,
                           random_state=random_state)
 
+    def group_means(self, columns, *, secret=None, bounds=None,
+                    reference=None, epsilon=1.0, delta=1e-6,
+                    privacy="dataset", neighbours="any", random_state=None):
+        """Return the means of ``columns`` within each group of the secret.
+
+        The mean weight of women and of men, without revealing the share of
+        women, and protecting each record: each group is subsampled to a
+        public size (the share hidden exactly under the attribute-privacy
+        model) and its clipped means released with differential privacy
+        (:func:`skattr.group_means`, whose parameters these are). The
+        clipping ranges are public: ``bounds=`` or read from ``reference=``.
+
+        Returns
+        -------
+        GroupMeans
+            ``.values`` (a row a group), ``.noise_sd``, ``.conf_int()``,
+            ``.summary()``, ``.in_plain_words()``.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, skattr
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"sex": rng.choice(["F", "M"], 4000),
+        ...                    "height": rng.normal(170, 10, 4000)})
+        >>> out = df.attrpriv.group_means(
+        ...     "height", bounds={"height": (120, 220)}, random_state=0,
+        ...     secret=skattr.Secret.proportion("sex", "F", pairs=[(0.4, 0.6)]))
+        >>> out.records_certificate.epsilon, out.certificate.epsilon
+        (1.0, 0.0)
+        """
+        from skattr._group_means import group_means
+        from skattr.exceptions import DataValidationError
+
+        if not isinstance(self._frame(), pd.DataFrame):
+            raise DataValidationError(
+                "group_means reads the kept records in memory: call "
+                ".compute() on the frame first.")
+        labels = column_labels(columns)
+        return group_means(self._obj, labels if isinstance(labels, str)
+                           else list(labels), secret=secret,
+                           bounds=bounds, reference=reference, epsilon=epsilon,
+                           delta=delta, privacy=privacy, neighbours=neighbours,
+                           random_state=random_state)
+
     def plan(self, columns=None, *, statistic="mean", value=None,
              secret=None, reference=None, mechanism="auto", **params) -> Plan:
         """Return the noise law and expected error, without releasing anything.

@@ -384,6 +384,13 @@ STEPS: dict[str, _Kind] = {
         "{rho_inside:.6g} and {rho_outside:.6g}, {composition}; converted to "
         "(epsilon, delta) (Bun and Steinke, Prop. 1.3)", "marginals", "rounds",
         "rho_inside", "rho_outside", "composition"),
+    "zcdp.group-means": _kind(
+        "each group's clipped means of {columns} column(s) with Gaussian noise "
+        "for sensitivity (high - low) / s a column, s its public size, the "
+        "subsamples coupled between neighbours; rho {rho_inside:.6g} and "
+        "{rho_outside:.6g}, {composition}; converted to (epsilon, delta) "
+        "(Bun and Steinke, Prop. 1.3)", "columns", "rho_inside",
+        "rho_outside", "composition"),
     "closeness.coupled": _kind(
         "W the upper delta-quantile of the coupled distance ((W, "
         "delta)-closeness), for each pair under the better of two couplings "

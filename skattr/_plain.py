@@ -16,7 +16,7 @@ from skattr._secret import either_count
 
 __all__ = ["RECORDS", "mostly_noise", "plain_guarantee", "plain_ledger",
            "plain_noise", "plain_noise_of", "plain_secret", "plain_summary",
-           "plain_synthetic"]
+           "plain_subsampled"]
 
 #: What attribute privacy does not protect, and the options that do: the
 #: reverse of differential privacy's caveat, said once here and read by every
@@ -372,9 +372,10 @@ def plain_summary(certified, *, planned: bool = False) -> str:
     return f"{guarantee} {noise}" if noise else guarantee
 
 
-def plain_synthetic(secret: str, share, records, *, sizes: dict, n: int,
-                    share_in_table: float, neighbours: str = "any") -> str:
-    """Return a subsampled synthetic table's two guarantees in plain words.
+def plain_subsampled(secret: str, share, records, *, sizes: dict, n: int,
+                     neighbours: str = "any", what: str = "the table",
+                     share_in_table: float | None = None) -> str:
+    """Return the two guarantees of a release from subsampled groups, in plain words.
 
     Parameters
     ----------
@@ -387,33 +388,36 @@ def plain_synthetic(secret: str, share, records, *, sizes: dict, n: int,
         Each group's public size ("inside", "outside").
     n : int
         The records of the data.
-    share_in_table : float
-        The group's stated share in the synthetic table.
     neighbours : {"any", "same-group"}
         Differential privacy's neighbouring datasets.
+    what : str
+        What was released ("the table", "the means").
+    share_in_table : float or None
+        A synthetic table's stated share of the group (None: not a table).
 
     Examples
     --------
     >>> from skattr._release import Certificate
     >>> share = Certificate(epsilon=0.0, delta=0.0, sensitivity=0.0,
     ...                     guarantee="dataset attribute privacy")
-    >>> text = plain_synthetic(
+    >>> text = plain_subsampled(
     ...     "proportion(sex == 'F'): pairs 0.4 vs 0.6", share, None,
     ...     sizes={"inside": 40, "outside": 40}, n=100, share_in_table=0.5)
-    >>> print(text.split(". ")[0])  # doctest: +NORMALIZE_WHITESPACE
+    >>> print(text[:text.index("):") + 1])  # doctest: +NORMALIZE_WHITESPACE
     The share of proportion(sex == 'F') is hidden exactly (dataset
     attribute privacy, epsilon 0, delta 0)
     """
-    what = secret.split(":")[0]
+    group = secret.split(":")[0]
     left = n - sizes["inside"] - sizes["outside"]
+    verb = "were" if what.endswith("s") else "was"
     words = [
-        f"The share of {what} is hidden exactly ({share.guarantee}, epsilon "
-        f"0, delta {share.delta:g}): the table was computed from "
+        f"The share of {group} is hidden exactly ({share.guarantee}, epsilon "
+        f"0, delta {share.delta:g}): {what} {verb} computed from "
         f"{sizes['inside']} records of the group and {sizes['outside']} "
         f"others of the {n} ({left} left unread), sizes fixed before any "
-        "value was read, each subset drawn at random. If records are "
-        "independent given their group and a group's records look the same "
-        f"whatever its share, such subsets look alike "
+        "value was read, each subset drawn at random. If "
+        "records are independent given their group and a group's records "
+        "look the same whatever its share, such subsets look alike "
         f"{plain_secret(secret, share.assumed)}, so nothing computed from "
         "them tells the share."]
     if share.delta > 0:
@@ -423,20 +427,25 @@ def plain_synthetic(secret: str, share, records, *, sizes: dict, n: int,
             "been released.")
     if records is None:
         words.append(
-            "No record is protected (individuals=None was asked for): the "
-            "table can reveal a person's rare combination of values, or "
+            f"No record is protected (individuals=None was asked for): "
+            f"{what} can reveal a person's rare combination of values, or "
             "that they are in the data.")
     else:
         whose = ("changing one person's record, their group included"
                  if neighbours == "any" else
                  "changing one person's values, their group taken as public")
+        whose += (f" (both datasets holding at least {sizes['inside']} "
+                  f"records of the group and {sizes['outside']} others: "
+                  "data holding fewer is refused)")
         words.append(
             f"Each record is protected by ({records.epsilon:.3g}, "
             f"{records.delta:g})-differential privacy: {whose}, changes the "
-            f"chance of any table by at most a factor e^{records.epsilon:.3g}"
-            f", except with chance {records.delta:g}.")
-    words.append(
-        f"The table's share of the group is {share_in_table:g}, as stated: "
-        "it says nothing of the data's. Other releases of the same data "
-        "(a ledger's) are not certified together with it.")
+            f"chance of any release by at most a factor "
+            f"e^{records.epsilon:.3g}, except with chance "
+            f"{records.delta:g}.")
+    if share_in_table is not None:
+        words.append(f"The table's share of the group is {share_in_table:g}, "
+                     "as stated: it says nothing of the data's.")
+    words.append(f"Other releases of the same data (a ledger's) are not "
+                 f"certified together with {what}.")
     return " ".join(words)

@@ -299,6 +299,12 @@ STEP_TEXTS = {
         "exactly; only the 20 records whose group differs between the two "
         "secrets may differ, each by at most the gap between the two groups' "
         "quantile functions over their confidence bands")),
+    "zcdp.group-means": ({"columns": 2, "rho_inside": 0.01,
+                          "rho_outside": 0.01, "composition": "added"}, (
+        "each group's clipped means of 2 column(s) with Gaussian noise for "
+        "sensitivity (high - low) / s a column, s its public size, the "
+        "subsamples coupled between neighbours; rho 0.01 and 0.01, added; "
+        "converted to (epsilon, delta) (Bun and Steinke, Prop. 1.3)")),
     "closeness.coupled": ({"records": 20, "gap": 0.3}, (
         "W the upper delta-quantile of the coupled distance ((W, "
         "delta)-closeness), for each pair under the better of two couplings "

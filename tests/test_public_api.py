@@ -19,11 +19,13 @@ PACKAGES = ["skattr"] + [
 ]
 
 DP_FUNCTIONS = [
+    "epsilon_of_rho",
     "exponential_mechanism",
     "exponential_mechanism_probabilities",
     "randomized_response",
     "randomized_response_estimate",
     "randomized_response_variance",
+    "rho_of_epsilon",
 ]
 
 # Helpers the mechanisms call, no longer in skattr.theta: (private module, name).
@@ -115,7 +117,10 @@ def test_mechanisms_no_longer_exposes_the_primitives(name):
 
 
 def test_primitives_module_moved_to_dp():
-    assert importlib.import_module("skattr.dp._primitives").__all__ == DP_FUNCTIONS
+    assert importlib.import_module("skattr.dp._primitives").__all__ == [
+        f for f in DP_FUNCTIONS if f not in ("epsilon_of_rho", "rho_of_epsilon")]
+    assert importlib.import_module("skattr.dp._zcdp").__all__ == [
+        "epsilon_of_rho", "rho_of_epsilon"]
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("skattr.mechanisms._primitives")
 

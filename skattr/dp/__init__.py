@@ -1,4 +1,4 @@
-"""Classic differential-privacy primitives: randomized response, exponential mechanism.
+"""Differential-privacy primitives: randomized response, exponential mechanism, zCDP.
 
 Plain functions, not estimators (Dwork and Roth 2014, Sections 3.2 and 3.4).
 Randomized response (Warner 1965; k-ary for more than two categories) lets each
@@ -40,14 +40,17 @@ from skattr.dp._primitives import (
     randomized_response_estimate,
     randomized_response_variance,
 )
+from skattr.dp._zcdp import epsilon_of_rho, rho_of_epsilon
 from skattr.utils._public import public_dir
 
 __all__ = [
+    "epsilon_of_rho",
     "exponential_mechanism",
     "exponential_mechanism_probabilities",
     "randomized_response",
     "randomized_response_estimate",
     "randomized_response_variance",
+    "rho_of_epsilon",
 ]
 
 __dir__ = public_dir(__all__)

@@ -62,7 +62,7 @@ def plot_synthetic(source, ax=None):
     if isinstance(rap, DPRAP):
         parts = {"released": (rap.logits_, rap.answered_, rap.noisy_answers_)}
     else:
-        parts = {f"{g} the group": (rap.logits_[g], rap.workload_,
+        parts = {f"{g} the group": (rap.logits_[g], rap.answered_[g],
                                     rap.noisy_answers_[g])
                  for g in ("inside", "outside")}
     ax = axes_or_new(ax, figsize=(5.5, 5))
@@ -78,9 +78,14 @@ def plot_synthetic(source, ax=None):
     ax.set_xlabel("released (noisy) share of the cell")
     ax.set_ylabel("the relaxed table's share")
     cert = getattr(rap, "certificate_", None)
-    guarantee = (f"({cert.epsilon:g}, {cert.delta:g})-{cert.guarantee}"
-                 if cert is not None else
-                 f"({rap.epsilon_:.3g}, {rap.delta:g})-differential privacy")
+    records = getattr(rap, "records_certificate_", None)
+    guarantee = (f"({rap.epsilon_:.3g}, {rap.delta:g})-differential privacy"
+                 if cert is None else
+                 f"the share: ({cert.epsilon:g}, {cert.delta:g})-"
+                 f"{cert.guarantee}; " + (
+                     "no record protected" if records is None else
+                     f"each record: ({records.epsilon:.3g}, "
+                     f"{records.delta:g})-DP"))
     ax.set_title(f"{type(rap).__name__}: {len(rap.workload_)} marginals, "
                  f"{guarantee}", fontsize=9)
     if len(parts) > 1:

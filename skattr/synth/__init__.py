@@ -5,16 +5,15 @@ baseline); :class:`AttributePrivateRAP` hides a group's share (attribute
 privacy), fitting each group's own marginals.
 """
 
+from skattr.dp import epsilon_of_rho, rho_of_epsilon
 from skattr.synth._ap_rap import AttributePrivateRAP
 from skattr.synth._dp_rap import DPRAP, marginal_errors
 from skattr.synth._rap import (
     OneHotDomain,
     answer,
     bin_columns,
-    epsilon_of_rho,
     marginal_workload,
     report_noisy_max,
-    rho_of_epsilon,
     select_marginals,
 )
 from skattr.synth._synthesize import SyntheticData, resolve_domain, synthesize

@@ -25,11 +25,12 @@ from sklearn.utils.validation import check_is_fitted
 from skattr._certificate import Assumption, Method, MethodStep
 from skattr._data import secret_indicator
 from skattr._persistence import persistable
-from skattr._plain import plain_synthetic
+from skattr._plain import plain_subsampled
 from skattr._random import check_random_state
 from skattr._release import Certificate
 from skattr._secret import Secret
 from skattr._subsample import public_sizes, subsample_groups
+from skattr.dp import epsilon_of_rho, rho_of_epsilon
 from skattr.exceptions import (
     InvalidParameterError,
     NotCertifiableError,
@@ -43,9 +44,7 @@ from skattr.synth._rap import (
     answer,
     check_draws,
     draw_records,
-    epsilon_of_rho,
     relaxed_probs,
-    rho_of_epsilon,
 )
 from skattr.utils._param_validation import (
     Interval,
@@ -126,7 +125,8 @@ class AttributePrivateRAP(Synthesizer):
         :func:`select_marginals` on a public reference, which spends no
         privacy); None draws ``n_marginals`` k-way marginals at random.
     n_synthetic : int, default=1000
-        Records of each group's relaxed table.
+        Records of the two groups' relaxed tables together, half each (as
+        many as :class:`DPRAP`'s one table: the fit costs about as much).
     rounds : int, default=1
         As :class:`DPRAP`, in each group: more rounds choose
         ``queries_per_round`` marginals a round by report-noisy-max on that
@@ -203,7 +203,7 @@ class AttributePrivateRAP(Synthesizer):
         "k": [Interval("integral", 1, None, closed="left")],
         "n_marginals": [Interval("integral", 1, None, closed="left"), None],
         "marginals": [list, tuple, None],
-        "n_synthetic": [Interval("integral", 1, None, closed="left")],
+        "n_synthetic": [Interval("integral", 2, None, closed="left")],
         "rounds": [Interval("integral", 1, None, closed="left")],
         "queries_per_round": [Interval("integral", 1, None, closed="left"),
                               None],
@@ -367,13 +367,15 @@ class AttributePrivateRAP(Synthesizer):
         bar = progress_bar(self.progress, total=2 * T * int(self.iterations),
                            desc=name, unit="step")
         fitted = {}
+        half = int(self.n_synthetic) // 2
+        rows = {"inside": int(self.n_synthetic) - half, "outside": half}
         try:
             for g in _GROUPS:
                 fitted[g] = private_projection(
                     domain, parts[g], workload,
                     None if budgets is None else budgets[g], rounds=T,
                     queries_per_round=K, accounting="marginal",
-                    start=self._start(domain, rng),
+                    start=self._start(domain, rng, rows[g]),
                     iterations=int(self.iterations),
                     learning_rate=float(self.learning_rate), rng=rng, bar=bar)
         finally:
@@ -393,7 +395,8 @@ class AttributePrivateRAP(Synthesizer):
         self.share_ = share
         self.inside_categories_ = inside_cats
         self.logits_ = {g: fitted[g].logits for g in _GROUPS}
-        self.dtypes_ = {c: str(X[c].dtype) for c in domain.columns}
+        # From the categories (public): the data's dtype depends on its values.
+        self.dtypes_ = domain.dtypes()
         self.n_records_ = n
         return self
 
@@ -429,8 +432,10 @@ class AttributePrivateRAP(Synthesizer):
         rounds = ("one round" if T == 1 else
                   f"{T} rounds of {K} chosen by report-noisy-max, sensitivity "
                   "1 / s")
-        neighbours = ("records.neighbours" if self.neighbours == "any"
-                      else "records.same-group")
+        sized = dict(inside=sizes.inside, outside=sizes.outside)
+        neighbours = (Assumption.of("records.neighbours", **sized)
+                      if self.neighbours == "any" else
+                      Assumption.of("records.same-group", **sized))
         return Certificate(
             epsilon=float(epsilon_of_rho(total, float(self.delta))),
             delta=float(self.delta),
@@ -439,8 +444,7 @@ class AttributePrivateRAP(Synthesizer):
                 "zcdp.group-histograms", marginals=marginals, rounds=rounds,
                 rho_inside=budgets["inside"], rho_outside=budgets["outside"],
                 composition=composition),)),
-            assumed=(Assumption.of(neighbours, inside=sizes.inside,
-                                   outside=sizes.outside),),
+            assumed=(neighbours,),
             guarantee="differential privacy", calibration="zcdp")
 
     # -------------------------------------------------------------- words
@@ -459,16 +463,16 @@ class AttributePrivateRAP(Synthesizer):
         ...     categories={"sex": ["F", "M"], "job": ["a", "b"]},
         ...     secret=Secret.proportion("sex", "F", pairs=[(0.4, 0.6)]),
         ...     k=1, n_synthetic=50, iterations=50, random_state=0).fit(df)
-        >>> print(rap.in_plain_words().split(". ")[0])
-        ... # doctest: +NORMALIZE_WHITESPACE
+        >>> words = rap.in_plain_words()
+        >>> print(words[:words.index("):") + 1])  # doctest: +NORMALIZE_WHITESPACE
         The share of proportion(sex == 'F') is hidden exactly (dataset
         attribute privacy, epsilon 0, delta 0)
         """
         check_is_fitted(self, "logits_")
-        return plain_synthetic(
+        return plain_subsampled(
             self.secret.label, self.certificate_, self.records_certificate_,
             sizes=self.group_sizes_, n=self.n_records_,
-            share_in_table=self.share_, neighbours=self.neighbours)
+            neighbours=self.neighbours, share_in_table=self.share_)
 
     # ------------------------------------------------------------ sample
     def sample(self, n: int | None = None, *, random_state=None) -> pd.DataFrame:

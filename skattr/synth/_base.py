@@ -48,9 +48,11 @@ class Synthesizer(BaseEstimator):
                            self.n_marginals,
                            np.random.default_rng(int(rng.integers(0, 2**63 - 1))))
 
-    def _start(self, domain: OneHotDomain, rng) -> np.ndarray:
-        """Return a relaxed table's first logits: small, random."""
-        return 0.1 * rng.standard_normal((int(self.n_synthetic), domain.width))
+    def _start(self, domain: OneHotDomain, rng, rows: int | None = None
+               ) -> np.ndarray:
+        """Return a relaxed table's first logits (``rows``, default n_synthetic)."""
+        rows = int(self.n_synthetic) if rows is None else int(rows)
+        return 0.1 * rng.standard_normal((rows, domain.width))
 
     @staticmethod
     def _rows(table: np.ndarray, count: int, rng) -> np.ndarray:

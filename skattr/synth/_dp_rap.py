@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from skattr._persistence import persistable
 from skattr._random import check_random_state
+from skattr.dp import epsilon_of_rho, rho_of_epsilon
 from skattr.exceptions import InvalidParameterError
 from skattr.synth._base import Synthesizer
 from skattr.synth._rap import (
@@ -23,11 +24,9 @@ from skattr.synth._rap import (
     answer,
     check_draws,
     draw_records,
-    epsilon_of_rho,
     relaxed_probs,
     relaxed_projection,
     report_noisy_max,
-    rho_of_epsilon,
 )
 from skattr.utils._param_validation import (
     Interval,
@@ -330,7 +329,8 @@ class DPRAP(Synthesizer):
         self.rho_ = rho
         self.epsilon_ = epsilon_of_rho(rho, float(self.delta))
         self.logits_ = fitted.logits
-        self.dtypes_ = {c: str(X[c].dtype) for c in domain.columns}
+        # From the categories (public): the data's dtype depends on its values.
+        self.dtypes_ = domain.dtypes()
         self.n_records_ = n
         return self
 

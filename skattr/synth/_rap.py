@@ -37,38 +37,9 @@ import pandas as pd
 from skattr._persistence import persistable
 from skattr.exceptions import InvalidParameterError, SkattrError
 
-__all__ = ["OneHotDomain", "answer", "bin_columns", "epsilon_of_rho",
-           "marginal_workload", "relaxed_projection", "report_noisy_max",
-           "select_marginals", "workload_of",
-           "rho_of_epsilon"]
-
-
-def rho_of_epsilon(epsilon: float, delta: float) -> float:
-    """Return the rho with ``epsilon = rho + 2 sqrt(rho log(1/delta))``.
-
-    With L = log(1/delta), sqrt(rho) = sqrt(L + epsilon) - sqrt(L).
-
-    Examples
-    --------
-    >>> from skattr.synth import epsilon_of_rho, rho_of_epsilon
-    >>> rho = rho_of_epsilon(1.0, 1e-6)
-    >>> round(rho, 6), round(epsilon_of_rho(rho, 1e-6), 12)
-    (0.017469, 1.0)
-    """
-    if not (isinstance(epsilon, (int, float)) and 0 < epsilon < math.inf):
-        raise InvalidParameterError(
-            f"epsilon must be a positive finite number; got {epsilon!r}.")
-    if not (isinstance(delta, (int, float)) and 0 < delta < 1):
-        raise InvalidParameterError(
-            f"delta must be in (0, 1) for zCDP's conversion; got {delta!r}.")
-    L = math.log(1.0 / delta)
-    # (sqrt(L + e) - sqrt(L))^2 = e^2 / (sqrt(L + e) + sqrt(L))^2, stable.
-    return epsilon**2 / (math.sqrt(L + epsilon) + math.sqrt(L)) ** 2
-
-
-def epsilon_of_rho(rho: float, delta: float) -> float:
-    """Return ``rho + 2 sqrt(rho log(1/delta))`` (Bun and Steinke, Prop. 1.3)."""
-    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+__all__ = ["OneHotDomain", "answer", "bin_columns", "marginal_workload",
+           "relaxed_projection", "report_noisy_max", "select_marginals",
+           "workload_of"]
 
 
 @persistable
@@ -89,9 +60,10 @@ class OneHotDomain:
         self.columns = list(categories)
         self.categories = {c: list(v) for c, v in categories.items()}
         for c, cats in self.categories.items():
-            if len(cats) < 1 or len(set(map(repr, cats))) != len(cats):
+            if len(cats) < 1 or len(set(map(category_key, cats))) != len(cats):
                 raise InvalidParameterError(
-                    f"Column {c!r} needs distinct categories; got {cats!r}.")
+                    f"Column {c!r} needs distinct categories (a number once: "
+                    f"1 and 1.0 are one category); got {cats!r}.")
         sizes = [len(self.categories[c]) for c in self.columns]
         if sum(sizes) > 100_000:
             raise InvalidParameterError(
@@ -112,6 +84,27 @@ class OneHotDomain:
         return cls({c: sorted(pd.unique(frame[c].dropna()).tolist(),
                               key=repr) for c in columns})
 
+    def dtypes(self) -> dict:
+        """Return each column's dtype, read from its categories alone (public).
+
+        Integers give int64, other real numbers float64, booleans bool,
+        anything else object: never the private data's dtype, which can
+        depend on its values (a CSV column is read as floats when one record
+        holds 90.5).
+        """
+        out = {}
+        for c, cats in self.categories.items():
+            if all(isinstance(v, (bool, np.bool_)) for v in cats):
+                out[c] = "bool"
+            elif all(_is_number(v) and float(v).is_integer() and not
+                     isinstance(v, (float, np.floating)) for v in cats):
+                out[c] = "int64"
+            elif all(_is_number(v) for v in cats):
+                out[c] = "float64"
+            else:
+                out[c] = "object"
+        return out
+
     def block(self, j: int) -> slice:
         """Return the features of column ``j`` (by position)."""
         return slice(int(self.starts[j]), int(self.starts[j] + self.sizes[j]))
@@ -129,9 +122,10 @@ class OneHotDomain:
                 f"are {self.columns}.")
         out = np.empty((len(frame), len(self.columns)), dtype=np.int64)
         for j, c in enumerate(self.columns):
-            lookup = {repr(v): i for i, v in enumerate(self.categories[c])}
+            lookup = {category_key(v): i
+                      for i, v in enumerate(self.categories[c])}
             values = frame[c].tolist()
-            codes = [lookup.get(repr(v), -1) for v in values]
+            codes = [lookup.get(category_key(v), -1) for v in values]
             out[:, j] = codes
             if np.any(out[:, j] < 0) and frame[c].isna().any() and not any(
                     pd.isna(v) for v in self.categories[c]):
@@ -153,6 +147,27 @@ class OneHotDomain:
         codes = self.codes(frame)
         return [np.eye(self.sizes[j])[codes[:, j]]
                 for j in range(len(self.columns))]
+
+
+def _is_number(value) -> bool:
+    return (isinstance(value, (int, float, np.integer, np.floating))
+            and not isinstance(value, (bool, np.bool_)))
+
+
+def category_key(value):
+    """Return the key a category is matched by: a number by its value.
+
+    20 and 20.0 are one category (a column's dtype, int or float, can depend
+    on its values, and must not decide whether a record is refused); other
+    values match by their ``repr`` (so "1" is not 1, nor True 1).
+    """
+    if _is_number(value):
+        number = value.item() if isinstance(value, np.generic) else value
+        if number == number:                # NaN keeps its repr
+            # Python's numbers hash equal when equal (20 and 20.0), and
+            # integers stay exact (2**53 + 1 is not 2**53).
+            return ("number", number)
+    return ("value", repr(value))
 
 
 def bin_columns(frame: pd.DataFrame, bins: dict) -> tuple[pd.DataFrame, dict]:

@@ -214,7 +214,7 @@ def test_the_estimator_releases_the_kept_records_histograms():
         for seed in range(600):
             rap = AttributePrivateRAP(
                 categories=cats, secret=secret, individuals=None, k=1,
-                marginals=[("x",)], n_synthetic=1, iterations=1,
+                marginals=[("x",)], n_synthetic=2, iterations=1,
                 progress=False, random_state=seed).fit(data)
             shares = rap.noisy_answers_["inside"][0]
             key = tuple(np.round(shares * rap.group_sizes_["inside"]).astype(
@@ -340,6 +340,7 @@ def test_the_certificates_say_what_they_assume(frame):
     assert "its group included" in records.assumptions[0]
     words = rap.in_plain_words()
     assert "hidden exactly" in words and "(1, 1e-06)-differential" in words
+    assert "holding at least 600 records of the group" in words
     assert "not certified together" in words
     dist = _rap(privacy="distributional", delta=1e-4, n_synthetic=50,
                 iterations=20).fit(frame)
@@ -439,3 +440,30 @@ def test_a_group_without_records_in_its_subsample_is_refused():
                          "age": ["old"] * 50})
     with pytest.raises((DataValidationError, NotCertifiableError)):
         _rap(n_synthetic=10, iterations=5).fit(data)
+
+
+@pytest.mark.parametrize("synthesizer", ["AttributePrivateRAP", "DPRAP"])
+def test_the_data_s_dtype_decides_nothing(synthesizer):
+    """A CSV column is read as floats when one record holds 90.5, as ints
+    otherwise: the two datasets differ in one record, and must not be told
+    apart by a refusal or by the synthetic table's dtype (both come from
+    the public categories)."""
+    from skattr.synth import DPRAP
+
+    cats = {"sex": ["F", "M"], "age": [20, 30, 90.5]}
+    ints = pd.DataFrame({"sex": ["F", "M"] * 50, "age": [20, 30] * 50})
+    floats = ints.assign(age=ints.age.astype(float))
+    floats.loc[0, "age"] = 90.5
+    assert ints.age.dtype == np.int64 and floats.age.dtype == np.float64
+    params = dict(categories=cats, k=1, n_synthetic=4, iterations=2,
+                  random_state=0, progress=False)
+    if synthesizer == "DPRAP":
+        fitted = [DPRAP(**params).fit(d) for d in (ints, floats)]
+    else:
+        fitted = [AttributePrivateRAP(secret=Secret.proportion(
+            "sex", "F", pairs=[(0.4, 0.6)]), epsilon=10.0, **params).fit(d)
+            for d in (ints, floats)]
+    assert fitted[0].dtypes_ == fitted[1].dtypes_ == {"sex": "object",
+                                                      "age": "float64"}
+    for rap in fitted:
+        assert rap.sample(20, random_state=0).age.dtype == np.float64
