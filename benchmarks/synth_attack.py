@@ -34,7 +34,7 @@ from skattr.attacks import PropertyInferenceAttack
 from skattr.datasets import load_adult
 from skattr.synth import DPRAP, AttributePrivateRAP, bin_columns
 
-N, SHADOWS, TESTS, VALUES = 2000, 100, 100, (0.3, 0.4)
+N, SHADOWS, TESTS, VALUES = 2000, 100, 200, (0.3, 0.4)
 
 
 def main():

@@ -56,6 +56,8 @@ from skattr.utils._stack import caller_stacklevel
 __all__ = ["AttributePrivateRAP", "group_answers"]
 
 _GROUPS = ("inside", "outside")
+#: The column of row positions beside the secret's, when subsampling.
+_ROW = "\0row"
 
 #: What a table fitted without differential privacy exposes (the warning).
 UNPROTECTED = (
@@ -360,10 +362,14 @@ class AttributePrivateRAP(Synthesizer):
         if self.individuals is None:
             warnings.warn(UNPROTECTED, PrivacyLeakWarning,
                           stacklevel=caller_stacklevel())
-        domain.onehot(X)                        # refuses unseen values
-        kept = subsample_groups(X[domain.columns], self.secret, sizes, rng)
-        parts = _split(domain, domain.onehot(kept), inside_cats,
-                       self.secret.column)
+        codes = domain.codes(X)                 # refuses unseen values
+        # The kept rows: subsample_groups reads the group from the secret's
+        # column, and returns each kept row's position.
+        rows = X[[self.secret.column]].reset_index(drop=True).assign(
+            **{_ROW: np.arange(n)})
+        kept = subsample_groups(rows, self.secret, sizes, rng)[_ROW]
+        parts = _split(domain, domain.onehot_of_codes(codes[kept.to_numpy()]),
+                       inside_cats, self.secret.column)
         bar = progress_bar(self.progress, total=2 * T * int(self.iterations),
                            desc=name, unit="step")
         fitted = {}

@@ -144,7 +144,10 @@ class OneHotDomain:
 
     def onehot(self, frame) -> list:
         """Return the one-hot matrix (records, categories) of each column."""
-        codes = self.codes(frame)
+        return self.onehot_of_codes(self.codes(frame))
+
+    def onehot_of_codes(self, codes: np.ndarray) -> list:
+        """Return the one-hot matrices of category indices (``codes``' rows)."""
         return [np.eye(self.sizes[j])[codes[:, j]]
                 for j in range(len(self.columns))]
 
