@@ -340,9 +340,10 @@ class AttributePrivacyAccessor:
                           iterations=iterations, progress=progress,
                           random_state=random_state)
 
-    def group_means(self, columns, *, secret=None, bounds=None,
+    def group_means(self, columns=None, *, secret=None, bounds=None,
                     reference=None, epsilon=1.0, delta=1e-6,
-                    privacy="dataset", neighbours="any", random_state=None):
+                    privacy="dataset", neighbours="any", random_state=None,
+                    **unknown):
         """Return the means of ``columns`` within each group of the secret.
 
         The mean weight of women and of men, without revealing the share of
@@ -373,13 +374,30 @@ class AttributePrivacyAccessor:
         from skattr._group_means import group_means
         from skattr.exceptions import DataValidationError
 
+        if unknown:
+            import difflib
+            import inspect
+
+            known = [p for p in inspect.signature(
+                AttributePrivacyAccessor.group_means).parameters
+                if p not in ("self", "unknown")]
+            hints = {k: difflib.get_close_matches(k, known, n=1)
+                     for k in unknown}
+            raise InvalidParameterError(
+                f"group_means() takes no parameter(s) {sorted(unknown)}."
+                + "".join(f" Did you mean {h[0]!r} for {k!r}?"
+                          for k, h in hints.items() if h)
+                + f" It takes: {', '.join(known)}.")
+        if columns is None:
+            raise InvalidParameterError(
+                "group_means needs the columns whose means are released, "
+                "e.g. df.attrpriv.group_means('weight', secret=...).")
         if not isinstance(self._frame(), pd.DataFrame):
             raise DataValidationError(
                 "group_means reads the kept records in memory: call "
                 ".compute() on the frame first.")
-        labels = column_labels(columns)
-        return group_means(self._obj, labels if isinstance(labels, str)
-                           else list(labels), secret=secret,
+        return group_means(self._obj, list(column_labels(columns)),
+                           secret=secret,
                            bounds=bounds, reference=reference, epsilon=epsilon,
                            delta=delta, privacy=privacy, neighbours=neighbours,
                            random_state=random_state)

@@ -28,8 +28,12 @@ from skattr._random import check_random_state
 from skattr._release import Certificate
 from skattr._secret import Secret
 from skattr._subsample import public_sizes, subsample_groups
-from skattr._validation import numeric_block
-from skattr.dp import epsilon_of_rho, rho_of_epsilon
+from skattr._validation import (
+    check_unique_labels,
+    column_labels,
+    numeric_block,
+)
+from skattr.dp import check_privacy_level, epsilon_of_rho, rho_of_epsilon
 from skattr.exceptions import DataValidationError, InvalidParameterError
 from skattr.laws._base import grid_assumptions
 
@@ -64,6 +68,8 @@ class GroupMeans:
         The records of the data.
     neighbours : str
         Differential privacy's neighbouring datasets.
+    what : str
+        The share hidden, in words (``"proportion(sex == 'F')"``).
     """
 
     values: pd.DataFrame
@@ -75,6 +81,7 @@ class GroupMeans:
     secret: str
     n: int
     neighbours: str
+    what: str = ""
 
     def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
         """Return each value's Gaussian interval for its kept records' clipped mean.
@@ -97,7 +104,7 @@ class GroupMeans:
         return plain_subsampled(
             self.secret, self.certificate, self.records_certificate,
             sizes=self.group_sizes, n=self.n, neighbours=self.neighbours,
-            what="the means")
+            what="the means", hidden=self.what or None)
 
     def summary(self) -> str:
         """Return the values, their noise, and what is certified and assumed."""
@@ -183,6 +190,7 @@ def group_means(data, columns, *, secret, bounds=None, reference=None,
                        neighbours)
     ranges = _ranges(columns, bounds, reference, data)
     n = len(data)
+    check_privacy_level(epsilon, delta, n, allow=None)
     # The sizes are public: refused here, before a value is read.
     sizes = public_sizes(secret, n, privacy, delta=float(delta))
     numeric_block(data, columns, what="the private data")   # NaN, inf, text
@@ -206,9 +214,7 @@ def group_means(data, columns, *, secret, bounds=None, reference=None,
         sd = (high - low) / s / math.sqrt(2 * each / d)
         values[g] = block[rows].mean(axis=0) + sd * rng.standard_normal(d)
         sds[g] = sd
-    labels = [secret.label.split(":")[0].removeprefix("proportion(")
-              .removesuffix(")")]
-    labels.append(f"not {labels[0]}")
+    labels = [secret.group_label, f"not {secret.group_label}"]
     frame = pd.DataFrame([values[g] for g in _GROUPS], index=labels,
                          columns=columns)
     noise = pd.DataFrame([sds[g] for g in _GROUPS], index=labels,
@@ -218,9 +224,11 @@ def group_means(data, columns, *, secret, bounds=None, reference=None,
         bounds={c: (float(ranges[c][0]), float(ranges[c][1])) for c in columns},
         group_sizes={"inside": sizes.inside, "outside": sizes.outside},
         certificate=_share_certificate(secret, sizes, privacy),
-        records_certificate=_records_certificate(sizes, each, rho, d, delta,
-                                                 neighbours),
-        secret=secret.label, n=n, neighbours=neighbours)
+        records_certificate=_records_certificate(
+            sizes, each, rho, d, delta, neighbours,
+            widest=float(np.max(high - low))),
+        secret=secret.label, n=n, neighbours=neighbours,
+        what=secret.property_label)
 
 
 def _checked(data, columns, secret, epsilon, delta, privacy, neighbours):
@@ -234,11 +242,12 @@ def _checked(data, columns, secret, epsilon, delta, privacy, neighbours):
             "group_means needs secret=Secret.proportion(column, value, "
             "pairs=...): the group whose members' means are released and "
             "whose share is hidden.")
-    columns = [columns] if isinstance(columns, str) else list(columns or [])
-    if not columns:
+    if columns is None:
         raise InvalidParameterError(
             "group_means needs the columns whose means are released, e.g. "
-            "group_means('weight', secret=...).")
+            "group_means(df, 'weight', secret=...).")
+    columns = list(column_labels(columns))
+    check_unique_labels(data, what="the private data")
     absent = [c for c in [*columns, secret.column] if c not in data.columns]
     if absent:
         raise InvalidParameterError(
@@ -306,6 +315,10 @@ def _ranges(columns, bounds, reference, data) -> dict:
             raise DataValidationError(
                 "reference= is public data as a pandas DataFrame; got "
                 f"{type(reference).__name__}.")
+        if len(reference) == 0:
+            raise DataValidationError(
+                "The reference data has no records to read the clipping "
+                "ranges from; state them with bounds={column: (low, high)}.")
         absent = [c for c in missing if c not in reference.columns]
         if absent:
             raise InvalidParameterError(
@@ -340,7 +353,7 @@ def _share_certificate(secret, sizes, privacy) -> Certificate:
         guarantee=f"{privacy} attribute privacy", calibration="subsample")
 
 
-def _records_certificate(sizes, each, rho, d, delta, neighbours):
+def _records_certificate(sizes, each, rho, d, delta, neighbours, widest):
     composition = ("added (a record replaced by one of the other group "
                    "moves both groups' means)" if neighbours == "any" else
                    "the larger taken (a record moves its own group's means "
@@ -352,7 +365,7 @@ def _records_certificate(sizes, each, rho, d, delta, neighbours):
     return Certificate(
         epsilon=float(epsilon_of_rho(rho, float(delta))),
         delta=float(delta),
-        sensitivity=float(1.0 / min(sizes.inside, sizes.outside)),
+        sensitivity=float(widest / min(sizes.inside, sizes.outside)),
         certified_by=Method((MethodStep.of(
             "zcdp.group-means", columns=d, rho_inside=each, rho_outside=each,
             composition=composition),)),

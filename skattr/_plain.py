@@ -374,7 +374,8 @@ def plain_summary(certified, *, planned: bool = False) -> str:
 
 def plain_subsampled(secret: str, share, records, *, sizes: dict, n: int,
                      neighbours: str = "any", what: str = "the table",
-                     share_in_table: float | None = None) -> str:
+                     share_in_table: float | None = None,
+                     hidden: str | None = None) -> str:
     """Return the two guarantees of a release from subsampled groups, in plain words.
 
     Parameters
@@ -394,6 +395,9 @@ def plain_subsampled(secret: str, share, records, *, sizes: dict, n: int,
         What was released ("the table", "the means").
     share_in_table : float or None
         A synthetic table's stated share of the group (None: not a table).
+    hidden : str or None
+        The share hidden, in words (``Secret.property_label``); None reads
+        it from ``secret`` up to its first colon.
 
     Examples
     --------
@@ -407,7 +411,7 @@ def plain_subsampled(secret: str, share, records, *, sizes: dict, n: int,
     The share of proportion(sex == 'F') is hidden exactly (dataset
     attribute privacy, epsilon 0, delta 0)
     """
-    group = secret.split(":")[0]
+    group = secret.split(":")[0] if hidden is None else hidden
     left = n - sizes["inside"] - sizes["outside"]
     verb = "were" if what.endswith("s") else "was"
     words = [

@@ -407,17 +407,26 @@ class Secret:
         return cls(column, "mean", None, pairs, window, support, sets, set_reading)
 
     @property
+    def property_label(self) -> str:
+        """What is hidden, without the pairs: ``"proportion(sex == 'F')"``."""
+        if self.property == "mean":
+            return f"mean({self.column})"
+        if callable(self.value):
+            name = getattr(self.value, "__name__", "predicate")
+            return f"proportion({self.column}: {name})"
+        if self.value is None:
+            return f"proportion({self.column})"
+        return f"proportion({self.column} == {self.value!r})"
+
+    @property
+    def group_label(self) -> str:
+        """The records a proportion secret counts, as a row label: ``"sex == 'F'"``."""
+        return self.property_label.removeprefix("proportion(").removesuffix(")")
+
+    @property
     def label(self) -> str:
         """A short human-readable description."""
-        if self.property == "mean":
-            what = f"mean({self.column})"
-        elif callable(self.value):
-            name = getattr(self.value, "__name__", "predicate")
-            what = f"proportion({self.column}: {name})"
-        elif self.value is None:
-            what = f"proportion({self.column})"
-        else:
-            what = f"proportion({self.column} == {self.value!r})"
+        what = self.property_label
         if self.pairs is not None:
             how = "pairs " + ", ".join(f"{a:g} vs {b:g}" for a, b in self.pairs)
         elif self.window is not None:

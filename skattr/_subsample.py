@@ -42,7 +42,7 @@ from skattr._random import check_random_state
 from skattr._secret import Secret
 from skattr.exceptions import DataValidationError, InvalidParameterError
 
-__all__ = ["PublicSizes", "public_sizes", "subsample_groups"]
+__all__ = ["PublicSizes", "public_sizes", "stated_shares", "subsample_groups"]
 
 
 @dataclass(frozen=True)
@@ -186,15 +186,28 @@ def public_sizes(secret: Secret, n: int, privacy: str = "dataset", *,
                        high)
 
 
-def _stated_edge(secret: Secret) -> bool:
-    """Whether the secret states a share of 0 or 1 (a group empty on any n)."""
+def stated_shares(secret: Secret) -> tuple[float, float]:
+    """Return the least and largest share the secret states (not read on a grid).
+
+    Examples
+    --------
+    >>> from skattr import Secret
+    >>> stated_shares(Secret.proportion("g", 1, window=0.1, support=(0.3, 0.6)))
+    (0.3, 0.6)
+    """
     if secret.pairs is not None:
         values = [v for pair in secret.pairs for v in pair]
     elif secret.window is not None:
         values = list(secret.support)
     else:
         values = [v for bounds in secret.sets for v in bounds]
-    return min(values) <= 0.0 or max(values) >= 1.0
+    return float(min(values)), float(max(values))
+
+
+def _stated_edge(secret: Secret) -> bool:
+    """Whether the secret states a share of 0 or 1 (a group empty on any n)."""
+    low, high = stated_shares(secret)
+    return low <= 0.0 or high >= 1.0
 
 
 def _lower_quantile(binom, n: int, p: float, q: float) -> int:

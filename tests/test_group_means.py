@@ -92,9 +92,11 @@ def test_the_released_mean_is_a_uniform_subsample_s():
     data = pd.DataFrame({"sex": g, "x": x})
     seen = {}
     for seed in range(500):
-        out = skattr.group_means(data, "x", secret=SECRET,
-                                 bounds={"x": (0, 2)}, epsilon=1e7,
-                                 random_state=seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", skattr.exceptions.PrivacyLeakWarning)
+            out = skattr.group_means(data, "x", secret=SECRET,
+                                     bounds={"x": (0, 2)}, epsilon=1e7,
+                                     random_state=seed)
         s = out.group_sizes["inside"]
         total = int(round(out.values.iloc[0, 0] * s))
         seen[total] = seen.get(total, 0) + 1
@@ -245,3 +247,33 @@ def test_it_is_public_and_warns_nothing(people):
         warnings.simplefilter("error")
         skattr.group_means(people, "weight", secret=SECRET,
                            bounds={"weight": (30, 150)}, random_state=0)
+
+
+def test_newcomers_mistakes_get_skattr_errors(people):
+    bounds = {"weight": (30, 150)}
+    with pytest.raises(InvalidParameterError, match="Did you mean 'epsilon'"):
+        people.attrpriv.group_means("weight", secret=SECRET, bounds=bounds,
+                                    epsilom=1.0)
+    with pytest.raises(InvalidParameterError, match="needs the columns"):
+        people.attrpriv.group_means(secret=SECRET, bounds=bounds)
+    with pytest.raises(InvalidParameterError):
+        skattr.group_means(people, ["weight", "weight"], secret=SECRET,
+                           bounds=bounds)
+    with pytest.raises(DataValidationError, match="no records"):
+        skattr.group_means(people, "weight", secret=SECRET,
+                           reference=people.iloc[:0])
+    with pytest.raises(InvalidParameterError, match="next to nothing"):
+        skattr.group_means(people, "weight", secret=SECRET, bounds=bounds,
+                           delta=0.5)
+    with pytest.warns(skattr.exceptions.PrivacyLeakWarning, match="epsilon"):
+        skattr.group_means(people, "weight", secret=SECRET, bounds=bounds,
+                           epsilon=1e300, random_state=0)
+    # A predicate's group is named by its rows' labels.
+    odd = Secret.proportion("sex", skattr.predicates.OneOf(["F", "X"]),
+                            pairs=[(0.3, 0.5)])
+    out = skattr.group_means(people, "weight", secret=odd, bounds=bounds,
+                             random_state=0)
+    assert out.values.index[1] == f"not {out.values.index[0]}"
+    assert out.values.index[0] == "sex: OneOf(['F', 'X'])"
+    assert "The share of proportion(sex: OneOf(['F', 'X'])) is" in \
+        out.in_plain_words()

@@ -127,6 +127,14 @@ def test_every_summary_says_the_property_is_hidden_not_the_records(hospital):
     assert "Each record is protected by (1, 1e-06)-differential privacy" in \
         " ".join(synthetic.summary().split())
     assert "df.attrpriv.synthesize" in RECORDS
+    with pytest.warns(skattr.exceptions.PrivacyLeakWarning):
+        bare = skattr.synth.synthesize(
+            table, secret=skattr.Secret.proportion("sex", "F",
+                                                   pairs=[(0.4, 0.6)]),
+            categories={"sex": ["F", "M"], "job": ["a", "b"]}, k=1,
+            individuals=None, n_synthetic=20, iterations=20, random_state=0)
+    assert "No record is protected" in bare.summary()
+    assert bare.epsilon == math.inf
     assert "not any one record" in RECORDS
     # What it points at exists, and does what it says: the group baselines
     # hide all n records at once by default (every property), the others

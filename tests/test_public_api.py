@@ -19,6 +19,7 @@ PACKAGES = ["skattr"] + [
 ]
 
 DP_FUNCTIONS = [
+    "check_privacy_level",
     "epsilon_of_rho",
     "exponential_mechanism",
     "exponential_mechanism_probabilities",
@@ -118,7 +119,8 @@ def test_mechanisms_no_longer_exposes_the_primitives(name):
 
 def test_primitives_module_moved_to_dp():
     assert importlib.import_module("skattr.dp._primitives").__all__ == [
-        f for f in DP_FUNCTIONS if f not in ("epsilon_of_rho", "rho_of_epsilon")]
+        f for f in DP_FUNCTIONS
+        if f not in ("check_privacy_level", "epsilon_of_rho", "rho_of_epsilon")]
     assert importlib.import_module("skattr.dp._zcdp").__all__ == [
         "epsilon_of_rho", "rho_of_epsilon"]
     with pytest.raises(ModuleNotFoundError):

@@ -33,6 +33,7 @@ Name: frequency, dtype: float64
 'red'
 """
 
+from skattr.dp._levels import check_privacy_level
 from skattr.dp._primitives import (
     exponential_mechanism,
     exponential_mechanism_probabilities,
@@ -44,6 +45,7 @@ from skattr.dp._zcdp import epsilon_of_rho, rho_of_epsilon
 from skattr.utils._public import public_dir
 
 __all__ = [
+    "check_privacy_level",
     "epsilon_of_rho",
     "exponential_mechanism",
     "exponential_mechanism_probabilities",

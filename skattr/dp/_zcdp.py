@@ -33,8 +33,9 @@ def rho_of_epsilon(epsilon: float, delta: float) -> float:
         raise InvalidParameterError(
             f"delta must be in (0, 1) for zCDP's conversion; got {delta!r}.")
     L = math.log(1.0 / delta)
-    # (sqrt(L + e) - sqrt(L))^2 = e^2 / (sqrt(L + e) + sqrt(L))^2, stable.
-    return epsilon**2 / (math.sqrt(L + epsilon) + math.sqrt(L)) ** 2
+    # (sqrt(L + e) - sqrt(L))^2 = (e / (sqrt(L + e) + sqrt(L)))^2, stable
+    # (and finite for any finite epsilon).
+    return (epsilon / (math.sqrt(L + epsilon) + math.sqrt(L))) ** 2
 
 
 def epsilon_of_rho(rho: float, delta: float) -> float:

@@ -21,6 +21,7 @@ from skattr._clipping import warnings_once
 from skattr._persistence import persistable
 from skattr._query import check_counted_values, check_present, check_value_occurs
 from skattr.backends import backend_of, is_frame
+from skattr.dp import check_privacy_level
 from skattr.exceptions import (
     InvalidParameterError,
     NotCertifiableError,
@@ -335,45 +336,10 @@ class Registry(Mapping):
         return candidates[self.least_error(candidates)][0]
 
 
-#: A delta above this is refused unless asked for (``allow_large_delta``).
-LARGEST_DELTA = 0.1
-#: An epsilon above this warns: the odds may move by e^10, about 22,000.
-LARGE_EPSILON = 10.0
-
-
 def _check_privacy_level(params: Mapping, n: int, large_delta: bool) -> None:
-    """Warn of a guarantee that protects little, and refuse one that is none.
-
-    delta is the chance the bound on the odds fails: at 1/n or more it is
-    as likely to fail as a record is to be any one record, and above 0.1 the
-    guarantee says next to nothing (refused unless ``allow_large_delta=True``
-    asks for it). An epsilon above 10 lets the odds move 22,000-fold.
-    """
-    from numbers import Real
-
-    delta, epsilon = params.get("delta"), params.get("epsilon")
-    if (isinstance(delta, Real) and not isinstance(delta, bool)
-            and delta == delta and n > 0):
-        if delta > LARGEST_DELTA and not large_delta:
-            raise InvalidParameterError(
-                f"delta={delta:g} lets the guarantee fail with probability "
-                f"{delta:g}, so it says next to nothing; use a delta below "
-                f"1/n = {1 / n:.3g} (such as 1e-3 or less), or pass "
-                "allow_large_delta=True if that is what you mean.")
-        if delta >= 1.0 / n:
-            warnings.warn(
-                f"delta={delta:g} is at least 1/n = {1 / n:.3g}: the guarantee "
-                "may fail as often as one record in n is picked, so the "
-                "release may reveal what it should hide; use a delta well "
-                f"below {1 / n:.3g}.", PrivacyLeakWarning,
-                stacklevel=caller_stacklevel())
-    if (isinstance(epsilon, Real) and not isinstance(epsilon, bool)
-            and epsilon > LARGE_EPSILON):
-        warnings.warn(
-            f"epsilon={epsilon:g} lets an observer's odds between the two "
-            f"secrets move by a factor e^{epsilon:g}; above {LARGE_EPSILON:g} "
-            "the guarantee hides little.", PrivacyLeakWarning,
-            stacklevel=caller_stacklevel())
+    """Warn of a guarantee that protects little, refuse one that is none."""
+    check_privacy_level(params.get("epsilon"), params.get("delta"), n,
+                        large_delta=large_delta)
 
 
 #: The deltas a mechanism certifying delta = 0 (it takes no ``delta``) meets.

@@ -29,8 +29,8 @@ from skattr._plain import plain_subsampled
 from skattr._random import check_random_state
 from skattr._release import Certificate
 from skattr._secret import Secret
-from skattr._subsample import public_sizes, subsample_groups
-from skattr.dp import epsilon_of_rho, rho_of_epsilon
+from skattr._subsample import public_sizes, stated_shares, subsample_groups
+from skattr.dp import check_privacy_level, epsilon_of_rho, rho_of_epsilon
 from skattr.exceptions import (
     InvalidParameterError,
     NotCertifiableError,
@@ -345,6 +345,8 @@ class AttributePrivateRAP(Synthesizer):
         T, K = check_rounds(self.rounds, self.queries_per_round, len(workload))
         budgets = self._budgets()
         n = len(X)
+        check_privacy_level(None if budgets is None else self.epsilon,
+                            self.delta, n, allow=None)
         # Every size is public: refused here, before a value is read.
         fewest = self._fewest(budgets, len(workload), T, K, 2)
         try:
@@ -358,7 +360,9 @@ class AttributePrivateRAP(Synthesizer):
                 f"{self.epsilon:g} on {len(workload)} marginals is wider than "
                 "a share's whole range on every cell: raise epsilon, answer "
                 "fewer marginals, or use more records.)") from None
-        share = self._share(np.column_stack(self.secret.pair_values(n)))
+        # The table's share is stated, not certified: the secret's values as
+        # stated (0.35 for 0.3 vs 0.4, whatever n), not their grid reading.
+        share = self._share(stated_shares(self.secret))
         if self.individuals is None:
             warnings.warn(UNPROTECTED, PrivacyLeakWarning,
                           stacklevel=caller_stacklevel())
@@ -478,7 +482,8 @@ class AttributePrivateRAP(Synthesizer):
         return plain_subsampled(
             self.secret.label, self.certificate_, self.records_certificate_,
             sizes=self.group_sizes_, n=self.n_records_,
-            neighbours=self.neighbours, share_in_table=self.share_)
+            neighbours=self.neighbours, share_in_table=self.share_,
+            hidden=self.secret.property_label)
 
     # ------------------------------------------------------------ sample
     def sample(self, n: int | None = None, *, random_state=None) -> pd.DataFrame:

@@ -8,6 +8,7 @@ reference), :class:`AttributePrivateRAP` fitted once, a table sampled, and a
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,15 +73,18 @@ class SyntheticData:
 
     @property
     def epsilon(self) -> float:
-        """Each record's epsilon (the share's, 0, with ``individuals=None``)."""
-        cert = self.records_certificate or self.certificate
-        return cert.epsilon
+        """Each record's epsilon (inf with ``individuals=None``: none protected).
+
+        The share's is ``certificate.epsilon`` (0).
+        """
+        cert = self.records_certificate
+        return math.inf if cert is None else cert.epsilon
 
     @property
     def delta(self) -> float:
-        """Each record's delta (the share's with ``individuals=None``)."""
-        cert = self.records_certificate or self.certificate
-        return cert.delta
+        """Each record's delta (1 with ``individuals=None``: none protected)."""
+        cert = self.records_certificate
+        return 1.0 if cert is None else cert.delta
 
     def in_plain_words(self) -> str:
         """Return both guarantees in plain words, each with what it assumes."""
@@ -100,16 +104,15 @@ class SyntheticData:
         ...                                         pairs=[(0.4, 0.6)]),
         ...     categories={"sex": ["F", "M"], "job": ["a", "b"]}, k=1,
         ...     n_synthetic=50, iterations=50, random_state=0)
-        >>> print(out.summary().splitlines()[0])  # doctest: +NORMALIZE_WHITESPACE
-        A synthetic table of 3000 records; its share of proportion(sex == 'F')
-        is 0.5, as stated: nothing of the data's share.
+        >>> print(out.summary().splitlines()[0])
+        A synthetic table of 3000 records.
+        >>> "The table's share of the group is 0.5, as stated" in out.summary()
+        True
         """
         share, records = self.certificate, self.records_certificate
         sd = ", ".join(f"{g} the group {v:.3g}" for g, v in self.noise_sd.items())
         lines = [
-            f"A synthetic table of {len(self.data)} records; its share of "
-            f"{self.secret.split(':')[0]} is {self.share:g}, as stated: "
-            "nothing of the data's share.",
+            f"A synthetic table of {len(self.data)} records.",
             self.in_plain_words(),
             f"It was fitted to each group's {len(self.marginals)} marginals "
             f"(shares of the group in each cell), computed from "
@@ -195,8 +198,10 @@ def resolve_domain(data: pd.DataFrame, *, columns=None, categories=None,
                 "the two frames: only these are read).")
         check_same_kinds(data, reference, unknown)
         for c in unknown:
-            values = _as_in(data[c].dtype, OneHotDomain.from_frame(
-                reference, [c]).categories[c])
+            # The reference's values as they are (public): a number matches
+            # its equal in the private data (20 and 20.0), and the table's
+            # dtype comes from them, never from the private column's.
+            values = OneHotDomain.from_frame(reference, [c]).categories[c]
             numeric = (pd.api.types.is_numeric_dtype(reference[c])
                        and not pd.api.types.is_bool_dtype(reference[c]))
             if numeric and len(values) > _MOST_VALUES:
@@ -214,27 +219,6 @@ def resolve_domain(data: pd.DataFrame, *, columns=None, categories=None,
             "bins={column: [edges]}, or give reference= (public data) to "
             "read them from.")
     return binned, {c: found[c] for c in columns}
-
-
-def _as_in(dtype, values: list) -> list:
-    """Return the reference's categories as the private column's numbers.
-
-    A column of integers in one frame and floats in the other holds the same
-    numbers (0 and 0.0), which the domain would tell apart; each category
-    equal to a value of the private column's dtype is written as one.
-    """
-    if not (pd.api.types.is_numeric_dtype(dtype)
-            and not pd.api.types.is_bool_dtype(dtype)
-            and isinstance(dtype, np.dtype)):
-        return values
-    out = []
-    for v in values:
-        try:
-            cast = dtype.type(v)
-        except (TypeError, ValueError, OverflowError):
-            cast = None
-        out.append(cast.item() if cast is not None and cast == v else v)
-    return out
 
 
 def _check_names(names: list, known: list, option: str, why: str) -> None:

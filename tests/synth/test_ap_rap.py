@@ -122,6 +122,18 @@ SECRETS = {
 }
 
 
+def _grid_counts(secret, n):
+    """The group sizes a secret covers on n records, by hand."""
+    if secret.pairs is not None:
+        return sorted({k for pair in secret.pairs for v in pair
+                       for k in (math.floor(v * n + 1e-9),
+                                 math.ceil(v * n - 1e-9))})
+    ranges = [secret.support] if secret.window is not None else secret.sets
+    return sorted({k for lo, hi in ranges
+                   for k in range(math.ceil(lo * n - 1e-9),
+                                  math.floor(hi * n + 1e-9) + 1)})
+
+
 @pytest.mark.parametrize("secret_name", list(SECRETS))
 @pytest.mark.parametrize("laws", list(LAWS))
 def test_dataset_privacy_releases_one_law_under_every_secret(secret_name,
@@ -131,9 +143,13 @@ def test_dataset_privacy_releases_one_law_under_every_secret(secret_name,
     1e-12; the whole group's histogram (no subsampling) differs."""
     n = 40 if laws != "two columns" else 30
     sizes = public_sizes(SECRETS[secret_name], n, "dataset")
+    # The group sizes the secret covers, read here on the grid k / n: a
+    # pair's values rounded both ways, a window's or a set's every k inside.
+    covered = _grid_counts(SECRETS[secret_name], n)
+    assert sizes.inside == min(covered) and sizes.outside == n - max(covered)
     law_in, law_out = LAWS[laws]
     sizes_in = range(sizes.inside, n - sizes.outside + 1)
-    assert len(sizes_in) >= 2
+    assert len(sizes_in) >= 2 and set(covered) <= set(sizes_in)
     kept = [(_kept_law(k, sizes.inside, law_in),
              _kept_law(n - k, sizes.outside, law_out)) for k in sizes_in]
     for inside, outside in kept[1:]:
@@ -401,7 +417,8 @@ def test_a_group_too_small_is_refused_before_a_value_is_read(monkeypatch,
     def never(*args, **kwargs):
         raise AssertionError("a value was read")
 
-    monkeypatch.setattr(rap_module.OneHotDomain, "onehot", never)
+    for method in ("onehot", "codes", "onehot_of_codes"):
+        monkeypatch.setattr(rap_module.OneHotDomain, method, never)
     small = frame.iloc[:40]
     with pytest.raises(InvalidParameterError, match=r"n = \d+ records would do"):
         _rap(n_marginals=None, k=2).fit(small)
