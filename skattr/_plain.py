@@ -375,7 +375,8 @@ def plain_summary(certified, *, planned: bool = False) -> str:
 def plain_subsampled(secret: str, share, records, *, sizes: dict, n: int,
                      neighbours: str = "any", what: str = "the table",
                      share_in_table: float | None = None,
-                     hidden: str | None = None) -> str:
+                     hidden: str | None = None,
+                     unprotected: str | None = None) -> str:
     """Return the two guarantees of a release from subsampled groups, in plain words.
 
     Parameters
@@ -398,6 +399,9 @@ def plain_subsampled(secret: str, share, records, *, sizes: dict, n: int,
     hidden : str or None
         The share hidden, in words (``Secret.property_label``); None reads
         it from ``secret`` up to its first colon.
+    unprotected : str or None
+        What to say when no record is protected (None: that
+        ``individuals=None`` was asked for).
 
     Examples
     --------
@@ -430,10 +434,10 @@ def plain_subsampled(secret: str, share, records, *, sizes: dict, n: int,
             f"with chance at most {share.delta:g}; then nothing would have "
             "been released.")
     if records is None:
-        words.append(
+        words.append(unprotected or (
             f"No record is protected (individuals=None was asked for): "
             f"{what} can reveal a person's rare combination of values, or "
-            "that they are in the data.")
+            "that they are in the data."))
     else:
         whose = ("changing one person's record, their group included"
                  if neighbours == "any" else

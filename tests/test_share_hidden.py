@@ -1,0 +1,277 @@
+"""ShareHidden (issue 44, first part): any estimator fitted on the groups of a
+secret subsampled to public sizes, so that its training data's share of the
+group is hidden exactly.
+
+The law of a deterministic learner's fitted parameter (a mean of the labels)
+is enumerated here with code that shares nothing with skattr; the wrapper's
+own draws follow the subsample's hypergeometric law.
+"""
+
+import itertools
+import math
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import special, stats
+from sklearn.base import BaseEstimator, clone
+from sklearn.dummy import DummyRegressor
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import skattr
+from skattr import Secret, ShareHidden
+from skattr.exceptions import DataValidationError, InvalidParameterError
+
+SECRET = Secret.proportion("sex", 1, pairs=[(0.3, 0.5)])
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(3)
+    n = 2000
+    X = pd.DataFrame({"sex": (rng.random(n) < 0.4).astype(int),
+                      "age": rng.normal(40, 10, n),
+                      "hours": rng.normal(40, 8, n)})
+    y = pd.Series((X.age + 6 * X.sex + rng.normal(0, 6, n) > 43).astype(int),
+                  name="rich")
+    return X, y
+
+
+class Recorder(BaseEstimator):
+    """Keeps what fit saw."""
+
+    def fit(self, X, y=None, sample_weight=None):
+        self.X_, self.y_, self.weight_ = X, y, sample_weight
+        return self
+
+    def predict(self, X):
+        return np.zeros(len(X))
+
+
+def test_the_model_is_fitted_on_the_public_sizes_with_its_labels(data):
+    X, y = data
+    before = X.copy(), y.copy()
+    model = ShareHidden(Recorder(), secret=SECRET, random_state=0).fit(
+        X, y, sample_weight=X.age.to_numpy())
+    pd.testing.assert_frame_equal(X, before[0])            # not mutated
+    seen = model.estimator_
+    assert model.group_sizes_ == {"inside": 600, "outside": 1000}
+    assert model.left_out_ == 400 and len(seen.X_) == 1600
+    assert (seen.X_.sex == 1).sum() == 600
+    # y and sample_weight are the kept records' own.
+    key = X.assign(rich=y).set_index(["age", "hours"])
+    np.testing.assert_array_equal(
+        key.loc[list(zip(seen.X_.age, seen.X_.hours, strict=True)), "rich"].to_numpy(),
+        np.asarray(seen.y_))
+    np.testing.assert_array_equal(seen.weight_, seen.X_.age.to_numpy())
+    assert model.trained_share_ == pytest.approx(600 / 1600)
+    assert not hasattr(model.estimator, "X_")              # cloned
+
+
+def test_it_delegates_and_searches_like_any_estimator(data):
+    X, y = data
+    model = ShareHidden(make_pipeline(StandardScaler(), LogisticRegression()),
+                        secret=SECRET, random_state=0).fit(X, y)
+    assert model.predict_proba(X).shape == (len(X), 2)
+    assert model.decision_function(X).shape == (len(X),)
+    assert 0.7 < model.score(X, y) <= 1.0
+    np.testing.assert_array_equal(model.classes_, [0, 1])
+    assert not hasattr(ShareHidden(StandardScaler(), secret=SECRET),
+                       "predict")
+    search = GridSearchCV(
+        ShareHidden(LogisticRegression(), secret=SECRET, random_state=0),
+        {"estimator__C": [0.01, 1.0]}, cv=3).fit(X, y)
+    assert search.best_params_["estimator__C"] in (0.01, 1.0)
+    copy = clone(model).set_params(estimator__logisticregression__C=0.5)
+    assert copy.estimator.steps[1][1].C == 0.5
+    assert model.estimator.steps[1][1].C == 1.0
+
+
+def test_the_label_itself_can_be_the_secret(data):
+    X, y = data
+    rich = Secret.proportion("rich", 1, pairs=[(0.3, 0.6)])
+    share = y.mean()
+    assert 0.3 < share < 0.6
+    model = ShareHidden(Recorder(), secret=rich, random_state=1).fit(X, y)
+    kept = np.asarray(model.estimator_.y_)
+    assert (kept == 1).sum() == 600 and (kept == 0).sum() == 800
+    with pytest.raises(InvalidParameterError, match="neither a column"):
+        ShareHidden(Recorder(), secret=rich).fit(X, y.rename("label"))
+
+
+def test_the_certificate_and_its_words(data):
+    X, y = data
+    model = ShareHidden(LogisticRegression(), secret=SECRET,
+                        random_state=0).fit(X, y)
+    cert = model.certificate_
+    assert (cert.epsilon, cert.delta) == (0.0, 0.0)
+    assert cert.assumes("records.independent")
+    words = model.in_plain_words()
+    assert "hidden exactly" in words and "No record is protected" in words
+    assert "differentially private" in words
+    assert "trained at a share of 0.375" in model.summary()
+    dist = ShareHidden(LogisticRegression(), secret=SECRET,
+                       privacy="distributional", delta=1e-4,
+                       random_state=0).fit(X, y)
+    assert dist.certificate_.delta == 1e-4
+    assert dist.group_sizes_["inside"] < 600
+
+
+def test_bad_input_is_refused_before_fitting(data, monkeypatch):
+    X, y = data
+    fitted = []
+    monkeypatch.setattr(Recorder, "fit", lambda self, *a, **k: fitted.append(1))
+    with pytest.raises(InvalidParameterError, match="mean secret"):
+        ShareHidden(Recorder(), secret=Secret.mean(
+            "age", pairs=[(30, 40)])).fit(X, y)
+    with pytest.raises(InvalidParameterError, match="fit method"):
+        ShareHidden(object(), secret=SECRET).fit(X, y)
+    with pytest.raises(InvalidParameterError, match="secret="):
+        ShareHidden(Recorder()).fit(X, y)
+    with pytest.raises(InvalidParameterError, match=r"n = \d+ records"):
+        ShareHidden(Recorder(), secret=SECRET).fit(X.iloc[:3], y.iloc[:3])
+    with pytest.raises(DataValidationError, match="Nothing was released"):
+        ShareHidden(Recorder(), secret=SECRET).fit(X[X.sex == 0],
+                                                   y[X.sex == 0])
+    with pytest.raises(DataValidationError, match="one label a record"):
+        ShareHidden(Recorder(), secret=SECRET).fit(X, y.iloc[:10])
+    with pytest.raises(InvalidParameterError, match="privacy"):
+        ShareHidden(Recorder(), secret=SECRET, privacy="data").fit(X, y)
+    assert fitted == []
+
+
+# ------------------------------------------------ the exact law of a learner
+def _compositions(total, parts):
+    cuts = np.array(list(itertools.combinations(range(total + parts - 1),
+                                                parts - 1)), dtype=int)
+    edges = np.column_stack([np.full(len(cuts), -1), cuts,
+                             np.full(len(cuts), total + parts - 1)])
+    return np.diff(edges, axis=1) - 1
+
+
+def _fitted_mean_law(n, k, s_in, s_out, law_in, law_out, values):
+    """Law of the mean label over s_in kept of k group records and s_out of
+    the n - k others, labels drawn from each group's law (by hand)."""
+    def kept(k, s, law):
+        law = np.asarray(law, dtype=float)
+        full = _compositions(k, law.size)
+        weight = np.exp(math.lgamma(k + 1) - special.gammaln(full + 1).sum(1)
+                        + (full * np.log(law)).sum(1))
+        return {tuple(c): float(weight @ (special.comb(full, c).prod(axis=1)
+                                          / math.comb(k, s)))
+                for c in _compositions(s, law.size)}
+
+    out = {}
+    for a, p in kept(k, s_in, law_in).items():
+        for b, q in kept(n - k, s_out, law_out).items():
+            total = np.dot(a, values) + np.dot(b, values)
+            mean = round(float(total) / (s_in + s_out), 12)
+            out[mean] = out.get(mean, 0.0) + p * q
+    return out
+
+
+def test_a_learner_s_fitted_parameter_has_one_law_under_every_secret():
+    """A mean of the labels (DummyRegressor's fitted constant): its exact law
+    is one for every group size the secret covers, to 1e-12; fitted on the
+    whole data, it is not."""
+    from skattr._subsample import public_sizes
+
+    n, values = 24, np.array([0.0, 1.0, 3.0])
+    law_in, law_out = [0.6, 0.3, 0.1], [0.1, 0.3, 0.6]
+    secret = Secret.proportion("g", 1, pairs=[(0.25, 0.5)])
+    sizes = public_sizes(secret, n)
+    assert (sizes.inside, sizes.outside) == (6, 12)
+    laws = [_fitted_mean_law(n, k, sizes.inside, sizes.outside, law_in,
+                             law_out, values) for k in (6, 9, 12)]
+    for law in laws[1:]:
+        assert max(abs(law.get(x, 0) - laws[0].get(x, 0))
+                   for x in {*law, *laws[0]}) <= 1e-12
+    whole = [_fitted_mean_law(n, k, k, n - k, law_in, law_out, values)
+             for k in (6, 12)]
+    assert max(abs(whole[0].get(x, 0) - whole[1].get(x, 0))
+               for x in {*whole[0], *whole[1]}) > 1e-3
+
+
+def test_the_wrapper_s_draws_follow_the_subsample_s_law():
+    """On one dataset, 400 fits of a DummyRegressor: its fitted mean follows
+    the hypergeometric law of a uniform subsample of each group."""
+    g = np.array([1] * 8 + [0] * 12)
+    y = np.array([0, 0, 0, 1, 1, 1, 3, 3] + [1] * 6 + [3] * 6, dtype=float)
+    X = pd.DataFrame({"g": g, "x": np.arange(20)})
+    secret = Secret.proportion("g", 1, pairs=[(0.3, 0.5)])
+    seen = {}
+    for seed in range(400):
+        model = ShareHidden(DummyRegressor(), secret=secret,
+                            random_state=seed).fit(X, y)
+        total = int(round(model.estimator_.constant_[0, 0] * 16))
+        seen[total] = seen.get(total, 0) + 1
+    assert model.group_sizes_ == {"inside": 6, "outside": 10}
+    exact = {}
+    # Inside: 6 of [0,0,0,1,1,1,3,3]; outside: 10 of six 1s and six 3s.
+    inside = {}
+    for kept in itertools.combinations(range(8), 6):
+        t = int(sum(y[list(kept)]))
+        inside[t] = inside.get(t, 0) + 1 / math.comb(8, 6)
+    outside = {}
+    for threes in range(4, 7):
+        ways = math.comb(6, threes) * math.comb(6, 10 - threes)
+        t = 3 * threes + (10 - threes)
+        outside[t] = outside.get(t, 0) + ways / math.comb(12, 10)
+    for a, p in inside.items():
+        for b, q in outside.items():
+            exact[a + b] = exact.get(a + b, 0) + p * q
+    assert set(seen) <= set(exact)
+    keys = sorted(exact)
+    observed = np.array([seen.get(k, 0) for k in keys])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert stats.chisquare(observed, np.array(
+            [exact[k] for k in keys]) * 400).pvalue > 1e-3
+
+
+def test_it_is_public():
+    assert "ShareHidden" in skattr.__all__
+
+
+def _above_median(column):
+    """The secret of the checks' arrays: records above the column median."""
+    values = column.to_numpy(dtype=float)
+    return values > np.median(values)
+
+
+#: scikit-learn's checks ShareHidden fails, and why.
+EXPECTED_FAILED = {
+    name: ("the check's data are mostly ties (integers, or sparse zeros): "
+           "no record is above the median in the share the secret covers, "
+           "so the data is refused as outside the secret")
+    for name in ("check_estimators_dtypes", "check_estimator_sparse_tag",
+                 "check_estimator_sparse_array",
+                 "check_estimator_sparse_matrix")}
+
+
+def _stable_ids(parametrize):
+    """``parametrize`` with ids free of the predicate's memory address (as
+    tests/test_common.py: pytest-xdist's workers must collect the same ids)."""
+    ids = parametrize.kwargs["ids"]
+
+    def stable(obj):
+        name = ids(obj)
+        return None if name is None else re.sub(r"at0x[0-9a-fA-F]+", "", name)
+
+    return pytest.mark.parametrize(*parametrize.args, ids=stable)
+
+
+@_stable_ids(parametrize_with_checks(
+    [ShareHidden(LogisticRegression(), secret=Secret.proportion(
+        0, _above_median, pairs=[(0.4, 0.6)]), random_state=0)],
+    expected_failed_checks=lambda estimator: EXPECTED_FAILED))
+def test_scikit_learn_s_checks(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", skattr.exceptions.PrivacyLeakWarning)
+        check(estimator)
