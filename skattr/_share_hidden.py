@@ -27,6 +27,7 @@ from skattr._secret import Secret
 from skattr._subsample import public_sizes, subsample_groups
 from skattr.exceptions import DataValidationError, InvalidParameterError
 from skattr.laws._base import grid_assumptions
+from skattr.utils._scoring import searched
 
 __all__ = ["ShareHidden"]
 
@@ -192,6 +193,15 @@ class ShareHidden(MetaEstimatorMixin, BaseEstimator):
         self : ShareHidden
         """
         self._check_parameters()
+        search = searched(self)
+        if search is not None:
+            named = search if search != "A search" else "GridSearchCV"
+            raise InvalidParameterError(
+                f"{search} is choosing ShareHidden's parameters by scores on "
+                "records the subsample never saw: the choice would read the "
+                "whole data, its share of the group included. Search inside "
+                "the wrapper, on the kept records: ShareHidden("
+                f"{named}(estimator, param_grid), secret=...).")
         X, y = _as_rows(X), (None if y is None else _as_rows(y))
         n = _num_samples(X)
         if y is not None and _num_samples(y) != n:

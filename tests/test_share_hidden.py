@@ -84,10 +84,31 @@ def test_it_delegates_and_searches_like_any_estimator(data):
     np.testing.assert_array_equal(model.classes_, [0, 1])
     assert not hasattr(ShareHidden(StandardScaler(), secret=SECRET),
                        "predict")
-    search = GridSearchCV(
-        ShareHidden(LogisticRegression(), secret=SECRET, random_state=0),
-        {"estimator__C": [0.01, 1.0]}, cv=3).fit(X, y)
-    assert search.best_params_["estimator__C"] in (0.01, 1.0)
+    # Model selection inside the wrapper: on the kept records only.
+    inside = ShareHidden(GridSearchCV(LogisticRegression(), {"C": [0.01, 1.0]},
+                                      cv=3), secret=SECRET,
+                         random_state=0).fit(X, y)
+    assert inside.estimator_.best_params_["C"] in (0.01, 1.0)
+    assert len(inside.estimator_.cv_results_["split0_test_score"]) == 2
+    # From outside, a search would choose by scores on records the model
+    # never saw (the whole data's share in view): refused, saying how.
+    with pytest.raises(ValueError, match="Search inside the wrapper"):
+        GridSearchCV(ShareHidden(LogisticRegression(), secret=SECRET,
+                                 random_state=0),
+                     {"estimator__C": [0.01, 1.0]}, cv=3,
+                     error_score="raise").fit(X, y)
+    # In worker processes too (the candidate's parameters say it is one).
+    with pytest.raises(ValueError, match="Search inside the wrapper"):
+        GridSearchCV(ShareHidden(LogisticRegression(), secret=SECRET,
+                                 random_state=0),
+                     {"estimator__C": [0.01, 1.0]}, cv=2, n_jobs=2,
+                     error_score="raise").fit(X, y)
+    # Cross-validating one model chooses nothing: allowed.
+    from sklearn.model_selection import cross_val_score
+
+    scores = cross_val_score(ShareHidden(LogisticRegression(), secret=SECRET,
+                                         random_state=0), X, y, cv=3)
+    assert scores.shape == (3,)
     copy = clone(model).set_params(estimator__logisticregression__C=0.5)
     assert copy.estimator.steps[1][1].C == 0.5
     assert model.estimator.steps[1][1].C == 1.0

@@ -17,7 +17,7 @@ import inspect
 
 from skattr.exceptions import InvalidParameterError
 
-__all__ = ["check_search_scorer"]
+__all__ = ["check_search_scorer", "searched"]
 
 #: How far up the stack a search's split is looked for (the mechanism's fit
 #: is called a few frames below it: a pipeline's steps, joblib's call).
@@ -98,3 +98,38 @@ def check_search_scorer(mechanism) -> None:
         "expected error meets a target; or attack_scorer(...) with "
         "refit_under_attack_limit(...). (scoring=None scores minus the "
         "expected error, which always picks the largest epsilon.)")
+
+
+def searched(estimator) -> str | None:
+    """Return the name of the scikit-learn search fitting ``estimator``, if any.
+
+    A search (``GridSearchCV``, ``RandomizedSearchCV``, the halving ones)
+    fits each candidate in ``_fit_and_score`` with the candidate's
+    ``parameters`` (in a worker process too); ``cross_validate`` passes none
+    (nothing is chosen) and gives None. The candidate is ``estimator`` or a
+    pipeline ending in it. The search's class names it when its ``fit`` is
+    in the same process; "A search" otherwise.
+
+    Examples
+    --------
+    >>> searched(object()) is None
+    True
+    """
+    frame = inspect.currentframe()
+    found = None
+    for _ in range(_DEPTH):
+        if frame is None:
+            return found
+        module = frame.f_globals.get("__name__", "")
+        if (found is None and frame.f_code.co_name == "_fit_and_score"
+                and module.startswith("sklearn.")):
+            if (not _scored(frame.f_locals.get("estimator"), estimator)
+                    or frame.f_locals.get("parameters") is None):
+                return None
+            found = "A search"
+        elif (found is not None and frame.f_code.co_name == "fit"
+              and module.startswith("sklearn.model_selection")
+              and frame.f_locals.get("self") is not None):
+            return type(frame.f_locals["self"]).__name__
+        frame = frame.f_back
+    return found
