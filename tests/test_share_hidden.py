@@ -296,3 +296,54 @@ def test_scikit_learn_s_checks(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", skattr.exceptions.PrivacyLeakWarning)
         check(estimator)
+
+
+# ------------------------------------------------ the attack on trained models
+def _hospital(n, seed):
+    from skattr.datasets import make_hospital
+
+    df = make_hospital(n, random_state=seed)
+    return df.assign(female=(df.gender == "female").astype(int),
+                     heavy=(df.weight > 150).astype(int)).drop(
+        columns=["gender", "weight"])
+
+
+def test_the_attack_reads_a_plain_model_s_training_share_and_not_a_wrapped_one():
+    """The label's share (heavy patients, 0.3 vs 0.6) of 200-record training
+    sets: a plain logistic regression's probabilities on a public probe give
+    it away; the same model wrapped in ShareHidden leaves the attack at
+    chance."""
+    from skattr.attacks import PropertyInferenceAttack
+
+    aux, test = _hospital(4000, 0), _hospital(4000, 1)
+    assert 0.3 < aux.heavy.mean() < 0.6
+    probe = _hospital(100, 2).drop(columns="heavy")
+    secret = Secret.proportion("heavy", 1, pairs=[(0.3, 0.6)])
+    common = dict(target="heavy", probe=probe, values=(0.3, 0.6), n=200,
+                  n_shadow=30, n_test=40, random_state=0, progress=False)
+    base = make_pipeline(StandardScaler(), LogisticRegression())
+    plain = PropertyInferenceAttack(model=base, secret=secret, **common)
+    assert plain.fit(aux).evaluate(test).accuracy >= 0.9
+    hidden = PropertyInferenceAttack(
+        model=ShareHidden(base, secret=secret), **common).fit(aux)
+    assert hidden.secret_ is secret                  # the wrapper's own
+    result = hidden.evaluate(test)
+    assert result.ci_low <= 0.5 <= result.ci_high
+    assert hidden.shadow_features_.shape == (30, 100)
+    with pytest.raises(InvalidParameterError, match="target="):
+        PropertyInferenceAttack(model=base, secret=secret, probe=probe,
+                                values=(0.3, 0.6), n=300).fit(aux)
+    with pytest.raises(InvalidParameterError, match="probe="):
+        PropertyInferenceAttack(model=base, secret=secret, target="heavy",
+                                values=(0.3, 0.6), n=300).fit(aux)
+    with pytest.raises(InvalidParameterError, match="hides no secret"):
+        PropertyInferenceAttack(model=base, target="heavy", probe=probe,
+                                values=(0.3, 0.6), n=300).fit(aux)
+    with pytest.raises(InvalidParameterError, match="probe lacks"):
+        PropertyInferenceAttack(model=base, secret=secret, target="heavy",
+                                probe=probe.drop(columns="height"),
+                                values=(0.3, 0.6), n=300).fit(aux)
+    with pytest.raises(InvalidParameterError, match="one defence"):
+        PropertyInferenceAttack(model=base, secret=secret, target="heavy",
+                                probe=probe, synthesizer=base,
+                                values=(0.3, 0.6), n=300).fit(aux)

@@ -160,6 +160,20 @@ default=None
         of ``n`` records sampled, and ``query`` computed on the table; the
         secret defaults to the synthesiser's. With ``train_on="clean"`` the
         classifier learns from the datasets' own statistics.
+    model : unfitted estimator or None, default=None
+        The defence is a trained model (with ``mechanism=None`` and
+        ``query=None``): each dataset drawn trains a clone of it (e.g.
+        ``LogisticRegression()``, or :class:`~skattr.ShareHidden` wrapping
+        one; its ``random_state`` seeded from ``random_state``) to predict
+        ``target`` from the other columns, and the features are its outputs
+        on ``probe`` (the probability of the second class, or the decision
+        function), as Ganju et al. and Zhang, Tople and Ohrimenko do. The
+        secret defaults to the model's (a ``ShareHidden``'s).
+    target : str or None, default=None
+        The label column the models are trained to predict (with ``model``).
+    probe : DataFrame or None, default=None
+        Public records (the model's features) whose outputs the attacker
+        reads from each model (with ``model``).
     progress : "auto" or bool, default="auto"
         Show a progress bar (tqdm) over the datasets released by ``fit`` and
         ``score``. "auto" shows one when tqdm is installed and standard error
@@ -251,9 +265,13 @@ default=None
     def __init__(self, mechanism=None, *, query=None, secret=None,
                  values=(0.45, 0.55), n=100, n_shadow=200, n_test=200,
                  classifier=None, random_state=None, train_on="released",
-                 progress="auto", synthesizer=None):
+                 progress="auto", synthesizer=None, model=None, target=None,
+                 probe=None):
         self.mechanism = mechanism
         self.synthesizer = synthesizer
+        self.model = model
+        self.target = target
+        self.probe = probe
         self.query = query
         self.secret = secret
         self.values = values
@@ -274,6 +292,8 @@ default=None
             # Unfitted: a template each dataset is synthesised by a clone of,
             # and never the caller's object (set_params on the clone).
             params["synthesizer"] = clone(self.synthesizer)
+        if self.model is not None and hasattr(self.model, "get_params"):
+            params["model"] = clone(self.model)
         return type(self)(**params)
 
     @staticmethod
@@ -314,6 +334,8 @@ default=None
 
     def _target(self) -> tuple[Query, Secret]:
         """Return the released query and the attacked secret."""
+        if self.model is not None:
+            return None, self._model_secret()
         if self.synthesizer is not None:
             synthesizer = self.synthesizer
             if not self._is_synthesizer(synthesizer):
@@ -377,6 +399,61 @@ default=None
         secret = self.secret if self.secret is not None else mechanism.secrets_[0]
         return mechanism.query_, secret
 
+    def _model_secret(self) -> Secret:
+        """Check the model defence's parameters; return the attacked secret."""
+        model = self.model
+        if isinstance(model, type) or not all(
+                hasattr(model, m) for m in ("fit", "get_params")):
+            raise InvalidParameterError(
+                "model= is an unfitted scikit-learn estimator (each shadow "
+                "dataset trains a clone of it), e.g. LogisticRegression() or "
+                f"skattr.ShareHidden(...); got {type(model).__name__}.")
+        if self.mechanism is not None or self.synthesizer is not None:
+            raise InvalidParameterError(
+                "Give one defence: mechanism=, synthesizer= or model=.")
+        if self.query is not None:
+            raise InvalidParameterError(
+                "Against a model the attack reads the model's outputs on "
+                "probe=, not a statistic: leave query=None.")
+        if self.train_on != "released":
+            raise InvalidParameterError(
+                "A model has no noise-free version to train on: leave "
+                "train_on='released'.")
+        if self.target is None:
+            raise InvalidParameterError(
+                "Against a model, target= names the label column each shadow "
+                "model is trained to predict (the rest are its features).")
+        if not isinstance(self.probe, pd.DataFrame) or len(self.probe) == 0:
+            raise InvalidParameterError(
+                "Against a model, probe= is a public DataFrame of records "
+                "(features only) whose predictions the attacker reads from "
+                "each model, as Ganju et al. and Zhang et al. do.")
+        secret = (self.secret if self.secret is not None
+                  else getattr(model, "secret", None))
+        if not isinstance(secret, Secret):
+            raise InvalidParameterError(
+                f"{type(model).__name__} hides no secret of its own: pass "
+                "secret= (the property the attack infers).")
+        return secret
+
+    def _model_outputs(self, frame: pd.DataFrame, rng) -> np.ndarray:
+        """Return the probe's outputs of a fresh model trained on ``frame``."""
+        est = clone(self.model)
+        if "random_state" in est.get_params(deep=False):
+            est.set_params(random_state=int(rng.integers(0, 2**32)))
+        data = frame.reset_index(drop=True)
+        est.fit(data.drop(columns=[self.target]), data[self.target])
+        probe = self.probe[[c for c in data.columns if c != self.target]]
+        for method in ("predict_proba", "decision_function", "predict"):
+            if hasattr(est, method):
+                out = np.asarray(getattr(est, method)(probe), dtype=float)
+                binary = (method == "predict_proba" and out.ndim == 2
+                          and out.shape[1] == 2)
+                return (out[:, 1] if binary else out).ravel()
+        raise InvalidParameterError(
+            f"{type(est).__name__} has no predict_proba, decision_function or "
+            "predict to read on the probe.")
+
     def _members(self, frame: pd.DataFrame, secret: Secret, counts, *, what: str):
         """Return who is in the secret's group, checked against the counts."""
         member = secret_indicator(frame, secret, what=what) == 1.0
@@ -404,6 +481,9 @@ default=None
         rows = sample_indices(member, np.asarray(counts)[labels], self.n, rng)
         rows = track(rows, self.progress, unit="dataset",
                      desc="property inference: datasets")
+        if self.model is not None:
+            return np.vstack([self._model_outputs(frame.iloc[r], rng)
+                              for r in rows]), labels
         if self.mechanism is None:
             columns = self.query_.columns
             seen = ((lambda r: frame.iloc[r])
@@ -466,7 +546,17 @@ default=None
         self.secret_ = secret
         self.values_ = (k1 / self.n, k2 / self.n)
         member = self._members(frame, secret, (k1, k2), what="the auxiliary data")
-        if self.mechanism is None:
+        if self.model is not None:
+            absent = [c for c in frame.columns
+                      if c != self.target and c not in self.probe.columns]
+            if self.target not in frame.columns or absent:
+                raise InvalidParameterError(
+                    f"The auxiliary data must hold target={self.target!r} and "
+                    f"the probe every other column; the probe lacks {absent}."
+                    if self.target in frame.columns else
+                    f"target={self.target!r} is not a column of the auxiliary "
+                    f"data ({list(frame.columns)}).")
+        elif self.mechanism is None:
             query = query.with_columns(
                 query.resolve_columns(frame, exclude=[secret.column]))
         self.query_ = query
