@@ -100,7 +100,8 @@ def test_getting_started_runs_as_written(tmp_path, monkeypatch, capsys):
 @pytest.mark.filterwarnings(
     "ignore::skattr.exceptions.ClassicCalibrationWarning")
 @pytest.mark.parametrize("page", ["user_guide.rst", "many_releases.rst",
-                                  "dask.rst", "audit.md", "synthetic.md"])
+                                  "dask.rst", "audit.md", "synthetic.md",
+                                  "models.md"])
 def test_a_docs_page_runs_as_written(page, tmp_path, monkeypatch, adult):
     # ``adult``: the user guide reads UCI Adult from SKATTR_DATA (skipped,
     # saying why, when no data directory is given).
@@ -117,7 +118,7 @@ def test_a_docs_page_runs_as_written(page, tmp_path, monkeypatch, adult):
 def test_every_page_with_code_is_run():
     # A new page with Python in it joins the list above.
     run = {"user_guide.rst", "many_releases.rst", "dask.rst", "audit.md",
-           "getting_started.rst", "synthetic.md"}
+           "getting_started.rst", "synthetic.md", "models.md"}
     pages = {p.name for p in (ROOT / "docs").glob("*.*")
              if p.suffix in (".rst", ".md") and python_blocks(p)}
     assert pages <= run, pages - run
