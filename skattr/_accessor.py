@@ -309,20 +309,7 @@ class AttributePrivacyAccessor:
         from skattr.exceptions import DataValidationError
         from skattr.synth import synthesize
 
-        if unknown:
-            import difflib
-            import inspect
-
-            known = [p for p in inspect.signature(
-                AttributePrivacyAccessor.synthesize).parameters
-                if p not in ("self", "unknown")]
-            hints = {k: difflib.get_close_matches(k, known, n=1)
-                     for k in unknown}
-            raise InvalidParameterError(
-                f"synthesize() takes no parameter(s) {sorted(unknown)}."
-                + "".join(f" Did you mean {h[0]!r} for {k!r}?"
-                          for k, h in hints.items() if h)
-                + f" It takes: {', '.join(known)}.")
+        _refuse_unknown(AttributePrivacyAccessor.synthesize, unknown)
         columns = column_labels(columns)
         if not isinstance(self._frame(), pd.DataFrame):
             raise DataValidationError(
@@ -374,20 +361,7 @@ class AttributePrivacyAccessor:
         from skattr._group_means import group_means
         from skattr.exceptions import DataValidationError
 
-        if unknown:
-            import difflib
-            import inspect
-
-            known = [p for p in inspect.signature(
-                AttributePrivacyAccessor.group_means).parameters
-                if p not in ("self", "unknown")]
-            hints = {k: difflib.get_close_matches(k, known, n=1)
-                     for k in unknown}
-            raise InvalidParameterError(
-                f"group_means() takes no parameter(s) {sorted(unknown)}."
-                + "".join(f" Did you mean {h[0]!r} for {k!r}?"
-                          for k, h in hints.items() if h)
-                + f" It takes: {', '.join(known)}.")
+        _refuse_unknown(AttributePrivacyAccessor.group_means, unknown)
         if columns is None:
             raise InvalidParameterError(
                 "group_means needs the columns whose means are released, "
@@ -473,3 +447,20 @@ class AttributePrivacyAccessor:
 # imports Dask).
 for _backend in registered_backends()[1:]:
     _backend.register_accessor("attrpriv", AttributePrivacyAccessor)
+
+
+def _refuse_unknown(method, unknown: dict) -> None:
+    """Refuse keywords ``method`` does not take, naming the nearest it does."""
+    if not unknown:
+        return
+    import difflib
+    import inspect
+
+    known = [p for p in inspect.signature(method).parameters
+             if p not in ("self", "unknown")]
+    hints = {k: difflib.get_close_matches(k, known, n=1) for k in unknown}
+    raise InvalidParameterError(
+        f"{method.__name__}() takes no parameter(s) {sorted(unknown)}."
+        + "".join(f" Did you mean {h[0]!r} for {k!r}?"
+                  for k, h in hints.items() if h)
+        + f" It takes: {', '.join(known)}.")

@@ -20,14 +20,19 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from skattr._certificate import Assumption, Method, MethodStep
+from skattr._certificate import Method, MethodStep
 from skattr._clipping import robust_ranges
 from skattr._data import secret_indicator
 from skattr._plain import plain_subsampled
 from skattr._random import check_random_state
 from skattr._release import Certificate
 from skattr._secret import Secret
-from skattr._subsample import public_sizes, subsample_groups
+from skattr._subsample import (
+    neighbours_assumption,
+    public_sizes,
+    share_certificate,
+    subsample_groups,
+)
 from skattr._validation import (
     check_unique_labels,
     column_labels,
@@ -35,7 +40,6 @@ from skattr._validation import (
 )
 from skattr.dp import check_privacy_level, epsilon_of_rho, rho_of_epsilon
 from skattr.exceptions import DataValidationError, InvalidParameterError
-from skattr.laws._base import grid_assumptions
 
 __all__ = ["GroupMeans", "group_means"]
 
@@ -223,7 +227,7 @@ def group_means(data, columns, *, secret, bounds=None, reference=None,
         values=frame, noise_sd=noise,
         bounds={c: (float(ranges[c][0]), float(ranges[c][1])) for c in columns},
         group_sizes={"inside": sizes.inside, "outside": sizes.outside},
-        certificate=_share_certificate(secret, sizes, privacy),
+        certificate=share_certificate(secret, sizes),
         records_certificate=_records_certificate(
             sizes, each, rho, d, delta, neighbours,
             widest=float(np.max(high - low))),
@@ -335,33 +339,12 @@ def _ranges(columns, bounds, reference, data) -> dict:
     return found
 
 
-def _share_certificate(secret, sizes, privacy) -> Certificate:
-    failure = ("" if privacy == "dataset" else
-               f"; the data holds fewer records of a group than kept with "
-               f"chance at most {sizes.failure:g} under every share of the "
-               "secret (then nothing is released): the share's delta")
-    return Certificate(
-        epsilon=0.0, delta=float(sizes.failure), sensitivity=0.0,
-        certified_by=Method((MethodStep.of(
-            "subsample.public-sizes", inside=sizes.inside,
-            outside=sizes.outside, n=sizes.n, left_out=sizes.left_out,
-            failure=failure),)),
-        assumed=(Assumption.of("records.independent", reads="any law",
-                               privacy=privacy),
-                 *(grid_assumptions((secret,), sizes.n)
-                   if privacy == "dataset" else ())),
-        guarantee=f"{privacy} attribute privacy", calibration="subsample")
-
-
 def _records_certificate(sizes, each, rho, d, delta, neighbours, widest):
     composition = ("added (a record replaced by one of the other group "
                    "moves both groups' means)" if neighbours == "any" else
                    "the larger taken (a record moves its own group's means "
                    "only: parallel composition)")
-    sized = dict(inside=sizes.inside, outside=sizes.outside)
-    assumed = (Assumption.of("records.neighbours", **sized)
-               if neighbours == "any" else
-               Assumption.of("records.same-group", **sized))
+    assumed = neighbours_assumption(sizes, neighbours)
     return Certificate(
         epsilon=float(epsilon_of_rho(rho, float(delta))),
         delta=float(delta),

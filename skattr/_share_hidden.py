@@ -20,19 +20,17 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from skattr._certificate import Assumption, Method, MethodStep
 from skattr._plain import plain_subsampled
-from skattr._release import Certificate
 from skattr._secret import Secret
-from skattr._subsample import public_sizes, subsample_groups
+from skattr._subsample import (
+    public_sizes,
+    share_certificate,
+    subsample_positions,
+)
 from skattr.exceptions import DataValidationError, InvalidParameterError
-from skattr.laws._base import grid_assumptions
 from skattr.utils._scoring import searched
 
 __all__ = ["ShareHidden"]
-
-#: The column of row positions beside the secret's, when subsampling.
-_ROW = "\0row"
 
 #: What a model trained on subsampled groups does not protect.
 _RECORDS = (
@@ -222,9 +220,8 @@ class ShareHidden(MetaEstimatorMixin, BaseEstimator):
         # The sizes are public: refused here, before a value is read.
         sizes = public_sizes(self.secret, n, self.privacy,
                              delta=float(self.delta))
-        rows = self._groups(X, y).assign(**{_ROW: np.arange(n)})
-        kept = subsample_groups(rows, self.secret, sizes, self.random_state,
-                                what="the training data")[_ROW].to_numpy()
+        kept = subsample_positions(self._groups(X, y), self.secret, sizes,
+                                   self.random_state, what="the training data")
         params = {k: _take(v, kept, n) for k, v in fit_params.items()}
         estimator = clone(self.estimator)
         if y is None:
@@ -236,31 +233,13 @@ class ShareHidden(MetaEstimatorMixin, BaseEstimator):
         self.left_out_ = sizes.left_out
         self.n_records_ = n
         self.trained_share_ = sizes.inside / (sizes.inside + sizes.outside)
-        self.certificate_ = self._certificate(sizes)
+        self.certificate_ = share_certificate(self.secret, sizes,
+                                              what="fitted")
         for name in ("classes_", "n_features_in_", "feature_names_in_"):
             if hasattr(estimator, name):
                 setattr(self, name, getattr(estimator, name))
         return self
 
-    def _certificate(self, sizes) -> Certificate:
-        failure = ("" if sizes.privacy == "dataset" else
-                   f"; the data holds fewer records of a group than kept with "
-                   f"chance at most {sizes.failure:g} under every share of the "
-                   "secret (then nothing is fitted): the share's delta")
-        return Certificate(
-            epsilon=0.0, delta=float(sizes.failure), sensitivity=0.0,
-            certified_by=Method((MethodStep.of(
-                "subsample.public-sizes", inside=sizes.inside,
-                outside=sizes.outside, n=sizes.n, left_out=sizes.left_out,
-                failure=failure),)),
-            assumed=(Assumption.of("records.independent", reads="any law",
-                                   privacy=self.privacy),
-                     *(grid_assumptions((self.secret,), sizes.n)
-                       if self.privacy == "dataset" else ())),
-            guarantee=f"{self.privacy} attribute privacy",
-            calibration="subsample")
-
-    # ------------------------------------------------------------- words
     def in_plain_words(self) -> str:
         """Return the share's guarantee in plain words, and what it does not cover."""
         check_is_fitted(self, "estimator_")

@@ -37,12 +37,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from skattr._certificate import Assumption, Method, MethodStep
 from skattr._data import secret_indicator
 from skattr._random import check_random_state
+from skattr._release import Certificate
 from skattr._secret import Secret
 from skattr.exceptions import DataValidationError, InvalidParameterError
+from skattr.laws._base import grid_assumptions
 
-__all__ = ["PublicSizes", "public_sizes", "stated_shares", "subsample_groups"]
+__all__ = ["PublicSizes", "public_sizes", "share_certificate", "stated_shares",
+           "subsample_groups", "subsample_positions", "neighbours_assumption"]
 
 
 @dataclass(frozen=True)
@@ -288,6 +292,19 @@ def subsample_groups(frame: pd.DataFrame, secret: Secret, sizes: PublicSizes,
     >>> sorted(kept["sex"].value_counts().items())
     [('F', 3), ('M', 5)]
     """
+    rows = subsample_positions(frame, secret, sizes, random_state, what=what)
+    return frame.iloc[rows].reset_index(drop=True)
+
+
+def subsample_positions(frame: pd.DataFrame, secret: Secret,
+                        sizes: PublicSizes, random_state=None, *,
+                        what: str = "the private data") -> np.ndarray:
+    """Return the positions of the rows :func:`subsample_groups` keeps, shuffled.
+
+    ``frame`` needs only the secret's column: a caller that keeps its own
+    rows (a model's X, y and weights; one-hot codes) subsamples by position.
+    Raises as :func:`subsample_groups`.
+    """
     if len(frame) != sizes.n:
         raise DataValidationError(
             f"{what[0].upper()}{what[1:]} has {len(frame)} records; its public "
@@ -306,5 +323,43 @@ def subsample_groups(frame: pd.DataFrame, secret: Secret, sizes: PublicSizes,
     # A uniform permutation's first s: a uniform s-subset.
     inside = rng.permuted(np.flatnonzero(member))[:sizes.inside]
     outside = rng.permuted(np.flatnonzero(~member))[:sizes.outside]
-    rows = rng.permuted(np.concatenate([inside, outside]))
-    return frame.iloc[rows].reset_index(drop=True)
+    return rng.permuted(np.concatenate([inside, outside]))
+
+
+def share_certificate(secret: Secret, sizes: PublicSizes, *,
+                      what: str = "released") -> Certificate:
+    """Return the certificate of the share for a release from subsampled groups.
+
+    Epsilon 0; delta the sizes' failure chance (0 under dataset privacy);
+    the attribute-privacy model as its assumption (and the grid's reading
+    of the pairs under dataset privacy). ``what`` says what is not done when
+    a size bound fails ("released", "fitted").
+    """
+    failure = ("" if sizes.privacy == "dataset" else
+               f"; the data holds fewer records of a group than kept with "
+               f"chance at most {sizes.failure:g} under every share of the "
+               f"secret (then nothing is {what}): the share's delta")
+    return Certificate(
+        epsilon=0.0, delta=float(sizes.failure), sensitivity=0.0,
+        certified_by=Method((MethodStep.of(
+            "subsample.public-sizes", inside=sizes.inside,
+            outside=sizes.outside, n=sizes.n, left_out=sizes.left_out,
+            failure=failure),)),
+        assumed=(Assumption.of("records.independent", reads="any law",
+                               privacy=sizes.privacy),
+                 *(grid_assumptions((secret,), sizes.n)
+                   if sizes.privacy == "dataset" else ())),
+        guarantee=f"{sizes.privacy} attribute privacy",
+        calibration="subsample")
+
+
+def neighbours_assumption(sizes: PublicSizes, neighbours: str) -> Assumption:
+    """Return differential privacy's neighbouring datasets, as a record.
+
+    "any": a record replaced by any other, its group included; "same-group":
+    its group kept (opt-in); both datasets holding the public sizes.
+    """
+    sized = {"inside": sizes.inside, "outside": sizes.outside}
+    if neighbours == "same-group":
+        return Assumption.of("records.same-group", **sized)
+    return Assumption.of("records.neighbours", **sized)

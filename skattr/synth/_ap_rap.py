@@ -22,21 +22,26 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
-from skattr._certificate import Assumption, Method, MethodStep
+from skattr._certificate import Method, MethodStep
 from skattr._data import secret_indicator
 from skattr._persistence import persistable
 from skattr._plain import plain_subsampled
 from skattr._random import check_random_state
 from skattr._release import Certificate
 from skattr._secret import Secret
-from skattr._subsample import public_sizes, stated_shares, subsample_groups
+from skattr._subsample import (
+    neighbours_assumption,
+    public_sizes,
+    share_certificate,
+    stated_shares,
+    subsample_positions,
+)
 from skattr.dp import check_privacy_level, epsilon_of_rho, rho_of_epsilon
 from skattr.exceptions import (
     InvalidParameterError,
     NotCertifiableError,
     PrivacyLeakWarning,
 )
-from skattr.laws._base import grid_assumptions
 from skattr.synth._base import Synthesizer
 from skattr.synth._dp_rap import check_rounds, marginal_sd, private_projection
 from skattr.synth._rap import (
@@ -56,8 +61,6 @@ from skattr.utils._stack import caller_stacklevel
 __all__ = ["AttributePrivateRAP", "group_answers"]
 
 _GROUPS = ("inside", "outside")
-#: The column of row positions beside the secret's, when subsampling.
-_ROW = "\0row"
 
 #: What a table fitted without differential privacy exposes (the warning).
 UNPROTECTED = (
@@ -367,12 +370,9 @@ class AttributePrivateRAP(Synthesizer):
             warnings.warn(UNPROTECTED, PrivacyLeakWarning,
                           stacklevel=caller_stacklevel())
         codes = domain.codes(X)                 # refuses unseen values
-        # The kept rows: subsample_groups reads the group from the secret's
-        # column, and returns each kept row's position.
-        rows = X[[self.secret.column]].reset_index(drop=True).assign(
-            **{_ROW: np.arange(n)})
-        kept = subsample_groups(rows, self.secret, sizes, rng)[_ROW]
-        parts = _split(domain, domain.onehot_of_codes(codes[kept.to_numpy()]),
+        kept = subsample_positions(X[[self.secret.column]], self.secret,
+                                   sizes, rng)
+        parts = _split(domain, domain.onehot_of_codes(codes[kept]),
                        inside_cats, self.secret.column)
         bar = progress_bar(self.progress, total=2 * T * int(self.iterations),
                            desc=name, unit="step")
@@ -390,7 +390,7 @@ class AttributePrivateRAP(Synthesizer):
                     learning_rate=float(self.learning_rate), rng=rng, bar=bar)
         finally:
             bar.close()
-        self.certificate_ = self._share_certificate(sizes)
+        self.certificate_ = share_certificate(self.secret, sizes)
         self.records_certificate_ = self._records_certificate(
             sizes, budgets, len(workload), T, K)
         self.domain_ = domain
@@ -410,24 +410,6 @@ class AttributePrivateRAP(Synthesizer):
         self.n_records_ = n
         return self
 
-    def _share_certificate(self, sizes) -> Certificate:
-        failure = ("" if sizes.privacy == "dataset" else
-                   f"; the data holds fewer records of a group than kept with "
-                   f"chance at most {sizes.failure:g} under every share of the "
-                   "secret (then nothing is released): the share's delta")
-        return Certificate(
-            epsilon=0.0, delta=float(sizes.failure), sensitivity=0.0,
-            certified_by=Method((MethodStep.of(
-                "subsample.public-sizes", inside=sizes.inside,
-                outside=sizes.outside, n=sizes.n, left_out=sizes.left_out,
-                failure=failure),)),
-            assumed=(Assumption.of("records.independent", reads="any law",
-                                   privacy=self.privacy),
-                     *(grid_assumptions((self.secret,), sizes.n)
-                       if self.privacy == "dataset" else ())),
-            guarantee=f"{self.privacy} attribute privacy",
-            calibration="subsample")
-
     def _records_certificate(self, sizes, budgets, marginals: int, T: int,
                              K: int) -> Certificate | None:
         if budgets is None:
@@ -442,10 +424,7 @@ class AttributePrivateRAP(Synthesizer):
         rounds = ("one round" if T == 1 else
                   f"{T} rounds of {K} chosen by report-noisy-max, sensitivity "
                   "1 / s")
-        sized = dict(inside=sizes.inside, outside=sizes.outside)
-        neighbours = (Assumption.of("records.neighbours", **sized)
-                      if self.neighbours == "any" else
-                      Assumption.of("records.same-group", **sized))
+        neighbours = neighbours_assumption(sizes, self.neighbours)
         return Certificate(
             epsilon=float(epsilon_of_rho(total, float(self.delta))),
             delta=float(self.delta),
