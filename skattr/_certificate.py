@@ -141,6 +141,12 @@ ASSUMPTIONS: dict[str, _Kind] = {
         "both datasets holding at least {inside} of the group and {outside} "
         "others (fewer is refused; the refusal not covered)", "inside",
         "outside"),
+    "learner.as-stated": _kind(
+        "the wrapped learner is differentially private as its library "
+        "states it, its bounds stated (not read from the data){seeded}; its "
+        "other steps ({steps}) learn nothing from the data (a "
+        "FunctionTransformer's function applied to each record alone)",
+        "steps", "seeded"),
     "records.same-group": _kind(
         "ASSUMED (neighbours='same-group'): a record's group is public; "
         "neighbours differ in one record's other values, both holding at "
@@ -377,6 +383,12 @@ STEPS: dict[str, _Kind] = {
         "{left_out} unread): one law under every secret, the share moving "
         "nothing released (docs/synthetic.md){failure}", "inside", "outside",
         "n", "left_out", "failure"),
+    "learner.differential-privacy": _kind(
+        "the wrapped learner's own differential privacy ({learners}), "
+        "added over its differentially private steps (basic composition): "
+        "({epsilon:.6g}, {delta:.6g}) for one record of the subsample "
+        "replaced; {composition}", "learners", "epsilon", "delta",
+        "composition"),
     "zcdp.group-histograms": _kind(
         "each group's histograms ({marginals} marginals, {rounds}) with "
         "Gaussian noise for l2 sensitivity sqrt(2) / s a marginal, s its public "

@@ -232,7 +232,7 @@ def group_means(data, columns, *, secret, bounds=None, reference=None,
             sizes, each, rho, d, delta, neighbours,
             widest=float(np.max(high - low))),
         secret=secret.label, n=n, neighbours=neighbours,
-        what=secret.property_label)
+        what=secret.share_label)
 
 
 def _checked(data, columns, secret, epsilon, delta, privacy, neighbours):

@@ -424,6 +424,11 @@ class Secret:
         return self.property_label.removeprefix("proportion(").removesuffix(")")
 
     @property
+    def share_label(self) -> str:
+        """Whose share a proportion secret hides: ``"the records with sex == 'F'"``."""
+        return f"the records with {self.group_label}"
+
+    @property
     def label(self) -> str:
         """A short human-readable description."""
         what = self.property_label

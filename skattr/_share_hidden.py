@@ -20,9 +20,12 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from skattr._certificate import Assumption, Method, MethodStep
 from skattr._plain import plain_subsampled
+from skattr._release import Certificate
 from skattr._secret import Secret
 from skattr._subsample import (
+    neighbours_assumption,
     public_sizes,
     share_certificate,
     subsample_positions,
@@ -37,6 +40,75 @@ _RECORDS = (
     "No record is protected by the subsampling: the model can reveal what "
     "it learned of any kept record, as every model does, unless the wrapped "
     "estimator is itself differentially private.")
+
+
+#: diffprivlib's parameters that, left None, it reads from the data (its
+#: PrivacyLeakWarning): then no record is protected.
+_DATA_BOUNDS = ("data_norm", "bounds", "bounds_X", "bounds_y", "classes")
+
+
+class _Unprotected(Exception):
+    """Why the wrapped estimator protects no record (its message says)."""
+
+
+def _private_parts(step) -> list[tuple[str, float, float, bool]]:
+    """Return ``step``'s differentially private parts: (name, epsilon, delta, seeded).
+
+    A diffprivlib estimator with its bounds stated is one; a Pipeline or a
+    ColumnTransformer is its steps'; a step that learns nothing from the
+    data (``"drop"``, ``"passthrough"``, a FunctionTransformer, an encoder
+    with stated categories and no infrequent grouping) is none. Anything
+    else raises :class:`_Unprotected`, saying which step learns from the
+    data without differential privacy.
+    """
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+    from sklearn.preprocessing import (
+        FunctionTransformer,
+        OneHotEncoder,
+        OrdinalEncoder,
+    )
+
+    if step is None or (isinstance(step, str)
+                        and step in ("drop", "passthrough")):
+        return []
+    name = type(step).__name__
+    if type(step).__module__.split(".")[0] == "diffprivlib":
+        params = step.get_params(deep=False)
+        unset = [k for k in _DATA_BOUNDS if k in params and params[k] is None]
+        if unset:
+            raise _Unprotected(
+                f"diffprivlib's {name} was given {unset[0]}=None, so it read "
+                f"its bounds from the data, which is not differentially "
+                f"private: state {unset[0]} from public knowledge")
+        epsilon, delta = params.get("epsilon"), params.get("delta", 0.0) or 0.0
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                   and 0 <= v < np.inf for v in (epsilon, delta)):
+            raise _Unprotected(
+                f"diffprivlib's {name} states epsilon={epsilon!r}, "
+                f"delta={delta!r}: not a finite guarantee")
+        return [(f"diffprivlib {name} epsilon {epsilon:g}"
+                 + (f" delta {delta:g}" if delta else ""), float(epsilon),
+                 float(delta), params.get("random_state") is not None)]
+    if isinstance(step, Pipeline):
+        return [p for _, inner in step.steps for p in _private_parts(inner)]
+    if isinstance(step, ColumnTransformer):
+        return [p for _, inner, _ in step.transformers
+                for p in _private_parts(inner)] + _private_parts(
+                    step.remainder)
+    if isinstance(step, FeatureUnion):
+        return [p for _, inner in step.transformer_list
+                for p in _private_parts(inner)]
+    if isinstance(step, FunctionTransformer):
+        return []
+    if (isinstance(step, (OneHotEncoder, OrdinalEncoder))
+            and not (isinstance(step.categories, str)
+                     and step.categories == "auto")
+            and getattr(step, "min_frequency", None) is None
+            and getattr(step, "max_categories", None) is None):
+        return []
+    raise _Unprotected(
+        f"{name} learns from the data without differential privacy")
 
 
 def _estimator_has(name: str):
@@ -73,6 +145,14 @@ class ShareHidden(MetaEstimatorMixin, BaseEstimator):
     delta : float, default=1e-6
         Distributional privacy: the chance a group of the data is smaller
         than its public size (then nothing is fitted): the share's delta.
+    neighbours : {"any", "same-group"}, default="any"
+        Differential privacy's neighbouring datasets, when the wrapped
+        estimator is differentially private (diffprivlib's, its bounds
+        stated): "any" replaces a record by any other, its group included,
+        which moves both groups' subsamples (the learner's epsilon doubled,
+        its delta times 1 + e^epsilon: group privacy of two records);
+        "same-group" takes a record's group as public (an assumption,
+        recorded), which moves one subsample (the learner's own guarantee).
     random_state : None, int or Generator, default=None
         The subsample (secure by default). The estimator's own randomness
         is its own parameter.
@@ -90,6 +170,13 @@ class ShareHidden(MetaEstimatorMixin, BaseEstimator):
         its public size over both), never the data's.
     certificate_ : Certificate
         The share's guarantee, and the model it rests on.
+    records_certificate_ : Certificate or None
+        Each record's differential privacy, when the wrapped estimator is
+        differentially private (diffprivlib's estimators, with their bounds
+        stated, alone or in a Pipeline whose other steps learn nothing
+        from the data); None when no record is protected.
+    unprotected_ : str or None
+        Why no record is protected (None when they are).
     classes_, n_features_in_, feature_names_in_
         The fitted estimator's, where it has them.
 
@@ -114,11 +201,12 @@ class ShareHidden(MetaEstimatorMixin, BaseEstimator):
     _parameter_constraints: dict = {}
 
     def __init__(self, estimator=None, *, secret=None, privacy="dataset",
-                 delta=1e-6, random_state=None):
+                 delta=1e-6, neighbours="any", random_state=None):
         self.estimator = estimator
         self.secret = secret
         self.privacy = privacy
         self.delta = delta
+        self.neighbours = neighbours
         self.random_state = random_state
 
     # ------------------------------------------------------------ checks
@@ -150,6 +238,10 @@ class ShareHidden(MetaEstimatorMixin, BaseEstimator):
                 and not isinstance(self.delta, bool) and 0 < self.delta < 1):
             raise InvalidParameterError(
                 f"delta must be in (0, 1); got {self.delta!r}.")
+        if self.neighbours not in ("any", "same-group"):
+            raise InvalidParameterError(
+                "neighbours must be 'any' (a record may change group) or "
+                f"'same-group' (its group public); got {self.neighbours!r}.")
 
     def _groups(self, X, y) -> pd.DataFrame:
         """Return the secret's column (from X, or y as the label) by position."""
@@ -235,18 +327,62 @@ class ShareHidden(MetaEstimatorMixin, BaseEstimator):
         self.trained_share_ = sizes.inside / (sizes.inside + sizes.outside)
         self.certificate_ = share_certificate(self.secret, sizes,
                                               what="fitted")
+        # The parameters as stated: diffprivlib writes the bounds it read
+        # from the data onto the fitted estimator.
+        self.records_certificate_, self.unprotected_ = self._records(
+            self.estimator, sizes)
         for name in ("classes_", "n_features_in_", "feature_names_in_"):
             if hasattr(estimator, name):
                 setattr(self, name, getattr(estimator, name))
         return self
 
+    def _records(self, estimator, sizes):
+        """Return each record's certificate (or None) and, if None, why."""
+        try:
+            parts = _private_parts(estimator)
+        except _Unprotected as reason:
+            return None, str(reason)
+        if not parts:
+            return None, "no step of it is differentially private"
+        epsilon = sum(p[1] for p in parts)
+        delta = sum(p[2] for p in parts)
+        if self.neighbours == "any":
+            # Group privacy of two records: both subsamples move by one.
+            epsilon, delta = 2 * epsilon, (1 + np.exp(epsilon)) * delta
+            composition = ("doubled (group privacy of two records): a record "
+                           "replaced by one of the other group moves both "
+                           "groups' subsamples, each by one record")
+        else:
+            composition = ("a record's group public, it moves its own "
+                           "group's subsample by one record")
+        others = _other_steps(estimator)
+        return Certificate(
+            epsilon=float(epsilon), delta=float(delta),
+            sensitivity=float("nan"),
+            certified_by=Method((MethodStep.of(
+                "learner.differential-privacy",
+                learners="; ".join(p[0] for p in parts),
+                epsilon=float(sum(p[1] for p in parts)),
+                delta=float(sum(p[2] for p in parts)),
+                composition=composition),)),
+            assumed=(Assumption.of(
+                "learner.as-stated", steps=", ".join(others) or "none",
+                seeded=("; its noise seeded (random_state): for experiments "
+                        "only" if any(p[3] for p in parts) else "")),
+                     neighbours_assumption(sizes, self.neighbours)),
+            guarantee="differential privacy",
+            calibration="learner"), None
+
     def in_plain_words(self) -> str:
         """Return the share's guarantee in plain words, and what it does not cover."""
         check_is_fitted(self, "estimator_")
+        unprotected = (None if self.unprotected_ is None else
+                       f"{_RECORDS} Here {self.unprotected_}.")
         return plain_subsampled(
-            self.secret.label, self.certificate_, None,
+            self.secret.label, self.certificate_, self.records_certificate_,
             sizes=self.group_sizes_, n=self.n_records_, what="the model",
-            hidden=self.secret.property_label, unprotected=_RECORDS)
+            neighbours=self.neighbours, hidden=self.secret.share_label,
+            unprotected=unprotected)
 
     def summary(self) -> str:
         """Return the guarantee, what it assumes and the model fitted."""
@@ -264,6 +400,14 @@ class ShareHidden(MetaEstimatorMixin, BaseEstimator):
                  f"The share: ({cert.epsilon:g}, {cert.delta:g})-"
                  f"{cert.guarantee}. Certified by: {cert.method}."]
         lines += [f"  Assumes: {a}." for a in cert.assumptions]
+        records = self.records_certificate_
+        if records is None:
+            lines.append(f"Each record: not protected ({self.unprotected_}).")
+        else:
+            lines.append(f"Each record: ({records.epsilon:.6g}, "
+                         f"{records.delta:.6g})-{records.guarantee}. "
+                         f"Certified by: {records.method}.")
+            lines += [f"  Assumes: {a}." for a in records.assumptions]
         return "\n".join(lines)
 
     # -------------------------------------------------------- delegation
@@ -315,6 +459,17 @@ class ShareHidden(MetaEstimatorMixin, BaseEstimator):
             tags.target_tags.required = inner.target_tags.required
             tags.input_tags.sparse = inner.input_tags.sparse
         return tags
+
+
+def _other_steps(estimator) -> list[str]:
+    """Return the names of a Pipeline's steps that are not diffprivlib's."""
+    from sklearn.pipeline import Pipeline
+
+    if not isinstance(estimator, Pipeline):
+        return []
+    return [type(step).__name__ for _, step in estimator.steps
+            if not isinstance(step, str) and step is not None
+            and type(step).__module__.split(".")[0] != "diffprivlib"]
 
 
 def _as_rows(values):

@@ -66,6 +66,11 @@ ASSUMPTION_TEXTS = {
         'neighbours: one record replaced by any other, its group included, '
         'both datasets holding at least 298 of the group and 298 others '
         '(fewer is refused; the refusal not covered)')),
+    "learner.as-stated": ({"steps": "ColumnTransformer", "seeded": ""}, (
+        "the wrapped learner is differentially private as its library "
+        "states it, its bounds stated (not read from the data); its other "
+        "steps (ColumnTransformer) learn nothing from the data (a "
+        "FunctionTransformer's function applied to each record alone)")),
     "records.same-group": ({"inside": 298, "outside": 298}, (
         "ASSUMED (neighbours='same-group'): a record's group is public; "
         "neighbours differ in one record's other values, both holding at "
@@ -318,6 +323,16 @@ STEP_TEXTS = {
         ' public size (298 of the group and 298 others of 747; 151 unread):'
         ' one law under every secret, the share moving nothing released '
         '(docs/synthetic.md)')),
+    "learner.differential-privacy": ({
+        "learners": "diffprivlib LogisticRegression epsilon 1",
+        "epsilon": 1.0, "delta": 0.0,
+        "composition": "doubled: a record replaced by one of the other "
+                       "group moves both groups' subsamples"}, (
+        "the wrapped learner's own differential privacy (diffprivlib "
+        "LogisticRegression epsilon 1), added over its differentially "
+        "private steps (basic composition): (1, 0) for one record of the "
+        "subsample replaced; doubled: a record replaced by one of the other "
+        "group moves both groups' subsamples")),
     "zcdp.group-histograms": ({"marginals": 64, "rounds": "one round",
                                "rho_inside": 0.01, "rho_outside": 0.01,
                                "composition": "added"}, (

@@ -275,5 +275,5 @@ def test_newcomers_mistakes_get_skattr_errors(people):
                              random_state=0)
     assert out.values.index[1] == f"not {out.values.index[0]}"
     assert out.values.index[0] == "sex: OneOf(['F', 'X'])"
-    assert "The share of proportion(sex: OneOf(['F', 'X'])) is" in \
+    assert "The share of the records with sex: OneOf(['F', 'X']) is" in \
         out.in_plain_words()

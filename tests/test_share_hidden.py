@@ -17,11 +17,12 @@ import pandas as pd
 import pytest
 from scipy import special, stats
 from sklearn.base import BaseEstimator, clone
+from sklearn.compose import make_column_transformer
 from sklearn.dummy import DummyRegressor
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skattr
@@ -219,6 +220,54 @@ def test_a_learner_s_fitted_parameter_has_one_law_under_every_secret():
                for x in {*whole[0], *whole[1]}) > 1e-3
 
 
+def test_under_distributional_privacy_the_laws_differ_by_at_most_delta():
+    """Distributional privacy: the group's size is Binomial(n, share); a model
+    is fitted when both groups hold their public sizes, and refused
+    otherwise. The fitted mean's law is one for every accepted size (1e-12),
+    so the two shares' laws of what is released (a mean, or a refusal)
+    differ in total variation by the refusal chances only: at most delta.
+    Fitted on the whole data they differ by far more."""
+    from skattr._subsample import public_sizes
+
+    n, delta, values = 24, 0.2, np.array([0.0, 1.0, 3.0])
+    law_in, law_out = [0.6, 0.3, 0.1], [0.1, 0.3, 0.6]
+    secret = Secret.proportion("g", 1, pairs=[(0.25, 0.5)])
+    sizes = public_sizes(secret, n, "distributional", delta=delta)
+    s_in, s_out = sizes.inside, sizes.outside
+    accepted = range(s_in, n - s_out + 1)
+    assert 0 < s_in and 0 < s_out and len(accepted) > 3
+    laws = {k: _fitted_mean_law(n, k, s_in, s_out, law_in, law_out, values)
+            for k in accepted}
+    first = laws[s_in]
+    for law in laws.values():
+        assert max(abs(law.get(x, 0) - first.get(x, 0))
+                   for x in {*law, *first}) <= 1e-12
+    refused = {p: 1 - stats.binom.pmf(list(accepted), n, p).sum()
+               for p in (0.25, 0.5)}
+    assert max(refused.values()) <= delta
+    # The released laws: (1 - r_p) times the one law, and r_p refused.
+    tv = abs(refused[0.25] - refused[0.5])
+    assert tv <= delta
+    # Whole data: each label drawn from its record's group's law, the group
+    # of each record Bernoulli(p): the sum's law is the n-fold convolution
+    # of the mixture (the values are integers: their sum is an index).
+    def whole(p):
+        one = np.zeros(int(values.max()) + 1)
+        np.add.at(one, values.astype(int),
+                  p * np.array(law_in) + (1 - p) * np.array(law_out))
+        law = np.array([1.0])
+        for _ in range(n):
+            law = np.convolve(law, one)
+        return law
+
+    assert 0.5 * np.abs(whole(0.25) - whole(0.5)).sum() > delta
+    # The wrapper refuses data whose group is smaller than its public size.
+    X = pd.DataFrame({"g": [1] * (s_in - 1) + [0] * (n - s_in + 1)})
+    with pytest.raises(DataValidationError):
+        ShareHidden(DummyRegressor(), secret=secret, privacy="distributional",
+                    delta=delta).fit(X, np.zeros(n))
+
+
 def test_the_wrapper_s_draws_follow_the_subsample_s_law():
     """On one dataset, 400 fits of a DummyRegressor: its fitted mean follows
     the hypergeometric law of a uniform subsample of each group."""
@@ -254,6 +303,153 @@ def test_the_wrapper_s_draws_follow_the_subsample_s_law():
         warnings.simplefilter("ignore", RuntimeWarning)
         assert stats.chisquare(observed, np.array(
             [exact[k] for k in keys]) * 400).pvalue > 1e-3
+
+
+class FakeDPLogistic(LogisticRegression):
+    """Stands for a diffprivlib estimator: ShareHidden reads the module's name
+    and the parameters, never diffprivlib itself (which imports beside
+    scikit-learn 1.6-1.7 only; the real one is tested below where it does)."""
+
+    def __init__(self, epsilon=1.0, data_norm=None, delta=0.0,
+                 random_state=None):
+        super().__init__()
+        self.epsilon, self.data_norm = epsilon, data_norm
+        self.delta, self.random_state = delta, random_state
+
+
+FakeDPLogistic.__module__ = "diffprivlib.models.logistic_regression"
+
+
+class FakeDPScaler(FunctionTransformer):
+    """Stands for diffprivlib's StandardScaler (a private step before the learner)."""
+
+    def __init__(self, epsilon=1.0, bounds=None):
+        super().__init__()
+        self.epsilon, self.bounds = epsilon, bounds
+
+
+FakeDPScaler.__module__ = "diffprivlib.models.standard_scaler"
+
+
+def _both(model):
+    return (model.records_certificate_.epsilon,
+            model.records_certificate_.delta)
+
+
+def test_a_differentially_private_learner_states_both_guarantees(data):
+    X, y = data
+    model = ShareHidden(FakeDPLogistic(epsilon=0.5, data_norm=3.0),
+                        secret=SECRET, random_state=0).fit(X, y)
+    # Any neighbour: a record moved to the other group moves both subsamples.
+    assert _both(model) == (1.0, 0.0)
+    assert model.records_certificate_.assumes("records.neighbours")
+    assert model.records_certificate_.assumes("learner.as-stated")
+    assert model.unprotected_ is None
+    words = model.in_plain_words()
+    assert "hidden exactly" in words
+    assert "Each record is protected by (1, 0)-differential privacy" in words
+    assert "No record is protected" not in words
+    summary = model.summary()
+    assert "Each record: (1, 0)-differential privacy" in summary
+    assert "diffprivlib FakeDPLogistic epsilon 0.5" in summary
+    # Its group public (an assumption, recorded): the learner's own.
+    same = ShareHidden(FakeDPLogistic(epsilon=0.5, data_norm=3.0),
+                       secret=SECRET, neighbours="same-group",
+                       random_state=0).fit(X, y)
+    assert _both(same) == (0.5, 0.0)
+    assert [a.kind for a in same.records_certificate_.assumed
+            if a.opt_in] == ["records.same-group"]
+    # Approximate DP: group privacy of two records, (2 eps, (1 + e^eps) delta).
+    approx = ShareHidden(FakeDPLogistic(epsilon=0.5, data_norm=3.0,
+                                        delta=1e-6), secret=SECRET,
+                         random_state=0).fit(X, y)
+    assert approx.records_certificate_.epsilon == 1.0
+    assert approx.records_certificate_.delta == pytest.approx(
+        (1 + math.exp(0.5)) * 1e-6, rel=1e-12)
+    # A seeded learner's noise is for experiments, and said so.
+    seeded = ShareHidden(FakeDPLogistic(data_norm=3.0, random_state=0),
+                         secret=SECRET, random_state=0).fit(X, y)
+    assert "for experiments only" in seeded.summary()
+
+
+@pytest.mark.parametrize("estimator, why", [
+    (LogisticRegression(), "LogisticRegression learns from the data"),
+    (FakeDPLogistic(data_norm=None), "data_norm=None"),
+    (make_pipeline(StandardScaler(), FakeDPLogistic(data_norm=3.0)),
+     "StandardScaler learns from the data"),
+    (make_pipeline(OneHotEncoder(handle_unknown="ignore"),
+                   FakeDPLogistic(data_norm=3.0)),
+     "OneHotEncoder learns from the data"),
+    (make_pipeline(FunctionTransformer(), Recorder()),
+     "Recorder learns from the data"),
+    (FakeDPLogistic(epsilon=float("inf"), data_norm=3.0),
+     "not a finite guarantee"),
+])
+def test_no_record_is_protected_unless_every_step_is_private(data, estimator,
+                                                             why):
+    X, y = data
+    model = ShareHidden(estimator, secret=SECRET, random_state=0).fit(X, y)
+    assert model.records_certificate_ is None
+    assert why in model.unprotected_
+    assert "No record is protected" in model.in_plain_words()
+    assert why in model.in_plain_words()
+    assert "Each record: not protected" in model.summary()
+
+
+def test_steps_that_learn_nothing_keep_the_learner_s_guarantee(data):
+    X, y = data
+    X = X.assign(sex=X.sex.map({0: "m", 1: "f"}))
+    secret = Secret.proportion("sex", "f", pairs=[(0.3, 0.5)])
+    columns = make_column_transformer(
+        (OneHotEncoder(categories=[["f", "m"]]), ["sex"]),
+        (FunctionTransformer(lambda v: v / 100.0), ["age", "hours"]))
+    model = ShareHidden(make_pipeline(columns, FakeDPLogistic(
+        epsilon=0.25, data_norm=2.0)), secret=secret,
+        random_state=0).fit(X, y)
+    assert _both(model) == (0.5, 0.0)
+    assert "ColumnTransformer" in str(model.records_certificate_.assumed[0])
+    # Two private steps add up (basic composition).
+    twice = ShareHidden(make_pipeline(columns, FakeDPScaler(
+        epsilon=0.25, bounds=(0.0, 1.0)), FakeDPLogistic(
+            epsilon=0.25, data_norm=2.0)), secret=secret,
+        random_state=0).fit(X, y)
+    assert _both(twice) == (1.0, 0.0)
+    assert "FakeDPScaler epsilon 0.25; diffprivlib FakeDPLogistic" in (
+        twice.records_certificate_.method)
+
+
+def test_diffprivlib_s_learner_states_both_guarantees(data):
+    dp = pytest.importorskip(
+        "diffprivlib.models", exc_type=ImportError,
+        reason="diffprivlib 0.6.6 imports beside scikit-learn 1.6-1.7 only")
+    X, y = data
+    model = ShareHidden(dp.LogisticRegression(epsilon=1.0, data_norm=60.0),
+                        secret=SECRET, random_state=0).fit(X, y)
+    assert _both(model) == (2.0, 0.0)
+    assert "diffprivlib LogisticRegression epsilon 1" in model.summary()
+    assert model.score(X, y) > 0.5
+    leaky = ShareHidden(dp.LogisticRegression(epsilon=1.0), secret=SECRET,
+                        random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        leaky.fit(X, y)
+    assert leaky.records_certificate_ is None
+    assert "data_norm=None" in leaky.unprotected_
+
+
+def test_a_fitted_model_is_saved_and_loaded_with_its_guarantees(data):
+    """scikit-learn's way: pickle (and joblib) keep the model and its words."""
+    import pickle
+
+    X, y = data
+    model = ShareHidden(LogisticRegression(), secret=SECRET,
+                        random_state=0).fit(X, y)
+    loaded = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(loaded.predict_proba(X),
+                                  model.predict_proba(X))
+    assert loaded.certificate_ == model.certificate_
+    assert loaded.unprotected_ == model.unprotected_
+    assert loaded.summary() == model.summary()
 
 
 def test_it_is_public():

@@ -454,7 +454,7 @@ class AttributePrivateRAP(Synthesizer):
         ...     k=1, n_synthetic=50, iterations=50, random_state=0).fit(df)
         >>> words = rap.in_plain_words()
         >>> print(words[:words.index("):") + 1])  # doctest: +NORMALIZE_WHITESPACE
-        The share of proportion(sex == 'F') is hidden exactly (dataset
+        The share of the records with sex == 'F' is hidden exactly (dataset
         attribute privacy, epsilon 0, delta 0)
         """
         check_is_fitted(self, "logits_")
@@ -462,7 +462,7 @@ class AttributePrivateRAP(Synthesizer):
             self.secret.label, self.certificate_, self.records_certificate_,
             sizes=self.group_sizes_, n=self.n_records_,
             neighbours=self.neighbours, share_in_table=self.share_,
-            hidden=self.secret.property_label)
+            hidden=self.secret.share_label)
 
     # ------------------------------------------------------------ sample
     def sample(self, n: int | None = None, *, random_state=None) -> pd.DataFrame:
