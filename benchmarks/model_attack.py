@@ -72,8 +72,12 @@ def learner(kind: str, categories):
     if kind == "dp-logistic":
         from diffprivlib.models import LogisticRegression as DPLogistic
 
+        # Steps that learn nothing from the data (ShareHidden then states
+        # each record's guarantee): stated categories, public maxima, a
+        # dense output whatever the data.
         columns = make_column_transformer(
-            (onehot, CATEGORICAL), (FunctionTransformer(_scaled), NUMERIC))
+            (onehot, CATEGORICAL), (FunctionTransformer(_scaled), NUMERIC),
+            sparse_threshold=0)
         return make_pipeline(columns, DPLogistic(
             epsilon=1.0, data_norm=float(np.sqrt(len(CATEGORICAL) + 5)),
             max_iter=300))

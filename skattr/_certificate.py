@@ -142,11 +142,12 @@ ASSUMPTIONS: dict[str, _Kind] = {
         "others (fewer is refused; the refusal not covered)", "inside",
         "outside"),
     "learner.as-stated": _kind(
-        "the wrapped learner is differentially private as its library "
-        "states it, its bounds stated (not read from the data){seeded}; its "
-        "other steps ({steps}) learn nothing from the data (a "
-        "FunctionTransformer's function applied to each record alone)",
-        "steps", "seeded"),
+        "the wrapped learner is differentially private for one record "
+        "replaced as its library states it (its optimiser taken as exact), "
+        "its bounds stated, not read from the data, its noise unseeded; its "
+        "other steps ({steps}) learn nothing from the data{functions}"
+        "{classes}; its library's accountant is not spent (this is the "
+        "account)", "steps", "functions", "classes"),
     "records.same-group": _kind(
         "ASSUMED (neighbours='same-group'): a record's group is public; "
         "neighbours differ in one record's other values, both holding at "

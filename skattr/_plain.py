@@ -376,7 +376,8 @@ def plain_subsampled(secret: str, share, records, *, sizes: dict, n: int,
                      neighbours: str = "any", what: str = "the table",
                      share_in_table: float | None = None,
                      hidden: str | None = None,
-                     unprotected: str | None = None) -> str:
+                     unprotected: str | None = None,
+                     records_rest: str | None = None) -> str:
     """Return the two guarantees of a release from subsampled groups, in plain words.
 
     Parameters
@@ -402,6 +403,9 @@ def plain_subsampled(secret: str, share, records, *, sizes: dict, n: int,
     unprotected : str or None
         What to say when no record is protected (None: that
         ``individuals=None`` was asked for).
+    records_rest : str or None
+        What the records' guarantee rests on, beyond the neighbours (a
+        wrapped learner's own claims), in words.
 
     Examples
     --------
@@ -445,12 +449,15 @@ def plain_subsampled(secret: str, share, records, *, sizes: dict, n: int,
         whose += (f" (both datasets holding at least {sizes['inside']} "
                   f"records of the group and {sizes['outside']} others: "
                   "data holding fewer is refused)")
+        tail = ("." if records.delta == 0 else
+                f", except with chance {records.delta:g}.")
         words.append(
             f"Each record is protected by ({records.epsilon:.3g}, "
             f"{records.delta:g})-differential privacy: {whose}, changes the "
             f"chance of any release by at most a factor "
-            f"e^{records.epsilon:.3g}, except with chance "
-            f"{records.delta:g}.")
+            f"e^{records.epsilon:.3g} = {math.exp(records.epsilon):.3g}{tail}")
+        if records_rest:
+            words.append(records_rest)
     if share_in_table is not None:
         words.append(f"The table's share of the group is {share_in_table:g}, "
                      "as stated: it says nothing of the data's.")

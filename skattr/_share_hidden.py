@@ -22,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from skattr._certificate import Assumption, Method, MethodStep
 from skattr._plain import plain_subsampled
+from skattr._private_learners import Unprotected, learner_privacy
 from skattr._release import Certificate
 from skattr._secret import Secret
 from skattr._subsample import (
@@ -40,75 +41,6 @@ _RECORDS = (
     "No record is protected by the subsampling: the model can reveal what "
     "it learned of any kept record, as every model does, unless the wrapped "
     "estimator is itself differentially private.")
-
-
-#: diffprivlib's parameters that, left None, it reads from the data (its
-#: PrivacyLeakWarning): then no record is protected.
-_DATA_BOUNDS = ("data_norm", "bounds", "bounds_X", "bounds_y", "classes")
-
-
-class _Unprotected(Exception):
-    """Why the wrapped estimator protects no record (its message says)."""
-
-
-def _private_parts(step) -> list[tuple[str, float, float, bool]]:
-    """Return ``step``'s differentially private parts: (name, epsilon, delta, seeded).
-
-    A diffprivlib estimator with its bounds stated is one; a Pipeline or a
-    ColumnTransformer is its steps'; a step that learns nothing from the
-    data (``"drop"``, ``"passthrough"``, a FunctionTransformer, an encoder
-    with stated categories and no infrequent grouping) is none. Anything
-    else raises :class:`_Unprotected`, saying which step learns from the
-    data without differential privacy.
-    """
-    from sklearn.compose import ColumnTransformer
-    from sklearn.pipeline import FeatureUnion, Pipeline
-    from sklearn.preprocessing import (
-        FunctionTransformer,
-        OneHotEncoder,
-        OrdinalEncoder,
-    )
-
-    if step is None or (isinstance(step, str)
-                        and step in ("drop", "passthrough")):
-        return []
-    name = type(step).__name__
-    if type(step).__module__.split(".")[0] == "diffprivlib":
-        params = step.get_params(deep=False)
-        unset = [k for k in _DATA_BOUNDS if k in params and params[k] is None]
-        if unset:
-            raise _Unprotected(
-                f"diffprivlib's {name} was given {unset[0]}=None, so it read "
-                f"its bounds from the data, which is not differentially "
-                f"private: state {unset[0]} from public knowledge")
-        epsilon, delta = params.get("epsilon"), params.get("delta", 0.0) or 0.0
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                   and 0 <= v < np.inf for v in (epsilon, delta)):
-            raise _Unprotected(
-                f"diffprivlib's {name} states epsilon={epsilon!r}, "
-                f"delta={delta!r}: not a finite guarantee")
-        return [(f"diffprivlib {name} epsilon {epsilon:g}"
-                 + (f" delta {delta:g}" if delta else ""), float(epsilon),
-                 float(delta), params.get("random_state") is not None)]
-    if isinstance(step, Pipeline):
-        return [p for _, inner in step.steps for p in _private_parts(inner)]
-    if isinstance(step, ColumnTransformer):
-        return [p for _, inner, _ in step.transformers
-                for p in _private_parts(inner)] + _private_parts(
-                    step.remainder)
-    if isinstance(step, FeatureUnion):
-        return [p for _, inner in step.transformer_list
-                for p in _private_parts(inner)]
-    if isinstance(step, FunctionTransformer):
-        return []
-    if (isinstance(step, (OneHotEncoder, OrdinalEncoder))
-            and not (isinstance(step.categories, str)
-                     and step.categories == "auto")
-            and getattr(step, "min_frequency", None) is None
-            and getattr(step, "max_categories", None) is None):
-        return []
-    raise _Unprotected(
-        f"{name} learns from the data without differential privacy")
 
 
 def _estimator_has(name: str):
@@ -147,12 +79,13 @@ class ShareHidden(MetaEstimatorMixin, BaseEstimator):
         than its public size (then nothing is fitted): the share's delta.
     neighbours : {"any", "same-group"}, default="any"
         Differential privacy's neighbouring datasets, when the wrapped
-        estimator is differentially private (diffprivlib's, its bounds
-        stated): "any" replaces a record by any other, its group included,
-        which moves both groups' subsamples (the learner's epsilon doubled,
-        its delta times 1 + e^epsilon: group privacy of two records);
-        "same-group" takes a record's group as public (an assumption,
-        recorded), which moves one subsample (the learner's own guarantee).
+        learner is one skattr trusts (:mod:`skattr._private_learners`):
+        "any" replaces a record by any other, its group included, which
+        moves both groups' subsamples (the learner's epsilon doubled, its
+        delta times 1 + e^epsilon: group privacy of two records; the
+        subsample must then be unseeded); "same-group" takes a record's
+        group as public (an assumption, recorded), which moves one
+        subsample (the learner's own guarantee).
     random_state : None, int or Generator, default=None
         The subsample (secure by default). The estimator's own randomness
         is its own parameter.
@@ -171,10 +104,11 @@ class ShareHidden(MetaEstimatorMixin, BaseEstimator):
     certificate_ : Certificate
         The share's guarantee, and the model it rests on.
     records_certificate_ : Certificate or None
-        Each record's differential privacy, when the wrapped estimator is
-        differentially private (diffprivlib's estimators, with their bounds
-        stated, alone or in a Pipeline whose other steps learn nothing
-        from the data); None when no record is protected.
+        Each record's differential privacy, when the wrapped learner is
+        on skattr's list (diffprivlib 0.6's LogisticRegression and
+        StandardScaler, unfitted, bounds stated, unseeded; alone or with
+        steps that learn nothing from the data); None when no record is
+        protected.
     unprotected_ : str or None
         Why no record is protected (None when they are).
     classes_, n_features_in_, feature_names_in_
@@ -212,6 +146,11 @@ class ShareHidden(MetaEstimatorMixin, BaseEstimator):
     # ------------------------------------------------------------ checks
     def _check_parameters(self) -> None:
         """Refuse what cannot be fitted, before any value is read."""
+        if isinstance(self.estimator, type):
+            raise InvalidParameterError(
+                f"ShareHidden wraps an estimator instance: pass "
+                f"{self.estimator.__name__}(), not the class "
+                f"{self.estimator.__name__}.")
         if self.estimator is None or not hasattr(self.estimator, "fit"):
             raise InvalidParameterError(
                 "ShareHidden wraps an estimator with a fit method (e.g. "
@@ -338,37 +277,47 @@ class ShareHidden(MetaEstimatorMixin, BaseEstimator):
 
     def _records(self, estimator, sizes):
         """Return each record's certificate (or None) and, if None, why."""
+        if self.random_state is not None and self.neighbours == "any":
+            return None, (
+                f"the subsample is seeded (random_state="
+                f"{self.random_state!r}): with a known seed, a record moved "
+                "to the other group changes which records are kept, and the "
+                "coupling the guarantee rests on fails; leave "
+                "random_state=None (or take neighbours='same-group')")
         try:
-            parts = _private_parts(estimator)
-        except _Unprotected as reason:
+            learner = learner_privacy(estimator)
+        except Unprotected as reason:
             return None, str(reason)
-        if not parts:
-            return None, "no step of it is differentially private"
-        epsilon = sum(p[1] for p in parts)
-        delta = sum(p[2] for p in parts)
+        epsilon, delta = learner.epsilon, learner.delta
         if self.neighbours == "any":
             # Group privacy of two records: both subsamples move by one.
             epsilon, delta = 2 * epsilon, (1 + np.exp(epsilon)) * delta
-            composition = ("doubled (group privacy of two records): a record "
+            composition = ("epsilon doubled and delta times 1 + e^epsilon "
+                           "(group privacy of two records): a record "
                            "replaced by one of the other group moves both "
                            "groups' subsamples, each by one record")
         else:
             composition = ("a record's group public, it moves its own "
                            "group's subsample by one record")
-        others = _other_steps(estimator)
+        if not delta < 1:
+            return None, (f"its guarantee for each record has delta "
+                          f"{delta:.3g}, which protects nothing")
         return Certificate(
             epsilon=float(epsilon), delta=float(delta),
             sensitivity=float("nan"),
             certified_by=Method((MethodStep.of(
                 "learner.differential-privacy",
-                learners="; ".join(p[0] for p in parts),
-                epsilon=float(sum(p[1] for p in parts)),
-                delta=float(sum(p[2] for p in parts)),
-                composition=composition),)),
+                learners="; ".join(learner.parts), epsilon=learner.epsilon,
+                delta=learner.delta, composition=composition),)),
             assumed=(Assumption.of(
-                "learner.as-stated", steps=", ".join(others) or "none",
-                seeded=("; its noise seeded (random_state): for experiments "
-                        "only" if any(p[3] for p in parts) else "")),
+                "learner.as-stated",
+                steps=", ".join(learner.others) or "none",
+                functions=("; a FunctionTransformer's function applied to "
+                           "each record alone" if learner.functions else ""),
+                classes=("; the label's classes public, each in every "
+                         "neighbour's subsample (a neighbour lacking one is "
+                         "refused by the learner, the refusal not covered)"
+                         if learner.classes else "")),
                      neighbours_assumption(sizes, self.neighbours)),
             guarantee="differential privacy",
             calibration="learner"), None
@@ -378,11 +327,25 @@ class ShareHidden(MetaEstimatorMixin, BaseEstimator):
         check_is_fitted(self, "estimator_")
         unprotected = (None if self.unprotected_ is None else
                        f"{_RECORDS} Here {self.unprotected_}.")
+        rest = None
+        if self.records_certificate_ is not None:
+            given = self.records_certificate_.assumed[0]
+            rest = ("This rests on the learner's own differential privacy, "
+                    "as its library states it, with its bounds stated "
+                    "rather than read from the data")
+            if given.params.get("classes"):
+                rest += (", on the label's classes being public (a "
+                         "subsample lacking one is refused)")
+            if given.params.get("functions"):
+                rest += (", on each FunctionTransformer's function "
+                         "transforming each record alone")
+            rest += (". The library's own budget accountant is not charged: "
+                     "this statement is the account.")
         return plain_subsampled(
             self.secret.label, self.certificate_, self.records_certificate_,
             sizes=self.group_sizes_, n=self.n_records_, what="the model",
             neighbours=self.neighbours, hidden=self.secret.share_label,
-            unprotected=unprotected)
+            unprotected=unprotected, records_rest=rest)
 
     def summary(self) -> str:
         """Return the guarantee, what it assumes and the model fitted."""
@@ -459,17 +422,6 @@ class ShareHidden(MetaEstimatorMixin, BaseEstimator):
             tags.target_tags.required = inner.target_tags.required
             tags.input_tags.sparse = inner.input_tags.sparse
         return tags
-
-
-def _other_steps(estimator) -> list[str]:
-    """Return the names of a Pipeline's steps that are not diffprivlib's."""
-    from sklearn.pipeline import Pipeline
-
-    if not isinstance(estimator, Pipeline):
-        return []
-    return [type(step).__name__ for _, step in estimator.steps
-            if not isinstance(step, str) and step is not None
-            and type(step).__module__.split(".")[0] != "diffprivlib"]
 
 
 def _as_rows(values):

@@ -66,11 +66,13 @@ ASSUMPTION_TEXTS = {
         'neighbours: one record replaced by any other, its group included, '
         'both datasets holding at least 298 of the group and 298 others '
         '(fewer is refused; the refusal not covered)')),
-    "learner.as-stated": ({"steps": "ColumnTransformer", "seeded": ""}, (
-        "the wrapped learner is differentially private as its library "
-        "states it, its bounds stated (not read from the data); its other "
-        "steps (ColumnTransformer) learn nothing from the data (a "
-        "FunctionTransformer's function applied to each record alone)")),
+    "learner.as-stated": ({"steps": "ColumnTransformer", "functions": "",
+                           "classes": ""}, (
+        "the wrapped learner is differentially private for one record "
+        "replaced as its library states it (its optimiser taken as exact), "
+        "its bounds stated, not read from the data, its noise unseeded; its "
+        "other steps (ColumnTransformer) learn nothing from the data; its "
+        "library's accountant is not spent (this is the account)")),
     "records.same-group": ({"inside": 298, "outside": 298}, (
         "ASSUMED (neighbours='same-group'): a record's group is public; "
         "neighbours differ in one record's other values, both holding at "
@@ -326,13 +328,11 @@ STEP_TEXTS = {
     "learner.differential-privacy": ({
         "learners": "diffprivlib LogisticRegression epsilon 1",
         "epsilon": 1.0, "delta": 0.0,
-        "composition": "doubled: a record replaced by one of the other "
-                       "group moves both groups' subsamples"}, (
+        "composition": "a record's group public"}, (
         "the wrapped learner's own differential privacy (diffprivlib "
         "LogisticRegression epsilon 1), added over its differentially "
         "private steps (basic composition): (1, 0) for one record of the "
-        "subsample replaced; doubled: a record replaced by one of the other "
-        "group moves both groups' subsamples")),
+        "subsample replaced; a record's group public")),
     "zcdp.group-histograms": ({"marginals": 64, "rounds": "one round",
                                "rho_inside": 0.01, "rho_outside": 0.01,
                                "composition": "added"}, (

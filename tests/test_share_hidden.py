@@ -10,6 +10,7 @@ own draws follow the subsample's hypergeometric law.
 import itertools
 import math
 import re
+import sys
 import warnings
 
 import numpy as np
@@ -165,6 +166,10 @@ def test_bad_input_is_refused_before_fitting(data, monkeypatch):
         ShareHidden(Recorder(), secret=SECRET).fit(X, y.iloc[:10])
     with pytest.raises(InvalidParameterError, match="privacy"):
         ShareHidden(Recorder(), secret=SECRET, privacy="data").fit(X, y)
+    with pytest.raises(InvalidParameterError, match=r"pass Recorder\(\)"):
+        ShareHidden(Recorder, secret=SECRET).fit(X, y)
+    with pytest.raises(InvalidParameterError, match="'same-group'"):
+        ShareHidden(Recorder(), secret=SECRET, neighbours="all").fit(X, y)
     assert fitted == []
 
 
@@ -245,8 +250,18 @@ def test_under_distributional_privacy_the_laws_differ_by_at_most_delta():
     refused = {p: 1 - stats.binom.pmf(list(accepted), n, p).sum()
                for p in (0.25, 0.5)}
     assert max(refused.values()) <= delta
-    # The released laws: (1 - r_p) times the one law, and r_p refused.
-    tv = abs(refused[0.25] - refused[0.5])
+    # What is released under each share: each accepted size's law weighted
+    # by its binomial chance, and a refusal otherwise.
+    released = {}
+    for p in (0.25, 0.5):
+        out = {"refused": refused[p]}
+        for k in accepted:
+            for x, q in laws[k].items():
+                out[x] = out.get(x, 0.0) + stats.binom.pmf(k, n, p) * q
+        released[p] = out
+    a, b = released[0.25], released[0.5]
+    tv = 0.5 * sum(abs(a.get(x, 0) - b.get(x, 0)) for x in {*a, *b})
+    assert tv == pytest.approx(abs(refused[0.25] - refused[0.5]), abs=1e-12)
     assert tv <= delta
     # Whole data: each label drawn from its record's group's law, the group
     # of each record Bernoulli(p): the sum's law is the n-fold convolution
@@ -305,10 +320,11 @@ def test_the_wrapper_s_draws_follow_the_subsample_s_law():
             [exact[k] for k in keys]) * 400).pvalue > 1e-3
 
 
-class FakeDPLogistic(LogisticRegression):
-    """Stands for a diffprivlib estimator: ShareHidden reads the module's name
-    and the parameters, never diffprivlib itself (which imports beside
-    scikit-learn 1.6-1.7 only; the real one is tested below where it does)."""
+class _DPLogistic(LogisticRegression):
+    """Stands for diffprivlib's LogisticRegression: ShareHidden reads the
+    class's module and name, the library's version and the parameters, never
+    diffprivlib itself (which imports beside scikit-learn 1.6-1.7 only; the
+    real one is tested below where it does)."""
 
     def __init__(self, epsilon=1.0, data_norm=None, delta=0.0,
                  random_state=None):
@@ -317,18 +333,34 @@ class FakeDPLogistic(LogisticRegression):
         self.delta, self.random_state = delta, random_state
 
 
-FakeDPLogistic.__module__ = "diffprivlib.models.logistic_regression"
+class _DPScaler(FunctionTransformer):
+    """Stands for diffprivlib's StandardScaler (a private step)."""
 
-
-class FakeDPScaler(FunctionTransformer):
-    """Stands for diffprivlib's StandardScaler (a private step before the learner)."""
-
-    def __init__(self, epsilon=1.0, bounds=None):
+    def __init__(self, epsilon=1.0, bounds=None, random_state=None):
         super().__init__()
         self.epsilon, self.bounds = epsilon, bounds
+        self.random_state = random_state
 
 
-FakeDPScaler.__module__ = "diffprivlib.models.standard_scaler"
+class _DPNaiveBayes(_DPLogistic):
+    """Stands for diffprivlib's GaussianNB: not on skattr's list."""
+
+
+for _fake, _name, _module in (
+        (_DPLogistic, "LogisticRegression", "logistic_regression"),
+        (_DPScaler, "StandardScaler", "standard_scaler"),
+        (_DPNaiveBayes, "GaussianNB", "naive_bayes")):
+    _fake.__name__ = _fake.__qualname__ = _name
+    _fake.__module__ = f"diffprivlib.models.{_module}"
+
+
+@pytest.fixture
+def diffprivlib_0_6(monkeypatch):
+    """The stand-ins' library, at a release skattr checked."""
+    import types
+
+    monkeypatch.setitem(sys.modules, "diffprivlib",
+                        types.SimpleNamespace(__version__="0.6.6"))
 
 
 def _both(model):
@@ -336,10 +368,11 @@ def _both(model):
             model.records_certificate_.delta)
 
 
-def test_a_differentially_private_learner_states_both_guarantees(data):
+def test_a_differentially_private_learner_states_both_guarantees(
+        data, diffprivlib_0_6):
     X, y = data
-    model = ShareHidden(FakeDPLogistic(epsilon=0.5, data_norm=3.0),
-                        secret=SECRET, random_state=0).fit(X, y)
+    model = ShareHidden(_DPLogistic(epsilon=0.5, data_norm=3.0),
+                        secret=SECRET).fit(X, y)
     # Any neighbour: a record moved to the other group moves both subsamples.
     assert _both(model) == (1.0, 0.0)
     assert model.records_certificate_.assumes("records.neighbours")
@@ -347,48 +380,70 @@ def test_a_differentially_private_learner_states_both_guarantees(data):
     assert model.unprotected_ is None
     words = model.in_plain_words()
     assert "hidden exactly" in words
-    assert "Each record is protected by (1, 0)-differential privacy" in words
+    assert ("Each record is protected by (1, 0)-differential privacy"
+            in words)
+    assert "a factor e^1 = 2.72." in words            # delta 0: always
+    assert "label's classes being public" in words
+    assert "accountant is not charged" in words
     assert "No record is protected" not in words
     summary = model.summary()
     assert "Each record: (1, 0)-differential privacy" in summary
-    assert "diffprivlib FakeDPLogistic epsilon 0.5" in summary
-    # Its group public (an assumption, recorded): the learner's own.
-    same = ShareHidden(FakeDPLogistic(epsilon=0.5, data_norm=3.0),
+    assert "diffprivlib LogisticRegression epsilon 0.5" in summary
+    # Its group public (an assumption, recorded): the learner's own; the
+    # subsample may then be seeded.
+    same = ShareHidden(_DPLogistic(epsilon=0.5, data_norm=3.0),
                        secret=SECRET, neighbours="same-group",
                        random_state=0).fit(X, y)
     assert _both(same) == (0.5, 0.0)
     assert [a.kind for a in same.records_certificate_.assumed
             if a.opt_in] == ["records.same-group"]
     # Approximate DP: group privacy of two records, (2 eps, (1 + e^eps) delta).
-    approx = ShareHidden(FakeDPLogistic(epsilon=0.5, data_norm=3.0,
-                                        delta=1e-6), secret=SECRET,
-                         random_state=0).fit(X, y)
+    approx = ShareHidden(_DPLogistic(epsilon=np.float32(0.5), data_norm=3.0,
+                                     delta=1e-6), secret=SECRET).fit(X, y)
     assert approx.records_certificate_.epsilon == 1.0
     assert approx.records_certificate_.delta == pytest.approx(
         (1 + math.exp(0.5)) * 1e-6, rel=1e-12)
-    # A seeded learner's noise is for experiments, and said so.
-    seeded = ShareHidden(FakeDPLogistic(data_norm=3.0, random_state=0),
-                         secret=SECRET, random_state=0).fit(X, y)
-    assert "for experiments only" in seeded.summary()
+    assert "except with chance" in approx.in_plain_words()
 
 
 @pytest.mark.parametrize("estimator, why", [
     (LogisticRegression(), "LogisticRegression learns from the data"),
-    (FakeDPLogistic(data_norm=None), "data_norm=None"),
-    (make_pipeline(StandardScaler(), FakeDPLogistic(data_norm=3.0)),
+    (_DPLogistic(data_norm=None), "data_norm=None"),
+    (_DPLogistic(data_norm=float("nan")), "data_norm=nan"),
+    (_DPLogistic(data_norm=3.0, random_state=0), "noise seeded"),
+    (_DPLogistic(epsilon=float("inf"), data_norm=3.0),
+     "not a finite guarantee"),
+    (_DPLogistic(epsilon=True, data_norm=3.0), "not a finite guarantee"),
+    (_DPLogistic(data_norm=3.0, delta=0.9), "protects nothing"),
+    (_DPNaiveBayes(data_norm=3.0), "GaussianNB is not among"),
+    (make_pipeline(StandardScaler(), _DPLogistic(data_norm=3.0)),
      "StandardScaler learns from the data"),
     (make_pipeline(OneHotEncoder(handle_unknown="ignore"),
-                   FakeDPLogistic(data_norm=3.0)),
-     "OneHotEncoder learns from the data"),
+                   _DPLogistic(data_norm=3.0)),
+     "reads its categories from the data"),
+    (make_pipeline(make_column_transformer(
+        (OneHotEncoder(categories=[[0, 1]]), ["sex"]), sparse_threshold=0),
+        _DPLogistic(data_norm=3.0)), "handle_unknown='ignore'"),
+    (make_pipeline(make_column_transformer(
+        (OneHotEncoder(categories=[[0, 1]], min_frequency=5,
+                       handle_unknown="ignore"), ["sex"]),
+        sparse_threshold=0), _DPLogistic(data_norm=3.0)),
+     "reads its categories from the data"),
     (make_pipeline(FunctionTransformer(), Recorder()),
      "Recorder learns from the data"),
-    (FakeDPLogistic(epsilon=float("inf"), data_norm=3.0),
-     "not a finite guarantee"),
+    (make_pipeline(_DPScaler(bounds=(0.0, float("inf"))),
+                   _DPLogistic(data_norm=3.0)), "bounds=(0.0, inf)"),
+    (make_pipeline(make_column_transformer(
+        (_DPScaler(bounds=(0.0, 1.0)), ["age"])), _DPLogistic(data_norm=3.0)),
+     "sparse_threshold=0.3"),
+    (make_pipeline(make_column_transformer(
+        (FunctionTransformer(), lambda d: [c for c in d if d[c].max() > 60]),
+        sparse_threshold=0), _DPLogistic(data_norm=3.0)), "by a function"),
 ])
-def test_no_record_is_protected_unless_every_step_is_private(data, estimator,
-                                                             why):
+def test_no_record_is_protected_unless_every_step_is_private(
+        data, estimator, why, diffprivlib_0_6):
     X, y = data
-    model = ShareHidden(estimator, secret=SECRET, random_state=0).fit(X, y)
+    model = ShareHidden(estimator, secret=SECRET).fit(X, y)
     assert model.records_certificate_ is None
     assert why in model.unprotected_
     assert "No record is protected" in model.in_plain_words()
@@ -396,26 +451,62 @@ def test_no_record_is_protected_unless_every_step_is_private(data, estimator,
     assert "Each record: not protected" in model.summary()
 
 
-def test_steps_that_learn_nothing_keep_the_learner_s_guarantee(data):
+class _KeepsTheMean(FunctionTransformer):
+    """A subclass of an allowed step that keeps what it read in fit."""
+
+    def fit(self, X, y=None):
+        self.mean_ = np.asarray(X, dtype=float).mean()
+        return super().fit(X, y)
+
+
+def test_what_the_proof_does_not_cover_is_refused(data, diffprivlib_0_6):
+    X, y = data
+    private = _DPLogistic(epsilon=0.5, data_norm=3.0)
+    # A seeded subsample under any neighbours: a record moved to the other
+    # group changes which records are kept, and the coupling fails.
+    seeded = ShareHidden(private, secret=SECRET, random_state=0).fit(X, y)
+    assert seeded.records_certificate_ is None
+    assert "subsample is seeded" in seeded.unprotected_
+    # A learner fitted before may hold bounds it read from the data.
+    fitted = clone(private).fit(X, y)
+    before = ShareHidden(fitted, secret=SECRET).fit(X, y)
+    assert before.records_certificate_ is None
+    assert "fitted before" in before.unprotected_
+    # A subclass of an allowed step may keep anything it read.
+    sub = ShareHidden(make_pipeline(_KeepsTheMean(), private),
+                      secret=SECRET).fit(X, y)
+    assert "_KeepsTheMean learns from the data" in sub.unprotected_
+    # A release diffprivlib's list was not checked against.
+    sys.modules["diffprivlib"].__version__ = "0.7.0"
+    newer = ShareHidden(private, secret=SECRET).fit(X, y)
+    assert "0.7.0 is not a release" in newer.unprotected_
+
+
+def test_steps_that_learn_nothing_keep_the_learner_s_guarantee(
+        data, diffprivlib_0_6):
     X, y = data
     X = X.assign(sex=X.sex.map({0: "m", 1: "f"}))
     secret = Secret.proportion("sex", "f", pairs=[(0.3, 0.5)])
     columns = make_column_transformer(
-        (OneHotEncoder(categories=[["f", "m"]]), ["sex"]),
-        (FunctionTransformer(lambda v: v / 100.0), ["age", "hours"]))
-    model = ShareHidden(make_pipeline(columns, FakeDPLogistic(
-        epsilon=0.25, data_norm=2.0)), secret=secret,
-        random_state=0).fit(X, y)
+        (OneHotEncoder(categories=[["f", "m"]], handle_unknown="ignore"),
+         ["sex"]),
+        (FunctionTransformer(lambda v: v / 100.0), ["age", "hours"]),
+        sparse_threshold=0)
+    model = ShareHidden(make_pipeline(columns, _DPLogistic(
+        epsilon=0.25, data_norm=2.0)), secret=secret).fit(X, y)
     assert _both(model) == (0.5, 0.0)
-    assert "ColumnTransformer" in str(model.records_certificate_.assumed[0])
-    # Two private steps add up (basic composition).
-    twice = ShareHidden(make_pipeline(columns, FakeDPScaler(
-        epsilon=0.25, bounds=(0.0, 1.0)), FakeDPLogistic(
-            epsilon=0.25, data_norm=2.0)), secret=secret,
-        random_state=0).fit(X, y)
-    assert _both(twice) == (1.0, 0.0)
-    assert "FakeDPScaler epsilon 0.25; diffprivlib FakeDPLogistic" in (
-        twice.records_certificate_.method)
+    assumed = model.records_certificate_.assumed[0]
+    assert assumed.params["steps"] == (
+        "OneHotEncoder, FunctionTransformer, ColumnTransformer")
+    assert "each record alone" in model.in_plain_words()
+    # Two private steps add up (basic composition), their deltas too.
+    twice = ShareHidden(make_pipeline(columns, _DPScaler(
+        epsilon=0.25, bounds=(0.0, 1.0)), _DPLogistic(
+            epsilon=0.25, data_norm=2.0, delta=1e-7)), secret=secret,
+        neighbours="same-group").fit(X, y)
+    assert _both(twice) == (0.5, 1e-7)
+    assert ("StandardScaler epsilon 0.25; diffprivlib LogisticRegression"
+            in twice.records_certificate_.method)
 
 
 def test_diffprivlib_s_learner_states_both_guarantees(data):
@@ -423,18 +514,27 @@ def test_diffprivlib_s_learner_states_both_guarantees(data):
         "diffprivlib.models", exc_type=ImportError,
         reason="diffprivlib 0.6.6 imports beside scikit-learn 1.6-1.7 only")
     X, y = data
-    model = ShareHidden(dp.LogisticRegression(epsilon=1.0, data_norm=60.0),
-                        secret=SECRET, random_state=0).fit(X, y)
-    assert _both(model) == (2.0, 0.0)
-    assert "diffprivlib LogisticRegression epsilon 1" in model.summary()
+    model = ShareHidden(dp.LogisticRegression(epsilon=0.5, data_norm=5.0),
+                        secret=SECRET).fit(X, y)
+    assert _both(model) == (1.0, 0.0)
+    assert "diffprivlib LogisticRegression epsilon 0.5" in model.summary()
     assert model.score(X, y) > 0.5
-    leaky = ShareHidden(dp.LogisticRegression(epsilon=1.0), secret=SECRET,
-                        random_state=0)
+    leaky = ShareHidden(dp.LogisticRegression(epsilon=1.0), secret=SECRET)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         leaky.fit(X, y)
     assert leaky.records_certificate_ is None
     assert "data_norm=None" in leaky.unprotected_
+    # diffprivlib writes the bounds it read onto a fitted estimator.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = dp.LogisticRegression(epsilon=1.0).fit(X, y)
+    assert fitted.data_norm is not None
+    assert ShareHidden(fitted, secret=SECRET).fit(
+        X, y).records_certificate_ is None
+    nb = ShareHidden(dp.GaussianNB(epsilon=1.0, bounds=([0] * 3, [1] * 3)),
+                     secret=SECRET).fit(X, y)
+    assert "GaussianNB is not among" in nb.unprotected_
 
 
 def test_a_fitted_model_is_saved_and_loaded_with_its_guarantees(data):
