@@ -277,6 +277,10 @@ class ShareHidden(MetaEstimatorMixin, BaseEstimator):
 
     def _records(self, estimator, sizes):
         """Return each record's certificate (or None) and, if None, why."""
+        try:
+            learner = learner_privacy(estimator)
+        except Unprotected as reason:
+            return None, str(reason)
         if self.random_state is not None and self.neighbours == "any":
             return None, (
                 f"the subsample is seeded (random_state="
@@ -284,10 +288,6 @@ class ShareHidden(MetaEstimatorMixin, BaseEstimator):
                 "to the other group changes which records are kept, and the "
                 "coupling the guarantee rests on fails; leave "
                 "random_state=None (or take neighbours='same-group')")
-        try:
-            learner = learner_privacy(estimator)
-        except Unprotected as reason:
-            return None, str(reason)
         epsilon, delta = learner.epsilon, learner.delta
         if self.neighbours == "any":
             # Group privacy of two records: both subsamples move by one.
