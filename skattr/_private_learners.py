@@ -148,6 +148,14 @@ def _walk(step, found: dict) -> None:
             raise Unprotected(
                 f"its {name} reads its categories from the data: state "
                 "categories=[...] (and no min_frequency or max_categories)")
+        codes = ([step.unknown_value, step.encoded_missing_value]
+                 if kind is OrdinalEncoder else [])
+        if not all(_finite(c) for c in codes):
+            raise Unprotected(
+                f"its {name} codes an unknown or missing value as "
+                "NaN, which the learner refuses, so one record decides "
+                "whether the model is fitted: set unknown_value and "
+                "encoded_missing_value to finite codes")
         if step.handle_unknown != ignores:
             raise Unprotected(
                 f"its {name} refuses a value outside its categories, so one "
@@ -202,6 +210,12 @@ def _diffprivlib_part(step) -> tuple[str, float, float]:
         raise Unprotected(
             f"diffprivlib's {name} states epsilon={epsilon!r}, "
             f"delta={delta!r}: not a finite guarantee")
+    if params.get("n_jobs") not in (None, 1):
+        raise Unprotected(
+            f"diffprivlib's {name} fits in worker processes (n_jobs="
+            f"{params['n_jobs']!r}), where its noise is drawn from a copy of "
+            "numpy's global state, not the system's secure randomness: "
+            "leave n_jobs=None")
     if params.get("random_state") is not None:
         raise Unprotected(
             f"diffprivlib's {name} has its noise seeded (random_state="

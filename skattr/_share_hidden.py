@@ -255,10 +255,23 @@ class ShareHidden(MetaEstimatorMixin, BaseEstimator):
                                    self.random_state, what="the training data")
         params = {k: _take(v, kept, n) for k, v in fit_params.items()}
         estimator = clone(self.estimator)
-        if y is None:
-            estimator.fit(_take(X, kept, n), **params)
-        else:
-            estimator.fit(_take(X, kept, n), _take(y, kept, n), **params)
+        try:
+            learner, reason = learner_privacy(self.estimator), None
+        except Unprotected as why:
+            learner, reason = None, str(why)
+        # A private learner fits in this process: in joblib's worker
+        # processes diffprivlib draws its noise from a copy of numpy's
+        # global state, not the system's secure randomness.
+        from contextlib import nullcontext
+
+        from joblib import parallel_config
+
+        with (parallel_config(n_jobs=1) if learner is not None
+              else nullcontext()):
+            if y is None:
+                estimator.fit(_take(X, kept, n), **params)
+            else:
+                estimator.fit(_take(X, kept, n), _take(y, kept, n), **params)
         self.estimator_ = estimator
         self.group_sizes_ = {"inside": sizes.inside, "outside": sizes.outside}
         self.left_out_ = sizes.left_out
@@ -269,18 +282,16 @@ class ShareHidden(MetaEstimatorMixin, BaseEstimator):
         # The parameters as stated: diffprivlib writes the bounds it read
         # from the data onto the fitted estimator.
         self.records_certificate_, self.unprotected_ = self._records(
-            self.estimator, sizes)
+            learner, reason, sizes)
         for name in ("classes_", "n_features_in_", "feature_names_in_"):
             if hasattr(estimator, name):
                 setattr(self, name, getattr(estimator, name))
         return self
 
-    def _records(self, estimator, sizes):
+    def _records(self, learner, reason, sizes):
         """Return each record's certificate (or None) and, if None, why."""
-        try:
-            learner = learner_privacy(estimator)
-        except Unprotected as reason:
-            return None, str(reason)
+        if learner is None:
+            return None, reason
         if self.random_state is not None and self.neighbours == "any":
             return None, (
                 f"the subsample is seeded (random_state="
@@ -291,7 +302,9 @@ class ShareHidden(MetaEstimatorMixin, BaseEstimator):
         epsilon, delta = learner.epsilon, learner.delta
         if self.neighbours == "any":
             # Group privacy of two records: both subsamples move by one.
-            epsilon, delta = 2 * epsilon, (1 + np.exp(epsilon)) * delta
+            with np.errstate(over="ignore"):
+                epsilon, delta = 2 * epsilon, (
+                    0.0 if delta == 0 else (1 + np.exp(epsilon)) * delta)
             composition = ("epsilon doubled and delta times 1 + e^epsilon "
                            "(group privacy of two records): a record "
                            "replaced by one of the other group moves both "
@@ -299,9 +312,10 @@ class ShareHidden(MetaEstimatorMixin, BaseEstimator):
         else:
             composition = ("a record's group public, it moves its own "
                            "group's subsample by one record")
-        if not delta < 1:
-            return None, (f"its guarantee for each record has delta "
-                          f"{delta:.3g}, which protects nothing")
+        if not (delta < 1 and epsilon < 700):
+            return None, (f"its guarantee for each record, epsilon "
+                          f"{epsilon:.3g} and delta {delta:.3g}, protects "
+                          "nothing")
         return Certificate(
             epsilon=float(epsilon), delta=float(delta),
             sensitivity=float("nan"),
@@ -315,8 +329,8 @@ class ShareHidden(MetaEstimatorMixin, BaseEstimator):
                 functions=("; a FunctionTransformer's function applied to "
                            "each record alone" if learner.functions else ""),
                 classes=("; the label's classes public, each in every "
-                         "neighbour's subsample (a neighbour lacking one is "
-                         "refused by the learner, the refusal not covered)"
+                         "neighbour's subsample (the learner reads them, and "
+                         "splits its budget over them, from the data)"
                          if learner.classes else "")),
                      neighbours_assumption(sizes, self.neighbours)),
             guarantee="differential privacy",
@@ -334,8 +348,9 @@ class ShareHidden(MetaEstimatorMixin, BaseEstimator):
                     "as its library states it, with its bounds stated "
                     "rather than read from the data")
             if given.params.get("classes"):
-                rest += (", on the label's classes being public (a "
-                         "subsample lacking one is refused)")
+                rest += (", on the label's classes being public and "
+                         "each in every subsample (the learner reads them "
+                         "from the data)")
             if given.params.get("functions"):
                 rest += (", on each FunctionTransformer's function "
                          "transforming each record alone")

@@ -23,7 +23,12 @@ from sklearn.dummy import DummyRegressor
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
+from sklearn.preprocessing import (
+    FunctionTransformer,
+    OneHotEncoder,
+    OrdinalEncoder,
+    StandardScaler,
+)
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skattr
@@ -327,8 +332,8 @@ class _DPLogistic(LogisticRegression):
     real one is tested below where it does)."""
 
     def __init__(self, epsilon=1.0, data_norm=None, delta=0.0,
-                 random_state=None):
-        super().__init__()
+                 random_state=None, n_jobs=None):
+        super().__init__(n_jobs=n_jobs)
         self.epsilon, self.data_norm = epsilon, data_norm
         self.delta, self.random_state = delta, random_state
 
@@ -404,6 +409,40 @@ def test_a_differentially_private_learner_states_both_guarantees(
     assert approx.records_certificate_.delta == pytest.approx(
         (1 + math.exp(0.5)) * 1e-6, rel=1e-12)
     assert "except with chance" in approx.in_plain_words()
+    # A large epsilon is stated in words, not an overflow.
+    large = ShareHidden(_DPLogistic(epsilon=300.0, data_norm=3.0),
+                        secret=SECRET).fit(X, y)
+    assert "e^600 = 3.77e+260" in large.in_plain_words()
+
+
+class _CountsWorkers(_DPLogistic):
+    """Records joblib's n_jobs in force while it fits."""
+
+    def fit(self, X, y):
+        from joblib.parallel import get_active_backend
+
+        self.workers_ = get_active_backend()[1]
+        return super().fit(X, y)
+
+
+_CountsWorkers.__name__ = _CountsWorkers.__qualname__ = "LogisticRegression"
+_CountsWorkers.__module__ = "diffprivlib.models.logistic_regression"
+
+
+def test_a_private_learner_fits_in_this_process(data, diffprivlib_0_6):
+    """In joblib's worker processes diffprivlib's noise comes from a copy of
+    numpy's global state: a private learner is fitted with one job, whatever
+    the caller's joblib configuration."""
+    from joblib import parallel_config
+
+    X, y = data
+    with parallel_config(n_jobs=2):
+        model = ShareHidden(_CountsWorkers(data_norm=3.0),
+                            secret=SECRET).fit(X, y)
+        plain = ShareHidden(Recorder(), secret=SECRET).fit(X, y)
+    assert model.estimator_.workers_ == 1
+    assert model.records_certificate_ is not None
+    assert plain.records_certificate_ is None
 
 
 @pytest.mark.parametrize("estimator, why", [
@@ -415,6 +454,12 @@ def test_a_differentially_private_learner_states_both_guarantees(
      "not a finite guarantee"),
     (_DPLogistic(epsilon=True, data_norm=3.0), "not a finite guarantee"),
     (_DPLogistic(data_norm=3.0, delta=0.9), "protects nothing"),
+    (_DPLogistic(data_norm=3.0, epsilon=1e200), "protects nothing"),
+    (_DPLogistic(data_norm=3.0, n_jobs=2), "worker processes"),
+    (make_pipeline(make_column_transformer(
+        (OrdinalEncoder(categories=[[0, 1]], handle_unknown="use_encoded_value",
+                        unknown_value=np.nan), ["sex"]), sparse_threshold=0),
+        _DPLogistic(data_norm=3.0)), "finite codes"),
     (_DPNaiveBayes(data_norm=3.0), "GaussianNB is not among"),
     (make_pipeline(StandardScaler(), _DPLogistic(data_norm=3.0)),
      "StandardScaler learns from the data"),
