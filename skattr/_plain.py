@@ -372,12 +372,6 @@ def plain_summary(certified, *, planned: bool = False) -> str:
     return f"{guarantee} {noise}" if noise else guarantee
 
 
-def _odds(epsilon: float) -> str:
-    """e^epsilon in words, beyond a float's range too."""
-    return (f"{math.exp(epsilon):.3g}" if epsilon < 700 else
-            f"about 10^{epsilon / math.log(10):.0f}")
-
-
 def plain_subsampled(secret: str, share, records, *, sizes: dict, n: int,
                      neighbours: str = "any", what: str = "the table",
                      share_in_table: float | None = None,
@@ -461,7 +455,7 @@ def plain_subsampled(secret: str, share, records, *, sizes: dict, n: int,
             f"Each record is protected by ({records.epsilon:.3g}, "
             f"{records.delta:g})-differential privacy: {whose}, changes the "
             f"chance of any release by at most a factor "
-            f"e^{records.epsilon:.3g} = {_odds(records.epsilon)}{tail}")
+            f"{_odds(records.epsilon)}{tail}")
         if records_rest:
             words.append(records_rest)
     if share_in_table is not None:
