@@ -88,3 +88,19 @@ def test_no_module_is_over_800_lines_unless_it_is_one_piece_of_mathematics():
             for path, _, _ in _modules()}
     over = {name: n for name, n in long.items() if n > MAX_LINES}
     assert set(over) <= set(ONE_PIECE), over
+
+
+def test_no_module_defines_a_top_level_name_twice():
+    """A second ``def`` of a name silently replaces the first for every
+    caller in the module (ruff's F811 misses it once the first is used): a
+    helper added for one caller once changed every release's plain words."""
+    twice = []
+    for path in sorted(ROOT.rglob("*.py")):
+        seen = set()
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                 ast.ClassDef)):
+                if node.name in seen:
+                    twice.append(f"{path.relative_to(ROOT)}: {node.name}")
+                seen.add(node.name)
+    assert twice == []
