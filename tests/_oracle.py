@@ -8,6 +8,8 @@ assert ``certified delta >= exact delta``.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 from scipy import signal, stats
 
@@ -135,3 +137,13 @@ def order_statistic_cdf(x, k: int, n: int, r: int, cdf_in, cdf_out
         out[part] = np.sum(stats.binom.pmf(j, k, p)
                            * stats.binom.sf(r - j, n - k, q), axis=1)
     return out
+
+
+def compositions(total: int, parts: int) -> np.ndarray:
+    """Every vector of ``parts`` counts summing to ``total`` (rows)."""
+    cuts = np.array(list(itertools.combinations(range(total + parts - 1),
+                                                parts - 1)), dtype=int)
+    cuts = cuts.reshape(len(cuts), parts - 1)
+    edges = np.column_stack([np.full(len(cuts), -1), cuts,
+                             np.full(len(cuts), total + parts - 1)])
+    return np.diff(edges, axis=1) - 1

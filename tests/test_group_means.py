@@ -7,13 +7,13 @@ with skattr); the function's own draws against the subsample's
 hypergeometric law; the noise against zCDP's closed form.
 """
 
-import itertools
 import math
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+from _oracle import compositions
 from scipy import special, stats
 
 import skattr
@@ -33,22 +33,14 @@ def people():
                          "height": rng.normal(170, 9, n)})
 
 
-def _compositions(total, parts):
-    cuts = np.array(list(itertools.combinations(range(total + parts - 1),
-                                                parts - 1)), dtype=int)
-    edges = np.column_stack([np.full(len(cuts), -1), cuts,
-                             np.full(len(cuts), total + parts - 1)])
-    return np.diff(edges, axis=1) - 1
-
-
 def _kept_mean_law(k, s, law, values):
     """Law of the mean of s records kept uniformly from k drawn from ``law``."""
     law = np.asarray(law, dtype=float)
-    full = _compositions(k, law.size)
+    full = compositions(k, law.size)
     weight = np.exp(math.lgamma(k + 1) - special.gammaln(full + 1).sum(1)
                     + (full * np.log(law)).sum(1))
     out = {}
-    for kept in _compositions(s, law.size):
+    for kept in compositions(s, law.size):
         p = float(weight @ (special.comb(full, kept).prod(axis=1)
                             / math.comb(k, s)))
         mean = round(float(np.dot(kept, values)) / s, 12)
@@ -104,7 +96,7 @@ def test_the_released_mean_is_a_uniform_subsample_s():
     assert out.noise_sd.iloc[0, 0] < 0.01          # far below 1 / 6
     counts = np.array([4, 3, 2])                   # of 0, 1 and 2
     exact = {}
-    for kept in _compositions(s, 3):
+    for kept in compositions(s, 3):
         p = math.prod(math.comb(c, k) for c, k in zip(counts, kept,
                                                        strict=True))
         if p:

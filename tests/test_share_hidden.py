@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _oracle import compositions
 from scipy import special, stats
 from sklearn.base import BaseEstimator, clone
 from sklearn.compose import make_column_transformer
@@ -179,25 +180,17 @@ def test_bad_input_is_refused_before_fitting(data, monkeypatch):
 
 
 # ------------------------------------------------ the exact law of a learner
-def _compositions(total, parts):
-    cuts = np.array(list(itertools.combinations(range(total + parts - 1),
-                                                parts - 1)), dtype=int)
-    edges = np.column_stack([np.full(len(cuts), -1), cuts,
-                             np.full(len(cuts), total + parts - 1)])
-    return np.diff(edges, axis=1) - 1
-
-
 def _fitted_mean_law(n, k, s_in, s_out, law_in, law_out, values):
     """Law of the mean label over s_in kept of k group records and s_out of
     the n - k others, labels drawn from each group's law (by hand)."""
     def kept(k, s, law):
         law = np.asarray(law, dtype=float)
-        full = _compositions(k, law.size)
+        full = compositions(k, law.size)
         weight = np.exp(math.lgamma(k + 1) - special.gammaln(full + 1).sum(1)
                         + (full * np.log(law)).sum(1))
         return {tuple(c): float(weight @ (special.comb(full, c).prod(axis=1)
                                           / math.comb(k, s)))
-                for c in _compositions(s, law.size)}
+                for c in compositions(s, law.size)}
 
     out = {}
     for a, p in kept(k, s_in, law_in).items():

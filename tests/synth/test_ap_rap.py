@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _oracle import compositions
 from scipy import special, stats
 
 from skattr import Secret
@@ -69,16 +70,6 @@ def test_each_group_s_histograms_are_its_crosstabs(frame):
 
 
 # ------------------------------------------ the share: the exact law, by hand
-def _compositions(total, parts):
-    """Every vector of ``parts`` counts summing to ``total`` (rows)."""
-    cuts = np.array(list(itertools.combinations(range(total + parts - 1),
-                                                parts - 1)), dtype=int)
-    cuts = cuts.reshape(len(cuts), parts - 1)
-    edges = np.column_stack([np.full(len(cuts), -1), cuts,
-                             np.full(len(cuts), total + parts - 1)])
-    return np.diff(edges, axis=1) - 1
-
-
 def _kept_law(k, s, law):
     """Law of the counts of s records kept uniformly from k drawn from ``law``.
 
@@ -87,12 +78,12 @@ def _kept_law(k, s, law):
     kept counts -> probability.
     """
     law = np.asarray(law, dtype=float)
-    full = _compositions(k, law.size)
+    full = compositions(k, law.size)
     log_mult = (math.lgamma(k + 1) - special.gammaln(full + 1).sum(1)
                 + (full * np.log(law)).sum(1))
     weight = np.exp(log_mult)
     out = {}
-    for kept in _compositions(s, law.size):
+    for kept in compositions(s, law.size):
         ways = special.comb(full, kept).prod(axis=1) / math.comb(k, s)
         out[tuple(kept)] = float(weight @ ways)
     return out
@@ -241,7 +232,7 @@ def test_the_estimator_releases_the_kept_records_histograms():
     exact = {tuple(kept): math.prod(math.comb(c, k) for c, k in
                                     zip(counts_in, kept, strict=True))
              / math.comb(9, s)
-             for kept in _compositions(s, 3)}
+             for kept in compositions(s, 3)}
     exact = {key: p for key, p in exact.items() if p > 0}
     assert set(seen) <= set(exact)
     keys = sorted(exact)
