@@ -42,12 +42,16 @@ from skattr.exceptions import (
     NotCertifiableError,
     PrivacyLeakWarning,
 )
-from skattr.synth._base import Option, ReleasedCells, certificate_lines
+from skattr.synth._base import (
+    Option,
+    ReleasedCells,
+    certificate_lines,
+    check_draws,
+)
 from skattr.synth._dp_rap import check_rounds, marginal_sd, private_projection
 from skattr.synth._rap import (
     OneHotDomain,
     answer,
-    check_draws,
     draw_records,
     relaxed_probs,
 )

@@ -17,13 +17,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
 from skattr._persistence import from_json as load_json
 from skattr._persistence import to_json as save_json
 from skattr._release import Certificate
-from skattr.exceptions import DataValidationError
+from skattr.exceptions import DataValidationError, InvalidParameterError
 from skattr.utils._param_validation import (
     Interval,
     Options,
@@ -31,7 +32,7 @@ from skattr.utils._param_validation import (
 )
 
 __all__ = ["Option", "Parameter", "ReleasedCells", "Synthesizer",
-           "certificate_lines"]
+           "certificate_lines", "check_draws"]
 
 #: The parameters ``synthesize`` fills itself: the public domain, the
 #: secret, and the seed (which also seeds the sampling).
@@ -120,6 +121,14 @@ class ReleasedCells:
 
     groups: dict
     title: str
+
+
+def check_draws(n, owner: str) -> int:
+    """Return ``n`` (records to draw) as an int, refusing anything but n >= 1."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise InvalidParameterError(
+            f"{owner}: n must be a positive int (records to draw); got {n!r}.")
+    return int(n)
 
 
 def certificate_lines(head: str, cert: Certificate, *, precision: str = "g",

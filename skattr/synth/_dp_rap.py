@@ -18,11 +18,10 @@ from skattr._persistence import persistable
 from skattr._random import check_random_state
 from skattr.dp import epsilon_of_rho, rho_of_epsilon
 from skattr.exceptions import InvalidParameterError
-from skattr.synth._base import ReleasedCells
+from skattr.synth._base import ReleasedCells, check_draws
 from skattr.synth._rap import (
     OneHotDomain,
     answer,
-    check_draws,
     draw_records,
     relaxed_probs,
     relaxed_projection,

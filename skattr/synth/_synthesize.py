@@ -19,8 +19,8 @@ from skattr._release import Certificate
 from skattr._secret import Secret
 from skattr.backends import check_same_kinds
 from skattr.exceptions import DataValidationError, InvalidParameterError
-from skattr.synth._base import Synthesizer
-from skattr.synth._rap import OneHotDomain, bin_columns, check_draws
+from skattr.synth._base import Synthesizer, check_draws
+from skattr.synth._rap import OneHotDomain, bin_columns
 from skattr.synth._registry import SYNTHESIZERS
 
 __all__ = ["SyntheticData", "resolve_domain", "synthesize"]
