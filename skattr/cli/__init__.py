@@ -29,7 +29,7 @@ from skattr.cli._common import (
     seed,
     typed_value,
 )
-from skattr.cli._synthesize import PRIVACY_HELP, add_synthesize, option_names
+from skattr.cli._synthesize import PRIVACY_HELP, add_synthesize, in_options
 from skattr.exceptions import InvalidParameterError, SkattrError
 
 __all__ = ["main"]
@@ -465,8 +465,7 @@ def _as_options(message: str) -> str:
         message)
     for pattern, option in _DOMAIN:
         message = pattern.sub(option, message)
-    for name, option in option_names():
-        message = message.replace(name, option)
+    message = in_options(message)
     message = _MODEL.sub(lambda m: f"--law gaussian --covariances {m.group(1)}",
                          message)
     message = _BOUNDS.sub(lambda m: "--bounds " + " ".join(

@@ -17,7 +17,7 @@ from skattr.cli._common import (
 )
 from skattr.exceptions import SkattrError
 
-__all__ = ["PRIVACY_HELP", "add_synthesize", "option_names"]
+__all__ = ["PRIVACY_HELP", "add_synthesize", "in_options"]
 
 #: The synthesiser --method defaults to (synthesize's).
 DEFAULT_METHOD = "rap"
@@ -146,20 +146,27 @@ _WORDS = (("synthesize: n must be a positive int (records to draw)",
            "--rows must be a positive whole number of records"),)
 
 
-def option_names() -> tuple:
-    """Return each synthesiser parameter's name in messages, and its option.
+def in_options(message: str) -> str:
+    """Say a synthesiser's parameters in a message as the command's options.
 
     Examples
     --------
-    >>> ("The 'n_marginals' parameter of AttributePrivateRAP", "--marginals"
-    ...  ) in option_names()
-    True
+    >>> in_options("The 'n_marginals' parameter of AttributePrivateRAP must")
+    '--marginals must'
     """
-    from skattr.synth import SYNTHESIZERS
+    if " parameter of " in message:
+        # Only then: the names are read from the synthesisers' classes,
+        # whose import (scikit-learn's) an error of another command skips.
+        from skattr.synth import SYNTHESIZERS
 
-    return (*((f"The '{o.name}' parameter of {cls.__name__}", o.option)
-              for cls in SYNTHESIZERS.values() for o in cls.command_line),
-            *_WORDS)
+        for cls in SYNTHESIZERS.values():
+            for option in cls.command_line:
+                message = message.replace(
+                    f"The '{option.name}' parameter of {cls.__name__}",
+                    option.option)
+    for words, option in _WORDS:
+        message = message.replace(words, option)
+    return message
 
 
 def _write_table(table: pd.DataFrame, path: str, name: str) -> None:

@@ -37,6 +37,9 @@ __all__ = ["Option", "Parameter", "ReleasedCells", "Synthesizer",
 #: The parameters ``synthesize`` fills itself: the public domain, the
 #: secret, and the seed (which also seeds the sampling).
 FILLED_BY_SYNTHESIZE = ("categories", "secret", "random_state")
+#: ``synthesize``'s own keywords, which no synthesiser's parameter may take
+#: (they would never reach it).
+SYNTHESIZE_OWN = ("data", "n", "method", "reference", "bins", "columns")
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import inspect
 from collections.abc import Iterator, Mapping
 
 from skattr.exceptions import InvalidParameterError
-from skattr.synth._base import FILLED_BY_SYNTHESIZE, Synthesizer
+from skattr.synth._base import FILLED_BY_SYNTHESIZE, SYNTHESIZE_OWN, Synthesizer
 
 __all__ = ["SYNTHESIZERS", "SynthesizerRegistry", "register_synthesizer"]
 
@@ -33,8 +33,9 @@ class SynthesizerRegistry(Mapping):
 
         Refuses, when the class is defined, one that ``synthesize`` could
         not run: not a :class:`Synthesizer`, without a ``method_name``, not
-        saying its guarantees in words, or whose ``__init__`` does not take
-        ``categories``, ``secret`` and ``random_state`` (keyword-only), or
+        saying its guarantees in words, whose ``__init__`` does not take
+        ``categories``, ``secret`` and ``random_state`` (keyword-only) or
+        takes a keyword of ``synthesize``'s own (``n``, ``bins``, ...), or
         whose command-line options name no parameter of it.
         """
         name = getattr(cls, "method_name", "")
@@ -53,6 +54,10 @@ class SynthesizerRegistry(Mapping):
         if absent:
             raise TypeError(f"{cls.__name__}.__init__ takes no keyword-only "
                             f"{absent}: synthesize passes them.")
+        taken = [p for p in SYNTHESIZE_OWN if p in params]
+        if taken:
+            raise TypeError(f"{cls.__name__}.__init__ takes {taken}, which "
+                            "synthesize takes itself: name them otherwise.")
         stray = [o.name for o in cls.command_line
                  if o.name not in params or o.name in FILLED_BY_SYNTHESIZE]
         if stray:

@@ -129,6 +129,16 @@ def test_the_registry_refuses_a_class_synthesize_could_not_run():
 
     with pytest.raises(TypeError, match=r"\['secret'\]"):
         registry.register(NoSecret)
+    class TakesBins(Bare):
+        method_name = "takes-bins"
+
+        def __init__(self, *, categories=None, secret=None,
+                     random_state=None, bins=None):
+            self.categories, self.secret = categories, secret
+            self.random_state, self.bins = random_state, bins
+
+    with pytest.raises(TypeError, match=r"takes \['bins'\], which synthesize"):
+        registry.register(TakesBins)
     with pytest.raises(TypeError, match="not a skattr.synth.Synthesizer"):
         registry.register(AttributePrivateRAP.__init__)
     assert list(SYNTHESIZERS) == ["rap"]            # another registry's
