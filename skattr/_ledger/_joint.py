@@ -404,16 +404,14 @@ class LaplaceJoint:
             statistic has no bound over the bands.
         """
         from skattr.mechanisms._fit_cache import computed_once
-        from skattr.theta import ConfidenceBand, ConfidenceBox
         from skattr.theta._band import several_statistics_law
 
         ledger = self.ledger
         theta = ledger.theta
-        if isinstance(theta, (ConfidenceBand, ConfidenceBox)):
-            confidence = theta.confidence
-        elif isinstance(theta, str) and theta == "auto":
-            from skattr.theta._spec import DEFAULT_CONFIDENCE as confidence
-        else:
+        # The spec says whether its laws lie in the reference's bands, and
+        # at which confidence (theta="auto" and the confidence sets do).
+        confidence = getattr(resolve_theta(theta), "band_confidence", None)
+        if confidence is None:
             # A stated or plug-in Theta is another model: the bands' joint
             # law would rest on one its releases do not record.
             raise NotCertifiableError(
@@ -477,8 +475,10 @@ class LaplaceJoint:
             if self.seed is None:
                 given = getattr(ledger.theta, "random_state", None)
                 self.seed = seed_of(given, owner="Resample")
-            spec = (ledger.theta if isinstance(ledger.theta, Resample)
-                    else Resample())
+            # The ledger's resampling Theta's options, when it is one (the
+            # spec says); the default draws otherwise.
+            spec = (getattr(resolve_theta(ledger.theta), "resampling", None)
+                    or Resample())
             spec = replace(spec, random_state=self.seed)
             query, columns = self.queries[key]
             frame = clipped_reference(ledger.reference, query, columns,
