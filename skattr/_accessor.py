@@ -42,7 +42,9 @@ _RELEASE_KEYWORDS = """secret : Secret or list of Secret
 reference : DataFrame or "self"
     Public reference data from which Theta is learnt; ``"self"`` fits on the
     private data (weaker, warns). Omitted for the differential-privacy
-    baselines, which fit no Theta.
+    baselines, which fit no Theta, and with a Theta that reads no reference
+    rows (``reads_reference`` False: an ExpertTheta, stated probabilities,
+    a NetworkTheta).
 epsilon : float > 0, default=1.0
     The guarantee's epsilon: the release changes an observer's odds between
     the two secrets of a pair by at most e^epsilon.
