@@ -52,7 +52,7 @@ from skattr.laws import ExactLaw, PairLaws
 from skattr.laws._coupling import joint_closeness
 from skattr.theta._request import joint_law
 from skattr.theta._resample import Resample
-from skattr.theta._spec import resolve_theta
+from skattr.theta._spec import resolve_theta, theta_reads_reference
 
 __all__ = ["BUDGET_RTOL", "SPAN_RTOL", "GaussianJoint", "LaplaceJoint",
            "laplace_loss", "single_statistics"]
@@ -163,7 +163,7 @@ class GaussianJoint:
         bounds = clipping_policy(ledger, query, columns)
         key = (tuple(distinct), repr(bounds))
         if self._cache is None or self._cache[0] != key:
-            reads = resolve_theta(ledger.theta).reads_reference
+            reads = theta_reads_reference(ledger.theta)
             frame = clipped_reference(frame, query, columns, bounds,
                                       ledger.secret, reads=reads)
             self._cache = (key, joint_law(law, query, frame=frame,
