@@ -258,3 +258,25 @@ def test_apgm_certifies_a_stated_box_as_the_confidence_box_it_equals(reference):
                                rtol=1e-12)
     assert np.all(np.diag(a.noise_law.covariance) > 0)
     assert a.certified_by == b.certified_by
+
+
+def test_a_theta_reading_no_reference_needs_none(reference):
+    # One name for "reads the reference": an expert's Theta reads none, so
+    # the accessor needs no reference= (fit reads the data's columns), and
+    # reference="self" fits nothing on the private data: no leak warning.
+    import warnings
+
+    from skattr.exceptions import PrivacyLeakWarning
+
+    private = reference.iloc[:200]
+    kw = dict(secret=SECRET, theta=EXPERT, law="gaussian", bounds=None,
+              random_state=0)
+    given = private.attrpriv.mean(["x"], reference=reference, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        bare = private.attrpriv.mean(["x"], **kw)
+        itself = private.attrpriv.mean(["x"], reference="self", **kw)
+    assert bare.values.tolist() == given.values.tolist() == itself.values.tolist()
+    # A Theta fitted on the reference still needs one.
+    with pytest.raises(InvalidParameterError, match="reference="):
+        private.attrpriv.mean(["x"], secret=SECRET, law="gaussian")
