@@ -128,7 +128,8 @@ _IMPORTS = (
 
 def _parameter(p: _P) -> str:
     """Return the source text of one parameter: ``name: hint = default``."""
-    text = {_P.VAR_POSITIONAL: "*", _P.VAR_KEYWORD: "**"}.get(p.kind, "") + p.name
+    stars: dict[object, str] = {_P.VAR_POSITIONAL: "*", _P.VAR_KEYWORD: "**"}
+    text = stars.get(p.kind, "") + p.name
     hint = None if p.annotation is _P.empty else p.annotation
     if hint is not None and not isinstance(hint, str):
         raise TypeError(f"{p.name}: write its annotation as source text")
@@ -216,7 +217,7 @@ def module(owner: Owner) -> str:
     body = "\n\n".join(method(verb, owner, release) for verb in VERBS)
     used = [(source, name) for source, name in _IMPORTS
             if re.search(rf"\b{name}\b", body)]
-    groups = {"std": [], "third": [], "skattr": []}
+    groups: dict[str, list[str]] = {"std": [], "third": [], "skattr": []}
     for source, name in used + [("skattr._verbs", "release_verb, verb")]:
         group = ("skattr" if source.startswith("skattr") else "third"
                  if source == "numpy" else "std")
