@@ -652,31 +652,43 @@ class _MechanismNames:
 class _Parser(argparse.ArgumentParser):
     """argparse's parser, whose errors name the closest valid choice.
 
-    ``fill(parser, argv)``, if given, adds the arguments when the parser is
-    first used (a command whose options are read from the library: building
-    the parser, and ``skattr --help``, import none of it).
+    ``fill(parser, argv)``, if given, adds the arguments each time the
+    parser is used, to a fresh copy of it, for the words parsed (a command
+    whose options are read from the library and depend on one of them, as
+    ``skattr synthesize --method``: building the parser, and ``skattr
+    --help``, import none of it; parsing twice reads each one's own).
     """
 
     def __init__(self, *args, fill=None, **kwargs):
         super().__init__(*args, **kwargs)
         self._fill = fill
+        self._made = (args, kwargs)
 
-    def _filled(self, argv=None) -> None:
-        if self._fill is not None:
-            fill, self._fill = self._fill, None
-            fill(self, argv)
+    def _filled(self, argv=None) -> _Parser:
+        """Return the parser with the arguments for ``argv`` (itself if fixed)."""
+        if self._fill is None:
+            return self
+        args, kwargs = self._made
+        parser = type(self)(*args, **kwargs)
+        parser._defaults.update(self._defaults)
+        self._fill(parser, argv)
+        return parser
 
     def parse_known_args(self, args=None, namespace=None):
-        self._filled(sys.argv[1:] if args is None else args)
+        parser = self._filled(sys.argv[1:] if args is None else args)
+        if parser is not self:
+            return parser.parse_known_args(args, namespace)
         return super().parse_known_args(args, namespace)
 
     def format_help(self) -> str:
-        self._filled()
-        return super().format_help()
+        parser = self._filled()
+        return (super().format_help() if parser is self
+                else parser.format_help())
 
     def format_usage(self) -> str:
-        self._filled()
-        return super().format_usage()
+        parser = self._filled()
+        return (super().format_usage() if parser is self
+                else parser.format_usage())
 
     def error(self, message: str):
         found = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)",

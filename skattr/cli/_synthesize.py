@@ -41,14 +41,19 @@ def add_synthesize(sub) -> None:
 
 
 def _method_named(argv) -> str:
-    """Return the --method given in ``argv`` (the default when none is)."""
-    argv = list(argv or ())
-    for i, text in enumerate(argv):
-        if text == "--method" and i + 1 < len(argv):
-            return argv[i + 1]
-        if text.startswith("--method="):
-            return text.partition("=")[2]
-    return DEFAULT_METHOD
+    """Return the --method ``argv`` gives, as argparse reads it (the default if none).
+
+    Read by a parser of --method alone, so that what it accepts (``--meth
+    independent``, ``--method=independent``) picks the options the command
+    then parses; anything it cannot read is left to the command to refuse.
+    """
+    pre = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+    pre.add_argument("--method", default=DEFAULT_METHOD)
+    try:
+        method = pre.parse_known_args(list(argv or ()))[0].method
+    except argparse.ArgumentError:
+        return DEFAULT_METHOD
+    return method
 
 
 def _add_options(syn, argv) -> None:

@@ -212,6 +212,41 @@ def test_the_recipe_runs_through_the_command_line(recipe, tmp_path, capsys):
     assert "unrecognized arguments: --epsilon 1" in capsys.readouterr().err
 
 
+@pytest.mark.filterwarnings("default::skattr.exceptions.PrivacyLeakWarning")
+def test_the_command_reads_method_as_argparse_does(recipe, tmp_path, capsys):
+    """An abbreviated --method picks that synthesiser's options (issue 45)."""
+    data, out = tmp_path / "people.csv", tmp_path / "synthetic.csv"
+    people()[["sex", "job"]].to_csv(data, index=False)
+    command = ["synthesize", str(data), "--secret-column", "sex",
+               "--secret-value", "F", "--pairs", "0.3,0.4", "--reference",
+               str(data), "--privacy", "distributional", "--delta", "1e-5",
+               "--seed", "2", "--output", str(out)]
+    for method in (["--meth", "independent"], ["--meth=independent"]):
+        assert main([*command, *method]) == 0
+        printed = capsys.readouterr()
+        assert "skattr: warning: No record is protected" in printed.err
+    with pytest.raises(SystemExit):
+        main([*command, "--meth", "independent", "--help"])
+    assert "--epsilon" not in capsys.readouterr().out
+
+
+def test_a_parser_reads_each_parse_s_method(recipe):
+    """One parser, parsed with two methods: each parse has its own options."""
+    from skattr.cli import build_parser
+
+    parser = build_parser()
+    head = ["synthesize", "people.csv", "--secret-column", "sex",
+            "--secret-value", "F", "--pairs", "0.3,0.4", "--output", "o.csv"]
+    rap = parser.parse_args([*head, "--epsilon", "2"])
+    assert getattr(rap, "param epsilon") == 2.0
+    independent = parser.parse_args([*head, "--method", "independent"])
+    assert [o.name for o in independent.synthesizer_options] == [
+        "privacy", "delta"]
+    assert not hasattr(independent, "param epsilon")
+    again = parser.parse_args(head)
+    assert getattr(again, "param epsilon") == 1.0
+
+
 def test_a_plot_of_the_recipe_is_refused_by_the_interface(recipe):
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
