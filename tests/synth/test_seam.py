@@ -168,6 +168,12 @@ def test_the_plot_draws_any_synthesiser_from_its_cells():
 
     with pytest.raises(InvalidParameterError, match="not fitted"):
         plot_synthetic(Cells())
+    # The refusal says what the interface needs, not which classes have it.
+    with pytest.raises(InvalidParameterError) as refused:
+        plot_synthetic(object())
+    message = str(refused.value)
+    assert "skattr.synth.Synthesizer" in message
+    assert "released_cells()" in message and "RAP" not in message
     ax = plot_synthetic(Cells().fit(None))
     assert [len(c.get_offsets()) for c in ax.collections] == [2, 2]
     assert ax.get_title() == "Cells: two answers"
