@@ -112,17 +112,31 @@ def _add_option(syn, option, parameter) -> None:
     """Add a synthesiser's parameter as its option: its default, type, choices."""
     dest = f"param {option.name}"
     if option.words is not None:
+        # The registry checked that a word gives the default.
         default = next(w for w, v in option.words.items()
-                       if v == parameter.default)
-        syn.add_argument(option.option, dest=dest, default=default,
-                         choices=list(option.words), help=option.help)
+                       if v is parameter.default or (
+                           type(v) is type(parameter.default)
+                           and v == parameter.default))
+        kinds = {"choices": list(option.words)}
     elif parameter.choices is not None:
-        syn.add_argument(option.option, dest=dest, default=parameter.default,
-                         choices=parameter.choices, help=option.help)
+        default, kinds = parameter.default, {"choices": parameter.choices}
     else:
-        syn.add_argument(option.option, dest=dest, type=parameter.kind,
-                         default=parameter.default, help=option.help,
-                         metavar=option.option[2:].upper().replace("-", "_"))
+        default = parameter.default
+        kinds = {"type": parameter.kind,
+                 "metavar": option.option[2:].upper().replace("-", "_")}
+    text = option.help
+    if text is not None:
+        text = text.replace("%(default)s", _written(default).replace("%", "%%"))
+    syn.add_argument(option.option, dest=dest, default=default, help=text,
+                     **kinds)
+
+
+def _written(value) -> str:
+    """Return a default as the command line writes it (``1e-6``, ``dataset``)."""
+    if isinstance(value, float):
+        mantissa, e, exponent = f"{value:g}".partition("e")
+        return mantissa + (e + str(int(exponent)) if e else "")
+    return str(value)
 
 
 def _given(args) -> dict:

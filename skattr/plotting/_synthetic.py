@@ -54,9 +54,9 @@ def plot_synthetic(source, ax=None):
     rap = source.synthesizer if isinstance(source, SyntheticData) else source
     if not isinstance(rap, Synthesizer) or not _fitted(rap):
         raise InvalidParameterError(
-            "plot_synthetic draws a fitted skattr.synth.Synthesizer whose "
-            "released_cells() returns its released cells, or what "
-            "df.attrpriv.synthesize returned; "
+            "plot_synthetic draws a fitted synthesiser (a "
+            "skattr.synth.Synthesizer whose released_cells() returns its "
+            "released cells) or what df.attrpriv.synthesize returned; "
             f"got {type(source).__name__}" + (
                 "" if not isinstance(rap, Synthesizer)
                 else " not fitted: call fit first") + ".")

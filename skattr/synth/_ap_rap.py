@@ -214,8 +214,8 @@ class AttributePrivateRAP(RAPBase):
         Option("epsilon"),
         Option("delta", help="each record's delta; under distributional "
                              "privacy also the chance a group is smaller "
-                             "than kept (default: 1e-6)"),
-        Option("privacy", help=PRIVACY_HELP + "; default: dataset"),
+                             "than kept (default: %(default)s)"),
+        Option("privacy", help=PRIVACY_HELP + "; default: %(default)s"),
         Option("share", help="the group's share in the synthetic table "
                              "(default: the middle of the pairs)"),
         Option("individuals", words={"dp": "dp", "none": None},
@@ -228,7 +228,7 @@ class AttributePrivateRAP(RAPBase):
                     "its group kept as public (each group the whole budget)"),
         Option("rounds", help="adaptive rounds in each group "
                               "(report-noisy-max chooses the marginals; "
-                              "default: 1, all at once)"),
+                              "default: %(default)s, all at once)"),
         Option("k", help="the marginals' order"),
         Option("n_marginals", flag="--marginals",
                help="k-way marginals answered, drawn at random (the noise "

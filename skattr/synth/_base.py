@@ -83,7 +83,9 @@ class Option:
 
     Its default, and its type or choices, are the parameter's own
     (:class:`Parameter`); an option states only what the command line says
-    differently.
+    differently. Its help says the default as ``%(default)s``, which
+    ``--help`` shows as the command line writes it (the word, or the
+    number: ``1e-6``), never restated.
 
     Attributes
     ----------
@@ -95,7 +97,8 @@ class Option:
         The option (default: ``--`` and the name with dashes).
     words : mapping or None, default=None
         The command line's words for its values, in the order ``--help``
-        lists them (``{"dp": "dp", "none": None}``): its choices.
+        lists them (``{"dp": "dp", "none": None}``): its choices, one of
+        them the parameter's default (the registry refuses words without).
     """
 
     name: str

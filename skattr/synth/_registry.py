@@ -35,8 +35,9 @@ class SynthesizerRegistry(Mapping):
         not run: not a :class:`Synthesizer`, without a ``method_name``, not
         saying its guarantees in words, whose ``__init__`` does not take
         ``categories``, ``secret`` and ``random_state`` (keyword-only) or
-        takes a keyword of ``synthesize``'s own (``n``, ``bins``, ...), or
-        whose command-line options name no parameter of it.
+        takes a keyword of ``synthesize``'s own (``n``, ``bins``, ...),
+        whose command-line options name no parameter of it, or whose
+        option's words have none for the parameter's default.
         """
         name = getattr(cls, "method_name", "")
         if not (isinstance(cls, type) and issubclass(cls, Synthesizer)):
@@ -63,6 +64,16 @@ class SynthesizerRegistry(Mapping):
         if stray:
             raise TypeError(f"{cls.__name__}.command_line names {stray}, "
                             "which are not parameters synthesize passes on.")
+        for o in cls.command_line:
+            default = params[o.name].default
+            if o.words is not None and not any(
+                    v is default or (type(v) is type(default) and v == default)
+                    for v in o.words.values()):
+                raise TypeError(
+                    f"{cls.__name__}.command_line: the words of {o.option} "
+                    f"({', '.join(o.words)}) give no word for its default "
+                    f"{default!r}: add one, so that the option's default is "
+                    "the parameter's.")
         self._classes[name] = cls
         return cls
 

@@ -84,7 +84,11 @@ def test_the_command_s_options_are_read_from_the_class(capsys):
     for option in AttributePrivateRAP.command_line:
         assert option.option in shown
         if option.help:
-            assert " ".join(option.help.split()) in shown
+            # Its default said as the command line writes it.
+            written = {1e-6: "1e-6"}.get(defaults[option.name],
+                                         str(defaults[option.name]))
+            help_text = option.help.replace("%(default)s", written)
+            assert " ".join(help_text.split()) in shown
     assert " ".join(AttributePrivateRAP.description.split()) in shown
 
 
@@ -111,6 +115,11 @@ def test_the_registry_refuses_a_class_synthesize_could_not_run():
     Bare.in_plain_words = lambda self: "words"
     Bare.command_line = (Option("sped"),)
     with pytest.raises(TypeError, match=r"names \['sped'\]"):
+        registry.register(Bare)
+    # Words without one for the default: refused here, not when parsed.
+    Bare.command_line = (Option("speed", words={"slow": 0.5, "fast": 2.0}),)
+    with pytest.raises(TypeError, match=r"--speed \(slow, fast\) give no "
+                                        r"word for its default 1:"):
         registry.register(Bare)
     Bare.command_line = (Option("speed"),)
     assert registry.register(Bare) is Bare and list(registry) == ["bare"]
@@ -179,3 +188,22 @@ def test_the_plot_draws_any_synthesiser_from_its_cells():
     assert ax.get_title() == "Cells: two answers"
     assert ax.get_legend() is not None
     matplotlib.pyplot.close("all")
+
+
+def test_the_options_help_says_the_parameters_defaults(monkeypatch, capsys):
+    """--help reads each default from the parameter, never a copy of it."""
+    defaults = AttributePrivateRAP.__init__.__kwdefaults__
+    with pytest.raises(SystemExit):
+        main(["synthesize", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "(default: 1e-6)" in shown and "; default: dataset" in shown
+    assert "default: 1, all at once" in shown
+    monkeypatch.setitem(defaults, "delta", 1e-9)
+    monkeypatch.setitem(defaults, "privacy", "distributional")
+    monkeypatch.setitem(defaults, "rounds", 2)
+    with pytest.raises(SystemExit):
+        main(["synthesize", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "(default: 1e-9)" in shown and "1e-6" not in shown
+    assert "; default: distributional" in shown
+    assert "default: 2, all at once" in shown
