@@ -257,3 +257,125 @@ def test_errors_name_the_verb_called_only_for_what_the_user_passed(hospital):
                        match=r"^The 'secret' parameter of "
                              r"AttributePrivateGaussian must be"):
         private.attrpriv.mean(["weight"], reference=private)
+
+
+# --------------------------------------------- synthesize (issue 45, item 5)
+# inspect.signature of both synthesize's in 0.3 (before the synthesiser
+# seam), whose keywords were AttributePrivateRAP's.
+_RAP_0_3 = ("epsilon=1.0, delta=1e-06, privacy='dataset', share=None, "
+            "individuals='dp', neighbours='any', k=3, n_marginals=64, "
+            "marginals=None, n_synthetic=1000, rounds=1, "
+            "queries_per_round=None, iterations=1000, progress='auto'")
+SYNTHESIZE_0_3 = {
+    "accessor": "(n=None, *, secret=None, reference=None, epsilon=1.0, "
+                "delta=1e-06, categories=None, bins=None, columns=None, "
+                "privacy='dataset', share=None, individuals='dp', "
+                "neighbours='any', k=3, n_marginals=64, marginals=None, "
+                "n_synthetic=1000, rounds=1, queries_per_round=None, "
+                "iterations=1000, progress='auto', random_state=None, "
+                "**unknown)",
+    "function": "(data, *, secret, categories=None, bins=None, "
+                "reference=None, columns=None, n=None, " + _RAP_0_3
+                + ", random_state=None)",
+}
+
+
+def _synthesize_of(owner):
+    return (pd.DataFrame({"a": [1]}).attrpriv.synthesize
+            if owner == "accessor" else skattr.synth.synthesize)
+
+
+def _parameters(text):
+    """name -> (kind, default) of a signature's text."""
+    namespace: dict = {}
+    exec(f"def f{text}: pass", namespace)
+    return {name: (p.kind, p.default) for name, p in
+            inspect.signature(namespace["f"]).parameters.items()}
+
+
+@pytest.mark.parametrize("owner", ["accessor", "function"])
+def test_synthesize_shows_the_keywords_of_0_3(owner):
+    """Every keyword of 0.3, with its default; method= and learning_rate new."""
+    before = _parameters(SYNTHESIZE_0_3[owner])
+    before.pop("unknown", None)
+    shown = {name: (p.kind, p.default) for name, p in
+             inspect.signature(_synthesize_of(owner)).parameters.items()}
+    assert shown.pop("params")[0] is inspect.Parameter.VAR_KEYWORD
+    assert shown.pop("method") == (inspect.Parameter.KEYWORD_ONLY, "rap")
+    assert shown.pop("learning_rate") == (inspect.Parameter.KEYWORD_ONLY,
+                                          0.05)
+    assert shown == before
+    # In the default synthesiser's order, with its defaults.
+    rap = skattr.synth.AttributePrivateRAP.parameters()
+    ordered = [n for n in inspect.signature(_synthesize_of(owner)).parameters
+               if n in rap and n not in ("secret", "random_state")]
+    assert ordered == [n for n in rap if n in ordered]
+    text = pydoc.render_doc(_synthesize_of(owner), renderer=pydoc.plaintext)
+    for keyword in ("epsilon=1.0", "delta=1e-06", "k=3", "privacy='dataset'",
+                    "method='rap'", "**params"):
+        assert keyword in " ".join(text.split())
+    doc = inspect.getdoc(_synthesize_of(owner))
+    for name in shown:
+        assert f"\n{name} :" in doc
+
+
+@pytest.mark.parametrize("path", ["skattr/_accessor.py",
+                                  "skattr/synth/_synthesize.py"])
+def test_a_static_reader_sees_the_default_method_s_keywords(path):
+    """A typing overload lists RAP's keywords, with the defaults inspect shows."""
+    overloads = [node for node in ast.walk(ast.parse(
+                     (ROOT.parent / path).read_text()))
+                 if isinstance(node, ast.FunctionDef)
+                 and node.name == "synthesize"
+                 and [ast.unparse(d) for d in node.decorator_list]
+                 == ["overload"]]
+    assert len(overloads) == 2
+    rap, other = overloads
+    static = {a.arg: ast.literal_eval(d) for a, d in
+              zip(rap.args.kwonlyargs, rap.args.kw_defaults, strict=True)
+              if d is not None}
+    owner = "accessor" if path == "skattr/_accessor.py" else "function"
+    runtime = {name: p.default for name, p in
+               inspect.signature(_synthesize_of(owner)).parameters.items()
+               if p.default is not p.empty}
+    assert static == {k: v for k, v in runtime.items() if k in static}
+    assert {"epsilon", "delta", "k", "iterations"} <= set(static)
+    assert ast.unparse(rap.args.kwonlyargs[
+        [a.arg for a in rap.args.kwonlyargs].index("method")].annotation) \
+        == "Literal['rap']"
+    assert rap.args.kwarg is None and other.args.kwarg.arg == "params"
+
+
+def test_a_changed_default_of_rap_makes_synthesize_stale(tool, monkeypatch):
+    spec = tool.SYNTHESIZERS_WRITTEN[0]
+    path = ROOT.parent / spec.path
+    committed = path.read_text()
+    assert tool.with_region(committed, tool.synthesize_region(spec),
+                            spec.path) == committed
+    defaults = skattr.synth.AttributePrivateRAP.__init__.__kwdefaults__
+    monkeypatch.setitem(defaults, "k", 4)
+    assert "k=4" in tool.synthesize_region(spec)
+    assert tool.main(["--check"]) == 1
+
+
+def test_synthesize_passes_the_shown_keywords_on(monkeypatch):
+    """What the signature shows reaches the synthesiser (and only what is given)."""
+    got = []
+    cls = skattr.synth.AttributePrivateRAP
+
+    def from_domain(params, **domain):
+        got.append(params)
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(cls, "from_domain", from_domain)
+    df = pd.DataFrame({"sex": ["F", "M"] * 50})
+    secret = skattr.Secret.proportion("sex", "F", pairs=[(0.4, 0.6)])
+    for run in (lambda: df.attrpriv.synthesize(
+                    secret=secret, categories={"sex": ["F", "M"]}, k=1,
+                    epsilon=2.0),
+                lambda: skattr.synth.synthesize(
+                    df, secret=secret, categories={"sex": ["F", "M"]}, k=1,
+                    epsilon=2.0)):
+        with pytest.raises(RuntimeError, match="stop"):
+            run()
+    assert got == [{"k": 1, "epsilon": 2.0}] * 2

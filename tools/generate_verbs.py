@@ -9,12 +9,18 @@ each owner as a method with its whole signature and numpydoc docstring, so
 that ``help()``, ``inspect.signature``, IDEs, "go to definition" and type
 checkers see them; each body is one call of ``skattr._verbs.release_verb``.
 
-    python tools/generate_verbs.py          # write the two modules
+It also writes the signature and docstring of ``skattr.synth.synthesize``
+and ``df.attrpriv.synthesize`` (between two marks in their files) with the
+default synthesiser's parameters, read from its class: see "synthesize"
+below.
+
+    python tools/generate_verbs.py          # write the modules and regions
     python tools/generate_verbs.py --check  # exit 1 if they are not current
 
 ``tests/test_verbs.py`` fails when a committed module is not what this
-script writes: after changing ``VERBS``, an owner's ``_release`` or the docs
-below, run it and commit the result.
+script writes: after changing ``VERBS``, an owner's ``_release``,
+``AttributePrivateRAP``'s parameters or docstring, or the docs below, run it
+and commit the result.
 """
 
 import argparse
@@ -259,6 +265,246 @@ class {owner.base}:
 '''
 
 
+# ------------------------------------------------------------ synthesize
+# ``skattr.synth.synthesize`` and ``df.attrpriv.synthesize`` take the
+# synthesiser's parameters as ``**params`` (any method's); the default
+# method's are written out below their own keywords, with its defaults,
+# read from the class (``parameters()``, and its docstring's entries): in
+# typing overloads (what IDEs and type checkers read) and as the signature
+# ``help()`` and ``inspect.signature`` show. The region between the two
+# marks of each file is this script's; the rest of the file is not.
+BEGIN = "# --- written by tools/generate_verbs.py: synthesize's signature ---"
+END = "# --- end of what tools/generate_verbs.py writes ---"
+
+
+@dataclass(frozen=True)
+class Synthesize:
+    """A ``synthesize`` whose signature the script writes: where, and its own words."""
+
+    path: str
+    name: str
+    own: tuple      # (name, default or _P.empty), before the method's
+    docs: str       # its own parameters' entries
+    returns: str
+    body: str       # its return statement, from the names in ``own``
+    indent: int
+    examples: str = ""
+
+
+SYNTHESIZE_DOCS = """\
+secret : Secret
+    ``Secret.proportion(column, value, pairs=...)``: the share hidden.
+method : str, default="rap"
+    The synthesiser: a name of :data:`skattr.synth.SYNTHESIZERS`. The
+    parameters from ``{first}`` to ``{last}`` are the default method's
+    (``"rap"``, :class:`~skattr.synth.AttributePrivateRAP`), with its
+    defaults; another method takes its own
+    (``SYNTHESIZERS[method].parameters()``) as keywords, with its
+    defaults, and refuses one it does not take.
+reference : DataFrame or None, default=None
+    Public data to read the columns' categories from (and, for
+    ``marginals="reference"``, RAP's workload: :func:`select_marginals`,
+    no privacy spent).
+categories : dict column -> list or None, default=None
+    Every category of a column, stated (public).
+bins : dict column -> list or None, default=None
+    A numeric column's bin edges, chosen without the private data.
+columns : list or None, default=None
+    The columns synthesised (default: all of the data's).
+n : int or None, default=None
+    Records of the synthetic table (default: as many as the data)."""
+
+_RANDOM_STATE = """\
+random_state : None, int or Generator, default=None
+    The synthesiser's, and the sampling's (experiments only: whoever knows
+    the seed can remove the noise).
+**params
+    Another method's parameters (``method=``)."""
+
+ACCESSOR_EXAMPLES = """\
+Examples
+--------
+>>> import numpy as np, pandas as pd, skattr
+>>> rng = np.random.default_rng(0)
+>>> df = pd.DataFrame({"sex": rng.choice(["F", "M"], 3000, p=[0.3, 0.7]),
+...                    "job": rng.choice(["a", "b", "c"], 3000)})
+>>> secret = skattr.Secret.proportion("sex", "F", pairs=[(0.25, 0.35)])
+>>> out = df.attrpriv.synthesize(
+...     secret=secret, categories={"sex": ["F", "M"], "job": ["a", "b", "c"]},
+...     k=1, privacy="distributional", n_synthetic=100, random_state=0)
+>>> out.data.shape, out.share, out.epsilon, out.certificate.epsilon
+((3000, 2), 0.3, 1.0, 0.0)"""
+
+_SYNTHESIZE_RETURNS = """\
+Returns
+-------
+SyntheticData
+    ``.data`` (the table), ``.certificate``, ``.summary()``, and the
+    fitted ``.synthesizer`` (more records, ``to_json``)."""
+
+SYNTHESIZERS_WRITTEN = (
+    Synthesize(
+        "skattr/synth/_synthesize.py", "synthesize",
+        (("data", _P.empty), ("*", None), ("secret", _P.empty),
+         ("method", "rap"), ("reference", None), ("categories", None),
+         ("bins", None), ("columns", None), ("n", None)),
+        "data : DataFrame\n    The private data.\n" + SYNTHESIZE_DOCS,
+        _SYNTHESIZE_RETURNS,
+        "return fit_and_sample(synthesize, data, secret=secret, "
+        "method=method, reference=reference, categories=categories, "
+        "bins=bins, columns=columns, n=n, random_state=random_state, "
+        "params=params)", 0),
+    Synthesize(
+        "skattr/_accessor.py", "synthesize",
+        (("self", _P.empty), ("n", None), ("*", None), ("secret", None),
+         ("method", "rap"), ("reference", None), ("categories", None),
+         ("bins", None), ("columns", None)),
+        "n : int or None, default=None\n    Records of the synthetic table "
+        "(default: as many as the frame).\n"
+        + SYNTHESIZE_DOCS[:SYNTHESIZE_DOCS.index("n : int")].rstrip(),
+        _SYNTHESIZE_RETURNS,
+        "return self._synthesize(n, secret=secret, method=method, "
+        "reference=reference, categories=categories, bins=bins, "
+        "columns=columns, random_state=random_state, params=params)", 4,
+        ACCESSOR_EXAMPLES),
+)
+
+_SUMMARY = {
+    "skattr/synth/_synthesize.py":
+        "Fit a synthesiser that hides a group's share once and sample a "
+        "table from it.",
+    "skattr/_accessor.py":
+        "Return a synthetic table hiding the share of a group (and each "
+        "record).",
+}
+
+_ABOUT = """\
+The synthesiser is the one ``method`` names in
+:data:`skattr.synth.SYNTHESIZERS`. The default, ``"rap"``
+(:class:`~skattr.synth.AttributePrivateRAP`), subsamples each group of the
+secret (its records, and the rest) to a public size, which hides the share
+exactly under the attribute-privacy model, releases its k-way marginals as
+shares of the group with differential privacy for every record, fits a
+relaxed table to each group's and draws ``n`` records. The table's share
+of the group is ``share`` (default: the middle of the pairs), never the
+data's. The categories are public: ``categories=``, ``bins=`` (numeric
+columns' edges) or read from ``reference=``."""
+
+
+def default_synthesizer():
+    """Return the class ``synthesize`` runs by default (``"rap"``)."""
+    from skattr.synth import SYNTHESIZERS
+
+    return SYNTHESIZERS["rap"]
+
+
+def parameter_entries(cls) -> dict:
+    """Return each parameter's entry in ``cls``'s docstring, name -> text.
+
+    A parameter documented with the next one (``epsilon`` above ``delta``)
+    has its line only; the next one's text says both.
+    """
+    doc = inspect.cleandoc(cls.__doc__)
+    section = doc.split("Parameters\n----------\n", 1)[1].split("\n\n", 1)[0]
+    entries: dict = {}
+    name = None
+    for line in section.splitlines():
+        if line and not line.startswith(" "):
+            name = line.split(" :", 1)[0]
+            entries[name] = line
+        elif name is not None:
+            entries[name] += "\n" + line
+    return entries
+
+
+def _default_text(value) -> str:
+    return f'"{value}"' if isinstance(value, str) else repr(value)
+
+
+def synthesize_region(spec: Synthesize) -> str:
+    """Return the source text between the marks of ``spec.path``."""
+    from skattr.synth._base import FILLED_BY_SYNTHESIZE
+
+    cls = default_synthesizer()
+    method_params = [(n, p.default) for n, p in cls.parameters().items()
+                     if n not in FILLED_BY_SYNTHESIZE]
+    entries = parameter_entries(cls)
+    pad = " " * spec.indent
+
+    def items(own, shown, tail, *, method=None, params=None):
+        out = []
+        for name, default in own:
+            if name == "*":
+                out.append("*")
+            elif name == "method" and method is not None:
+                out.append(method)
+            elif default is _P.empty:
+                out.append(name)
+            else:
+                out.append(f"{name}={_default_text(default)}")
+        out += [f"{n}={_default_text(d)}" for n, d in shown]
+        out += tail + ([params] if params else [])
+        return out
+
+    def header(items_, closing, name=spec.name):
+        return _fitted(f"{pad}def {name}(", items_, closing, spec.indent + 4)
+
+    tail = ["random_state=None"]
+    shown_doc = "\n".join(entries[n] for n, _ in method_params)
+    own_doc = spec.docs.format(first=method_params[0][0],
+                               last=method_params[-1][0])
+    doc = (f"{_SUMMARY[spec.path]}\n\n{_ABOUT}\n\nParameters\n----------\n"
+           f"{own_doc}\n{shown_doc}\n{_RANDOM_STATE}\n\n{spec.returns}"
+           + (f"\n\n{spec.examples}" if spec.examples else ""))
+    if '"""' in doc or "\\" in doc:
+        raise ValueError("synthesize: a docstring without triple quotes or "
+                         "backslashes, please")
+    overload_rap = items(spec.own, method_params, tail,
+                         method='method: Literal["rap"] = "rap"')
+    overload_any = items(spec.own, [], tail, method="method: str",
+                         params="**params: Any")
+    actual = items(spec.own, [], tail, params="**params")
+    shown = items(spec.own, method_params, tail, params="**params")
+    inner = " " * (spec.indent + 4)
+    gap = [""] * (2 if spec.indent == 0 else 1)
+    call, arguments = spec.body.split("(", 1)
+    lines = [
+        pad + BEGIN,
+        f"{pad}@overload",
+        *header(overload_rap, ") -> SyntheticData: ..."),
+        *gap,
+        f"{pad}@overload",
+        *header(overload_any, ") -> SyntheticData: ..."),
+        *gap,
+        *header(actual, ") -> SyntheticData:"),
+        f'{inner}"""{_indented(doc, spec.indent + 4).lstrip()}\n{inner}"""',
+        *_fitted(f"{inner}{call}(",
+                 [a.strip() for a in arguments.rstrip(")").split(",")],
+                 ")", spec.indent + 8),
+        *gap,
+        *header(shown, "):", name=f"_{spec.name}_shown"),
+        f'{inner}"""Give the signature help() shows: the default method\'s '
+        'keywords."""',
+        *gap,
+        f"{pad}{spec.name}.__signature__ = inspect.signature(  "
+        "# type: ignore[attr-defined]",
+        f"{inner}_{spec.name}_shown)",
+        f"{pad}del _{spec.name}_shown",
+        pad + END,
+    ]
+    return "\n".join(lines)
+
+
+def with_region(text: str, region: str, path: str) -> str:
+    """Return ``text`` with its marked region replaced by ``region``."""
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        raise ValueError(f"{path}: the marks of tools/generate_verbs.py's "
+                         "region are missing")
+    line_start = text.rfind("\n", 0, start) + 1
+    return text[:line_start] + region + text[end + len(END):]
+
+
 def main(argv=None) -> int:
     """Write the modules, or with ``--check`` say which are not current."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -266,12 +512,16 @@ def main(argv=None) -> int:
                         help="write nothing; exit 1 if a module is stale")
     args = parser.parse_args(argv)
     stale = []
-    for owner in OWNERS:
-        path = ROOT / owner.path
-        text = module(owner)
+    written = [(owner.path, module(owner)) for owner in OWNERS]
+    for spec in SYNTHESIZERS_WRITTEN:
+        current = (ROOT / spec.path).read_text()
+        written.append((spec.path, with_region(
+            current, synthesize_region(spec), spec.path)))
+    for name, text in written:
+        path = ROOT / name
         if path.exists() and path.read_text() == text:
             continue
-        stale.append(owner.path)
+        stale.append(name)
         if not args.check:
             path.write_text(text)
     verb = "is not current" if args.check else "written"

@@ -9,7 +9,6 @@ means and which parameters it takes.
 from __future__ import annotations
 
 import difflib
-import inspect
 from collections.abc import Iterator, Mapping
 
 from skattr.exceptions import InvalidParameterError
@@ -97,7 +96,7 @@ class SynthesizerRegistry(Mapping):
             The keywords given beyond the caller's own.
         caller : function
             ``synthesize`` or the accessor's: its message names it, and
-            lists its own parameters (those of its signature but ``data``
+            lists its own parameters (those its code takes but ``data``
             and ``**params``) first.
 
         Raises
@@ -113,10 +112,12 @@ class SynthesizerRegistry(Mapping):
                 f"{', '.join(self)}."
                 + (f" Did you mean {close[0]!r}?" if close else ""))
         cls = self._classes[method]
-        takes = [name for name, p in
-                 inspect.signature(caller).parameters.items()
-                 if name not in ("self", "data")
-                 and p.kind is not p.VAR_KEYWORD]
+        # Its own keywords, as its code takes them: the signature it shows
+        # (``__signature__``) lists the default method's parameters too.
+        code = caller.__code__
+        takes = [name for name in
+                 code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+                 if name not in ("self", "data")]
         known = [*takes, *(p for p in cls.parameters()
                            if p not in FILLED_BY_SYNTHESIZE and p not in takes)]
         unknown = sorted(k for k in params if k not in known)

@@ -9,8 +9,10 @@ default :class:`AttributePrivateRAP`) fitted once, a table sampled, and a
 
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import dataclass
+from typing import Any, Literal, overload
 
 import numpy as np
 import pandas as pd
@@ -208,44 +210,13 @@ def _check_names(names: list, known: list, option: str, why: str) -> None:
             f"{option} names {stray}, {why} ({known}).")
 
 
-def synthesize(data, *, secret, method="rap", reference=None, categories=None,
-               bins=None, columns=None, n=None, random_state=None,
-               **params) -> SyntheticData:
-    """Fit a synthesiser that hides a group's share once and sample a table from it.
+def fit_and_sample(caller, data, *, secret, method, reference, categories,
+                   bins, columns, n, random_state, params) -> SyntheticData:
+    """Run :func:`synthesize` (``caller``, for its messages): fit once, sample.
 
-    The synthesiser is the one ``method`` names in :data:`SYNTHESIZERS`;
-    the default, ``"rap"``, subsamples each group of the secret to a public
-    size (the share hidden exactly) and releases it with differential
-    privacy for each record (:class:`AttributePrivateRAP`).
-
-    Parameters
-    ----------
-    data : DataFrame
-        The private data.
-    secret : Secret
-        ``Secret.proportion(column, value, pairs=...)``: the share hidden.
-    method : str, default="rap"
-        The synthesiser: a name of :data:`SYNTHESIZERS`.
-    categories, bins, reference
-        The public domain (see :func:`resolve_domain`).
-    columns : list or None
-        The columns synthesised (default: all of ``data``'s).
-    n : int or None
-        Records of the synthetic table (default: as many as ``data``).
-    random_state : None, int or Generator, default=None
-        The synthesiser's, and the sampling's.
-    **params
-        The synthesiser's parameters, with its defaults
-        (``SYNTHESIZERS[method].parameters()``); for ``"rap"`` those of
-        :class:`AttributePrivateRAP`, where ``marginals="reference"`` also
-        chooses the ``n_marginals`` k-way marginals most dependent in
-        ``reference`` (:func:`select_marginals`: public, no privacy spent).
-
-    Returns
-    -------
-    SyntheticData
+    ``params`` are the synthesiser's parameters the caller was given.
     """
-    cls = SYNTHESIZERS.check_params(method, params, caller=synthesize)
+    cls = SYNTHESIZERS.check_params(method, params, caller=caller)
     if not isinstance(secret, Secret):
         raise InvalidParameterError(
             "synthesize needs secret=Secret.proportion(column, value, "
@@ -271,3 +242,143 @@ def synthesize(data, *, secret, method="rap", reference=None, categories=None,
         marginals=synthesizer.released_marginals,
         noise_sd=synthesizer.noise_sd,
         group_sizes=dict(synthesizer.group_sizes_), synthesizer=synthesizer)
+
+
+# The signature and docstring are the default synthesiser's parameters,
+# written by tools/generate_verbs.py.
+# --- written by tools/generate_verbs.py: synthesize's signature ---
+@overload
+def synthesize(
+    data, *, secret, method: Literal["rap"] = "rap", reference=None, categories=None,
+    bins=None, columns=None, n=None, epsilon=1.0, delta=1e-06, privacy="dataset",
+    share=None, individuals="dp", neighbours="any", k=3, n_marginals=64, marginals=None,
+    n_synthetic=1000, rounds=1, queries_per_round=None, iterations=1000,
+    learning_rate=0.05, progress="auto", random_state=None
+) -> SyntheticData: ...
+
+
+@overload
+def synthesize(
+    data, *, secret, method: str, reference=None, categories=None, bins=None,
+    columns=None, n=None, random_state=None, **params: Any
+) -> SyntheticData: ...
+
+
+def synthesize(
+    data, *, secret, method="rap", reference=None, categories=None, bins=None,
+    columns=None, n=None, random_state=None, **params
+) -> SyntheticData:
+    """Fit a synthesiser that hides a group's share once and sample a table from it.
+
+    The synthesiser is the one ``method`` names in
+    :data:`skattr.synth.SYNTHESIZERS`. The default, ``"rap"``
+    (:class:`~skattr.synth.AttributePrivateRAP`), subsamples each group of the
+    secret (its records, and the rest) to a public size, which hides the share
+    exactly under the attribute-privacy model, releases its k-way marginals as
+    shares of the group with differential privacy for every record, fits a
+    relaxed table to each group's and draws ``n`` records. The table's share
+    of the group is ``share`` (default: the middle of the pairs), never the
+    data's. The categories are public: ``categories=``, ``bins=`` (numeric
+    columns' edges) or read from ``reference=``.
+
+    Parameters
+    ----------
+    data : DataFrame
+        The private data.
+    secret : Secret
+        ``Secret.proportion(column, value, pairs=...)``: the share hidden.
+    method : str, default="rap"
+        The synthesiser: a name of :data:`skattr.synth.SYNTHESIZERS`. The
+        parameters from ``epsilon`` to ``progress`` are the default method's
+        (``"rap"``, :class:`~skattr.synth.AttributePrivateRAP`), with its
+        defaults; another method takes its own
+        (``SYNTHESIZERS[method].parameters()``) as keywords, with its
+        defaults, and refuses one it does not take.
+    reference : DataFrame or None, default=None
+        Public data to read the columns' categories from (and, for
+        ``marginals="reference"``, RAP's workload: :func:`select_marginals`,
+        no privacy spent).
+    categories : dict column -> list or None, default=None
+        Every category of a column, stated (public).
+    bins : dict column -> list or None, default=None
+        A numeric column's bin edges, chosen without the private data.
+    columns : list or None, default=None
+        The columns synthesised (default: all of the data's).
+    n : int or None, default=None
+        Records of the synthetic table (default: as many as the data).
+    epsilon : float, default=1.0
+    delta : float, default=1e-6
+        Each record's (epsilon, delta)-differential privacy; under
+        distributional privacy ``delta`` is also the chance that a group of
+        the data is smaller than its public size (then nothing is released):
+        the share's delta.
+    privacy : {"dataset", "distributional"}, default="dataset"
+        Dataset privacy hides the realised share (pairs on the grid k / n,
+        a stated pair off it as every grid pair around it); distributional
+        hides the chance each record is in the group (the group's size is
+        then a binomial quantile, failing with chance ``delta``).
+    share : float or None, default=None
+        The secret group's share in the synthetic table (None: the middle of
+        the pairs' values). Stated, never read from the data.
+    individuals : {"dp"} or None, default="dp"
+        "dp": every record protected by differential privacy. None: the
+        share hidden, no record protected (the histograms exact; a
+        :class:`~skattr.exceptions.PrivacyLeakWarning` says what that
+        exposes).
+    neighbours : {"any", "same-group"}, default="any"
+        Differential privacy's neighbouring datasets. "any": one record
+        replaced by any other, its group included; such a record can move
+        both groups' subsamples, so each group gets half the budget.
+        "same-group": a record's group is public and kept (a recorded
+        assumption); each group gets the whole budget (parallel
+        composition: a record moves one group's subsample only).
+    k : int, default=3
+    n_marginals : int or None, default=64
+        As :class:`DPRAP`: the workload, drawn from ``random_state``.
+    marginals : list of tuple or None, default=None
+        The workload by column names, chosen from public information (e.g.
+        :func:`select_marginals` on a public reference, which spends no
+        privacy); None draws ``n_marginals`` k-way marginals at random.
+    n_synthetic : int, default=1000
+        Records of the two groups' relaxed tables together, half each (as
+        many as :class:`DPRAP`'s one table: the fit costs about as much).
+    rounds : int, default=1
+        As :class:`DPRAP`, in each group: more rounds choose
+        ``queries_per_round`` marginals a round by report-noisy-max on that
+        group's relaxed table's errors.
+    queries_per_round : int or None, default=None
+    iterations : int, default=1000
+    learning_rate : float, default=0.05
+    progress : "auto" or bool, default="auto"
+    random_state : None, int or Generator, default=None
+        The synthesiser's, and the sampling's (experiments only: whoever knows
+        the seed can remove the noise).
+    **params
+        Another method's parameters (``method=``).
+
+    Returns
+    -------
+    SyntheticData
+        ``.data`` (the table), ``.certificate``, ``.summary()``, and the
+        fitted ``.synthesizer`` (more records, ``to_json``).
+    """
+    return fit_and_sample(
+        synthesize, data, secret=secret, method=method, reference=reference,
+        categories=categories, bins=bins, columns=columns, n=n,
+        random_state=random_state, params=params)
+
+
+def _synthesize_shown(
+    data, *, secret, method="rap", reference=None, categories=None, bins=None,
+    columns=None, n=None, epsilon=1.0, delta=1e-06, privacy="dataset", share=None,
+    individuals="dp", neighbours="any", k=3, n_marginals=64, marginals=None,
+    n_synthetic=1000, rounds=1, queries_per_round=None, iterations=1000,
+    learning_rate=0.05, progress="auto", random_state=None, **params
+):
+    """Give the signature help() shows: the default method's keywords."""
+
+
+synthesize.__signature__ = inspect.signature(  # type: ignore[attr-defined]
+    _synthesize_shown)
+del _synthesize_shown
+# --- end of what tools/generate_verbs.py writes ---
