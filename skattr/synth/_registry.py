@@ -25,7 +25,7 @@ class SynthesizerRegistry(Mapping):
     """
 
     def __init__(self):
-        self._classes: dict[str, type] = {}
+        self._classes: dict[str, type[Synthesizer]] = {}
 
     def register(self, cls: type) -> type:
         """Add a synthesiser class under its ``method_name``; return it.
@@ -76,7 +76,7 @@ class SynthesizerRegistry(Mapping):
         self._classes[name] = cls
         return cls
 
-    def __getitem__(self, name: str) -> type:
+    def __getitem__(self, name: str) -> type[Synthesizer]:
         return self._classes[name]
 
     def __iter__(self) -> Iterator[str]:
@@ -85,7 +85,8 @@ class SynthesizerRegistry(Mapping):
     def __len__(self) -> int:
         return len(self._classes)
 
-    def check_params(self, method, params: Mapping, *, caller) -> type:
+    def check_params(self, method, params: Mapping, *,
+                     caller) -> type[Synthesizer]:
         """Return the class ``method`` names, having checked the keywords given.
 
         Parameters
