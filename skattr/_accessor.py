@@ -390,7 +390,7 @@ class AttributePrivacyAccessor(AccessorVerbs):
         iterations=1000, learning_rate=0.05, progress="auto", random_state=None,
         **params
     ):
-        """Give the signature help() shows: the default method's keywords."""
+        """Hold the signature help() shows: the default method's keywords too."""
 
     synthesize.__signature__ = inspect.signature(  # type: ignore[attr-defined]
         _synthesize_shown)

@@ -483,8 +483,8 @@ def synthesize_region(spec: Synthesize) -> str:
                  ")", spec.indent + 8),
         *gap,
         *header(shown, "):", name=f"_{spec.name}_shown"),
-        f'{inner}"""Give the signature help() shows: the default method\'s '
-        'keywords."""',
+        f'{inner}"""Hold the signature help() shows: the default method\'s '
+        'keywords too."""',
         *gap,
         f"{pad}{spec.name}.__signature__ = inspect.signature(  "
         "# type: ignore[attr-defined]",

@@ -375,7 +375,7 @@ def _synthesize_shown(
     n_synthetic=1000, rounds=1, queries_per_round=None, iterations=1000,
     learning_rate=0.05, progress="auto", random_state=None, **params
 ):
-    """Give the signature help() shows: the default method's keywords."""
+    """Hold the signature help() shows: the default method's keywords too."""
 
 
 synthesize.__signature__ = inspect.signature(  # type: ignore[attr-defined]
