@@ -112,7 +112,8 @@ class LawRequest:
         """Raise :class:`LawUnavailable`: the spec gives no kind asked for."""
         raise LawUnavailable(
             f"theta={spec_name} gives {gives}, and this mechanism calibrates "
-            f"{' or '.join(self.kinds)} laws.")
+            + (f"{' or '.join(self.kinds)} laws." if self.kinds else
+               "no law of F but the Gaussian model law='gaussian' states."))
 
 
 def gaussian_law_of(spec, request: LawRequest, reference: Reference, *,
