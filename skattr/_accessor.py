@@ -7,6 +7,7 @@ from numbers import Real
 
 import pandas as pd
 
+from skattr._kinds import kind_of
 from skattr._release import Plan, Release
 from skattr._validation import check_unique_labels, column_labels
 from skattr._verbs import called, statistic_query, with_verbs
@@ -408,7 +409,8 @@ class AttributePrivacyAccessor:
         with a ``leakage`` method: the attribute-private Gaussian and Expected
         Value families); ``"auto"`` uses ``"apgm"``'s.
         """
-        if statistic not in ("mean", "sum", "count", "proportion"):
+        kind = kind_of(statistic)
+        if kind is None or not kind.linear:
             raise InvalidParameterError(
                 f"leakage is computed for linear statistics (mean, sum, count, "
                 f"proportion), whose laws are Gaussian; got {statistic!r}. For "

@@ -33,6 +33,7 @@ from typing import ClassVar
 import numpy as np
 
 from skattr._certificate import Assumption, MethodStep
+from skattr._kinds import Mean, Sum, register_law
 from skattr._persistence import persistable
 from skattr.exceptions import NotCertifiableError
 from skattr.laws._base import Bound, StatisticLaw, secret_pairs, widest_pairs
@@ -40,7 +41,8 @@ from skattr.laws._distances import CoupledDistances, least_certified
 from skattr.utils._progress import progress_bar
 from skattr.utils._work import TimeGuard, work_seconds
 
-__all__ = ["BandLaw", "BandsLaw", "GroupBand", "dkw_radius", "inner_moves",
+__all__ = ["BandLaw", "BandsLaw", "GroupBand", "band_law", "dkw_radius",
+           "inner_moves",
            "over_widest", "pair_moves", "power", "record_distance",
            "summed_distances"]
 
@@ -514,3 +516,9 @@ class BandLaw(BandsLaw):
                      MethodStep.of("closeness.band",
                                    records=self._widest(per_pair).records),
                      self._assumptions(privacy))
+
+
+@register_law("band", Sum, Mean)
+def band_law(stat, fields: dict) -> BandLaw:
+    """Return the band law of one sum or mean (``fields``: a band law's)."""
+    return BandLaw(**fields)
