@@ -111,6 +111,16 @@ class StatisticKind:
         """
         return None
 
+    def record_weight(self, stat, n: int) -> float | None:
+        """Return c(n): one record's value moving by d moves the statistic by c(n) d.
+
+        At most, whatever the other records: the statistic's Lipschitz
+        constant in each record, with which a band law sums the moved
+        records' distances (:class:`~skattr.laws._band.BandLaw`). None when
+        no such constant is known.
+        """
+        return None
+
     def min_rows(self, stat) -> int:
         """Fewest rows a column's statistic is defined on."""
         return 1

@@ -28,6 +28,10 @@ class LinearKind(StatisticKind):
         """Return the clipping range (a sum's: n times it)."""
         return low, high
 
+    def record_weight(self, stat, n: int) -> float:
+        """Return w(n): F moves by w(n) d when one record's value moves by d."""
+        return self.weight(n)
+
     def band_coordinates(self, stat, columns: int) -> list:
         """Return a sum coordinate per column, weighted as the kind is."""
         weight = "mean" if self.averaged else "sum"

@@ -454,7 +454,14 @@ class BandsLaw(StatisticLaw):
 @persistable
 @dataclass(frozen=True, eq=False)
 class BandLaw(BandsLaw):
-    """The sum or mean of a bounded column, for every group law in the bands."""
+    """The sum or mean of a bounded column, for every group law in the bands.
+
+    Or any statistic of one column whose kind gives its weight c(n)
+    (:meth:`~skattr._kinds.StatisticKind.record_weight`): one record's
+    value moving by d moves it by c(n) d at most, whatever the others, so
+    the moved records' distances, summed and weighted c(n), bound its move
+    under the swap coupling as they bound a mean's (w(n) = 1 / n).
+    """
 
     coupled: ClassVar[bool] = True
 
@@ -489,9 +496,18 @@ class BandLaw(BandsLaw):
                 gap, probs = record_distance(out, inside, self.low, self.high)
                 laws.append(summed_distances(gap, probs, copies, move,
                                              self.high - self.low,
-                                             self.query.weight(n)))
+                                             self._weight(n)))
             self._cache[key] = laws
         return self._cache[key]
+
+    def _weight(self, n: int) -> float:
+        """Return c(n), the statistic's weight of a moved record's distance."""
+        weight = self.query.kind.record_weight(self.query, n)
+        if weight is None or not 0 < weight < math.inf:
+            raise NotCertifiableError(
+                f"The {self.query.statistic} gives no weight of a record's "
+                f"move on {n} records, so the band law bounds no move of it.")
+        return weight
 
     @staticmethod
     def _widest(per_pair) -> CoupledDistances:
