@@ -23,6 +23,7 @@ class TrimmedMean(StatisticKind):
     name: ClassVar[str] = "trimmed-mean"
     order: ClassVar[int] = 13
     fields: ClassVar[tuple] = ("proportiontocut",)
+    bounded_as: ClassVar[str] = "trimmed mean"
     kernel: ClassVar[VectorisedKernel] = VectorisedKernel(_trimmed_means)
 
     def outputs_per_column(self, stat) -> int:
@@ -32,3 +33,13 @@ class TrimmedMean(StatisticKind):
     def output_range(self, stat, low: float, high: float, n: int):
         """Return the column's clipping range."""
         return low, high
+
+    def record_weight(self, stat, n: int) -> float:
+        """Return 1 / (n - 2g), g = int(proportiontocut * n) cut from each end.
+
+        One record's value moving by d moves every order statistic the same
+        way, by 0 to d, and all of them by d in total (their sum is the
+        records'); so the n - 2g kept ones move by d at most in total, and
+        their mean by d / (n - 2g).
+        """
+        return 1.0 / (n - 2 * int(stat.proportiontocut * n))
