@@ -32,7 +32,7 @@ def _draws(values, probs, k):
         for c in counts:
             ways //= math.factorial(c)
         yield ([values[i] for i in picked],
-               ways * math.prod(p**c for p, c in zip(probs, counts)))
+               ways * math.prod(p**c for p, c in zip(probs, counts, strict=True)))
 
 
 def _trimmed(xs, cut):
@@ -43,7 +43,7 @@ def _trimmed(xs, cut):
 
 
 def exact_law(inside, outside, k, n, cut):
-    """The law of the trimmed mean of k records from ``inside``, n - k from ``outside``."""
+    """Return the law of the trimmed mean of k records in, n - k out."""
     law = defaultdict(float)
     for xs_in, p_in in _draws(*inside, k):
         for xs_out, p_out in _draws(*outside, n - k):
@@ -77,7 +77,8 @@ def w_infinity(law_a, law_b):
 
     cuts = sorted({0.0, 1.0} | {_cdf(law_a, x) for x in law_a}
                   | {_cdf(law_b, x) for x in law_b})
-    levels = [(lo + hi) / 2 for lo, hi in zip(cuts, cuts[1:]) if hi > lo + 1e-12]
+    levels = [(lo + hi) / 2 for lo, hi in zip(cuts[:-1], cuts[1:], strict=True)
+              if hi > lo + 1e-12]
     return max(abs(quantile(law_a, u) - quantile(law_b, u)) for u in levels)
 
 
