@@ -81,7 +81,7 @@ class StatisticKind:
 
     def takes_value(self) -> bool:
         """Whether the statistic reads ``value`` (the counted category)."""
-        return self.counts
+        return "value" in self.fields
 
     def outputs_per_column(self, stat) -> int | None:
         """Values released per column; None when not one set per column."""

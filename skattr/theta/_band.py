@@ -54,6 +54,11 @@ class ConfidenceBand(ReferenceConfidence):
     records; on small references the confidence set's width dominates
     (about 3x the population's distance at 300 records a group).
 
+    One value of another kind of statistic takes the band law its kind
+    registered (family ``"band"``, :func:`skattr._kinds.law_builder`): a
+    trimmed mean's is the mean's, weighted 1 / (n - 2g)
+    (:mod:`skattr.laws._trimmed_band`).
+
     Parameters
     ----------
     confidence : float, default=0.999
