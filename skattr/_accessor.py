@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from numbers import Real
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from skattr._accessor_verbs import AccessorVerbs
 from skattr._kinds import kind_of
 from skattr._release import Plan, Release
+from skattr._secret import Secret
 from skattr._validation import check_unique_labels, column_labels
-from skattr._verbs import called, statistic_query, with_verbs
+from skattr._verbs import called, statistic_query
 from skattr.backends import (
     backend_of,
     one_reading,
@@ -37,42 +42,8 @@ def build_mechanism(query, *, secret, reference, data: pd.DataFrame,
                             **params)
 
 
-_RELEASE_KEYWORDS = """secret : Secret or list of Secret
-    What to hide: a global property of a sensitive column (see
-    :class:`~skattr.Secret`).
-reference : DataFrame or "self"
-    Public reference data from which Theta is learnt; ``"self"`` fits on the
-    private data (weaker, warns). Omitted for the differential-privacy
-    baselines, which fit no Theta.
-epsilon : float > 0, default=1.0
-    The guarantee's epsilon: the release changes an observer's odds between
-    the two secrets of a pair by at most e^epsilon.
-delta : float in [0, 1), optional
-    The chance the bound on the odds fails; None takes the mechanism's
-    default (1e-3; 0 for the pure Laplace mechanisms). At 1/n or more it
-    warns (``PrivacyLeakWarning``); above 0.1 it is refused unless
-    ``allow_large_delta=True``.
-mechanism : str, default="auto"
-    A name of :data:`skattr.mechanisms.MECHANISMS` (``"apgm"``,
-    ``"approx-wasserstein"``, ...); ``"auto"`` fits every certified
-    candidate and keeps the one with the least expected error.
-random_state : None, int or numpy.random.Generator, default=None
-    Source of the noise. None draws it from the operating system's entropy;
-    a seed is for reproducible experiments only (whoever knows it can remove
-    the noise).
-**params
-    Any parameter of the chosen mechanism: ``law``, ``theta``,
-    ``calibration``, ``privacy``, ``bounds``, ``progress``, ..."""
-
-_RETURNS = """Returns
--------
-Release
-    The noisy values and their certificate."""
-
-
 @pd.api.extensions.register_dataframe_accessor("attrpriv")
-@with_verbs(_RELEASE_KEYWORDS, _RETURNS)
-class AttributePrivacyAccessor:
+class AttributePrivacyAccessor(AccessorVerbs):
     """Attribute-private aggregates of a DataFrame: ``df.attrpriv.mean(...)``.
 
     Every method takes the statistic's columns and the keywords ``secret``
@@ -149,10 +120,19 @@ class AttributePrivacyAccessor:
                 self._obj, what="the private data")
         return self._rows
 
-    def _release(self, query, *, secret=None, reference=None, epsilon=1.0,
-                 delta=None, mechanism="auto", random_state=None,
-                 **params) -> Release:
-        """Fit the mechanism for ``query`` and release it (every verb's body).
+    def _release(
+        self, query, *, secret: Secret | Sequence[Secret] | None = None,
+        reference=None, epsilon: float = 1.0, delta: float | None = None,
+        mechanism: str = "auto",
+        random_state: int | np.random.Generator | np.random.RandomState
+        | None = None,
+        **params: Any,
+    ) -> Release:
+        """Fit the mechanism for ``query`` and release it (every verb's call).
+
+        Its keyword-only parameters, their defaults and type hints are the
+        verbs' (:mod:`skattr._accessor_verbs`, written from them by
+        ``tools/generate_verbs.py``).
 
         Only the columns the release reads are taken from the frame and the
         reference, in one order (:func:`skattr.backends.release_frames`):

@@ -29,6 +29,7 @@ from skattr.exceptions import (
     SecretReleasedWarning,
 )
 from skattr.mechanisms import _fit_cache
+from skattr.theta._spec import theta_reads_reference
 from skattr.utils._param_validation import (
     Interval,
     validate_parameter_constraints,
@@ -214,9 +215,10 @@ class Registry(Mapping):
         params = self.fold_keywords_of_0_2(mechanism, classes, params)
         self.check_params(mechanism, classes, params)
         _check_data(query, secret, data, reference)
-        # A Theta stated whole (a NetworkTheta) reads nothing from reference
-        # data: fit then reads only the data's columns.
-        stated = getattr(params.get("theta"), "needs_reference", True) is False
+        # A Theta that reads no reference rows (stated: an expert's, stated
+        # probabilities, a NetworkTheta) needs none: fit then reads only the
+        # data's columns.
+        stated = "theta" in params and not theta_reads_reference(params["theta"])
         if (isinstance(reference, str) and reference == "self"
                 and params.get("bounds", "robust") in ("robust", "reference")):
             # The reference is the private data: recording a range read off
@@ -285,9 +287,10 @@ class Registry(Mapping):
         ``reference="self"`` fits Theta on ``data`` and warns, since Theta
         then depends on the private data.
         Mechanisms that fit no Theta (``needs_reference = False``: the
-        differential-privacy baselines) need no reference: with
-        ``reference=None`` they are fitted on ``data``, of which ``fit`` reads
-        only the columns. ``among`` (a predicate of a class) restricts
+        differential-privacy baselines), and a Theta that reads no reference
+        rows (``reads_reference = False``: a stated one), need no reference:
+        with ``reference=None`` they are fitted on ``data``, of which ``fit``
+        reads only the columns. ``among`` (a predicate of a class) restricts
         ``"auto"``'s candidates (a ledger's: those it certifies jointly).
         """
         large_delta = params.pop("allow_large_delta", False)
