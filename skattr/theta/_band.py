@@ -100,9 +100,10 @@ class ConfidenceBand(ReferenceConfidence):
         build = law_builder("band", kind)
         if build is None or not _one_value(request, kind):
             raise InvalidParameterError(
-                "ConfidenceBand covers the sum or mean of one column, several "
-                "sums, means and counts at once, medians, quantiles or stds "
-                "(several at once for the Wasserstein mechanisms); use "
+                "ConfidenceBand covers the sum, mean or trimmed mean of one "
+                "column, several sums, means and counts at once, medians, "
+                "quantiles or stds (several at once for the Wasserstein "
+                "mechanisms); use "
                 "ConfidenceBox for one count, theta=skattr.theta.Resample() "
                 "for other statistics (the reference taken as the population, "
                 "recorded).")
