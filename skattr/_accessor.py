@@ -247,26 +247,27 @@ class AttributePrivacyAccessor(AccessorVerbs):
                             percentiles=percentiles, theta=theta,
                             bounds=bounds, random_state=random_state)
 
-    def synthesize(self, n=None, *, secret=None, reference=None, epsilon=1.0,
-                   delta=1e-6, categories=None, bins=None, columns=None,
-                   privacy="dataset", share=None, individuals="dp",
-                   neighbours="any", k=3, n_marginals=64, marginals=None,
-                   n_synthetic=1000, rounds=1, queries_per_round=None,
-                   iterations=1000, progress="auto", random_state=None,
-                   **unknown):
-        """Return a synthetic table hiding the share of a group and each record.
+    def synthesize(self, n=None, *, secret=None, method="rap", reference=None,
+                   categories=None, bins=None, columns=None,
+                   random_state=None, **params):
+        """Return a synthetic table hiding the share of a group (and each record).
 
-        Each group of the secret (its records, and the rest) is subsampled
-        to a public size, which hides the share exactly under the
-        attribute-privacy model, and its k-way marginals are released as
-        shares of the group with differential privacy for every record
-        (:class:`~skattr.synth.AttributePrivateRAP`); a relaxed table is
-        fitted to each group's and ``n`` records drawn. The table's share of
-        the group is ``share`` (default: the middle of the pairs), never the
-        data's. The categories are public: ``categories=``, ``bins=``
-        (numeric columns' edges) or read from ``reference=``; so is the
-        workload: ``marginals="reference"`` takes the k-way marginals most
-        dependent in ``reference``, a list names them, None draws them.
+        The synthesiser is the one ``method`` names in
+        :data:`skattr.synth.SYNTHESIZERS`, given ``params`` (its own
+        parameters, with its defaults: ``SYNTHESIZERS[method].parameters()``;
+        :func:`skattr.synth.synthesize` runs it). The default, ``"rap"``
+        (:class:`~skattr.synth.AttributePrivateRAP`: ``epsilon``, ``delta``,
+        ``privacy``, ``k``, ...), subsamples each group of the secret (its
+        records, and the rest) to a public size, which hides the share
+        exactly under the attribute-privacy model, releases its k-way
+        marginals as shares of the group with differential privacy for
+        every record, fits a relaxed table to each group's and draws ``n``
+        records. The table's share of the group is ``share`` (default: the
+        middle of the pairs), never the data's. The categories are public:
+        ``categories=``, ``bins=`` (numeric columns' edges) or read from
+        ``reference=``; so is RAP's workload: ``marginals="reference"``
+        takes the k-way marginals most dependent in ``reference``, a list
+        names them, None draws them.
 
         Returns
         -------
@@ -288,25 +289,20 @@ class AttributePrivacyAccessor(AccessorVerbs):
         ((3000, 2), 0.3, 1.0, 0.0)
         """
         from skattr.exceptions import DataValidationError
-        from skattr.synth import synthesize
+        from skattr.synth import SYNTHESIZERS, synthesize
 
-        _refuse_unknown(AttributePrivacyAccessor.synthesize, unknown)
+        SYNTHESIZERS.check_params(method, params,
+                                  caller=AttributePrivacyAccessor.synthesize)
         columns = column_labels(columns)
         if not isinstance(self._frame(), pd.DataFrame):
             raise DataValidationError(
                 "synthesize fits its tables in memory: call .compute() on the "
                 "frame first (a synthesiser holds n x features one-hot rows).")
-        return synthesize(self._obj, secret=secret, reference=reference,
-                          epsilon=epsilon, delta=delta, categories=categories,
-                          bins=bins, n=n, privacy=privacy,
+        return synthesize(self._obj, secret=secret, method=method,
+                          reference=reference, categories=categories,
+                          bins=bins,
                           columns=None if columns is None else list(columns),
-                          share=share, individuals=individuals,
-                          neighbours=neighbours, k=k,
-                          n_marginals=n_marginals, marginals=marginals,
-                          n_synthetic=n_synthetic, rounds=rounds,
-                          queries_per_round=queries_per_round,
-                          iterations=iterations, progress=progress,
-                          random_state=random_state)
+                          n=n, random_state=random_state, **params)
 
     def group_means(self, columns=None, *, secret=None, bounds=None,
                     reference=None, epsilon=1.0, delta=1e-6,
