@@ -502,7 +502,7 @@ def single_statistics(query, n: int) -> tuple:
     for part in parts:
         weight = float(part.weight(n))
         for column in part.columns:
-            base = (Query("sum", [column]) if part.statistic in ("mean", "sum")
+            base = (Query("sum", [column]) if not part.kind.counts
                     else Query("count", [column], part.value))
             out.append((base, weight))
     return tuple(out)
