@@ -161,7 +161,11 @@ def test_refusals_say_what_to_do():
             theta=ConfidenceBand(), bounds=None).fit(_reference())
     with pytest.raises(InvalidParameterError, match="probability in"):
         ConfidenceBand(confidence=0.0)
-    with pytest.raises(NotCertifiableError, match="gives laws over confidence bands"):
+    # DauM calibrates Gaussian and exact laws, not band laws: refused by its
+    # theta= constraint (which follows its calibrates), before any fit.
+    with pytest.raises(InvalidParameterError, match=(
+            r"giving a law this mechanism calibrates \('gaussian' or "
+            r"'exact'\)\. Got ConfidenceBand")):
         skattr.mechanisms.MECHANISMS["daum"](
             query=skattr.Query.mean(["x"]), secret=SECRET,
             theta=ConfidenceBand()).fit(_reference())
