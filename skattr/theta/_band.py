@@ -16,9 +16,9 @@ from skattr.laws._band import GroupBand
 from skattr.laws._joint_band import JointBandLaw
 from skattr.theta._box import ReferenceConfidence
 
-__all__ = ["ConfidenceBand", "band_coordinates", "joint_statistics",
-           "order_level", "several_statistics_law", "stacked_statistics",
-           "std_ddof"]
+__all__ = ["ConfidenceBand", "band_coordinates", "banded_by_default",
+           "joint_statistics", "order_level", "several_statistics_law",
+           "stacked_statistics", "std_ddof"]
 
 @persistable
 @dataclass(frozen=True)
@@ -213,6 +213,33 @@ class ConfidenceBand(ReferenceConfidence):
             assumptions=(Assumption.of("reference.band",
                                        confidence=self.confidence),),
             reference_sizes=sizes)
+
+
+def banded_by_default(request) -> bool:
+    """Whether the default Theta takes the request's law over the confidence bands.
+
+    The kind decides for one value of one column: one whose kind registered
+    a band law (family ``"band"``, :func:`skattr._kinds.law_builder`), for
+    the mechanisms its kind names
+    (:attr:`~skattr._kinds.StatisticKind.default_band_for`: a sum's, mean's,
+    median's or quantile's for every mechanism; a std's, a trimmed mean's or
+    a new kind's for the Wasserstein mechanisms). Several sums, means and
+    counts, or several medians, quantiles or stds, for the mechanisms that
+    calibrate several values' bands (``"bands"``). Every secret hiding a
+    proportion.
+    """
+    if not all(s.property == "proportion" for s in request.secrets):
+        return False
+    kind = query_kind(request.query)
+    if (kind is not None and law_builder("band", kind) is not None
+            and _one_value(request, kind)):
+        calibrations = kind.default_band_for
+        if calibrations is None or any(k in request.kinds
+                                       for k in calibrations):
+            return True
+    return "bands" in request.kinds and (
+        stacked_statistics(request) is not None
+        or joint_statistics(request) is not None)
 
 
 def _one_value(request, kind) -> bool:
