@@ -58,6 +58,7 @@ __all__ = [
     "PlugIn",
     "StatedSumLaws",
     "check_group_sizes",
+    "reads_reference_rows",
     "resolve_theta",
     "theta_reads_reference",
 ]
@@ -411,6 +412,22 @@ def theta_reads_reference(theta) -> bool:
     if isinstance(theta, str):
         return True
     return bool(getattr(resolve_theta(theta), "reads_reference", True))
+
+
+def reads_reference_rows(mechanism) -> bool:
+    """Whether ``mechanism``'s Theta is computed from the reference's records.
+
+    Only then is the frame ``fit`` sees public reference data whose ranges
+    may be read (``bounds="robust"`` and ``"reference"``). An expert's Theta
+    (``states_law``), a network or stated laws read no rows, and ``fit`` may
+    then have seen the private data. The answer is
+    :func:`theta_reads_reference`'s, the one the registry and the ledger
+    ask before requiring ``reference=`` (a spec that does not say is taken
+    to read them): a Theta that needs the reference is clipped with its
+    ranges.
+    """
+    return bool(type(mechanism).needs_reference
+                and theta_reads_reference(getattr(mechanism, "theta", "auto")))
 
 
 @persistable
