@@ -391,9 +391,9 @@ def several_statistics_law(frame, statistics, secret, *,
         if coordinates is None:
             raise NotCertifiableError(
                 f"The {query.statistic} has no bound over the reference's "
-                "confidence bands (or a column has no clipping range); its "
-                "joint law with other statistics is not bounded for the "
-                "population.")
+                "confidence bands jointly with other statistics (or a column "
+                "has no clipping range); its joint law with them is not "
+                "bounded for the population.")
         mine = []
         kind = query_kind(query)
         spaced = kind is not None and kind.band_spacings()
