@@ -17,8 +17,7 @@ from skattr.laws._joint_band import JointBandLaw
 from skattr.theta._box import ReferenceConfidence
 
 __all__ = ["ConfidenceBand", "band_coordinates", "banded_by_default",
-           "joint_statistics", "order_level", "several_statistics_law",
-           "stacked_statistics", "std_ddof"]
+           "joint_statistics", "several_statistics_law", "stacked_statistics"]
 
 @persistable
 @dataclass(frozen=True)
@@ -314,24 +313,6 @@ def _order_outputs(query, columns: int) -> list[tuple[int, str, float]] | None:
     if kind is None or kind.linear:
         return None
     return kind.band_coordinates(query, columns)
-
-
-def std_ddof(request) -> int | None:
-    """Return the ddof of the one std of one column, or None."""
-    query = request.query
-    kind = query_kind(query)
-    if kind is None or "ddof" not in kind.fields or len(request.columns) != 1:
-        return None
-    return int(query.ddof)
-
-
-def order_level(request) -> float | None:
-    """Return the level of the one median or quantile of one column, or None."""
-    kind = query_kind(request.query)
-    levels = None if kind is None else kind.levels(request.query)
-    if levels is None or len(request.columns) != 1:
-        return None
-    return float(levels[0]) if len(levels) == 1 else None
 
 
 def band_coordinates(query, columns, ranges: dict) -> list | None:
