@@ -54,7 +54,7 @@ from skattr.exceptions import ClippingWarning, InvalidParameterError
 from skattr.utils._stack import caller_stacklevel
 
 __all__ = ["FENCE_IQRS", "MOST_CUT", "Clipping", "clip_reference",
-           "clipped_columns", "reads_reference_rows", "resolve_clipping",
+           "clipped_columns", "resolve_clipping",
            "resolve_declared", "robust_ranges", "warnings_once"]
 
 #: The policies that read ranges off the reference data.
@@ -405,21 +405,6 @@ def resolve_declared(bounds, columns, *, known=None, counted=()) -> dict:
             "per column, in order, or a dict {column: (low, high)}."
         )
     return {c: _pair(v, c) for v, c in zip(items, columns, strict=True)}
-
-
-def reads_reference_rows(mechanism) -> bool:
-    """Whether ``mechanism``'s Theta is computed from the reference's records.
-
-    Only then is the frame ``fit`` sees public reference data whose ranges
-    may be read. An expert's Theta (``states_law``), a network or stated
-    laws read no rows, and ``fit`` may then have seen the private data.
-    """
-    if not type(mechanism).needs_reference:
-        return False
-    theta = getattr(mechanism, "theta", "auto")
-    # A name is fitted on the reference; a Theta object says (an array of
-    # stated probabilities, or an object that does not say, reads none).
-    return isinstance(theta, str) or getattr(theta, "reads_reference", False)
 
 
 def resolve_clipping(bounds, query, columns, frame, *, reads_reference: bool,

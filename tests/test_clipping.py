@@ -687,3 +687,34 @@ def test_the_bands_read_the_robust_range_as_declared_bounds(reference,
     if statistic.statistic != "median":
         assert (robust.plan(n=800).noise_covariance.max()
                 < whole.plan(n=800).noise_covariance.max())
+
+
+class _DuckBand:
+    """A Theta with ``fit_law`` alone: it does not say whether it reads rows."""
+
+    def fit_law(self, request):
+        return skattr.theta.ConfidenceBand(0.99).fit_law(request)
+
+
+def test_a_spec_that_does_not_say_is_clipped_with_the_reference(reference,
+                                                                private):
+    # One answer for "reads the reference": a spec that does not say is
+    # taken to read it, both where reference= is required (the registry)
+    # and where its ranges are read (bounds="robust", the default): the
+    # release is the one ConfidenceBand(0.99), which says so, gives.
+    assert not hasattr(_DuckBand(), "reads_reference")
+    releases = [private.attrpriv.mean(
+        ["weight"], secret=SECRET, reference=reference, epsilon=1.0,
+        delta=1e-3, theta=theta, random_state=0)
+        for theta in (_DuckBand(), skattr.theta.ConfidenceBand(0.99))]
+    duck, band = releases
+    assert duck.clipping.source == "robust"
+    assert duck.clipping == band.clipping
+    assert duck.values.tolist() == band.values.tolist()
+    assert duck.sensitivity == band.sensitivity
+    # A bare estimator asks the same.
+    mech = AttributePrivateGaussian(query=skattr.Query.mean(["weight"]),
+                                    secret=SECRET, theta=_DuckBand(),
+                                    bounds="reference").fit(reference)
+    low, high = reference["weight"].min(), reference["weight"].max()
+    assert mech.clipping_.ranges == (("weight", low, high),)

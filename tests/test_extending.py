@@ -2,7 +2,8 @@
 
 "Extending skattr: a statistic": its code blocks define a kind and its band
 law; run as the page gives them, the new statistic is evaluated, saved and
-loaded, and released through the bands and the resampling model.
+loaded, and released through the bands (by default too) and the resampling
+model.
 """
 
 import re
@@ -83,6 +84,44 @@ def test_the_recipes_statistic_is_released_over_the_bands(recipe):
         mean.plan(n=500).sensitivity * 500, rel=1e-6)
     release = mech.release(reference.sample(500, random_state=1))
     assert 0 <= release.values.iloc[0] <= 100
+
+
+def test_the_recipes_statistic_is_certified_by_the_default(recipe):
+    # The default Theta asks the kind: the page's band law, registered in a
+    # module of its own, is taken by theta="auto" with no edit of skattr's
+    # Theta, as theta=ConfidenceBand() takes it.
+    reference = _reference()
+    private = _reference(seed=1, per=200)
+    stat = Statistic("midrange", ["age"])
+    fitted = [skattr.mechanisms.ApproximateWassersteinMechanism(
+        query=stat, secret=SECRET, bounds={"age": (0, 100)}, delta=1e-3,
+        theta=theta, random_state=0).fit(reference)
+        for theta in ("auto", ConfidenceBand())]
+    auto, band = fitted
+    assert type(auto.law_).__name__ == "BandLaw"
+    assert auto.plan(n=400).assumes("reference.band")
+    assert auto.plan(n=400).sensitivity == band.plan(n=400).sensitivity
+    assert (auto.release(private).values.tolist()
+            == band.release(private).values.tolist())
+    # And through the accessor's default mechanism.
+    release = private.attrpriv.agg(stat, secret=SECRET, reference=reference,
+                                   bounds={"age": (0, 100)}, epsilon=1.0,
+                                   delta=1e-3, random_state=0)
+    assert release.assumes("reference.band")
+
+
+def test_a_kind_with_no_band_law_is_refused_by_default(monkeypatch):
+    # The page's kind alone (its first block): no law, so no default bound.
+    monkeypatch.setattr(kinds_base, "_KINDS", dict(kinds_base._KINDS))
+    monkeypatch.setattr(kinds_base, "_LAWS", dict(kinds_base._LAWS))
+    exec(compile(_recipe("Extending skattr: a statistic")[0], str(DESIGN),
+                 "exec"), {})
+    mech = skattr.mechanisms.ApproximateWassersteinMechanism(
+        query=Statistic("midrange", ["age"]), secret=SECRET,
+        bounds={"age": (0, 100)}, delta=1e-3)
+    with pytest.raises(skattr.exceptions.NotCertifiableError,
+                       match="No bound on the midrange holds"):
+        mech.fit(_reference())
 
 
 def test_the_recipes_statistic_is_released_by_the_resampling_model(recipe):

@@ -61,6 +61,14 @@ class StatisticKind:
         How a :class:`~skattr.Statistic` of the kind is checked and computed
         on many row subsets at once (:mod:`skattr._kinds._kernels`); None
         for the linear kinds, which :class:`~skattr.Query` computes.
+    default_band_for : tuple of str or None
+        The kinds of law a mechanism calibrates, one of which the default
+        Theta (``theta="auto"``) needs to take this kind's band law (the
+        ``"band"`` family, if one is registered) for one value of one
+        column: by default ``("resampling",)``, the Wasserstein mechanisms,
+        which calibrate a band law of any kind; None for every mechanism
+        (the sums, means and order statistics: ``apgm`` calibrates their
+        bands, and the others are told so).
     """
 
     name: ClassVar[str]
@@ -74,6 +82,7 @@ class StatisticKind:
     bounded_as: ClassVar[str] = "statistic"
     default_draws: ClassVar[int] = 50_000
     kernel: ClassVar[Any] = None
+    default_band_for: ClassVar[tuple[str, ...] | None] = ("resampling",)
 
     def weight(self, n: int) -> float:
         """w(n): 1 / n for an averaged kind, else 1."""

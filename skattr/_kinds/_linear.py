@@ -19,6 +19,9 @@ class LinearKind(StatisticKind):
     linear: ClassVar[bool] = True
     lazy_exact: ClassVar[str | None] = "sums"
     bounded_as: ClassVar[str] = "sum"
+    #: The default Theta takes its band law for every mechanism (``apgm``
+    #: calibrates it; the others are told so, or take the Gaussian model).
+    default_band_for: ClassVar[tuple[str, ...] | None] = None
 
     def outputs_per_column(self, stat) -> int:
         """Return 1: one value per column."""

@@ -24,6 +24,9 @@ class OrderKind(StatisticKind):
 
     lazy_exact: ClassVar[str | None] = "order"
     bounded_as: ClassVar[str] = "quantile"
+    #: The default Theta takes its band law for every mechanism (``apgm``
+    #: calibrates it; the others are told so, or take the Gaussian model).
+    default_band_for: ClassVar[tuple[str, ...] | None] = None
 
     def outputs_per_column(self, stat) -> int:
         """Return one value per level."""

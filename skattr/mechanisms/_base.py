@@ -12,7 +12,7 @@ from sklearn import get_config
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from skattr._clipping import clip_reference, reads_reference_rows, resolve_clipping
+from skattr._clipping import clip_reference, resolve_clipping
 from skattr._query import Query, StackedQuery
 from skattr._random import check_random_state
 from skattr._release import Certificate, Plan, Release
@@ -26,6 +26,7 @@ from skattr.exceptions import (
 )
 from skattr.laws._base import grid_assumptions
 from skattr.noise import DiscreteLaplaceNoise, LaplaceNoise, NoiseLaw
+from skattr.theta._spec import reads_reference_rows
 from skattr.utils._param_validation import (
     Interval,
     Options,

@@ -16,9 +16,8 @@ from skattr.laws._band import GroupBand
 from skattr.laws._joint_band import JointBandLaw
 from skattr.theta._box import ReferenceConfidence
 
-__all__ = ["ConfidenceBand", "band_coordinates", "joint_statistics",
-           "order_level", "several_statistics_law", "stacked_statistics",
-           "std_ddof"]
+__all__ = ["ConfidenceBand", "band_coordinates", "banded_by_default",
+           "joint_statistics", "several_statistics_law", "stacked_statistics"]
 
 @persistable
 @dataclass(frozen=True)
@@ -215,6 +214,33 @@ class ConfidenceBand(ReferenceConfidence):
             reference_sizes=sizes)
 
 
+def banded_by_default(request) -> bool:
+    """Whether the default Theta takes the request's law over the confidence bands.
+
+    The kind decides for one value of one column: one whose kind registered
+    a band law (family ``"band"``, :func:`skattr._kinds.law_builder`), for
+    the mechanisms its kind names
+    (:attr:`~skattr._kinds.StatisticKind.default_band_for`: a sum's, mean's,
+    median's or quantile's for every mechanism; a std's, a trimmed mean's or
+    a new kind's for the Wasserstein mechanisms). Several sums, means and
+    counts, or several medians, quantiles or stds, for the mechanisms that
+    calibrate several values' bands (``"bands"``). Every secret hiding a
+    proportion.
+    """
+    if not all(s.property == "proportion" for s in request.secrets):
+        return False
+    kind = query_kind(request.query)
+    if (kind is not None and law_builder("band", kind) is not None
+            and _one_value(request, kind)):
+        calibrations = kind.default_band_for
+        if calibrations is None or any(k in request.kinds
+                                       for k in calibrations):
+            return True
+    return "bands" in request.kinds and (
+        stacked_statistics(request) is not None
+        or joint_statistics(request) is not None)
+
+
 def _one_value(request, kind) -> bool:
     """Whether the request is for one value of one column (of ``kind``)."""
     # A linear query names its one column itself (a count, sum or mean).
@@ -289,24 +315,6 @@ def _order_outputs(query, columns: int) -> list[tuple[int, str, float]] | None:
     return kind.band_coordinates(query, columns)
 
 
-def std_ddof(request) -> int | None:
-    """Return the ddof of the one std of one column, or None."""
-    query = request.query
-    kind = query_kind(query)
-    if kind is None or "ddof" not in kind.fields or len(request.columns) != 1:
-        return None
-    return int(query.ddof)
-
-
-def order_level(request) -> float | None:
-    """Return the level of the one median or quantile of one column, or None."""
-    kind = query_kind(request.query)
-    levels = None if kind is None else kind.levels(request.query)
-    if levels is None or len(request.columns) != 1:
-        return None
-    return float(levels[0]) if len(levels) == 1 else None
-
-
 def band_coordinates(query, columns, ranges: dict) -> list | None:
     """Return each value of a statistic as a band law's coordinate, or None.
 
@@ -364,9 +372,9 @@ def several_statistics_law(frame, statistics, secret, *,
         if coordinates is None:
             raise NotCertifiableError(
                 f"The {query.statistic} has no bound over the reference's "
-                "confidence bands (or a column has no clipping range); its "
-                "joint law with other statistics is not bounded for the "
-                "population.")
+                "confidence bands jointly with other statistics (or a column "
+                "has no clipping range); its joint law with them is not "
+                "bounded for the population.")
         mine = []
         kind = query_kind(query)
         spaced = kind is not None and kind.band_spacings()

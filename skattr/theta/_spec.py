@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from skattr._certificate import Assumption
+from skattr._kinds import kinds, law_builder
 from skattr._persistence import persistable
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.laws import ExactLaw
@@ -57,6 +58,7 @@ __all__ = [
     "PlugIn",
     "StatedSumLaws",
     "check_group_sizes",
+    "reads_reference_rows",
     "resolve_theta",
     "theta_reads_reference",
 ]
@@ -141,6 +143,10 @@ def refuse_unbounded(request: LawRequest) -> None:
     (``theta=Resample()``), recorded on the release.
     """
     statistic = getattr(request.query, "statistic", "statistic")
+    # The statistics bounded over the reference's confidence sets: counts
+    # (the box) and every kind that registered a band law.
+    bounded = [f"{k.name.replace('-', ' ')}s" for k in kinds()
+               if k.counts or law_builder("band", k) is not None]
     mean = [s.label for s in request.secrets if s.property != "proportion"]
     if mean:
         raise InvalidParameterError(
@@ -151,8 +157,8 @@ def refuse_unbounded(request: LawRequest) -> None:
             "law='gaussian' (an opt-in, recorded).")
     raise NotCertifiableError(
         f"No bound on the {statistic} holds for the population the reference "
-        "was sampled from yet (skattr bounds sums, means, counts, medians, "
-        "quantiles and stds over the reference's confidence sets). To take "
+        f"was sampled from yet (skattr bounds {', '.join(bounded[:-1])} and "
+        f"{bounded[-1]} over the reference's confidence sets). To take "
         "the reference's records as the population, pass theta=skattr.theta."
         "Resample() (the certificate then holds for datasets drawn from "
         "them, and the release records it); or release a statistic skattr "
@@ -168,20 +174,25 @@ class FitAndBootstrap(ThetaSpec):
       (:class:`~skattr.theta.ConfidenceBox`, at ``DEFAULT_CONFIDENCE``),
       valid for the population the reference was sampled from;
     - the sum or mean, or one median or quantile, of one column, hiding a
-      proportion, and (for the Wasserstein mechanisms) one column's std,
-      several sums, means and counts at once, or several medians, quantiles
-      or stds at once: the reference's simultaneous
+      proportion, and (for the Wasserstein mechanisms) one column's std or
+      trimmed mean, several sums, means and counts at once, or several
+      medians, quantiles or stds at once: the reference's simultaneous
       confidence bands and the clipping range
       (:class:`~skattr.theta.ConfidenceBand`), valid for the population; a
-      column with no clipping range is refused;
+      column with no clipping range is refused. The statistic's kind
+      decides: one value of a kind that registered a band law
+      (:func:`skattr._kinds.register_law`, family ``"band"``) is taken for
+      the mechanisms its kind names
+      (:attr:`~skattr._kinds.StatisticKind.default_band_for`), so a new
+      statistic with a band law is certified by default with no edit here;
     - under ``law="gaussian"`` (an opt-in model), and for the statistics
       that have no bound valid for the population yet: the worst case over
       the plug-in fit and ``replicates`` replicates that resample each secret
       group's records with replacement (for exact laws, multinomial draws of
       the groups' frequencies); recorded as a measured safeguard, not a
-      proof. The Wasserstein mechanisms refuse the others (trimmed means,
-      regressions, functions) by default: ``theta=Resample()`` takes the
-      reference's records as the population, an explicit choice.
+      proof. The Wasserstein mechanisms refuse the others (regressions,
+      functions) by default: ``theta=Resample()`` takes the reference's
+      records as the population, an explicit choice.
 
     Each needs ``MIN_GROUP_RECORDS`` reference records on each side. The
     replicates are seeded: the reference is public, so a seed costs no
@@ -208,29 +219,20 @@ class FitAndBootstrap(ThetaSpec):
 
         A count's is its confidence box; one column's sum, mean, median or
         quantile, hiding a proportion, its confidence bands (and, for the
-        Wasserstein mechanisms, a std's, several sums', means' and counts',
-        and several medians', quantiles' or stds'). Another statistic asked
+        Wasserstein mechanisms, a std's or trimmed mean's, any value whose
+        kind registered a band law, several sums', means' and counts', and
+        several medians', quantiles' or stds'). Another statistic asked
         of the Wasserstein mechanisms is refused (``theta=Resample()`` is
         the explicit choice of the resampling model); under
         ``law="gaussian"``, the bootstrap's moments.
         """
-        from skattr.theta._band import (
-            joint_statistics,
-            order_level,
-            stacked_statistics,
-            std_ddof,
-        )
+        from skattr.theta._band import banded_by_default
 
-        # What the confidence bands cover: one column's sum, mean, median or
-        # quantile; for the Wasserstein mechanisms, its std, several sums,
-        # means and counts at once, and several medians, quantiles or stds.
-        banded = (request.summing() or order_level(request) is not None
-                  or ("resampling" in request.kinds
-                      and std_ddof(request) is not None)
-                  or ("bands" in request.kinds
-                      and (stacked_statistics(request) is not None
-                           or joint_statistics(request) is not None)))
-        if banded and all(s.property == "proportion" for s in request.secrets):
+        # What the confidence bands cover, as the statistic's kind says: one
+        # value whose kind registered a band law (for the mechanisms the
+        # kind names), and several sums, means and counts, or medians,
+        # quantiles and stds, for the Wasserstein mechanisms.
+        if banded_by_default(request):
             return self._band_law(request)
         if "resampling" in request.kinds and not request.counting():
             refuse_unbounded(request)
@@ -410,6 +412,22 @@ def theta_reads_reference(theta) -> bool:
     if isinstance(theta, str):
         return True
     return bool(getattr(resolve_theta(theta), "reads_reference", True))
+
+
+def reads_reference_rows(mechanism) -> bool:
+    """Whether ``mechanism``'s Theta is computed from the reference's records.
+
+    Only then is the frame ``fit`` sees public reference data whose ranges
+    may be read (``bounds="robust"`` and ``"reference"``). An expert's Theta
+    (``states_law``), a network or stated laws read no rows, and ``fit`` may
+    then have seen the private data. The answer is
+    :func:`theta_reads_reference`'s, the one the registry and the ledger
+    ask before requiring ``reference=`` (a spec that does not say is taken
+    to read them): a Theta that needs the reference is clipped with its
+    ranges.
+    """
+    return bool(type(mechanism).needs_reference
+                and theta_reads_reference(getattr(mechanism, "theta", "auto")))
 
 
 @persistable

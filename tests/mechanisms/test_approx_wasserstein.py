@@ -188,11 +188,17 @@ def test_refusals_say_what_to_do():
         WassersteinMechanism(query=Statistic.trimmed_mean("age"),
                              secret=secret,
                              theta=Resample(random_state=0)).fit(ref).plan(n=100)
-    # By default no bound on it holds for the population: refused, naming
-    # the explicit choice of the resampling model.
+    # By default its bound is the reference's bands (the mean's, weighted
+    # 1 / (n - 2g): its kind's band law); a function has no bound that holds
+    # for the population: refused, naming the explicit choice of the
+    # resampling model.
+    trimmed = ApproximateWassersteinMechanism(
+        query=Statistic.trimmed_mean("age"), secret=secret).fit(ref)
+    assert trimmed.plan(n=100).assumes("reference.band")
     with pytest.raises(NotCertifiableError, match=r"theta=skattr\.theta\.Resample"):
-        ApproximateWassersteinMechanism(query=Statistic.trimmed_mean("age"),
-                                        secret=secret).fit(ref)
+        ApproximateWassersteinMechanism(
+            query=Statistic.function(lambda d: d["age"].mean(), columns="age"),
+            secret=secret).fit(ref)
     std = WassersteinMechanism(query=Statistic.std("age"), secret=secret).fit(
         ref).plan(n=100)
     span = float(ref["age"].max() - ref["age"].min())
@@ -395,13 +401,19 @@ def test_review_robustness_findings():
         theta=Resample(random_state=0)).fit(big).plan(n=2)
     assert approx.sensitivity <= exact.sensitivity
     # "auto" with delta = 0 skips the approximate mechanism (delta must be > 0)
-    # and reports why nothing certifies (a median would: its exact laws bound
-    # W_inf; a std too: the largest std the clipping range allows).
+    # and reports why nothing certifies a function (a median would: its
+    # exact laws bound W_inf; a std too: the largest std the clipping range
+    # allows; a trimmed mean too: its bands bound W_inf).
     ref = _income()
     rich = Secret.proportion("rich", True, pairs=[(0.2, 0.4)])
     with pytest.raises(NotCertifiableError, match="approx-wasserstein"):
-        ref.iloc[:100].attrpriv.agg(Statistic.trimmed_mean(["age"]),
-                                    secret=rich, reference=ref, delta=0.0)
+        ref.iloc[:100].attrpriv.agg(
+            Statistic.function(lambda d: d["age"].mean(), columns="age"),
+            secret=rich, reference=ref, delta=0.0)
+    trimmed = ref.iloc[:100].attrpriv.agg(
+        Statistic.trimmed_mean(["age"]), secret=rich, reference=ref,
+        delta=0.0, random_state=0)
+    assert trimmed.mechanism == "wasserstein" and trimmed.delta == 0.0
     std = ref.iloc[:100].attrpriv.std(["age"], secret=rich, reference=ref,
                                       delta=0.0, random_state=0)
     assert std.mechanism == "wasserstein" and std.delta == 0.0
