@@ -338,6 +338,11 @@ def cases():
                                                    **common),
         "trimmed-default-refused": lambda: larger.attrpriv.agg(
             Statistic.trimmed_mean(["weight"], 0.1), **common),
+        "function-default-refused": lambda: larger.attrpriv.agg(
+            Statistic.function(lambda f: f["weight"].max(), names=["max"],
+                               columns=["weight"]), **common),
+        "ols-default-refused": lambda: larger.attrpriv.agg(
+            Statistic.ols("weight", ["height"]), **common),
         "wasserstein-delta": lambda: larger.attrpriv.mean(
             ["weight"], mechanism="wasserstein", delta=1e-3, **common),
         "apgm-no-law": lambda: larger.attrpriv.mean(
