@@ -482,7 +482,9 @@ class BandLaw(BandsLaw):
     2g) exceeds 1 / n), and there the width is certified
     (``"w-inf.range"``). A kind without a range (None, or not finite) is
     not capped. The Gaussian calibration through the coupling
-    (:meth:`coupled_distances`) reads the uncapped law: valid, if wider.
+    (:meth:`coupled_distances`) reads the uncapped law: valid, if wider. A
+    delta below what the laws of S resolve (about 1e-12) is still refused,
+    as a mean's is, though the width would certify it.
     """
 
     coupled: ClassVar[bool] = True
