@@ -18,6 +18,7 @@ from skattr.backends import (
 )
 from skattr.exceptions import InvalidParameterError
 from skattr.utils._param_validation import as_called
+from skattr.utils._stack import warnings_once
 
 __all__ = ["AttributePrivacyAccessor", "build_mechanism"]
 
@@ -168,7 +169,8 @@ class AttributePrivacyAccessor:
         # Laplace mechanisms, which refuse any other).
         given = {"epsilon": epsilon, "random_state": random_state,
                  **({} if delta is None else {"delta": delta})}
-        with one_reading():
+        # One release: its fit, plans and noise say each warning once.
+        with one_reading(), warnings_once():
             est = build_mechanism(query, secret=secret, reference=reference,
                                   data=data, n_rows=self._n_rows(),
                                   mechanism=mechanism, **given, **params)
@@ -391,12 +393,12 @@ class AttributePrivacyAccessor:
             data, reference = release_frames(query, secret, self._obj,
                                              reference,
                                              bounds=params.get("bounds"))
-            with one_reading():
+            with one_reading(), warnings_once():
                 est = build_mechanism(query, secret=secret,
                                       reference=reference, data=data,
                                       n_rows=self._n_rows(),
                                       mechanism=mechanism, **params)
-            return est.plan(n=self._n_rows())
+                return est.plan(n=self._n_rows())
 
     def leakage(self, columns=None, *, statistic: str = "mean", value=None,
                 secret=None, reference=None, delta: float = 1e-3,

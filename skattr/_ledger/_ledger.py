@@ -43,6 +43,7 @@ from skattr.exceptions import (
 )
 from skattr.laws import AssumeGaussian
 from skattr.utils._param_validation import as_called
+from skattr.utils._stack import warnings_once
 
 __all__ = ["Ledger", "LedgerEntry", "joint_noise"]
 
@@ -383,7 +384,7 @@ class Ledger(Kept):
             The joint epsilon (at the budget's delta) of every release so far
             and this one; above ``budget[0]`` the release would be refused.
         """
-        with one_reading(self._reading), self._lock, as_called(
+        with one_reading(self._reading), self._lock, warnings_once(), as_called(
                 called("ledger.plan", params),
                 {"columns", "statistic", "value", *params}):
             self.refresh()          # the store's releases, then the fit
@@ -696,7 +697,8 @@ class Ledger(Kept):
         release planned again if they moved the store), and the release
         written and committed before it is returned.
         """
-        with one_reading(self._reading):
+        # One release: its fit, plans and noise say each warning once.
+        with one_reading(self._reading), warnings_once():
             return self._committed(lambda: self._planned_joint(query, params),
                                    self._release_planned)
 

@@ -418,6 +418,8 @@ def test_release_law_matches_the_model_on_simulated_datasets():
         assert releases.var() == pytest.approx(total, rel=0.1)
 
 
+@pytest.mark.filterwarnings(
+    "ignore:epsilon=50 lets:skattr.exceptions.PrivacyLeakWarning")
 def test_release_sums_columns_of_any_numeric_dtype():
     frame = _frame(300, seed=4, k=3).assign(
         y0=lambda d: (d.y0 * 100).round().astype("int64"),
