@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from numbers import Real
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from skattr._accessor_verbs import AccessorVerbs
 from skattr._release import Plan, Release
+from skattr._secret import Secret
 from skattr._validation import check_unique_labels, column_labels
-from skattr._verbs import called, statistic_query, with_verbs
+from skattr._verbs import called, statistic_query
 from skattr.backends import (
     backend_of,
     one_reading,
@@ -37,42 +42,8 @@ def build_mechanism(query, *, secret, reference, data: pd.DataFrame,
                             **params)
 
 
-_RELEASE_KEYWORDS = """secret : Secret or list of Secret
-    What to hide: a global property of a sensitive column (see
-    :class:`~skattr.Secret`).
-reference : DataFrame or "self"
-    Public reference data from which Theta is learnt; ``"self"`` fits on the
-    private data (weaker, warns). Omitted for the differential-privacy
-    baselines, which fit no Theta.
-epsilon : float > 0, default=1.0
-    The guarantee's epsilon: the release changes an observer's odds between
-    the two secrets of a pair by at most e^epsilon.
-delta : float in [0, 1), optional
-    The chance the bound on the odds fails; None takes the mechanism's
-    default (1e-3; 0 for the pure Laplace mechanisms). At 1/n or more it
-    warns (``PrivacyLeakWarning``); above 0.1 it is refused unless
-    ``allow_large_delta=True``.
-mechanism : str, default="auto"
-    A name of :data:`skattr.mechanisms.MECHANISMS` (``"apgm"``,
-    ``"approx-wasserstein"``, ...); ``"auto"`` fits every certified
-    candidate and keeps the one with the least expected error.
-random_state : None, int or numpy.random.Generator, default=None
-    Source of the noise. None draws it from the operating system's entropy;
-    a seed is for reproducible experiments only (whoever knows it can remove
-    the noise).
-**params
-    Any parameter of the chosen mechanism: ``law``, ``theta``,
-    ``calibration``, ``privacy``, ``bounds``, ``progress``, ..."""
-
-_RETURNS = """Returns
--------
-Release
-    The noisy values and their certificate."""
-
-
 @pd.api.extensions.register_dataframe_accessor("attrpriv")
-@with_verbs(_RELEASE_KEYWORDS, _RETURNS)
-class AttributePrivacyAccessor:
+class AttributePrivacyAccessor(AccessorVerbs):
     """Attribute-private aggregates of a DataFrame: ``df.attrpriv.mean(...)``.
 
     Every method takes the statistic's columns and the keywords ``secret``
@@ -149,10 +120,19 @@ class AttributePrivacyAccessor:
                 self._obj, what="the private data")
         return self._rows
 
-    def _release(self, query, *, secret=None, reference=None, epsilon=1.0,
-                 delta=None, mechanism="auto", random_state=None,
-                 **params) -> Release:
-        """Fit the mechanism for ``query`` and release it (every verb's body).
+    def _release(
+        self, query, *, secret: Secret | Sequence[Secret] | None = None,
+        reference=None, epsilon: float = 1.0, delta: float | None = None,
+        mechanism: str = "auto",
+        random_state: int | np.random.Generator | np.random.RandomState
+        | None = None,
+        **params: Any,
+    ) -> Release:
+        """Fit the mechanism for ``query`` and release it (every verb's call).
+
+        Its keyword-only parameters, their defaults and type hints are the
+        verbs' (:mod:`skattr._accessor_verbs`, written from them by
+        ``tools/generate_verbs.py``).
 
         Only the columns the release reads are taken from the frame and the
         reference, in one order (:func:`skattr.backends.release_frames`):
@@ -268,26 +248,27 @@ class AttributePrivacyAccessor:
                             percentiles=percentiles, theta=theta,
                             bounds=bounds, random_state=random_state)
 
-    def synthesize(self, n=None, *, secret=None, reference=None, epsilon=1.0,
-                   delta=1e-6, categories=None, bins=None, columns=None,
-                   privacy="dataset", share=None, individuals="dp",
-                   neighbours="any", k=3, n_marginals=64, marginals=None,
-                   n_synthetic=1000, rounds=1, queries_per_round=None,
-                   iterations=1000, progress="auto", random_state=None,
-                   **unknown):
-        """Return a synthetic table hiding the share of a group and each record.
+    def synthesize(self, n=None, *, secret=None, method="rap", reference=None,
+                   categories=None, bins=None, columns=None,
+                   random_state=None, **params):
+        """Return a synthetic table hiding the share of a group (and each record).
 
-        Each group of the secret (its records, and the rest) is subsampled
-        to a public size, which hides the share exactly under the
-        attribute-privacy model, and its k-way marginals are released as
-        shares of the group with differential privacy for every record
-        (:class:`~skattr.synth.AttributePrivateRAP`); a relaxed table is
-        fitted to each group's and ``n`` records drawn. The table's share of
-        the group is ``share`` (default: the middle of the pairs), never the
-        data's. The categories are public: ``categories=``, ``bins=``
-        (numeric columns' edges) or read from ``reference=``; so is the
-        workload: ``marginals="reference"`` takes the k-way marginals most
-        dependent in ``reference``, a list names them, None draws them.
+        The synthesiser is the one ``method`` names in
+        :data:`skattr.synth.SYNTHESIZERS`, given ``params`` (its own
+        parameters, with its defaults: ``SYNTHESIZERS[method].parameters()``;
+        :func:`skattr.synth.synthesize` runs it). The default, ``"rap"``
+        (:class:`~skattr.synth.AttributePrivateRAP`: ``epsilon``, ``delta``,
+        ``privacy``, ``k``, ...), subsamples each group of the secret (its
+        records, and the rest) to a public size, which hides the share
+        exactly under the attribute-privacy model, releases its k-way
+        marginals as shares of the group with differential privacy for
+        every record, fits a relaxed table to each group's and draws ``n``
+        records. The table's share of the group is ``share`` (default: the
+        middle of the pairs), never the data's. The categories are public:
+        ``categories=``, ``bins=`` (numeric columns' edges) or read from
+        ``reference=``; so is RAP's workload: ``marginals="reference"``
+        takes the k-way marginals most dependent in ``reference``, a list
+        names them, None draws them.
 
         Returns
         -------
@@ -309,25 +290,20 @@ class AttributePrivacyAccessor:
         ((3000, 2), 0.3, 1.0, 0.0)
         """
         from skattr.exceptions import DataValidationError
-        from skattr.synth import synthesize
+        from skattr.synth import SYNTHESIZERS, synthesize
 
-        _refuse_unknown(AttributePrivacyAccessor.synthesize, unknown)
+        SYNTHESIZERS.check_params(method, params,
+                                  caller=AttributePrivacyAccessor.synthesize)
         columns = column_labels(columns)
         if not isinstance(self._frame(), pd.DataFrame):
             raise DataValidationError(
                 "synthesize fits its tables in memory: call .compute() on the "
                 "frame first (a synthesiser holds n x features one-hot rows).")
-        return synthesize(self._obj, secret=secret, reference=reference,
-                          epsilon=epsilon, delta=delta, categories=categories,
-                          bins=bins, n=n, privacy=privacy,
+        return synthesize(self._obj, secret=secret, method=method,
+                          reference=reference, categories=categories,
+                          bins=bins,
                           columns=None if columns is None else list(columns),
-                          share=share, individuals=individuals,
-                          neighbours=neighbours, k=k,
-                          n_marginals=n_marginals, marginals=marginals,
-                          n_synthetic=n_synthetic, rounds=rounds,
-                          queries_per_round=queries_per_round,
-                          iterations=iterations, progress=progress,
-                          random_state=random_state)
+                          n=n, random_state=random_state, **params)
 
     def group_means(self, columns=None, *, secret=None, bounds=None,
                     reference=None, epsilon=1.0, delta=1e-6,

@@ -20,7 +20,7 @@ from skattr.utils._param_validation import OneOrMore
 
 __all__ = ["DISTRIBUTIONAL", "SECRETS", "Secret", "as_secrets", "check_grid_record",
            "either_count", "grid_counts", "grid_neighbours", "grid_sides",
-           "grid_tolerance", "grid_text"]
+           "grid_tolerance", "grid_text", "PRIVACY_HELP"]
 
 _READINGS = ("pointwise", "paper", "conditional-mean")
 # Grid values k/n closer than this to a bound count as inside it.
@@ -30,6 +30,10 @@ _GRID_TOL = 1e-9
 #: command line says privacy='distributional' as --privacy distributional).
 DISTRIBUTIONAL = ("use privacy='distributional', which hides the share of the "
                   "population the records were drawn from and needs no grid")
+
+#: --privacy's help, the same for every command that takes it.
+PRIVACY_HELP = ("hide the realised share (dataset: pairs on the grid k/n) or "
+                "the chance of a record to be in the group (distributional)")
 
 
 def grid_tolerance(n: int) -> float:

@@ -1,19 +1,26 @@
 """The verbs of a release, written once: ``mean`` ... ``agg``.
 
-Each verb builds its statistic (a :class:`~skattr.Query` or
-:class:`~skattr.Statistic`) from its own arguments and hands it to its
-owner's ``_release(statistic, **keywords)``. The DataFrame accessor and the
-ledger both take the verbs from :func:`with_verbs`, which gives each verb the
-owner's own keyword-only signature for a release (the accessor's
-``secret``, ``reference``, ``epsilon``, ...; a ledger's ``**params``) and
-its docstring.
+:data:`VERBS` says what each verb is: its own parameters (before the
+owner's keywords), their docs, and the statistic they build (a
+:class:`~skattr.Query` or :class:`~skattr.Statistic`). The DataFrame
+accessor's verbs (:mod:`skattr._accessor_verbs`) and the ledger's
+(:mod:`skattr._ledger._verbs`) are written out in source from it by
+``tools/generate_verbs.py``, each with its owner's keyword-only
+parameters (the accessor's ``secret``, ``reference``, ``epsilon``, ...;
+a ledger's ``**params``: its ``_release``'s) and its numpydoc docstring,
+for ``help()``, IDEs and type checkers; ``tests/test_verbs.py`` checks
+they are what the tool writes. Each body is one call of
+:func:`release_verb`, which builds the statistic and hands it to the
+owner's ``_release(statistic, **keywords)``; :func:`verb` checks the call
+and names it in errors.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable, TypeVar, cast
 
 from skattr._base_query import BaseQuery
 from skattr._query import Query
@@ -22,7 +29,8 @@ from skattr._statistic import Statistic
 from skattr.exceptions import InvalidParameterError
 from skattr.utils._param_validation import as_called
 
-__all__ = ["VERBS", "Verb", "as_query", "called", "statistic_query", "with_verbs"]
+__all__ = ["VERBS", "Verb", "as_query", "called", "release_verb",
+           "statistic_query", "verb"]
 
 # pandas' aggregation names that skattr releases, and the statistic each means.
 _AGGREGATIONS = {"mean": Query.mean, "sum": Query.sum, "median": Statistic.median,
@@ -79,7 +87,12 @@ value : scalar or callable, optional
 
 @dataclass(frozen=True)
 class Verb:
-    """One verb: its name, its own parameters and the statistic they build."""
+    """One verb: its name, its own parameters and the statistic they build.
+
+    ``parameters`` are :class:`inspect.Parameter`, their annotations the
+    source text of a type hint; ``summary`` and ``docs`` (numpydoc entries
+    of its own parameters, unindented) open its docstring.
+    """
 
     name: str
     summary: str
@@ -87,7 +100,6 @@ class Verb:
     docs: str
     statistic: Callable
     after: Callable | None = None
-    notes: str = ""
 
 
 def _quantile_after(release, arguments):
@@ -117,8 +129,9 @@ VERBS = (
          "Release the median of each of ``columns`` (a Wasserstein mechanism).",
          (_COLUMNS,), _COLUMNS_DOC, lambda columns: Statistic.median(columns)),
     Verb("quantile", "Release the ``q`` quantile(s) of each of ``columns``.",
-         (_COLUMNS, _P("q", _P.POSITIONAL_OR_KEYWORD, default=0.5),
-          _P("monotone", _P.KEYWORD_ONLY, default=False, annotation=bool)),
+         (_COLUMNS, _P("q", _P.POSITIONAL_OR_KEYWORD, default=0.5,
+                           annotation="float | Sequence[float]"),
+          _P("monotone", _P.KEYWORD_ONLY, default=False, annotation="bool")),
          _COLUMNS_DOC + """
 q : float or sequence of float in [0, 1], default=0.5
     The levels; each column's values come in this order.
@@ -133,14 +146,15 @@ monotone : bool, default=False
          "Release the standard deviation of each of ``columns`` (ddof as "
          "pandas).",
          (_COLUMNS, _P("ddof", _P.POSITIONAL_OR_KEYWORD, default=1,
-                       annotation=int)),
+                       annotation="int")),
          _COLUMNS_DOC + """
 ddof : int, default=1
     Delta degrees of freedom, as :meth:`pandas.DataFrame.std`.""",
          lambda columns, ddof: Statistic.std(columns, ddof)),
     Verb("agg",
          "Release any statistic: a name, a callable, a Query or a Statistic.",
-         (_P("func", _P.POSITIONAL_OR_KEYWORD), _COLUMNS),
+         (_P("func", _P.POSITIONAL_OR_KEYWORD,
+             annotation="str | Callable | BaseQuery"), _COLUMNS),
          """\
 func : str, callable, Query or Statistic
     The statistic: "mean", "sum", "median" or "std", a callable
@@ -152,41 +166,7 @@ func : str, callable, Query or Statistic
          lambda func, columns: as_query(func, columns)),
 )
 
-
-def _signature(verb: Verb, keywords) -> inspect.Signature:
-    own_kw = [p for p in verb.parameters if p.kind is _P.KEYWORD_ONLY]
-    positional = [p for p in verb.parameters if p.kind is not _P.KEYWORD_ONLY]
-    var = [p for p in keywords if p.kind is _P.VAR_KEYWORD]
-    named = [p for p in keywords if p.kind is _P.KEYWORD_ONLY]
-    return inspect.Signature([_P("self", _P.POSITIONAL_OR_KEYWORD), *positional,
-                              *named, *own_kw, *var])
-
-
-def _indent(text: str, spaces: int = 8) -> str:
-    pad = " " * spaces
-    return "\n".join(pad + line if line else line for line in text.splitlines())
-
-
-def with_verbs(keywords_doc: str, returns_doc: str):
-    """Class decorator: give the class every verb, over its ``_release``.
-
-    Each verb takes its own parameters, then the keyword-only parameters of
-    the class's ``_release(statistic, ...)`` (its signature is the verb's
-    ``__signature__``); unknown keywords are an
-    :class:`~skattr.exceptions.InvalidParameterError` unless ``_release``
-    takes ``**params``. The docstring is the verb's summary, its parameters,
-    ``keywords_doc`` and ``returns_doc`` (numpydoc text, unindented).
-    """
-    def decorate(cls):
-        release = inspect.signature(cls._release)
-        keywords = [p for p in release.parameters.values()
-                    if p.kind in (_P.KEYWORD_ONLY, _P.VAR_KEYWORD)]
-        for verb in VERBS:
-            setattr(cls, verb.name, _make(cls, verb, keywords, keywords_doc,
-                                          returns_doc))
-        return cls
-
-    return decorate
+_BY_NAME = {v.name: v for v in VERBS}
 
 
 def called(name: str, given) -> str:
@@ -201,40 +181,49 @@ def called(name: str, given) -> str:
     return name
 
 
-def _make(cls, verb: Verb, keywords, keywords_doc: str, returns_doc: str):
-    signature = _signature(verb, keywords)
-    own = [p.name for p in verb.parameters]
+_F = TypeVar("_F", bound=Callable[..., Any])
 
-    def method(self, *args, **kwargs):
+
+def verb(method: _F) -> _F:
+    """Check how a verb written out in source is called, and name it in errors.
+
+    ``method`` is the verb of :data:`VERBS` of its name, written with its
+    owner's signature (:mod:`skattr._accessor_verbs`,
+    :mod:`skattr._ledger._verbs`). A call that does not fit the signature
+    (a positional argument too many, a value given twice, ``func``
+    missing) is an :class:`~skattr.exceptions.InvalidParameterError`
+    naming the parameters, not Python's TypeError; inside the call, errors
+    about the parameters the user passed name the verb called
+    (``df.attrpriv.mean``, ``ledger.mean``), not the mechanism it reached.
+    """
+    spec = _BY_NAME[method.__name__]
+    signature = inspect.signature(method)
+    own = {p.name for p in spec.parameters}
+
+    @functools.wraps(method)
+    def called_verb(self, *args, **kwargs):
         try:
-            bound = signature.bind(self, *args, **kwargs)
+            signature.bind(self, *args, **kwargs)
         except TypeError as exc:
             raise InvalidParameterError(
-                f"{type(self).__name__}.{verb.name}(): {exc}. Its parameters: "
+                f"{type(self).__name__}.{spec.name}(): {exc}. Its parameters: "
                 f"{', '.join(list(signature.parameters)[1:])}.") from None
-        bound.apply_defaults()
-        arguments = dict(bound.arguments)
-        arguments.pop("self")
-        mine = {name: arguments.pop(name) for name in own}
-        extra = {}
-        for p in keywords:
-            if p.kind is _P.VAR_KEYWORD:
-                extra = arguments.pop(p.name, {})
-        # Errors name the verb the user called, not the mechanism it reached.
-        with as_called(called(f"{self.called_as}.{verb.name}", kwargs),
-                       {*kwargs, *mine}):
-            if "monotone" in mine:
-                check_monotone(mine["monotone"])
-            release = self._release(verb.statistic(**mine), **arguments,
-                                    **extra)
-            return (verb.after(release, mine) if verb.after is not None
-                    else release)
+        with as_called(called(f"{self.called_as}.{spec.name}", kwargs),
+                       {*kwargs, *own}):
+            return method(self, *args, **kwargs)
 
-    method.__name__ = verb.name
-    method.__qualname__ = f"{cls.__name__}.{verb.name}"
-    method.__module__ = cls.__module__
-    method.__signature__ = signature
-    method.__doc__ = (f"{verb.summary}\n\n        Parameters\n        ----------\n"
-                      f"{_indent(verb.docs)}\n{_indent(keywords_doc)}\n\n"
-                      f"{_indent(returns_doc)}\n        ")
-    return method
+    return cast(_F, called_verb)
+
+
+def release_verb(owner, name: str, arguments: dict, **keywords):
+    """Release verb ``name`` through ``owner._release`` (every verb's body).
+
+    ``arguments`` are the verb's own (:attr:`Verb.parameters`), from which
+    its statistic is built; ``keywords`` go to ``owner._release``.
+    """
+    spec = _BY_NAME[name]
+    if "monotone" in arguments:
+        check_monotone(arguments["monotone"])
+    release = owner._release(spec.statistic(**arguments), **keywords)
+    return (spec.after(release, arguments) if spec.after is not None
+            else release)

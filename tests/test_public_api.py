@@ -182,6 +182,7 @@ def test_theta_exports_what_users_pass_or_call():
         "Bootstrap", "ConfidenceBand", "ConfidenceBox", "ExpertTheta",
         "GroupMoments",
         "JointGaussian", "MonteCarlo", "ProbabilityBox", "Resample", "SumLaws",
+        "ThetaSpec",
         "count_pmf", "joint_law", "sum_pmf",
     ]
 

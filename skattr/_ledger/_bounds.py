@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from skattr._clipping import clipped_columns, resolve_clipping, resolve_declared
 from skattr.exceptions import InvalidParameterError
-from skattr.theta._spec import resolve_theta
+from skattr.theta._spec import theta_reads_reference
 
 __all__ = ["clipping_policy", "fixed_ranges", "release_bounds", "release_ranges"]
 
@@ -108,7 +108,7 @@ def clipping_policy(ledger, query, columns):
     if isinstance(policy, dict):
         ranges = {c: policy[c] for c in targets if c in policy}
     elif isinstance(policy, str):
-        reads = resolve_theta(ledger.theta).reads_reference
+        reads = theta_reads_reference(ledger.theta)
         ranges = resolve_clipping(policy, query, columns, frame,
                                   reads_reference=reads,
                                   needs_declared=False).as_dict()
@@ -142,7 +142,7 @@ def release_bounds(ledger, query, given) -> dict:
             "bounds={'column': (low, high)}, for columns not released yet.")
     if ledger.bounds is None or (
             isinstance(ledger.bounds, str)
-            and not resolve_theta(ledger.theta).reads_reference):
+            and not theta_reads_reference(ledger.theta)):
         # Its other columns are not clipped, which a range by column cannot
         # say beside a declared one in the joint law.
         raise InvalidParameterError(

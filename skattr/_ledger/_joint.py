@@ -52,7 +52,7 @@ from skattr.laws import ExactLaw, PairLaws
 from skattr.laws._coupling import joint_closeness
 from skattr.theta._request import joint_law
 from skattr.theta._resample import Resample
-from skattr.theta._spec import resolve_theta
+from skattr.theta._spec import resolve_theta, theta_reads_reference
 
 __all__ = ["BUDGET_RTOL", "SPAN_RTOL", "GaussianJoint", "LaplaceJoint",
            "laplace_loss", "single_statistics"]
@@ -163,7 +163,7 @@ class GaussianJoint:
         bounds = clipping_policy(ledger, query, columns)
         key = (tuple(distinct), repr(bounds))
         if self._cache is None or self._cache[0] != key:
-            reads = resolve_theta(ledger.theta).reads_reference
+            reads = theta_reads_reference(ledger.theta)
             frame = clipped_reference(frame, query, columns, bounds,
                                       ledger.secret, reads=reads)
             self._cache = (key, joint_law(law, query, frame=frame,
@@ -404,16 +404,14 @@ class LaplaceJoint:
             statistic has no bound over the bands.
         """
         from skattr.mechanisms._fit_cache import computed_once
-        from skattr.theta import ConfidenceBand, ConfidenceBox
         from skattr.theta._band import several_statistics_law
 
         ledger = self.ledger
         theta = ledger.theta
-        if isinstance(theta, (ConfidenceBand, ConfidenceBox)):
-            confidence = theta.confidence
-        elif isinstance(theta, str) and theta == "auto":
-            from skattr.theta._spec import DEFAULT_CONFIDENCE as confidence
-        else:
+        # The spec says whether its laws lie in the reference's bands, and
+        # at which confidence (theta="auto" and the confidence sets do).
+        confidence = getattr(resolve_theta(theta), "band_confidence", None)
+        if confidence is None:
             # A stated or plug-in Theta is another model: the bands' joint
             # law would rest on one its releases do not record.
             raise NotCertifiableError(
@@ -477,8 +475,10 @@ class LaplaceJoint:
             if self.seed is None:
                 given = getattr(ledger.theta, "random_state", None)
                 self.seed = seed_of(given, owner="Resample")
-            spec = (ledger.theta if isinstance(ledger.theta, Resample)
-                    else Resample())
+            # The ledger's resampling Theta's options, when it is one (the
+            # spec says); the default draws otherwise.
+            spec = (getattr(resolve_theta(ledger.theta), "resampling", None)
+                    or Resample())
             spec = replace(spec, random_state=self.seed)
             query, columns = self.queries[key]
             frame = clipped_reference(ledger.reference, query, columns,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import threading
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,9 +28,10 @@ from skattr._ledger._joint import (
 from skattr._ledger._kept import Kept
 from skattr._ledger._mixed import mixed_epsilon
 from skattr._ledger._reference import opened_reference
+from skattr._ledger._verbs import LedgerVerbs
 from skattr._query import StackedQuery
 from skattr._release import Plan, Release
-from skattr._verbs import called, statistic_query, with_verbs
+from skattr._verbs import called, statistic_query
 from skattr.backends import (
     backend_of,
     is_frame,
@@ -87,36 +89,7 @@ class _Composed:
                      if joint_noise(cls) == self.noise)
 
 
-_LEDGER_KEYWORDS = """\
-**params
-    The release's own parameters: ``epsilon`` (its own guarantee, or
-    ``"remaining"`` for the largest the budget allows), ``delta``,
-    ``mechanism`` (by default the accessor's, ``"approx-wasserstein"``;
-    ``"apgm"`` for linear statistics in a ledger of ``law="gaussian"`` or
-    ``"exact"``, and for a statistic already released with Gaussian noise;
-    ``"auto"`` the
-    least-error Gaussian-noise mechanism) and any parameter of
-    that mechanism. The secret, reference, Theta, law and noise source are
-    the ledger's; so is the clipping, but ``bounds={column: (low, high)}``
-    may name the range of a column the ledger has not released yet (fixed
-    from then on). The joint guarantee is checked, and a release over the
-    budget refused, before any noise is drawn."""
-
-_LEDGER_RETURNS = """\
-Returns
--------
-Release
-    The noisy values and their own certificate (the joint one is
-    ``ledger.spent``).
-
-Raises
-------
-BudgetExceededError
-    The release would take the joint guarantee over the budget."""
-
-
-@with_verbs(_LEDGER_KEYWORDS, _LEDGER_RETURNS)
-class Ledger(Kept):
+class Ledger(LedgerVerbs, Kept):
     """Every release made on one private dataset, certified jointly, with a budget.
 
     Open one with ``df.attrpriv.ledger(secret=..., reference=...,
@@ -688,8 +661,11 @@ class Ledger(Kept):
                 high = middle
         return best, low
 
-    def _release(self, query, **params) -> Release:
+    def _release(self, query, **params: Any) -> Release:
         """Release ``query`` if the joint guarantee stays within the budget.
+
+        Every verb's call (:mod:`skattr._ledger._verbs`): its ``**params``
+        are theirs.
 
         Planned outside the store's lock, then one transaction of the
         store, when the ledger has one (:meth:`_committed`): the releases

@@ -59,11 +59,15 @@ class NetworkTheta:
     ([0, 1, 2], [0.474, 0.372, 0.154])
     """
 
-    #: The laws come from the network alone: the accessor needs no
-    #: ``reference=`` with this Theta.
-    needs_reference = False
-    states_law = False
+    #: Theta protocol (:class:`~skattr.theta.ThetaSpec`, answered without
+    #: deriving from it: skattr.bayes does not import skattr.theta). The laws
+    #: come from the network alone: no reference rows are read, and the
+    #: accessor needs no ``reference=`` with this Theta.
+    law_kinds = ("network",)
     reads_reference = False
+    states_law = False
+    band_confidence = None
+    resampling = None
 
     def fit_law(self, request) -> NetworkLaw:
         """Return the count laws given each secret node's parameter.

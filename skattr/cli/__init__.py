@@ -29,7 +29,7 @@ from skattr.cli._common import (
     seed,
     typed_value,
 )
-from skattr.cli._synthesize import OPTION_NAMES, PRIVACY_HELP, add_synthesize
+from skattr.cli._synthesize import PRIVACY_HELP, add_synthesize, in_options
 from skattr.exceptions import InvalidParameterError, SkattrError
 
 __all__ = ["main"]
@@ -465,8 +465,7 @@ def _as_options(message: str) -> str:
         message)
     for pattern, option in _DOMAIN:
         message = pattern.sub(option, message)
-    for name, option in OPTION_NAMES:
-        message = message.replace(name, option)
+    message = in_options(message)
     message = _MODEL.sub(lambda m: f"--law gaussian --covariances {m.group(1)}",
                          message)
     message = _BOUNDS.sub(lambda m: "--bounds " + " ".join(
@@ -651,7 +650,33 @@ class _MechanismNames:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse's parser, whose errors name the closest valid choice."""
+    """argparse's parser, whose errors name the closest valid choice.
+
+    ``fill(parser, argv)``, if given, adds the arguments when the parser is
+    first used (a command whose options are read from the library: building
+    the parser, and ``skattr --help``, import none of it).
+    """
+
+    def __init__(self, *args, fill=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._fill = fill
+
+    def _filled(self, argv=None) -> None:
+        if self._fill is not None:
+            fill, self._fill = self._fill, None
+            fill(self, argv)
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._filled(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
+    def format_help(self) -> str:
+        self._filled()
+        return super().format_help()
+
+    def format_usage(self) -> str:
+        self._filled()
+        return super().format_usage()
 
     def error(self, message: str):
         found = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)",

@@ -6,6 +6,7 @@ import argparse
 
 import pandas as pd
 
+from skattr._secret import PRIVACY_HELP
 from skattr.cli._common import (
     Output,
     add_secret_options,
@@ -16,27 +17,48 @@ from skattr.cli._common import (
 )
 from skattr.exceptions import SkattrError
 
-__all__ = ["OPTION_NAMES", "PRIVACY_HELP", "add_synthesize"]
+__all__ = ["PRIVACY_HELP", "add_synthesize", "in_options"]
 
-#: --privacy's help, the same for every command that takes it.
-PRIVACY_HELP = ("hide the realised share (dataset: pairs on the grid k/n) or "
-                "the chance of a record to be in the group (distributional)")
+#: The synthesiser --method defaults to (synthesize's).
+DEFAULT_METHOD = "rap"
 
 
 def add_synthesize(sub) -> None:
+    """Add ``skattr synthesize``; its options are added when it is parsed.
+
+    They are the chosen synthesiser's (``--method``), read from its class:
+    building the parser (``skattr --help``) imports no synthesiser.
+    """
     syn = sub.add_parser(
         "synthesize",
         help="write a synthetic table that hides the share of a group",
-        description="Fit attribute-private Relaxed Adaptive Projection to a "
-                    "CSV or Parquet file: each group subsampled to a public "
-                    "size (the share hidden exactly), its k-way marginals "
-                    "released with differential privacy for every record, a "
-                    "synthetic table written whose share of the group is the "
-                    "one stated. Prints what was certified and assumed.",
         epilog="example: skattr synthesize adult.csv --secret-column sex "
                "--secret-value Female --pairs 0.3,0.4 --privacy "
                "distributional --reference public.csv --bins age=0,30,45,60,inf "
-               "--output synthetic.csv")
+               "--output synthetic.csv",
+        fill=_add_options)
+    syn.set_defaults(run=_synthesize)
+
+
+def _method_named(argv) -> str:
+    """Return the --method given in ``argv`` (the default when none is)."""
+    argv = list(argv or ())
+    for i, text in enumerate(argv):
+        if text == "--method" and i + 1 < len(argv):
+            return argv[i + 1]
+        if text.startswith("--method="):
+            return text.partition("=")[2]
+    return DEFAULT_METHOD
+
+
+def _add_options(syn, argv) -> None:
+    """Add the command's options and the chosen synthesiser's."""
+    from skattr.synth import SYNTHESIZERS
+
+    method = _method_named(argv)
+    # An unknown name is refused by --method's choices, with the closest.
+    cls = SYNTHESIZERS.get(method, SYNTHESIZERS[DEFAULT_METHOD])
+    syn.description = cls.description
     syn.add_argument("data", help="CSV file of the private data (with a "
                                   "header), or a Parquet file (.parquet)")
     add_secret_options(syn)
@@ -59,42 +81,14 @@ def add_synthesize(sub) -> None:
     syn.add_argument("--rows", type=int, default=None,
                      help="records of the synthetic table (default: as many "
                           "as the data)")
-    syn.add_argument("--epsilon", type=float, default=1.0)
-    syn.add_argument("--delta", type=float, default=1e-6,
-                     help="each record's delta; under distributional privacy "
-                          "also the chance a group is smaller than kept "
-                          "(default: 1e-6)")
-    syn.add_argument("--privacy", default="dataset",
-                     choices=["dataset", "distributional"],
-                     help=PRIVACY_HELP + "; default: dataset")
-    syn.add_argument("--share", type=float, default=None,
-                     help="the group's share in the synthetic table (default: "
-                          "the middle of the pairs)")
-    syn.add_argument("--individuals", default="dp", choices=["dp", "none"],
-                     help="dp (default): every record protected by "
-                          "differential privacy; none: the share hidden, no "
-                          "record protected (a warning says what that "
-                          "exposes)")
-    syn.add_argument("--neighbours", default="any",
-                     choices=["any", "same-group"],
-                     help="differential privacy's neighbours: a record "
-                          "replaced by any other (default; each group half "
-                          "the budget), or its group kept as public (each "
-                          "group the whole budget)")
-    syn.add_argument("--rounds", type=int, default=1,
-                     help="adaptive rounds in each group (report-noisy-max "
-                          "chooses the marginals; default: 1, all at once)")
-    syn.add_argument("--k", type=int, default=3, help="the marginals' order")
-    syn.add_argument("--marginals", type=int, default=64,
-                     help="k-way marginals answered, drawn at random (the "
-                          "noise grows as their square root)")
-    syn.add_argument("--choose", default="random",
-                     choices=["random", "reference"],
-                     help="which marginals: drawn at random (default) or the "
-                          "most dependent in --reference (public: spends no "
-                          "privacy)")
-    syn.add_argument("--iterations", type=int, default=1000,
-                     help="steps of each relaxed projection")
+    syn.add_argument("--method", default=DEFAULT_METHOD,
+                     choices=list(SYNTHESIZERS),
+                     help=f"the synthesiser (default: {DEFAULT_METHOD}, "
+                          f"{SYNTHESIZERS[DEFAULT_METHOD].__name__}); the "
+                          "options below are its own")
+    parameters = cls.parameters()
+    for option in cls.command_line:
+        _add_option(syn, option, parameters[option.name])
     syn.add_argument("--save", default=None, metavar="FILE.json",
                      help="also save the fitted synthesiser (JSON) to draw "
                           "more records later without spending privacy "
@@ -102,9 +96,38 @@ def add_synthesize(sub) -> None:
     syn.add_argument("--random-state", "--seed", dest="random_state",
                      type=seed, default=None,
                      help="seed the noise and the sampling (experiments only)")
-    syn.add_argument("--progress", action=argparse.BooleanOptionalAction,
-                     default=None, help="show progress bars on standard error")
-    syn.set_defaults(run=_synthesize)
+    if "progress" in parameters:
+        syn.add_argument("--progress", action=argparse.BooleanOptionalAction,
+                         default=None,
+                         help="show progress bars on standard error")
+    syn.set_defaults(synthesizer_options=cls.command_line)
+
+
+def _add_option(syn, option, parameter) -> None:
+    """Add a synthesiser's parameter as its option: its default, type, choices."""
+    dest = f"param {option.name}"
+    if option.words is not None:
+        default = next(w for w, v in option.words.items()
+                       if v == parameter.default)
+        syn.add_argument(option.option, dest=dest, default=default,
+                         choices=list(option.words), help=option.help)
+    elif parameter.choices is not None:
+        syn.add_argument(option.option, dest=dest, default=parameter.default,
+                         choices=parameter.choices, help=option.help)
+    else:
+        syn.add_argument(option.option, dest=dest, type=parameter.kind,
+                         default=parameter.default, help=option.help,
+                         metavar=option.option[2:].upper().replace("-", "_"))
+
+
+def _given(args) -> dict:
+    """Return the synthesiser's parameters as the options give them."""
+    params = {}
+    for option in args.synthesizer_options:
+        value = getattr(args, f"param {option.name}")
+        params[option.name] = (value if option.words is None
+                               else option.words[value])
+    return params
 
 
 def _lists(given, option: str) -> dict:
@@ -118,19 +141,32 @@ def _lists(given, option: str) -> dict:
     return found
 
 
-#: The library's names of the command's options, as its messages say them.
-OPTION_NAMES = (
-    ("The 'n_marginals' parameter of AttributePrivateRAP", "--marginals"),
-    ("The 'n_synthetic' parameter of AttributePrivateRAP",
-     "The relaxed table's size"),
-    ("The 'iterations' parameter of AttributePrivateRAP", "--iterations"),
-    ("The 'k' parameter of AttributePrivateRAP", "--k"),
-    ("The 'share' parameter of AttributePrivateRAP", "--share"),
-    ("The 'rounds' parameter of AttributePrivateRAP", "--rounds"),
-    ("The 'epsilon' parameter of AttributePrivateRAP", "--epsilon"),
-    ("The 'delta' parameter of AttributePrivateRAP", "--delta"),
-    ("synthesize: n must be a positive int (records to draw)",
-     "--rows must be a positive whole number of records"))
+#: The library's messages, as the command says them.
+_WORDS = (("synthesize: n must be a positive int (records to draw)",
+           "--rows must be a positive whole number of records"),)
+
+
+def in_options(message: str) -> str:
+    """Say a synthesiser's parameters in a message as the command's options.
+
+    Examples
+    --------
+    >>> in_options("The 'n_marginals' parameter of AttributePrivateRAP must")
+    '--marginals must'
+    """
+    if " parameter of " in message:
+        # Only then: the names are read from the synthesisers' classes,
+        # whose import (scikit-learn's) an error of another command skips.
+        from skattr.synth import SYNTHESIZERS
+
+        for cls in SYNTHESIZERS.values():
+            for option in cls.command_line:
+                message = message.replace(
+                    f"The '{option.name}' parameter of {cls.__name__}",
+                    option.option)
+    for words, option in _WORDS:
+        message = message.replace(words, option)
+    return message
 
 
 def _write_table(table: pd.DataFrame, path: str, name: str) -> None:
@@ -176,7 +212,9 @@ def _synthesize(args) -> int:
     if args.save is not None and not args.save.lower().endswith(".json"):
         raise SkattrError(f"--save writes JSON: give a name ending in .json, "
                           f"not {args.save!r}.")
-    given = {"progress": args.progress}
+    params = _given(args)
+    if getattr(args, "progress", None) is not None:
+        params["progress"] = args.progress
     # Both files' temporary files are made before the fit: a path that
     # cannot be written is refused before any noise is drawn.
     kept = Output(args.save, option="--save", lost=(
@@ -184,16 +222,9 @@ def _synthesize(args) -> int:
         "is not kept (fitting it again would spend more privacy)."))
     with Output(args.output) as output, kept as saved:
         result = synthesize(
-            data, secret=secret, categories=categories, bins=bins,
-            reference=reference, columns=args.columns, n=args.rows,
-            epsilon=args.epsilon, delta=args.delta, privacy=args.privacy,
-            share=args.share,
-            individuals=None if args.individuals == "none" else "dp",
-            neighbours=args.neighbours, rounds=args.rounds, k=args.k,
-            n_marginals=args.marginals,
-            marginals=None if args.choose == "random" else "reference",
-            iterations=args.iterations, random_state=args.random_state,
-            **{k: v for k, v in given.items() if v is not None})
+            data, secret=secret, method=args.method, categories=categories,
+            bins=bins, reference=reference, columns=args.columns, n=args.rows,
+            random_state=args.random_state, **params)
         output.write(result, writer=lambda r, path, name: _write_table(
             r.data, path, name), shown=lambda r: print(r.summary()))
         saved.write(result, writer=_write_synthesizer,

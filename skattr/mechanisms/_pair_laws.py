@@ -29,13 +29,7 @@ from skattr.mechanisms._keywords_of_0_2 import (
     pair_law_keywords,
 )
 from skattr.mechanisms._relaxations import WassersteinGap
-from skattr.theta import (
-    Bootstrap,
-    ConfidenceBand,
-    ConfidenceBox,
-    ExpertTheta,
-    MonteCarlo,
-)
+from skattr.theta._protocol import GivesLaw
 from skattr.theta._request import LawRequest, LawUnavailable
 from skattr.theta._spec import resolve_theta
 from skattr.utils._param_validation import Options
@@ -61,8 +55,10 @@ class GaussianPairLawMechanism(BaseMechanism):
 
     _parameter_constraints = {
         **BaseMechanism._parameter_constraints,
-        "theta": [Options(frozenset({"auto", "moments", "gaussian"})), ExpertTheta,
-                  MonteCarlo, Bootstrap, ConfidenceBox, ConfidenceBand],
+        # A Theta spec by what it answers (skattr.theta.ThetaSpec), giving
+        # a law of a kind the pair-law mechanisms calibrate.
+        "theta": [Options(frozenset({"auto", "moments", "gaussian"})),
+                  GivesLaw(("gaussian", "exact", "box"))],
         "law": [Options(frozenset({"auto", "exact", "gaussian"})), AssumeGaussian],
     }
 

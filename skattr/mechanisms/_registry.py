@@ -28,6 +28,7 @@ from skattr.exceptions import (
     SecretReleasedWarning,
 )
 from skattr.mechanisms import _fit_cache
+from skattr.theta._spec import theta_reads_reference
 from skattr.utils._progress import check_progress, progress_enabled
 from skattr.utils._stack import caller_stacklevel
 
@@ -177,7 +178,8 @@ class Registry(Mapping):
         if not unknown:
             _check_values(classes, params)
             return
-        valid = sorted(taken - _BUILT_BY_CALLER)
+        # The guard's option is every mechanism's: not named among them.
+        valid = sorted(taken - _BUILT_BY_CALLER - _ANY_MECHANISM)
         name = unknown[0]
         if name in ("delta", "calibration") and mechanism != "auto":
             why = ("adds Laplace noise only and certifies delta = 0"
@@ -215,9 +217,10 @@ class Registry(Mapping):
         params = self.fold_keywords_of_0_2(mechanism, classes, params)
         self.check_params(mechanism, classes, params)
         _check_data(query, secret, data, reference)
-        # A Theta stated whole (a NetworkTheta) reads nothing from reference
-        # data: fit then reads only the data's columns.
-        stated = getattr(params.get("theta"), "needs_reference", True) is False
+        # A Theta that reads no reference rows (stated: an expert's, stated
+        # probabilities, a NetworkTheta) needs none: fit then reads only the
+        # data's columns.
+        stated = "theta" in params and not theta_reads_reference(params["theta"])
         if (isinstance(reference, str) and reference == "self"
                 and params.get("bounds", "robust") in ("robust", "reference")):
             # The reference is the private data: recording a range read off
@@ -274,9 +277,10 @@ class Registry(Mapping):
         ``reference="self"`` fits Theta on ``data`` and warns, since Theta
         then depends on the private data.
         Mechanisms that fit no Theta (``needs_reference = False``: the
-        differential-privacy baselines) need no reference: with
-        ``reference=None`` they are fitted on ``data``, of which ``fit`` reads
-        only the columns. ``among`` (a predicate of a class) restricts
+        differential-privacy baselines), and a Theta that reads no reference
+        rows (``reads_reference = False``: a stated one), need no reference:
+        with ``reference=None`` they are fitted on ``data``, of which ``fit``
+        reads only the columns. ``among`` (a predicate of a class) restricts
         ``"auto"``'s candidates (a ledger's: those it certifies jointly).
         """
         with warnings_once():

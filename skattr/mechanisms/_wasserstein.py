@@ -9,7 +9,6 @@ from skattr._certificate import Method, unique
 from skattr._query import Query, StackedQuery
 from skattr._release import Certificate
 from skattr._statistic import Statistic
-from skattr.bayes import NetworkTheta
 from skattr.exceptions import NotCertifiableError
 from skattr.laws import SumLaws
 from skattr.mechanisms._base import BaseMechanism
@@ -19,10 +18,8 @@ from skattr.mechanisms._keywords_of_0_2 import (
 )
 from skattr.mechanisms._registry import register
 from skattr.noise import LaplaceNoise
-from skattr.theta._band import ConfidenceBand
-from skattr.theta._box import ConfidenceBox, ProbabilityBox
+from skattr.theta._protocol import GivesLaw
 from skattr.theta._request import LawRequest
-from skattr.theta._resample import Resample
 from skattr.theta._spec import resolve_theta
 from skattr.utils._docstrings import fill_doc
 from skattr.utils._param_validation import Interval, Options
@@ -99,10 +96,12 @@ class _WassersteinFamily(BaseMechanism):
         **{k: v for k, v in BaseMechanism._parameter_constraints.items()
            if k not in ("calibration", "delta", "allow_large_delta")},
         "query": [Query, StackedQuery, Statistic, None],
+        # Stated values (count probabilities, SumLaws) or a Theta spec by
+        # what it answers (skattr.theta.ThetaSpec), giving a law of a kind
+        # these mechanisms calibrate.
         "theta": [Options(frozenset({"auto", "moments"})), list, tuple, np.ndarray,
-                  ProbabilityBox, ConfidenceBox, ConfidenceBand, SumLaws,
-                  Resample,
-                  NetworkTheta],
+                  SumLaws, GivesLaw(("exact", "box", "bands", "network",
+                                     "resampling"))],
         "privacy": [Options(frozenset({"dataset", "distributional"}))],
         "progress": PROGRESS_CONSTRAINT,
     }

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from skattr.exceptions import InvalidParameterError
 from skattr.plotting._common import axes_or_new, check_axes, pyplot
 
@@ -17,6 +15,8 @@ def plot_synthetic(source, ax=None):
     share (x) against the share the fitted relaxed table gives it (y), one
     colour per group for :class:`~skattr.synth.AttributePrivateRAP` (shares
     of the group), and the line y = x where the table matches the release.
+    What is drawn is what the synthesiser says it released
+    (:meth:`~skattr.synth.Synthesizer.released_cells`).
     Points far above or below it are cells the projection could not match
     (noise that no table reproduces, such as negative shares). Drawing
     spends no privacy: it reads only the release and the tables.
@@ -25,8 +25,9 @@ def plot_synthetic(source, ax=None):
 
     Parameters
     ----------
-    source : SyntheticData, AttributePrivateRAP or DPRAP
-        What ``df.attrpriv.synthesize`` returned, or a fitted synthesiser.
+    source : SyntheticData or Synthesizer
+        What ``df.attrpriv.synthesize`` returned, or a fitted synthesiser
+        (:class:`~skattr.synth.AttributePrivateRAP`, :class:`~skattr.synth.DPRAP`).
     ax : matplotlib Axes, optional
 
     Returns
@@ -45,49 +46,46 @@ def plot_synthetic(source, ax=None):
     >>> len(ax.collections)                     # one cloud of cells
     1
     """
-    from skattr.synth import DPRAP, AttributePrivateRAP, SyntheticData
-    from skattr.synth._rap import answer, relaxed_probs
+    # Imported when drawn: importing skattr.plotting loads no estimator.
+    from skattr.synth import Synthesizer, SyntheticData
 
     pyplot()
     check_axes(ax, "plot_synthetic")
     rap = source.synthesizer if isinstance(source, SyntheticData) else source
-    if not isinstance(rap, (DPRAP, AttributePrivateRAP)) or not hasattr(
-            rap, "logits_"):
+    if not isinstance(rap, Synthesizer) or not _fitted(rap):
         raise InvalidParameterError(
             "plot_synthetic draws a fitted synthesiser (DPRAP or "
             "AttributePrivateRAP) or what df.attrpriv.synthesize returned; "
             f"got {type(source).__name__}" + (
-                "" if not isinstance(rap, (DPRAP, AttributePrivateRAP))
+                "" if not isinstance(rap, Synthesizer)
                 else " not fitted: call fit first") + ".")
-    if isinstance(rap, DPRAP):
-        parts = {"released": (rap.logits_, rap.answered_, rap.noisy_answers_)}
-    else:
-        parts = {f"{g} the group": (rap.logits_[g], rap.answered_[g],
-                                    rap.noisy_answers_[g])
-                 for g in ("inside", "outside")}
+    cells = rap.released_cells()
+    if cells is None:
+        raise InvalidParameterError(
+            f"{type(rap).__name__} releases no cells that plot_synthetic "
+            "could draw against its table.")
     ax = axes_or_new(ax, figsize=(5.5, 5))
     low, high = 0.0, 0.0
-    for label, (logits, marginals, noisy) in parts.items():
-        probs = relaxed_probs(rap.domain_, logits)
-        fitted = np.concatenate([answer(probs, m) for m in marginals])
-        released = np.concatenate(noisy)
+    for label, (released, fitted) in cells.groups.items():
         ax.scatter(released, fitted, s=6, alpha=0.5, label=label)
         low = min(low, released.min(), fitted.min())
         high = max(high, released.max(), fitted.max())
     ax.plot([low, high], [low, high], color="0.4", linewidth=1)
     ax.set_xlabel("released (noisy) share of the cell")
     ax.set_ylabel("the relaxed table's share")
-    cert = getattr(rap, "certificate_", None)
-    records = getattr(rap, "records_certificate_", None)
-    guarantee = (f"({rap.epsilon_:.3g}, {rap.delta:g})-differential privacy"
-                 if cert is None else
-                 f"the share: ({cert.epsilon:g}, {cert.delta:g})-"
-                 f"{cert.guarantee}; " + (
-                     "no record protected" if records is None else
-                     f"each record: ({records.epsilon:.3g}, "
-                     f"{records.delta:g})-DP"))
-    ax.set_title(f"{type(rap).__name__}: {len(rap.workload_)} marginals, "
-                 f"{guarantee}", fontsize=9)
-    if len(parts) > 1:
+    ax.set_title(cells.title, fontsize=9)
+    if len(cells.groups) > 1:
         ax.legend(fontsize=8)
     return ax
+
+
+def _fitted(estimator) -> bool:
+    """Whether ``fit`` has run (scikit-learn's test: attributes ending in _)."""
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    try:
+        check_is_fitted(estimator)
+    except NotFittedError:
+        return False
+    return True

@@ -28,7 +28,7 @@ from skattr._persistence import persistable
 from skattr._plain import plain_subsampled
 from skattr._random import check_random_state
 from skattr._release import Certificate
-from skattr._secret import Secret
+from skattr._secret import PRIVACY_HELP, Secret
 from skattr._subsample import (
     neighbours_assumption,
     public_sizes,
@@ -42,15 +42,21 @@ from skattr.exceptions import (
     NotCertifiableError,
     PrivacyLeakWarning,
 )
-from skattr.synth._base import Synthesizer
+from skattr.synth._base import (
+    Option,
+    ReleasedCells,
+    certificate_lines,
+    check_draws,
+)
 from skattr.synth._dp_rap import check_rounds, marginal_sd, private_projection
 from skattr.synth._rap import (
     OneHotDomain,
     answer,
-    check_draws,
     draw_records,
     relaxed_probs,
 )
+from skattr.synth._rap_base import RAPBase
+from skattr.synth._registry import register_synthesizer
 from skattr.utils._param_validation import (
     Interval,
     Options,
@@ -71,8 +77,9 @@ UNPROTECTED = (
     "its default ('dp') to protect each record with differential privacy.")
 
 
+@register_synthesizer
 @persistable(estimator=True)
-class AttributePrivateRAP(Synthesizer):
+class AttributePrivateRAP(RAPBase):
     """Relaxed Adaptive Projection that hides a group's share and protects each record.
 
     Each group of the secret (the records it counts, and the rest) is
@@ -195,6 +202,43 @@ class AttributePrivateRAP(Synthesizer):
 
     #: skattr 0.3's fitted state (one coupled certificate) is not read.
     fitted_layout = 2
+
+    method_name = "rap"
+    description = (
+        "Fit attribute-private Relaxed Adaptive Projection to a CSV or "
+        "Parquet file: each group subsampled to a public size (the share "
+        "hidden exactly), its k-way marginals released with differential "
+        "privacy for every record, a synthetic table written whose share of "
+        "the group is the one stated. Prints what was certified and assumed.")
+    command_line = (
+        Option("epsilon"),
+        Option("delta", help="each record's delta; under distributional "
+                             "privacy also the chance a group is smaller "
+                             "than kept (default: 1e-6)"),
+        Option("privacy", help=PRIVACY_HELP + "; default: dataset"),
+        Option("share", help="the group's share in the synthetic table "
+                             "(default: the middle of the pairs)"),
+        Option("individuals", words={"dp": "dp", "none": None},
+               help="dp (default): every record protected by differential "
+                    "privacy; none: the share hidden, no record protected "
+                    "(a warning says what that exposes)"),
+        Option("neighbours",
+               help="differential privacy's neighbours: a record replaced "
+                    "by any other (default; each group half the budget), or "
+                    "its group kept as public (each group the whole budget)"),
+        Option("rounds", help="adaptive rounds in each group "
+                              "(report-noisy-max chooses the marginals; "
+                              "default: 1, all at once)"),
+        Option("k", help="the marginals' order"),
+        Option("n_marginals", flag="--marginals",
+               help="k-way marginals answered, drawn at random (the noise "
+                    "grows as their square root)"),
+        Option("marginals", flag="--choose",
+               words={"random": None, "reference": "reference"},
+               help="which marginals: drawn at random (default) or the most "
+                    "dependent in --reference (public: spends no privacy)"),
+        Option("iterations", help="steps of each relaxed projection"),
+    )
 
     _parameter_constraints = {
         "categories": [dict],
@@ -463,6 +507,48 @@ class AttributePrivateRAP(Synthesizer):
             sizes=self.group_sizes_, n=self.n_records_,
             neighbours=self.neighbours, share_in_table=self.share_,
             hidden=self.secret.share_label)
+
+    @property
+    def noise_sd(self) -> dict:
+        """Each group's Gaussian noise sd on every cell (shares of the group)."""
+        return dict(self.sigma_)
+
+    def summary_lines(self) -> list[str]:
+        """Return the record's lines: the marginals fitted, both certificates."""
+        check_is_fitted(self, "logits_")
+        share, records = self.certificate_, self.records_certificate_
+        lines = [
+            f"It was fitted to each group's {len(self.workload_)} marginals "
+            f"(shares of the group in each cell), computed from "
+            f"{self.group_sizes_['inside']} records of the group and "
+            f"{self.group_sizes_['outside']} others.",
+            *certificate_lines("The share", share)]
+        if records is None:
+            lines.append("Each record: not protected (individuals=None).")
+        else:
+            sd = ", ".join(f"{g} the group {v:.3g}"
+                           for g, v in self.noise_sd.items())
+            lines += certificate_lines(
+                "Each record", records, precision=".6g",
+                detail=f"; noise Gaussian, sd {sd} (shares of the group, on "
+                       "every cell)")
+        return lines
+
+    def released_cells(self) -> ReleasedCells:
+        """Return each group's released cells against its relaxed table's."""
+        check_is_fitted(self, "logits_")
+        cert, records = self.certificate_, self.records_certificate_
+        guarantee = (f"the share: ({cert.epsilon:g}, {cert.delta:g})-"
+                     f"{cert.guarantee}; " + (
+                         "no record protected" if records is None else
+                         f"each record: ({records.epsilon:.3g}, "
+                         f"{records.delta:g})-DP"))
+        return ReleasedCells(
+            {f"{g} the group": self._cells(self.logits_[g], self.answered_[g],
+                                           self.noisy_answers_[g])
+             for g in _GROUPS},
+            f"{type(self).__name__}: {len(self.workload_)} marginals, "
+            f"{guarantee}")
 
     # ------------------------------------------------------------ sample
     def sample(self, n: int | None = None, *, random_state=None) -> pd.DataFrame:

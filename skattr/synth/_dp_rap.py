@@ -18,16 +18,16 @@ from skattr._persistence import persistable
 from skattr._random import check_random_state
 from skattr.dp import check_privacy_level, epsilon_of_rho, rho_of_epsilon
 from skattr.exceptions import InvalidParameterError
-from skattr.synth._base import Synthesizer
+from skattr.synth._base import ReleasedCells, check_draws
 from skattr.synth._rap import (
     OneHotDomain,
     answer,
-    check_draws,
     draw_records,
     relaxed_probs,
     relaxed_projection,
     report_noisy_max,
 )
+from skattr.synth._rap_base import RAPBase
 from skattr.utils._param_validation import (
     Interval,
     Options,
@@ -176,7 +176,7 @@ def private_projection(domain: OneHotDomain, real: list, workload, rho,
 
 
 @persistable(estimator=True)
-class DPRAP(Synthesizer):
+class DPRAP(RAPBase):
     """Relaxed Adaptive Projection (Aydore et al. 2021), differentially private.
 
     Synthetic records that reproduce the k-way marginals of categorical data
@@ -363,3 +363,12 @@ class DPRAP(Synthesizer):
         return draw_records(self.domain_, relaxed_probs(self.domain_,
                                                         self.logits_),
                             rows, rng, self.dtypes_)
+
+    def released_cells(self) -> ReleasedCells:
+        """Return the released cells against the relaxed table's (the plot's)."""
+        check_is_fitted(self, "logits_")
+        return ReleasedCells(
+            {"released": self._cells(self.logits_, self.answered_,
+                                     self.noisy_answers_)},
+            f"{type(self).__name__}: {len(self.workload_)} marginals, "
+            f"({self.epsilon_:.3g}, {self.delta:g})-differential privacy")

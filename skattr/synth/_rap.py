@@ -487,12 +487,3 @@ def draw_records(domain: OneHotDomain, probs: list, rows: np.ndarray, rng,
             pass
         out[c] = values
     return pd.DataFrame(out)
-
-
-def check_draws(n, owner: str) -> int:
-    """Return ``n`` (records to draw) as an int, refusing anything but n >= 1."""
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise InvalidParameterError(
-            f"{owner}: n must be a positive int (records to draw); got {n!r}.")
-    return int(n)
-

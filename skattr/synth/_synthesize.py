@@ -2,7 +2,8 @@
 
 What ``df.attrpriv.synthesize(...)`` and ``skattr synthesize`` run: the
 domain read from what is public (stated categories, bins, a public
-reference), :class:`AttributePrivateRAP` fitted once, a table sampled, and a
+reference), the synthesiser ``method=`` names (:data:`SYNTHESIZERS`; by
+default :class:`AttributePrivateRAP`) fitted once, a table sampled, and a
 :class:`SyntheticData` record of what was certified and what was assumed.
 """
 
@@ -18,13 +19,9 @@ from skattr._release import Certificate
 from skattr._secret import Secret
 from skattr.backends import check_same_kinds
 from skattr.exceptions import DataValidationError, InvalidParameterError
-from skattr.synth._ap_rap import AttributePrivateRAP
-from skattr.synth._rap import (
-    OneHotDomain,
-    bin_columns,
-    check_draws,
-    select_marginals,
-)
+from skattr.synth._base import Synthesizer, check_draws
+from skattr.synth._rap import OneHotDomain, bin_columns
+from skattr.synth._registry import SYNTHESIZERS
 
 __all__ = ["SyntheticData", "resolve_domain", "synthesize"]
 
@@ -52,12 +49,14 @@ class SyntheticData:
     share : float
         The secret group's share in ``data``: stated, not the private data's.
     marginals : tuple of tuple
-        The workload's marginals, by column names.
+        The marginals the table was fitted to, by column names (empty for
+        a synthesiser that fits none).
     noise_sd : dict
-        Each group's Gaussian noise sd on every cell, in shares of the group.
+        Each group's noise sd on every cell, in shares of the group (empty
+        for a synthesiser that adds none, or not one sd a group).
     group_sizes : dict
         Each group's public size: the records of it the table was fitted on.
-    synthesizer : AttributePrivateRAP
+    synthesizer : Synthesizer
         The fitted synthesiser (sample more, plot, save with ``to_json``).
     """
 
@@ -69,7 +68,7 @@ class SyntheticData:
     marginals: tuple
     noise_sd: dict
     group_sizes: dict
-    synthesizer: AttributePrivateRAP
+    synthesizer: Synthesizer
 
     @property
     def epsilon(self) -> float:
@@ -109,31 +108,12 @@ class SyntheticData:
         >>> "The table's share of the group is 0.5, as stated" in out.summary()
         True
         """
-        share, records = self.certificate, self.records_certificate
-        sd = ", ".join(f"{g} the group {v:.3g}" for g, v in self.noise_sd.items())
-        lines = [
+        return "\n".join([
             f"A synthetic table of {len(self.data)} records.",
             self.in_plain_words(),
-            f"It was fitted to each group's {len(self.marginals)} marginals "
-            f"(shares of the group in each cell), computed from "
-            f"{self.group_sizes['inside']} records of the group and "
-            f"{self.group_sizes['outside']} others.",
-            f"The share: ({share.epsilon:g}, {share.delta:g})-"
-            f"{share.guarantee}. Certified by: {share.method}.",
-        ]
-        lines += [f"  Assumes: {a}." for a in share.assumptions]
-        if records is None:
-            lines.append("Each record: not protected (individuals=None).")
-        else:
-            lines.append(
-                f"Each record: ({records.epsilon:.6g}, {records.delta:g})-"
-                f"{records.guarantee}; noise Gaussian, sd {sd} (shares of "
-                f"the group, on every cell). Certified by: {records.method}.")
-            lines += [f"  Assumes: {a}." for a in records.assumptions]
-        lines.append(
+            *self.synthesizer.summary_lines(),
             "The table is post-processing of those releases: sampling more "
-            "records spends nothing.")
-        return "\n".join(lines)
+            "records spends nothing."])
 
     def to_dict(self) -> dict:
         """Return the record as plain data (the table's rows left out)."""
@@ -228,18 +208,15 @@ def _check_names(names: list, known: list, option: str, why: str) -> None:
             f"{option} names {stray}, {why} ({known}).")
 
 
-def synthesize(data, *, secret, categories=None, bins=None, reference=None,
-               columns=None, n=None, epsilon=1.0, delta=1e-6,
-               privacy="dataset", share=None, individuals="dp",
-               neighbours="any", k=3, n_marginals=64, marginals=None,
-               n_synthetic=1000, rounds=1, queries_per_round=None,
-               iterations=1000, progress="auto",
-               random_state=None) -> SyntheticData:
-    """Fit an attribute-private synthesiser once and sample a table from it.
+def synthesize(data, *, secret, method="rap", reference=None, categories=None,
+               bins=None, columns=None, n=None, random_state=None,
+               **params) -> SyntheticData:
+    """Fit a synthesiser that hides a group's share once and sample a table from it.
 
-    Each group of the secret is subsampled to a public size (the share
-    hidden exactly) and released with differential privacy for each record
-    (:class:`AttributePrivateRAP`).
+    The synthesiser is the one ``method`` names in :data:`SYNTHESIZERS`;
+    the default, ``"rap"``, subsamples each group of the secret to a public
+    size (the share hidden exactly) and releases it with differential
+    privacy for each record (:class:`AttributePrivateRAP`).
 
     Parameters
     ----------
@@ -247,61 +224,50 @@ def synthesize(data, *, secret, categories=None, bins=None, reference=None,
         The private data.
     secret : Secret
         ``Secret.proportion(column, value, pairs=...)``: the share hidden.
+    method : str, default="rap"
+        The synthesiser: a name of :data:`SYNTHESIZERS`.
     categories, bins, reference
         The public domain (see :func:`resolve_domain`).
     columns : list or None
         The columns synthesised (default: all of ``data``'s).
     n : int or None
         Records of the synthetic table (default: as many as ``data``).
-    marginals : list of tuple, "reference" or None
-        The workload by column names; ``"reference"`` chooses the
-        ``n_marginals`` k-way marginals most dependent in ``reference``
-        (:func:`select_marginals`: public, no privacy spent); None draws
-        them at random.
-    epsilon, delta, privacy, share, individuals, neighbours, k, n_marginals,
-    n_synthetic, rounds, queries_per_round, iterations, progress, random_state
-        As :class:`AttributePrivateRAP`; ``random_state`` also seeds the
-        sampling.
+    random_state : None, int or Generator, default=None
+        The synthesiser's, and the sampling's.
+    **params
+        The synthesiser's parameters, with its defaults
+        (``SYNTHESIZERS[method].parameters()``); for ``"rap"`` those of
+        :class:`AttributePrivateRAP`, where ``marginals="reference"`` also
+        chooses the ``n_marginals`` k-way marginals most dependent in
+        ``reference`` (:func:`select_marginals`: public, no privacy spent).
 
     Returns
     -------
     SyntheticData
     """
+    cls = SYNTHESIZERS.check_params(method, params, caller=synthesize)
     if not isinstance(secret, Secret):
         raise InvalidParameterError(
             "synthesize needs secret=Secret.proportion(column, value, "
             "pairs=...): the group whose share the table hides.")
-    if isinstance(marginals, str) and (marginals != "reference"
-                                       or reference is None):
-        raise InvalidParameterError(
-            "marginals='reference' chooses the marginals from public "
-            "reference data: pass reference= with it (or a list of column "
-            f"tuples, or None); got marginals={marginals!r}.")
+    cls.check_synthesize(params, reference=reference)
     if n is not None:
         check_draws(n, "synthesize")
     if columns is not None and secret.column not in columns:
         columns = [*columns, secret.column]
     binned, cats = resolve_domain(data, columns=columns, categories=categories,
                                   bins=bins, reference=reference)
-    if isinstance(marginals, str):
-        public, _ = bin_columns(reference[list(cats)], bins or {})
-        marginals = select_marginals(public, cats, k, n_marginals)
-    rap = AttributePrivateRAP(
-        categories=cats, secret=secret, epsilon=epsilon, delta=delta,
-        privacy=privacy, share=share, individuals=individuals,
-        neighbours=neighbours, k=k, n_marginals=n_marginals,
-        marginals=marginals, n_synthetic=n_synthetic, rounds=rounds,
-        queries_per_round=queries_per_round, iterations=iterations,
-        progress=progress, random_state=random_state)
-    rap.fit(binned)
+    synthesizer = cls.from_domain(params, categories=cats, secret=secret,
+                                  reference=reference, bins=bins,
+                                  random_state=random_state)
+    synthesizer.fit(binned)
     seed = (None if random_state is None
             else int(np.random.default_rng(random_state).integers(2**32)))
-    table = rap.sample(n, random_state=seed)
-    names = rap.domain_.columns
+    table = synthesizer.sample(n, random_state=seed)
     return SyntheticData(
-        data=table, certificate=rap.certificate_,
-        records_certificate=rap.records_certificate_, secret=secret.label,
-        share=rap.share_,
-        marginals=tuple(tuple(names[j] for j in m) for m in rap.workload_),
-        noise_sd=dict(rap.sigma_), group_sizes=dict(rap.group_sizes_),
-        synthesizer=rap)
+        data=table, certificate=synthesizer.certificate_,
+        records_certificate=synthesizer.records_certificate_,
+        secret=secret.label, share=synthesizer.share_,
+        marginals=synthesizer.released_marginals,
+        noise_sd=synthesizer.noise_sd,
+        group_sizes=dict(synthesizer.group_sizes_), synthesizer=synthesizer)

@@ -85,6 +85,8 @@ class ConfidenceBand(ReferenceConfidence):
 
     confidence: float = 0.999
 
+    law_kinds = ("box", "bands")
+
     def fit_law(self, request):
         """Return the statistic's laws over the reference's confidence bands."""
         if stacked_statistics(request) is not None:

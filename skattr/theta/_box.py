@@ -10,6 +10,7 @@ from skattr._certificate import Assumption
 from skattr._persistence import persistable
 from skattr.exceptions import InvalidParameterError
 from skattr.laws import BoxLaw
+from skattr.theta._protocol import ThetaSpec
 from skattr.theta._request import check_exact_request
 
 __all__ = ["ConfidenceBox", "ProbabilityBox", "ReferenceConfidence"]
@@ -17,7 +18,7 @@ __all__ = ["ConfidenceBox", "ProbabilityBox", "ReferenceConfidence"]
 
 @persistable
 @dataclass(frozen=True)
-class ProbabilityBox:
+class ProbabilityBox(ThetaSpec):
     """Every p with ``low <= p <= high``: a continuous Theta for count laws.
 
     ``p[c]`` is the probability that a record whose sensitive attribute is in
@@ -44,6 +45,7 @@ class ProbabilityBox:
     low: tuple
     high: tuple
 
+    law_kinds = ("box",)
     states_law = False
     reads_reference = False
     assumptions = ()
@@ -75,7 +77,7 @@ class ProbabilityBox:
         object.__setattr__(self, "high", tuple(high.tolist()))
 
 
-class ReferenceConfidence:
+class ReferenceConfidence(ThetaSpec):
     """What the Thetas of a reference taken as a sample share: ``confidence``.
 
     Subclasses are frozen dataclasses with a ``confidence`` field; this
@@ -85,6 +87,11 @@ class ReferenceConfidence:
     states_law = False
     reads_reference = True
     assumptions = ()
+
+    @property
+    def band_confidence(self) -> float:
+        """Theta protocol: the laws lie in the reference's bands at this confidence."""
+        return self.confidence
 
     def __post_init__(self):
         try:
@@ -156,6 +163,8 @@ class ConfidenceBox(ReferenceConfidence):
     """
 
     confidence: float = 0.999
+
+    law_kinds = ("box",)
 
     def box(self, counted: np.ndarray, inside: np.ndarray, *,
             intervals: int = 2) -> ProbabilityBox:

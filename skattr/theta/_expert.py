@@ -10,6 +10,7 @@ import numpy as np
 from skattr._persistence import persistable
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.theta._models import GroupMoments, JointGaussian
+from skattr.theta._protocol import ThetaSpec
 from skattr.theta._request import LawUnavailable, gaussian_law_of
 
 __all__ = ["ExpertTheta"]
@@ -18,7 +19,7 @@ _MODEL_TYPES = (GroupMoments, JointGaussian)
 
 
 @persistable
-class ExpertTheta:
+class ExpertTheta(ThetaSpec):
     """A set Theta of distributions stated by an expert rather than fit on data.
 
     Pass it as ``theta=`` to a mechanism; ``fit`` then only checks the data's
@@ -64,9 +65,10 @@ class ExpertTheta:
             )
         return models
 
-    #: Theta protocol: an expert states the records' law itself.
+    #: Theta protocol: an expert states the records' law itself, as
+    #: moments (a Gaussian law); the reference's rows are not read.
+    law_kinds = ("gaussian",)
     states_law = True
-    fixes_law = False
     reads_reference = False
     assumptions = ()
 

@@ -28,6 +28,7 @@ from skattr.laws._coupling import ResamplingLaw
 from skattr.laws._moment_bounds import MomentLaws
 from skattr.laws._order import OrderLaws
 from skattr.laws._resampled import ResampledLaws, RowEvaluator
+from skattr.theta._protocol import ThetaSpec
 
 __all__ = ["Resample", "row_evaluator"]
 
@@ -43,7 +44,7 @@ def row_evaluator(query, frame, columns) -> Callable[[np.ndarray], np.ndarray]:
 
 @persistable
 @dataclass(frozen=True)
-class Resample:
+class Resample(ThetaSpec):
     """Theta for any statistic: datasets drawn from the reference records.
 
     Pass as ``theta=`` to :class:`~skattr.mechanisms.WassersteinMechanism` or
@@ -184,9 +185,15 @@ class Resample:
                     f"{getattr(self, name)!r} instead.")
 
     #: Theta protocol: the laws are drawn from the reference's records.
+    law_kinds = ("resampling",)
     states_law = False
     reads_reference = True
     assumptions = ()
+
+    @property
+    def resampling(self) -> Resample:
+        """Theta protocol: a ledger draws joint laws with these options."""
+        return self
 
     def fit_law(self, request) -> ResamplingLaw:
         """Return the resampling model's laws of the statistic, every secret."""

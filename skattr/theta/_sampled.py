@@ -11,6 +11,7 @@ from skattr._random import check_random_state, gaussian_noise, seed_of
 from skattr._secret import grid_tolerance
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.theta._fit import fit_group_moments
+from skattr.theta._protocol import ThetaSpec
 from skattr.theta._request import LawUnavailable, gaussian_law_of
 
 __all__ = ["Bootstrap", "MonteCarlo", "MonteCarloMoments"]
@@ -100,15 +101,15 @@ class MonteCarloMoments:
             "use the pointwise reading of set secrets with it.")
 
 
-class _SampledTheta:
+class _SampledTheta(ThetaSpec):
     """The Theta protocol of the estimators fit on the records' contributions.
 
     ``fit(z, h, ...)`` is the estimator's own; the protocol reads z and h
     through the data seam's :class:`~skattr.backends.Reference`.
     """
 
+    law_kinds = ("gaussian",)
     states_law = False
-    fixes_law = False
     reads_reference = True
     assumptions = ()
 

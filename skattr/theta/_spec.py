@@ -4,14 +4,16 @@ A mechanism maps its ``theta`` parameter to a spec once, at ``fit``
 (:func:`resolve_theta`), and asks it for the law of its statistic through
 one method, ``fit_law(request)``: the :class:`LawRequest` names the
 reference data, the query, the secrets and the kinds of law the mechanism
-calibrates (``"gaussian"``, ``"exact"``, ``"box"``, ``"network"``,
-``"resampling"``), and the spec returns a :class:`~skattr.laws.StatisticLaw`
-of one of them, or raises :class:`LawUnavailable` saying why it has none.
-Every spec also says whether it reads the reference's rows
+calibrates (``"gaussian"``, ``"exact"``, ``"box"``, ``"bands"``,
+``"network"``, ``"resampling"``), and the spec returns a
+:class:`~skattr.laws.StatisticLaw` of one of them, or raises
+:class:`LawUnavailable` saying why it has none. Every spec answers the
+:class:`~skattr.theta.ThetaSpec` protocol: the kinds of law it gives
+(``law_kinds``), whether it reads the reference's rows
 (``reads_reference``, before any fit: ``bounds="robust"`` and
-``"reference"`` read ranges only then), whether an expert states the
-records' law (``states_law``), and what it assumes (``assumptions``:
-:class:`~skattr.Assumption` records).
+``"reference"`` read ranges only then, and only then is ``reference=``
+needed), whether an expert states the records' law (``states_law``), and
+what it assumes (``assumptions``: :class:`~skattr.Assumption` records).
 
 The names: ``"auto"`` is :class:`FitAndBootstrap` (the reference's fit and its
 stratified bootstrap replicates, worst case over them; for the Wasserstein
@@ -35,6 +37,7 @@ from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.laws import ExactLaw
 from skattr.laws._sums import SumLaws, bootstrap_exact_law, fit_exact_law
 from skattr.theta._fit import fit_joint_gaussian, group_moments
+from skattr.theta._protocol import ThetaSpec
 from skattr.theta._request import (
     LawRequest,
     LawUnavailable,
@@ -55,6 +58,7 @@ __all__ = [
     "StatedSumLaws",
     "check_group_sizes",
     "resolve_theta",
+    "theta_reads_reference",
 ]
 
 #: The default Theta ("auto"): the worst case over the reference's fit and this
@@ -90,7 +94,7 @@ def check_group_sizes(inside: np.ndarray, label: str) -> None:
 
 @persistable
 @dataclass(frozen=True)
-class PlugIn:
+class PlugIn(ThetaSpec):
     """``theta="moments"``: the reference's fit taken as the population's.
 
     The per-group moments (from the data seam's sufficient statistics) or the
@@ -99,8 +103,8 @@ class PlugIn:
     """
 
     name = "moments"
+    law_kinds = ("exact", "gaussian")
     states_law = False
-    fixes_law = True
     reads_reference = True
     assumptions = (Assumption.of("theta.plug-in"),)
 
@@ -157,7 +161,7 @@ def refuse_unbounded(request: LawRequest) -> None:
 
 @persistable
 @dataclass(frozen=True)
-class FitAndBootstrap:
+class FitAndBootstrap(ThetaSpec):
     """``theta="auto"``: the default Theta, by statistic.
 
     - a count or proportion: the reference's simultaneous Clopper-Pearson box
@@ -187,9 +191,12 @@ class FitAndBootstrap:
     replicates: int = BOOTSTRAP_REPLICATES
 
     name = "auto"
+    law_kinds = ("box", "bands", "exact", "gaussian")
     states_law = False
-    fixes_law = True
     reads_reference = True
+    #: A count's, sum's, mean's, quantile's and std's laws lie in the
+    #: reference's bands at this confidence (a ledger's joint law too).
+    band_confidence = DEFAULT_CONFIDENCE
 
     @property
     def assumptions(self) -> tuple:
@@ -315,7 +322,7 @@ class FitAndBootstrap:
 
 @persistable
 @dataclass(frozen=True)
-class JointGaussianFit:
+class JointGaussianFit(ThetaSpec):
     """``theta="gaussian"``: the joint Gaussian model (Zhang et al. Sec. 4.2).
 
     Checked against the reference: the conditional covariance must not depend
@@ -324,8 +331,8 @@ class JointGaussianFit:
     """
 
     name = "gaussian"
+    law_kinds = ("gaussian",)
     states_law = False
-    fixes_law = False
     reads_reference = True
     assumptions = ()
 
@@ -388,9 +395,26 @@ def resolve_theta(theta, names=tuple(_NAMES)):
     return theta
 
 
+def theta_reads_reference(theta) -> bool:
+    """Whether ``theta=`` (a name, stated values or a spec) reads reference rows.
+
+    What the accessor and the ledger need ``reference=`` for: a name is
+    fitted on the reference; stated values, an expert's Theta or a network
+    read none (a spec that does not say is taken to read them).
+
+    Examples
+    --------
+    >>> theta_reads_reference("auto"), theta_reads_reference([[0.3, 0.6]])
+    (True, False)
+    """
+    if isinstance(theta, str):
+        return True
+    return bool(getattr(resolve_theta(theta), "reads_reference", True))
+
+
 @persistable
 @dataclass(frozen=True, eq=False)
-class CountProbabilities:
+class CountProbabilities(ThetaSpec):
     """Theta stated as rows ``[P(counted | out), P(counted | in)]`` (a finite set).
 
     What an array passed as ``theta=`` to the Wasserstein mechanisms means:
@@ -399,6 +423,7 @@ class CountProbabilities:
 
     rows: object
 
+    law_kinds = ("exact",)
     states_law = False
     reads_reference = False
     assumptions = ()
@@ -423,11 +448,12 @@ class CountProbabilities:
 
 @persistable
 @dataclass(frozen=True, eq=False)
-class StatedSumLaws:
+class StatedSumLaws(ThetaSpec):
     """Theta stated as a :class:`~skattr.theta.SumLaws`: an integer sum's laws."""
 
     laws: SumLaws
 
+    law_kinds = ("exact",)
     states_law = False
     reads_reference = False
     assumptions = ()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from skattr.exceptions import InvalidParameterError
 
-__all__ = ["Interval", "OneOrMore", "Options", "as_called",
+__all__ = ["HasMethods", "Interval", "OneOrMore", "Options", "as_called",
            "validate_parameter_constraints"]
 
 
@@ -87,6 +87,34 @@ class Options:
 
 
 @dataclass(frozen=True)
+class HasMethods:
+    """An object with the given methods (scikit-learn's ``HasMethods``).
+
+    A protocol checked by what an object answers, not its class: a type
+    written outside skattr passes as skattr's own do.
+
+    Examples
+    --------
+    >>> HasMethods(("fit_law",)).is_satisfied_by("auto")
+    False
+    >>> str(HasMethods(("fit", "predict")))
+    "an object implementing 'fit' and 'predict'"
+    """
+
+    methods: tuple
+
+    def is_satisfied_by(self, value) -> bool:
+        """Whether ``value`` has every method (a callable attribute)."""
+        return all(callable(getattr(value, m, None)) for m in self.methods)
+
+    def __str__(self) -> str:
+        names = [repr(m) for m in self.methods]
+        listed = names[0] if len(names) == 1 else (
+            ", ".join(names[:-1]) + " and " + names[-1])
+        return f"an object implementing {listed}"
+
+
+@dataclass(frozen=True)
 class OneOrMore:
     """An instance of a type, or a non-empty list or tuple of them.
 
@@ -151,7 +179,8 @@ def validate_parameter_constraints(constraints: dict, params: dict, caller: str)
     constraints : dict
         Maps a parameter name to a list of accepted constraints: ``None``, a type,
         the strings ``"random_state"``, ``"callable"`` or ``"boolean"``, an
-        :class:`Interval`, :class:`Options` or :class:`OneOrMore`.
+        :class:`Interval`, :class:`Options`, :class:`OneOrMore` or
+        :class:`HasMethods` (or any object with ``is_satisfied_by``).
     params : dict
         The parameters to check (``estimator.get_params(deep=False)``).
     caller : str

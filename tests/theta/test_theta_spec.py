@@ -58,7 +58,9 @@ def test_every_theta_answers_the_protocol(spec, reference):
     assert isinstance(spec.assumptions, tuple)
     assert all(isinstance(a, skattr.Assumption) for a in spec.assumptions)
     assert spec.states_law is isinstance(spec, ExpertTheta)
-    if spec.fixes_law:
+    # The plug-in and the bootstrap fix the records' law (frequencies); the
+    # others state or sample moments only.
+    if isinstance(spec, (PlugIn, FitAndBootstrap)):
         law = spec.exact_law(Reference(reference, skattr.Query.count(["c"], True),
                                        ("c",)), SECRET, "count")
         assert law.shape == (51 if isinstance(spec, FitAndBootstrap) else 1, 2)
@@ -102,3 +104,179 @@ def test_the_plug_in_records_its_assumption_and_auto_does_not(reference):
     auto_plan = auto.fit(reference).plan(n=50)
     assert plug_plan.assumes("theta.plug-in")
     assert not auto_plan.assumes("theta.plug-in")
+
+
+# --- The Theta protocol (issue 45) ------------------------------------------
+
+
+def every_spec():
+    """One instance of every spec skattr has (what theta= resolves to)."""
+    from skattr.bayes import NetworkTheta, ParameterNetwork
+    from skattr.theta import (
+        ConfidenceBand,
+        ConfidenceBox,
+        ProbabilityBox,
+        Resample,
+        SumLaws,
+    )
+
+    net = ParameterNetwork(parents={"s": []}, grids={"s": [0.4, 0.6]},
+                           cpts={"s": [0.5, 0.5]})
+    return [PlugIn(), FitAndBootstrap(), JointGaussianFit(),
+            resolve_theta([[0.3, 0.6]]),
+            resolve_theta(SumLaws(values=[0, 1], probs=[[[0.5, 0.5], [0.4, 0.6]]])),
+            EXPERT, MonteCarlo(50, random_state=0), Bootstrap(5, random_state=0),
+            ProbabilityBox((0.2, 0.5), (0.4, 0.7)), ConfidenceBox(),
+            ConfidenceBand(), Resample(random_state=0),
+            NetworkTheta(net, reads="s", counted=[0.2, 0.7])]
+
+
+KINDS = {"gaussian", "exact", "box", "bands", "network", "resampling"}
+
+
+@pytest.mark.parametrize("spec", every_spec(), ids=lambda s: type(s).__name__)
+def test_every_spec_answers_the_theta_protocol(spec):
+    from skattr.theta import ThetaSpec
+
+    assert isinstance(spec, ThetaSpec)
+    assert isinstance(spec.law_kinds, tuple) and spec.law_kinds
+    assert set(spec.law_kinds) <= KINDS
+    assert isinstance(spec.reads_reference, bool)
+    assert isinstance(spec.states_law, bool)
+    assert all(isinstance(a, skattr.Assumption) for a in spec.assumptions)
+    assert spec.band_confidence is None or 0 < spec.band_confidence < 1
+    assert spec.resampling is None or spec.resampling is spec
+    # One name for "reads the reference"; nothing unread.
+    assert not hasattr(spec, "needs_reference")
+    assert not hasattr(spec, "fixes_law")
+
+
+def test_the_specs_that_read_the_reference_are_the_fitted_ones():
+    reads = {type(s).__name__ for s in every_spec() if s.reads_reference}
+    assert reads == {"PlugIn", "FitAndBootstrap", "JointGaussianFit",
+                     "MonteCarlo", "Bootstrap", "ConfidenceBox",
+                     "ConfidenceBand", "Resample"}
+
+
+class Counting:
+    """A spec written outside skattr, not deriving from ThetaSpec."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def fit_law(self, request):
+        self.calls += 1
+        return resolve_theta([[0.3, 0.6]]).fit_law(request)
+
+
+def test_a_theta_is_taken_by_what_it_answers(reference):
+    # No fit_law: refused, naming the protocol.
+    with pytest.raises(InvalidParameterError,
+                       match=r"a Theta spec \(skattr.theta.ThetaSpec\)"):
+        WassersteinMechanism(query=skattr.Query.count(["c"], True),
+                             secret=SECRET, theta=object()).fit(reference)
+    # A duck-typed spec with fit_law: taken, and asked at fit.
+    spec = Counting()
+    mech = WassersteinMechanism(query=skattr.Query.count(["c"], True),
+                                secret=SECRET, theta=spec).fit(reference)
+    assert spec.calls == 1
+    stated = WassersteinMechanism(query=skattr.Query.count(["c"], True),
+                                  secret=SECRET, theta=[[0.3, 0.6]]).fit(reference)
+    assert mech.plan(n=100).sensitivity == stated.plan(n=100).sensitivity
+
+
+def test_a_spec_giving_no_law_a_mechanism_calibrates_is_refused_before_fit(
+        reference, monkeypatch):
+    from skattr.theta import Resample
+
+    # Resample gives the resampling model's laws, which apgm does not
+    # calibrate: refused by the parameter check, before Theta is asked.
+    asked = []
+    monkeypatch.setattr(Resample, "fit_law",
+                        lambda self, request: asked.append(request))
+    with pytest.raises(InvalidParameterError, match=(
+            r"giving a law this mechanism calibrates \('gaussian', 'exact' "
+            r"or 'box'\)\. Got Resample")):
+        AttributePrivateGaussian(query=skattr.Query.mean(["x"]), secret=SECRET,
+                                 theta=Resample()).fit(reference)
+    assert asked == []
+
+
+def test_the_ledger_asks_the_spec_for_its_bands():
+    # A spec of its own whose laws lie in the reference's bands (it says
+    # so: band_confidence) is taken by a ledger certifying different
+    # statistics with Laplace noise jointly, as ConfidenceBand is: the
+    # ledger asks the spec, not its class.
+    from dataclasses import dataclass
+
+    from skattr.theta import ConfidenceBand, ThetaSpec
+
+    @dataclass(frozen=True)
+    class Bands(ThetaSpec):
+        confidence: float = 0.99
+
+        law_kinds = ("box", "bands")
+        reads_reference = True
+
+        @property
+        def band_confidence(self):
+            return self.confidence
+
+        def fit_law(self, request):
+            return ConfidenceBand(self.confidence).fit_law(request)
+
+    rng = np.random.default_rng(5)
+    g = rng.random(3000) < 0.5
+    reference = pd.DataFrame({"s": g, "x": rng.normal(np.where(g, 5.0, 3.0), 1.0)})
+    private = reference.iloc[:200]
+    spent = []
+    for theta in (Bands(), ConfidenceBand(0.99)):
+        ledger = private.attrpriv.ledger(
+            secret=SECRET, reference=reference, theta=theta,
+            bounds={"x": (0, 10)}, budget=(10.0, 1e-3), random_state=0)
+        ledger.mean(["x"], mechanism="approx-wasserstein", epsilon=1.0)
+        ledger.median(["x"], mechanism="approx-wasserstein", epsilon=1.0)
+        spent.append(ledger.spent)
+    assert spent[0] == spent[1]
+    assert 2.0 < spent[0][0] < 10.0
+
+
+def test_apgm_certifies_a_stated_box_as_the_confidence_box_it_equals(reference):
+    # Taken by what it gives (a box of count laws), a ProbabilityBox now
+    # reaches apgm, which certifies a box law through the swap coupling
+    # valid at every point of it (docs/population.md): the same noise as the
+    # reference's confidence box equal to it, whose certificate is proven.
+    from skattr.theta import ConfidenceBox, ProbabilityBox
+
+    kw = dict(query=skattr.Query.count(["c"], True), secret=SECRET, delta=1e-5)
+    fitted = AttributePrivateGaussian(theta=ConfidenceBox(), **kw).fit(reference)
+    box = fitted.law_.box
+    stated = AttributePrivateGaussian(
+        theta=ProbabilityBox(box.low, box.high), **kw).fit(reference)
+    a, b = fitted.plan(n=200), stated.plan(n=200)
+    np.testing.assert_allclose(b.noise_law.covariance, a.noise_law.covariance,
+                               rtol=1e-12)
+    assert np.all(np.diag(a.noise_law.covariance) > 0)
+    assert a.certified_by == b.certified_by
+
+
+def test_a_theta_reading_no_reference_needs_none(reference):
+    # One name for "reads the reference": an expert's Theta reads none, so
+    # the accessor needs no reference= (fit reads the data's columns), and
+    # reference="self" fits nothing on the private data: no leak warning.
+    import warnings
+
+    from skattr.exceptions import PrivacyLeakWarning
+
+    private = reference.iloc[:200]
+    kw = dict(secret=SECRET, theta=EXPERT, law="gaussian", bounds=None,
+              random_state=0)
+    given = private.attrpriv.mean(["x"], reference=reference, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        bare = private.attrpriv.mean(["x"], **kw)
+        itself = private.attrpriv.mean(["x"], reference="self", **kw)
+    assert bare.values.tolist() == given.values.tolist() == itself.values.tolist()
+    # A Theta fitted on the reference still needs one.
+    with pytest.raises(InvalidParameterError, match="reference="):
+        private.attrpriv.mean(["x"], secret=SECRET, law="gaussian")
