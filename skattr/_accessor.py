@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Sequence
 from numbers import Real
@@ -21,7 +22,7 @@ from skattr.backends import (
     registered_backends,
     release_frames,
 )
-from skattr.exceptions import InvalidParameterError
+from skattr.exceptions import DataValidationError, InvalidParameterError
 from skattr.utils._param_validation import as_called
 from skattr.utils._stack import warnings_once
 
@@ -289,7 +290,6 @@ class AttributePrivacyAccessor(AccessorVerbs):
         >>> out.data.shape, out.share, out.epsilon, out.certificate.epsilon
         ((3000, 2), 0.3, 1.0, 0.0)
         """
-        from skattr.exceptions import DataValidationError
         from skattr.synth import SYNTHESIZERS, synthesize
 
         SYNTHESIZERS.check_params(method, params,
@@ -337,7 +337,6 @@ class AttributePrivacyAccessor(AccessorVerbs):
         (1.0, 0.0)
         """
         from skattr._group_means import group_means
-        from skattr.exceptions import DataValidationError
 
         _refuse_unknown(AttributePrivacyAccessor.group_means, unknown)
         if columns is None:
@@ -432,7 +431,6 @@ def _refuse_unknown(method, unknown: dict) -> None:
     if not unknown:
         return
     import difflib
-    import inspect
 
     known = [p for p in inspect.signature(method).parameters
              if p not in ("self", "unknown")]

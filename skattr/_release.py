@@ -14,7 +14,7 @@ import pandas as pd
 
 from skattr._certificate import Method
 from skattr._certified import Certified, accepts_prose
-from skattr._persistence import persistable
+from skattr._persistence import from_json, persistable, to_json
 from skattr.exceptions import InvalidParameterError
 from skattr.noise import (
     NoiseLaw,
@@ -411,8 +411,6 @@ class Plan(Certified):
         -------
         str
         """
-        from skattr._persistence import to_json
-
         return to_json(self)
 
     @classmethod
@@ -454,8 +452,6 @@ class Plan(Certified):
         >>> str(loaded.summary()) == str(rel.summary())
         True
         """
-        from skattr._persistence import from_json
-
         return from_json(text, cls)
 
 

@@ -30,7 +30,9 @@ from skattr._ledger._mixed import mixed_epsilon
 from skattr._ledger._reference import opened_reference
 from skattr._ledger._verbs import LedgerVerbs
 from skattr._query import StackedQuery
+from skattr._random import base_seed, check_random_state
 from skattr._release import Plan, Release
+from skattr._secret import Secret
 from skattr._verbs import called, statistic_query
 from skattr.backends import (
     backend_of,
@@ -44,7 +46,7 @@ from skattr.exceptions import (
     NotCertifiableError,
 )
 from skattr.laws import AssumeGaussian
-from skattr.utils._param_validation import as_called
+from skattr.utils._param_validation import as_called, validate_parameter_constraints
 from skattr.utils._stack import warnings_once
 
 __all__ = ["Ledger", "LedgerEntry", "joint_noise"]
@@ -211,9 +213,7 @@ class Ledger(LedgerVerbs, Kept):
     def __init__(self, data: pd.DataFrame, *, secret, reference=None, budget,
                  theta="auto", law=None, random_state=None,
                  bounds="robust"):
-        from skattr._secret import Secret
         from skattr.mechanisms import BaseMechanism
-        from skattr.utils._param_validation import validate_parameter_constraints
 
         validate_parameter_constraints(
             {"bounds": BaseMechanism._parameter_constraints["bounds"]},
@@ -265,7 +265,6 @@ class Ledger(LedgerVerbs, Kept):
         self.random_state = random_state
         self.bounds = bounds
         self.releases: list[LedgerEntry] = []
-        from skattr._random import base_seed
 
         # Every release's noise: the operating system's entropy, or its own
         # stream of this seed (by the release's index).
@@ -556,8 +555,6 @@ class Ledger(LedgerVerbs, Kept):
         to an older copy does not draw a forgotten release's noise again.
         The seed and a release's record give its noise again.
         """
-        from skattr._random import check_random_state
-
         if self._noise_seed is None:
             return None
         # The marker 1 before the nonce: numpy pads a seed with zero words,

@@ -15,6 +15,7 @@ import warnings
 
 import pandas as pd
 
+import skattr  # df.attrpriv, registered by importing skattr
 from skattr._release import Release
 from skattr._secret import Secret
 from skattr._version import __version__
@@ -157,7 +158,6 @@ def _print_release(rel: Release, short: bool = False) -> None:
 
 
 def _release(args) -> int:
-    import skattr  # importing registers the accessor
 
     data = read_table(args.data)
     if args.reference == "self":

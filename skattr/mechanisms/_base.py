@@ -14,6 +14,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skattr._clipping import clip_reference, reads_reference_rows, resolve_clipping
+from skattr._persistence import from_json, to_json
 from skattr._query import Query, StackedQuery
 from skattr._random import check_random_state
 from skattr._release import Certificate, Plan, Release
@@ -727,8 +728,6 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         --------
         from_json : Load the text back.
         """
-        from skattr._persistence import to_json
-
         return to_json(self)
 
     @classmethod
@@ -776,8 +775,6 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         >>> bool(loaded.release(private).values.equals(mech.release(private).values))
         True
         """
-        from skattr._persistence import from_json
-
         return from_json(text, cls)
 
     def __sklearn_tags__(self):
