@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from skattr._accessor_verbs import AccessorVerbs
+from skattr._kinds import kind_of
 from skattr._release import Plan, Release
 from skattr._secret import Secret
 from skattr._validation import check_unique_labels, column_labels
@@ -385,7 +386,8 @@ class AttributePrivacyAccessor(AccessorVerbs):
         with a ``leakage`` method: the attribute-private Gaussian and Expected
         Value families); ``"auto"`` uses ``"apgm"``'s.
         """
-        if statistic not in ("mean", "sum", "count", "proportion"):
+        kind = kind_of(statistic)
+        if kind is None or not kind.linear:
             raise InvalidParameterError(
                 f"leakage is computed for linear statistics (mean, sum, count, "
                 f"proportion), whose laws are Gaussian; got {statistic!r}. For "

@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from skattr._data import numeric_values
+from skattr._kinds import counts_records
 from skattr._persistence import persistable
 from skattr.backends import backend_of
 from skattr.exceptions import ClippingWarning, InvalidParameterError
@@ -53,7 +54,6 @@ __all__ = ["FENCE_IQRS", "MOST_CUT", "Clipping", "clip_reference",
            "clipped_columns", "reads_reference_rows", "resolve_clipping",
            "resolve_declared", "robust_ranges", "warnings_once"]
 
-_COUNTING = ("count", "proportion")
 #: The policies that read ranges off the reference data.
 _POLICIES = ("robust", "reference")
 #: Tukey's far-out fences: this many interquartile ranges beyond the quartiles.
@@ -300,7 +300,7 @@ def clipped_columns(query, columns, frame=None) -> list:
                 or pd.api.types.is_numeric_dtype(frame[c].dtype)]
     out = []
     for part in _parts(query):
-        if part.statistic not in _COUNTING:
+        if not counts_records(part):
             out += [c for c in part.columns if c not in out]
     return out
 
@@ -308,7 +308,7 @@ def clipped_columns(query, columns, frame=None) -> list:
 def _counted_columns(query) -> list:
     if not getattr(query, "is_linear", True):
         return []
-    return [c for part in _parts(query) if part.statistic in _COUNTING
+    return [c for part in _parts(query) if counts_records(part)
             for c in part.columns]
 
 

@@ -145,7 +145,7 @@ def column_totals(frame: pd.DataFrame, query, columns, *,
     out = []
     for part in getattr(query, "parts", (query,)):
         cols = part.columns if part.columns is not None else columns
-        if part.statistic in ("mean", "sum"):
+        if not part.kind.counts:
             out.append(np.array([_clipped_sum(frame, c, clip.get(c), what)
                                  for c in cols]))
         else:

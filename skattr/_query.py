@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from skattr._base_query import LinearQuery, as_tuple
+from skattr._kinds import kind_of, kinds
 from skattr._persistence import persistable
 from skattr._statistic import Statistic
 from skattr._validation import as_frame, check_columns, column_sums, numeric_block
@@ -19,9 +20,6 @@ from skattr.exceptions import (
 )
 
 __all__ = ["Query", "StackedQuery"]
-
-_STATISTICS = ("mean", "sum", "count", "proportion")
-
 
 def check_present(col: pd.Series, column, *, what: str) -> None:
     """Raise if a column holds missing values, or infinities when numeric."""
@@ -136,13 +134,15 @@ class Query(LinearQuery):
     value: Any = None
 
     def __post_init__(self):
-        if self.statistic not in _STATISTICS:
+        kind = kind_of(self.statistic)
+        if kind is None or not kind.linear:
+            names = tuple(k.name for k in kinds(linear=True))
             raise InvalidParameterError(
-                f"The 'statistic' of a Query must be one of {_STATISTICS}. "
+                f"The 'statistic' of a Query must be one of {names}. "
                 f"Got {self.statistic!r} instead."
             )
         object.__setattr__(self, "columns", as_tuple(self.columns))
-        if self.value is not None and self.statistic in ("mean", "sum"):
+        if self.value is not None and not kind.takes_value():
             raise InvalidParameterError(
                 f"A {self.statistic} query takes no 'value'; use Query.count or "
                 "Query.proportion to count records matching a value."
@@ -167,6 +167,11 @@ class Query(LinearQuery):
     def proportion(cls, columns=None, value: Any | Callable | None = None) -> Query:
         """Fraction of records whose column equals ``value`` (or passes it)."""
         return cls("proportion", columns, value)
+
+    @property
+    def kind(self):
+        """The kind of statistic (:mod:`skattr._kinds`), named by ``statistic``."""
+        return kind_of(self.statistic)
 
     # The non-linear statistics are Statistic's; these constructors reach them
     # from Query too.
@@ -226,11 +231,11 @@ class Query(LinearQuery):
 
     def weight(self, n: int) -> float:
         """w(n): 1/n for means and proportions, 1 for sums and counts."""
-        return 1.0 / n if self.statistic in ("mean", "proportion") else 1.0
+        return self.kind.weight(n)
 
     def contributions(self, frame: pd.DataFrame, columns, *, what="X") -> np.ndarray:
         """Per-record contributions h(x_j), an (n, k) float array."""
-        if self.statistic in ("mean", "sum"):
+        if not self.kind.counts:
             return numeric_block(frame, columns, what=what)
         # Indicators are 0/1 by construction, so they need no finite check.
         return np.column_stack(
@@ -239,7 +244,7 @@ class Query(LinearQuery):
 
     def totals(self, frame: pd.DataFrame, columns, *, what="X") -> np.ndarray:
         """Sum of the contributions over the records, without an (n, k) copy."""
-        if self.statistic in ("mean", "sum"):
+        if not self.kind.counts:
             return column_sums(frame, columns, what=what)
         return np.array([indicator(frame, c, self.value, what=what).sum()
                          for c in columns])
@@ -250,7 +255,7 @@ class Query(LinearQuery):
         Means and sums are labelled by their column; counts and proportions of a
         value also name the value, e.g. ``sex=Female``.
         """
-        if self.statistic in ("mean", "sum") or self.value is None:
+        if not self.kind.counts or self.value is None:
             return [str(c) for c in columns]
         if callable(self.value):
             name = getattr(self.value, "__name__", "predicate")
@@ -265,14 +270,8 @@ class Query(LinearQuery):
         """
         low, high = [], []
         for c in columns:
-            if self.statistic == "count":
-                lo, hi = 0.0, float(n)
-            elif self.statistic == "proportion":
-                lo, hi = 0.0, 1.0
-            else:
-                lo, hi = (float(v) for v in ranges.get(c, (-np.inf, np.inf)))
-                if self.statistic == "sum":
-                    lo, hi = lo * n, hi * n
+            lo, hi = self.kind.output_range(
+                self, *(float(v) for v in ranges.get(c, (-np.inf, np.inf))), n)
             low.append(lo)
             high.append(hi)
         return np.array(low), np.array(high)
@@ -322,6 +321,8 @@ class StackedQuery(LinearQuery):
 
     statistic = "stacked"
     value = None
+    #: No one kind: each part has its own.
+    kind = None
 
     def __post_init__(self):
         parts = tuple(self.parts)
@@ -527,8 +528,8 @@ def check_counted_values(query, frames) -> None:
     """
     parts = query.parts if isinstance(query, StackedQuery) else (query,)
     for part in parts:
-        if (not isinstance(part, Query) or part.statistic not in (
-                "count", "proportion") or part.value is None
+        if (not isinstance(part, Query) or not part.kind.counts
+                or part.value is None
                 or callable(part.value)):
             continue
         for column in part.columns or ():

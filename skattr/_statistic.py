@@ -5,30 +5,37 @@ from per-group moments. The statistics here (quantiles, standard deviations,
 trimmed means, regression coefficients, any callable) are not; a mechanism learns
 their law by evaluating them on many subsets of reference rows, which
 :meth:`Statistic.evaluate_rows` does for all subsets at once. Each kind of
-statistic is one kernel in the table ``_KERNELS`` at the end of the module.
+statistic is a class of :mod:`skattr._kinds`, holding its kernel.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import numbers
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
 from skattr._base_query import BaseQuery, as_tuple
+from skattr._kinds import (
+    CallableKernel,
+    VectorisedKernel,
+    check_regression_labels,
+    kind_of,
+    kinds,
+    largest_std,
+    numpy_lerp,
+    quantile_position,
+)
 from skattr._persistence import persistable
-from skattr._validation import as_frame, check_columns, numeric_block
-from skattr.exceptions import DataValidationError, InvalidParameterError
+from skattr._validation import as_frame, check_columns
+from skattr.exceptions import InvalidParameterError
 from skattr.utils._param_validation import Interval, validate_parameter_constraints
 
-__all__ = ["Statistic"]
-
-# Values gathered at once by evaluate_rows (32 MB of float64): m subsets of n rows
-# of k columns would otherwise be one m * n * k copy.
-_CHUNK = 2**22
+# largest_std, numpy_lerp and quantile_position live with the kinds
+# (skattr._kinds); they are importable from here too.
+__all__ = ["Statistic", "largest_std", "numpy_lerp", "quantile_position"]
 
 
 @persistable
@@ -106,15 +113,16 @@ class Statistic(BaseQuery):
     labels: tuple | None = None
 
     def __post_init__(self):
-        if self.statistic not in _STATISTICS:
+        kind = kind_of(self.statistic)
+        if kind is None or kind.linear:
+            names = tuple(k.name for k in kinds(linear=False))
             raise InvalidParameterError(
-                f"The 'statistic' of a Statistic must be one of {_STATISTICS}. "
+                f"The 'statistic' of a Statistic must be one of {names}. "
                 f"Got {self.statistic!r} instead."
             )
-        if self.statistic == "ols":
-            # In the regression's words before the labels' own check, which
-            # would call a response among the regressors a column named twice.
-            _check_regression_labels(self.columns)
+        # In the kind's words before the labels' own check (a regression's
+        # response among its regressors is no column named twice).
+        kind.check_labels(self.columns)
         object.__setattr__(self, "columns", as_tuple(self.columns))
         caller = f"Statistic.{self.statistic.replace('-', '_')}"
         validate_parameter_constraints(
@@ -127,8 +135,13 @@ class Statistic(BaseQuery):
         self._kernel.check(self, caller)
 
     @property
-    def _kernel(self) -> _VectorisedKernel | _CallableKernel:
-        return _KERNELS[self.statistic]
+    def kind(self):
+        """The kind of statistic (:mod:`skattr._kinds`), named by ``statistic``."""
+        return kind_of(self.statistic)
+
+    @property
+    def _kernel(self) -> VectorisedKernel | CallableKernel:
+        return self.kind.kernel
 
     @property
     def is_linear(self) -> bool:
@@ -246,8 +259,8 @@ class Statistic(BaseQuery):
             ``ols:<regressor>``.
         """
         # X's labels in the regression's words first (a repeat, the response).
-        _check_regression_labels((y, *X) if isinstance(X, (list, tuple))
-                                 else (y, X))
+        check_regression_labels((y, *X) if isinstance(X, (list, tuple))
+                                else (y, X))
         return cls("ols", (y, *as_tuple(X)), add_constant=add_constant)
 
     @classmethod
@@ -332,16 +345,14 @@ class Statistic(BaseQuery):
         A median's, quantile's or trimmed mean's: its column's clipping range;
         a std's: 0 to the largest the range allows; another's: None.
         """
-        per = {"median": 1, "trimmed-mean": 1, "std": 1,
-               "quantile": len(np.atleast_1d(self.q))}.get(self.statistic)
+        kind = self.kind
+        per = kind.outputs_per_column(self)
         if per is None:
             return None
         low, high = [], []
         for c in columns:
-            lo, hi = (float(v) for v in ranges.get(c, (-np.inf, np.inf)))
-            if self.statistic == "std":
-                lo, hi = 0.0, (largest_std(lo, hi, n, self.ddof)
-                               if n > self.ddof else np.inf)
+            lo, hi = kind.output_range(
+                self, *(float(v) for v in ranges.get(c, (-np.inf, np.inf))), n)
             low += [lo] * per
             high += [hi] * per
         return np.array(low), np.array(high)
@@ -438,320 +449,3 @@ class Statistic(BaseQuery):
     def _values_and_names(self, frame, columns, *, what: str):
         prepared = self.prepare(frame, columns, what=what)
         return self._kernel.exact(self, prepared, columns, what=what)
-
-
-# ------------------------------------------------------------------- the kernels
-# Each kind of statistic is one kernel: how its fields are checked, how many
-# outputs it has and their labels, the fewest rows it needs, and the computation
-# on many subsets of rows (on_rows) and on the whole data (exact). Statistic reads
-# the table and never compares its kind's name; a new kind is one more entry.
-
-
-def _one_per_column(stat: Statistic, columns) -> int:
-    return len(columns)
-
-
-def _column_labels(stat: Statistic, columns) -> list[str]:
-    return [str(c) for c in columns]
-
-
-def _one_row(stat: Statistic, columns) -> int:
-    return 1
-
-
-@dataclass(frozen=True)
-class _VectorisedKernel:
-    """A built-in kind: a NumPy function of a block of row subsets.
-
-    ``compute(stat, block)`` maps an (m, n, k) float64 block (m subsets of n rows
-    of the k columns) to the (m, d) statistics. The whole data is the stack of
-    one subset, so the exact value and the resampled laws are one computation.
-    """
-
-    compute: Callable[[Statistic, np.ndarray], np.ndarray]
-    n_outputs: Callable[[Statistic, Any], int] = _one_per_column
-    names: Callable[[Statistic, Any], list[str]] = _column_labels
-    min_rows: Callable[[Statistic, Any], int] = _one_row
-    validate: Callable[[Statistic, str], None] | None = None
-
-    reads_whole_frame: ClassVar[bool] = False
-
-    def check(self, stat: Statistic, caller: str) -> None:
-        """Validate (and normalise) the kind's fields; named columns' labels."""
-        if self.validate is not None:
-            self.validate(stat, caller)
-        if stat.columns is not None:
-            stat.names(stat.columns)  # raises on duplicate labels
-
-    def prepare(self, stat: Statistic, frame: pd.DataFrame, columns, *,
-                what: str) -> np.ndarray:
-        """Return the columns as a checked float64 (n, k) block."""
-        block = numeric_block(frame, columns, what=what)
-        need = self.min_rows(stat, columns)
-        if len(block) < need:
-            raise DataValidationError(
-                f"{what} has {len(block)} row(s); the {stat.statistic} of "
-                f"{list(columns)} needs at least {need}. Pass more rows.")
-        return block
-
-    def on_rows(self, stat: Statistic, block: np.ndarray,
-                index: np.ndarray) -> np.ndarray:
-        """Compute the statistic on the rows ``index[i]`` of ``block``, chunked."""
-        need = self.min_rows(stat, range(block.shape[1]))
-        if index.shape[1] < need:
-            raise DataValidationError(
-                f"Each subset has {index.shape[1]} row(s); the {stat.statistic} "
-                f"needs at least {need}. Draw larger subsets.")
-        step = max(1, _CHUNK // (index.shape[1] * block.shape[1]))
-        values = np.concatenate([self._on_subsets(stat, block[index[i:i + step]])
-                                 for i in range(0, len(index), step)])
-        self._check_finite(stat, values, what="a subset of rows")
-        return values
-
-    def exact(self, stat: Statistic, block: np.ndarray, columns, *,
-              what: str) -> tuple[np.ndarray, list[str]]:
-        """Compute the statistic on the whole block, with its labels."""
-        # The whole data is a stack of one subset: one code path for both.
-        values = self._on_subsets(stat, block[np.newaxis])[0]
-        self._check_finite(stat, values, what=what)
-        return values, stat.names(columns)
-
-    def _on_subsets(self, stat: Statistic, block: np.ndarray) -> np.ndarray:
-        # An overflow is reported by _check_finite, with what to do about it.
-        with np.errstate(over="ignore", invalid="ignore"):
-            return self.compute(stat, block)
-
-    @staticmethod
-    def _check_finite(stat: Statistic, values: np.ndarray, *, what: str) -> None:
-        # The columns were checked finite, so only the arithmetic can overflow.
-        if not np.all(np.isfinite(values)):
-            raise DataValidationError(
-                f"The {stat.statistic} overflows float64 on {what}; rescale the "
-                "columns (e.g. to thousands).")
-
-
-@dataclass(frozen=True)
-class _CallableKernel:
-    """The function kind: a user's callable of DataFrames, once per subset.
-
-    An arbitrary callable cannot be vectorised, so m subsets cost m calls; its
-    output's labels are known once it runs, unless named.
-    """
-
-    reads_whole_frame: ClassVar[bool] = True
-
-    def check(self, stat: Statistic, caller: str) -> None:
-        """Validate ``func``; normalise the labels and refuse duplicates."""
-        validate_parameter_constraints(
-            {"func": ["callable"]}, {"func": stat.func}, caller)
-        if stat.labels is not None:
-            labels = (stat.labels,) if isinstance(stat.labels, str) else tuple(
-                str(name) for name in stat.labels)
-            object.__setattr__(stat, "labels", labels)
-            stat.names(stat.columns)  # raises on duplicate labels
-
-    def n_outputs(self, stat: Statistic, columns) -> int | None:
-        """Return the number of labels; None for an unnamed function."""
-        return None if stat.labels is None else len(stat.labels)
-
-    def names(self, stat: Statistic, columns) -> list[str]:
-        """Return the labels, or raise while they are unknown."""
-        if stat.labels is None:
-            raise InvalidParameterError(
-                "The labels of a function's outputs are known once it runs: "
-                "pass names=[...] to Statistic.function, or fix them with "
-                "stat.with_names(stat.evaluate(frame).index).")
-        return list(stat.labels)
-
-    def min_rows(self, stat: Statistic, columns) -> int:
-        """Return 1: what a function needs is its own affair."""
-        return 1
-
-    def prepare(self, stat: Statistic, frame: pd.DataFrame, columns, *,
-                what: str) -> pd.DataFrame:
-        """Return the frame restricted to ``columns``, with a fresh index."""
-        check_columns(frame, columns, what=what)
-        # A fresh index: a function reads positions, never the labels of the
-        # reference (or private) rows.
-        return frame[list(columns)].reset_index(drop=True)
-
-    def on_rows(self, stat: Statistic, frame: pd.DataFrame,
-                index: np.ndarray) -> np.ndarray:
-        """Call the function on the rows ``index[i]`` of ``frame``, one by one."""
-        outputs = [
-            self._output(stat, stat.func(frame.take(row).reset_index(drop=True)))[0]
-            for row in index]
-        lengths = sorted({len(v) for v in outputs})
-        if len(lengths) > 1:
-            raise InvalidParameterError(
-                f"The function returned vectors of varying lengths {lengths} on "
-                "different subsets of rows; it must return the same number of "
-                "values on every frame.")
-        return np.vstack(outputs)
-
-    def exact(self, stat: Statistic, frame: pd.DataFrame, columns, *,
-              what: str) -> tuple[np.ndarray, list[str]]:
-        """Call the function on the whole frame; label its output."""
-        return self._output(stat, stat.func(frame), what=what)
-
-    @staticmethod
-    def _output(stat: Statistic, output, *, what: str = "a subset of rows"):
-        """Check a function's output; return it as a float vector, with labels."""
-        if isinstance(output, pd.DataFrame):
-            raise InvalidParameterError(
-                "The function must return a scalar, a 1-d array or a Series; it "
-                f"returned a DataFrame of shape {output.shape}.")
-        try:
-            values = np.asarray(output, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise InvalidParameterError(
-                "The function must return numbers (a scalar, a 1-d array or a "
-                f"Series); it returned {type(output).__name__}: {exc}") from exc
-        values = values.reshape(-1) if values.ndim == 0 else values
-        if values.ndim != 1 or values.size == 0:
-            raise InvalidParameterError(
-                "The function must return a scalar, a 1-d array or a Series; it "
-                f"returned shape {values.shape}.")
-        if isinstance(output, pd.Series):
-            names = [str(name) for name in output.index]
-        elif stat.labels is not None:
-            names = list(stat.labels)
-        else:
-            names = [f"f{i}" for i in range(len(values))]
-        if stat.labels is not None and len(values) != len(stat.labels):
-            raise InvalidParameterError(
-                f"The function returned {len(values)} value(s) but is named with "
-                f"{len(stat.labels)} label(s) {list(stat.labels)}; make them "
-                "agree.")
-        if not np.all(np.isfinite(values)):
-            raise DataValidationError(
-                f"The function returned NaN or infinite values on {what}; make it "
-                "return finite numbers on every frame (e.g. guard empty groups).")
-        return values, names
-
-
-def largest_std(low: float, high: float, n: int, ddof: int) -> float:
-    """Return a bound on the std of n values in [low, high] (n > ddof).
-
-    (high - low) / 2 sqrt(n / (n - ddof)): half of the values at each end.
-    """
-    return 0.5 * (high - low) * float(np.sqrt(n / (n - ddof)))
-
-
-def _trimmed_means(stat, block):
-    from scipy import stats
-
-    return stats.trim_mean(block, stat.proportiontocut, axis=1)
-
-
-def _check_levels(stat: Statistic, caller: str) -> None:
-    levels = (stat.q,) if isinstance(stat.q, numbers.Real) else tuple(stat.q)
-    if not levels:
-        raise InvalidParameterError(
-            "The 'q' parameter of Statistic.quantile needs at least one "
-            "level in [0, 1]; got none.")
-    for level in levels:
-        validate_parameter_constraints(
-            {"q": [Interval("real", 0, 1)]}, {"q": level}, caller)
-    object.__setattr__(stat, "q", tuple(float(level) for level in levels))
-
-
-def quantile_position(n: int, q: float) -> tuple[int, int, float]:
-    """Return where NumPy's q-quantile of n sorted values lies: (below, above, t).
-
-    ``numpy.quantile`` (method "linear") takes the virtual index h = (n - 1) q
-    in floating point and returns :func:`numpy_lerp` of the ``below`` =
-    floor(h)-th and ``above`` = next smallest values (from 0) at t = h -
-    floor(h); at t = 0 that is the ``below``-th value exactly.
-
-    Examples
-    --------
-    >>> from skattr._statistic import quantile_position
-    >>> quantile_position(5, 0.5), quantile_position(6, 0.5)
-    ((2, 3, 0.0), (2, 3, 0.5))
-    """
-    virtual = np.float64(n - 1) * np.float64(q)
-    before = int(np.floor(virtual))
-    below = min(max(before, 0), n - 1)
-    return below, min(below + 1, n - 1), float(virtual - before)
-
-
-def numpy_lerp(a, b, t: float):
-    """Interpolate as ``numpy.quantile`` does, to the last bit (arrays or floats)."""
-    diff = b - a
-    return b - diff * (1 - t) if t >= 0.5 else a + diff * t
-
-
-def _quantiles(stat: Statistic, block: np.ndarray) -> np.ndarray:
-    # (levels, m, k) -> (m, k, levels): the levels of a column side by side.
-    values = np.quantile(block, stat.q, axis=1)
-    return np.moveaxis(values, 0, -1).reshape(block.shape[0], -1)
-
-
-def _check_regression_labels(columns) -> None:
-    """Refuse a response among the regressors, or a regressor named twice."""
-    if not isinstance(columns, (list, tuple)) or len(columns) < 2:
-        return
-    y, regressors = columns[0], list(columns[1:])
-    try:
-        if y in regressors:
-            raise InvalidParameterError(
-                f"The response {y!r} is also a regressor; remove it from X.")
-        if len(set(regressors)) != len(regressors):
-            raise InvalidParameterError(
-                f"The regressors {regressors} repeat a column; name each once.")
-    except TypeError:       # an unhashable label: column_labels says so
-        return
-
-
-def _check_regression(stat: Statistic, caller: str) -> None:
-    if stat.columns is None or len(stat.columns) < 2:
-        raise InvalidParameterError(
-            "An OLS statistic needs a response and at least one regressor, "
-            "e.g. Statistic.ols('income', ['age', 'hours']).")
-    y, regressors = stat.columns[0], stat.columns[1:]
-    if y in regressors:
-        raise InvalidParameterError(
-            f"The response {y!r} is also a regressor; remove it from X.")
-    if len(set(regressors)) != len(regressors):
-        raise InvalidParameterError(
-            f"The regressors {list(regressors)} repeat a column; name each once.")
-
-
-def _ols_coefficients(stat: Statistic, block: np.ndarray) -> np.ndarray:
-    y, design = block[:, :, :1], block[:, :, 1:]
-    if stat.add_constant:
-        design = np.concatenate([np.ones_like(y), design], axis=2)
-    # statsmodels' default: the pseudo-inverse, cutting singular values below
-    # 1e-15 times the largest (NumPy's default rcond).
-    return (np.linalg.pinv(design) @ y)[:, :, 0]
-
-
-def _coefficient_labels(stat: Statistic, columns) -> list[str]:
-    return (["ols:const"] if stat.add_constant else []) + [
-        f"ols:{c}" for c in columns[1:]]
-
-
-_KERNELS: dict[str, _VectorisedKernel | _CallableKernel] = {
-    "median": _VectorisedKernel(lambda stat, block: np.median(block, axis=1)),
-    "quantile": _VectorisedKernel(
-        _quantiles,
-        n_outputs=lambda stat, columns: len(columns) * len(stat.q),
-        names=lambda stat, columns: [f"{c}:q{level:.15g}" for c in columns
-                                     for level in stat.q],
-        validate=_check_levels),
-    "std": _VectorisedKernel(
-        lambda stat, block: np.std(block, axis=1, ddof=stat.ddof),
-        min_rows=lambda stat, columns: stat.ddof + 1),
-    "trimmed-mean": _VectorisedKernel(_trimmed_means),
-    "ols": _VectorisedKernel(
-        _ols_coefficients,
-        n_outputs=lambda stat, columns: len(columns) - 1 + stat.add_constant,
-        names=_coefficient_labels,
-        # As many rows as coefficients: fewer leave the fit undetermined.
-        min_rows=lambda stat, columns: stat.n_outputs(columns),
-        validate=_check_regression),
-    "function": _CallableKernel(),
-}
-
-_STATISTICS = tuple(_KERNELS)

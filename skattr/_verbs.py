@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, TypeVar, cast
 
 from skattr._base_query import BaseQuery
+from skattr._kinds import Mean, kind_of
 from skattr._query import Query
 from skattr._release import check_monotone
 from skattr._statistic import Statistic
@@ -62,14 +63,16 @@ def statistic_query(statistic, columns, value=None) -> BaseQuery:
     the statistic itself when no other statistic is named.
     """
     if isinstance(columns, BaseQuery):
-        if statistic != "mean" or value is not None:
+        # statistic="mean" is plan's default: no other statistic named.
+        if not isinstance(kind_of(statistic), Mean) or value is not None:
             raise InvalidParameterError(
                 f"A query ({type(columns).__name__}) was passed as the columns "
                 f"together with statistic={statistic!r}; pass the query alone, "
                 "e.g. df.attrpriv.plan(query, secret=...), or name columns "
                 "and a statistic.")
         return columns
-    if isinstance(statistic, str) and statistic in ("count", "proportion"):
+    kind = kind_of(statistic)
+    if kind is not None and kind.counts:
         return Query(statistic, columns, value)
     return as_query(statistic, columns)
 

@@ -104,3 +104,102 @@ def test_no_module_defines_a_top_level_name_twice():
                     twice.append(f"{path.relative_to(ROOT)}: {node.name}")
                 seen.add(node.name)
     assert twice == []
+
+
+#: Where a statistic's name may be compared: its kind's class.
+KINDS_HOME = ROOT / "_kinds"
+
+
+def _statistic_names() -> set:
+    from skattr._kinds import kinds
+
+    return {kind.name for kind in kinds()}
+
+
+def _named(node, names: set, constants: dict) -> set:
+    """Return the statistic names ``node`` spells: a literal, a tuple of them,
+    or a module constant bound to one."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value} & names
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return set().union(*(_named(e, names, constants) for e in node.elts))
+    if isinstance(node, ast.Name):
+        return constants.get(node.id, set())
+    if isinstance(node, ast.BinOp):         # _SUMMED + _COUNTED
+        return (_named(node.left, names, constants)
+                | _named(node.right, names, constants))
+    return set()
+
+
+def _reads_a_secrets_property(node) -> bool:
+    # A secret's property ("proportion" or "mean") is the secret's kind, not a
+    # statistic's: secret.property, getattr(secret, "property", None).
+    if isinstance(node, ast.Attribute):
+        return node.attr == "property"
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "getattr" and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and node.args[1].value == "property")
+
+
+def statistic_name_comparisons(root: Path, names: set, exempt=()) -> list:
+    """Return every comparison of a statistic's name in ``root``'s modules.
+
+    ``==``, ``!=``, ``in``, ``not in``, ``is`` and ``is not`` against a name's
+    literal (or a tuple of them, or a module constant holding them), and
+    ``case "name":``; the modules under ``exempt`` (the kinds') are skipped.
+    """
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if any(path.is_relative_to(e) for e in exempt):
+            continue
+        tree = ast.parse(path.read_text())
+        constants = {}
+        for node in tree.body:
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value:
+                targets = (node.targets if isinstance(node, ast.Assign)
+                           else [node.target])
+                spelt = _named(node.value, names, constants)
+                for target in targets:
+                    if isinstance(target, ast.Name) and spelt:
+                        constants[target.id] = spelt
+        for node in ast.walk(tree):
+            where = f"{path.relative_to(root.parent)}:{getattr(node, 'lineno', 0)}"
+            if isinstance(node, ast.Compare):
+                operands = [node.left, *node.comparators]
+                if any(_reads_a_secrets_property(o) for o in operands):
+                    continue
+                if any(_named(o, names, constants) for o in operands):
+                    found.append(f"{where}: {ast.unparse(node)}")
+            elif isinstance(node, ast.MatchValue) and _named(
+                    node.value, names, constants):
+                found.append(f"{where}: case {ast.unparse(node.value)}")
+    return found
+
+
+def test_no_module_compares_a_statistic_name_outside_its_kind():
+    """A statistic's kind is a class (skattr._kinds) that the code asks;
+    comparing its stored name ("mean", "quantile", ...) elsewhere would let a
+    new kind go unasked where the comparison stands."""
+    assert statistic_name_comparisons(ROOT, _statistic_names(),
+                                      exempt=(KINDS_HOME,)) == []
+
+
+def test_a_statistic_name_compared_outside_its_kind_is_found(tmp_path):
+    # The walk finds what the test above forbids (else it passes vacuously).
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "a.py").write_text(
+        '_COUNTED = ("count", "proportion")\n'
+        'def f(query, secret, args):\n'
+        '    if query.statistic == "median": pass\n'
+        '    if args.statistic in _COUNTED: pass\n'
+        '    if "std" != getattr(query, "statistic", None): pass\n'
+        '    if secret.property == "mean": pass\n'
+        '    if query.kind.counts: pass\n'
+        '    match query.statistic:\n'
+        '        case "sum": pass\n')
+    (package / "kinds.py").write_text('ok = "mean" == "mean"\n')
+    found = statistic_name_comparisons(tmp_path, _statistic_names(),
+                                       exempt=(package / "kinds.py",))
+    assert [line.split(":")[1] for line in found] == ["3", "4", "5", "9"]

@@ -120,8 +120,8 @@ def test_every_page_with_code_is_run():
     run = {"user_guide.rst", "many_releases.rst", "dask.rst", "audit.md",
            "getting_started.rst", "synthetic.md", "models.md",
            # Its recipes run as the modules they describe, in their own
-           # tests (a Theta: tests/theta/test_theta_recipe.py; a
-           # synthesiser: tests/synth/test_recipe.py).
+           # tests (a Theta: tests/theta/test_theta_recipe.py; a statistic:
+           # tests/test_extending.py; a synthesiser: tests/synth/test_recipe.py).
            "design.md"}
     pages = {p.name for p in (ROOT / "docs").glob("*.*")
              if p.suffix in (".rst", ".md") and python_blocks(p)}

@@ -8,9 +8,10 @@ import pytest
 import statsmodels.api as sm
 from scipy import stats
 
-import skattr._statistic as statistic_module
+import skattr._kinds._kernels as kernels_module
 from skattr import Query, Statistic
 from skattr._base_query import BaseQuery, LinearQuery
+from skattr._kinds import kinds
 from skattr.exceptions import DataValidationError, InvalidParameterError
 
 
@@ -177,7 +178,7 @@ def test_evaluate_rows_in_chunks_gives_the_same_values(frame, name, monkeypatch)
     index = np.random.default_rng(2).integers(0, len(frame), size=(37, 20))
     whole = stat.evaluate_rows(prepared, index)
     # A few subsets per chunk, and an uneven last chunk.
-    monkeypatch.setattr(statistic_module, "_CHUNK", 20 * prepared.shape[1] * 5)
+    monkeypatch.setattr(kernels_module, "_CHUNK", 20 * prepared.shape[1] * 5)
     np.testing.assert_array_equal(stat.evaluate_rows(prepared, index), whole)
 
 
@@ -375,7 +376,7 @@ def test_median_of_ten_thousand_subsets():
 
 def test_every_statistic_kind_is_not_linear():
     assert {stat.statistic for stat in STATISTICS.values()} == set(
-        statistic_module._KERNELS)
+        {k.name for k in kinds(linear=False)})
     for stat in STATISTICS.values():
         assert stat.is_linear is False
         assert isinstance(stat, BaseQuery) and not isinstance(stat, LinearQuery)
@@ -411,7 +412,7 @@ KERNEL_EXAMPLES = {
 }
 
 
-@pytest.mark.parametrize("kind", list(statistic_module._KERNELS))
+@pytest.mark.parametrize("kind", list({k.name for k in kinds(linear=False)}))
 def test_each_kernel_agrees_exactly_and_on_subsets_with_numpy(frame, kind):
     stat, independent = KERNEL_EXAMPLES[kind]
     small = frame.sample(23, random_state=5)

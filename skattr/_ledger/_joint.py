@@ -472,13 +472,14 @@ class LaplaceJoint:
                     "The joint law of different Laplace-noise statistics is "
                     "drawn from reference data; open the ledger with "
                     "reference=.")
-            if self.seed is None:
-                given = getattr(ledger.theta, "random_state", None)
-                self.seed = seed_of(given, owner="Resample")
             # The ledger's resampling Theta's options, when it is one (the
-            # spec says); the default draws otherwise.
-            spec = (getattr(resolve_theta(ledger.theta), "resampling", None)
-                    or Resample())
+            # spec says), its seed too; the default draws otherwise.
+            model = getattr(resolve_theta(ledger.theta), "resampling", None)
+            spec = model or Resample()
+            if self.seed is None:
+                given = (model.random_state if model is not None else
+                         getattr(ledger.theta, "random_state", None))
+                self.seed = seed_of(given, owner="Resample")
             spec = replace(spec, random_state=self.seed)
             query, columns = self.queries[key]
             frame = clipped_reference(ledger.reference, query, columns,
@@ -501,7 +502,7 @@ def single_statistics(query, n: int) -> tuple:
     for part in parts:
         weight = float(part.weight(n))
         for column in part.columns:
-            base = (Query("sum", [column]) if part.statistic in ("mean", "sum")
+            base = (Query("sum", [column]) if not part.kind.counts
                     else Query("count", [column], part.value))
             out.append((base, weight))
     return tuple(out)

@@ -11,6 +11,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from skattr._data import clip_frame, record_contributions, secret_indicator
+from skattr._kinds import query_kind
 from skattr._random import check_random_state, seed_of
 from skattr._release import Plan, Release
 from skattr._secret import Secret, as_secrets, grid_counts, grid_tolerance
@@ -537,7 +538,8 @@ def _exact_statistics(mechanism, data, source, value, n, m, rng, k):
     frame = _clipped(source.frame, getattr(mechanism, "clipping_", None))
     evaluate = row_evaluator(query, frame, mechanism.columns_)
     # Only a Python callable can read the records' order.
-    ordered = getattr(query, "statistic", "") == "function"
+    kind = query_kind(query)
+    ordered = kind is not None and kind.opaque
     parts = [np.asarray(evaluate(rows), dtype=float).reshape(rows.shape[0], -1)
              for rows in source.rows(value, m, rng, shuffle=ordered)]
     return np.concatenate(parts)

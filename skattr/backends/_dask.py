@@ -56,8 +56,8 @@ from skattr._data import (
 from skattr._data import (
     hash_sums as pandas_hash_sums,
 )
+from skattr._kinds import kinds, query_kind
 from skattr._query import check_present
-from skattr._statistic import numpy_lerp, quantile_position
 from skattr.backends._protocol import DataBackend
 from skattr.backends._reading import current_reading, one_reading
 from skattr.exceptions import (
@@ -195,8 +195,9 @@ def _gather(frame, chunk: Callable[[pd.DataFrame], pd.DataFrame], read=(),
                  what=what, split_every=False)
 
 
-#: Non-linear statistics computed exactly on a Dask frame (besides the sums).
-EXACT_STATISTICS = ("median", "quantile", "std")
+#: Non-linear statistics computed exactly on a Dask frame (besides the sums):
+#: those whose kind says how (by moments or order statistics).
+EXACT_STATISTICS = tuple(k.name for k in kinds(linear=False) if k.lazy_exact)
 
 # Bins of each histogram pass of the exact quantiles, and the most values of
 # one bin collected to the driver (a larger bin is split by another pass).
@@ -214,7 +215,8 @@ def check_releasable(frame, query) -> None:
     """
     if not is_dask_frame(frame) or getattr(query, "is_linear", False):
         return
-    if getattr(query, "statistic", None) not in EXACT_STATISTICS:
+    kind = query_kind(query)
+    if kind is None or kind.lazy_exact is None:
         raise NotCertifiableError(
             f"The {query.statistic} of a Dask DataFrame is not computed here: "
             "sums, means, counts, proportions, standard deviations, medians and "
@@ -514,27 +516,24 @@ def exact_statistic(frame, query, columns, *, what: str = "the private data",
 def _exact_statistic(frame, query, columns, what, secrets):
     columns = list(columns)
     n, low, high, _, m2 = _column_moments(frame, columns, what, secrets)
-    need = query.ddof + 1 if query.statistic == "std" else 1
+    kind = query.kind
+    need = kind.min_rows(query)
     if n < need:
         raise DataValidationError(
             f"{what} has {n} row(s); the {query.statistic} of {columns} needs at "
             f"least {need}. Pass more rows.")
-    if query.statistic == "std":
+    plan = kind.order_plan(query, n)
+    if plan is None:
+        # A std: from each column's moments (the kind's lazy_exact).
         with np.errstate(over="ignore", invalid="ignore"):
             return n, np.sqrt(m2 / (n - query.ddof))
-    if query.statistic == "median":
-        middle = [(n - 1) // 2, n // 2]
-        ranks = [middle] * len(columns)
-        found = _order_statistics(frame, columns, ranks, low, high, what)
-        return n, np.array([
-            np.mean(np.array([found[(j, middle[0])], found[(j, middle[1])]]))
-            if n % 2 == 0 else found[(j, middle[0])]
-            for j in range(len(columns))])
-    plan = [quantile_position(n, level) for level in query.q]
+    # Order statistics: the one or two around each level, combined as NumPy
+    # combines them (the kind's interpolation).
     ranks = [sorted({r for b, a, _ in plan for r in (b, a)})] * len(columns)
     found = _order_statistics(frame, columns, ranks, low, high, what)
     return n, np.array([
-        float(numpy_lerp(np.float64(found[(j, b)]), np.float64(found[(j, a)]), t))
+        float(kind.interpolate(np.float64(found[(j, b)]),
+                               np.float64(found[(j, a)]), t))
         for j in range(len(columns)) for b, a, t in plan])
 
 

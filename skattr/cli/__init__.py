@@ -16,6 +16,7 @@ import warnings
 import pandas as pd
 
 import skattr  # df.attrpriv, registered by importing skattr
+from skattr._kinds import kind_of
 from skattr._release import Release
 from skattr._secret import Secret
 from skattr._version import __version__
@@ -183,7 +184,8 @@ def _release(args) -> int:
     dropped = None
     if args.dropna:
         data, reference, dropped = _drop_missing(args, data, reference)
-    if args.value is not None and args.statistic in ("count", "proportion"):
+    fields = kind_of(args.statistic).fields
+    if args.value is not None and "value" in fields:
         # The counted value, read as its column's type too (a 0/1 column's
         # "1" is the number 1, which the text "1" would never equal).
         missing = [c for c in args.columns if c not in data.columns]
@@ -218,7 +220,7 @@ def _release(args) -> int:
         kwargs["theta"] = (skattr.theta.Resample() if args.theta == "resample"
                            else args.theta)
     statistic = (skattr.Statistic.quantile(args.columns, args.q)
-                 if args.statistic == "quantile" else args.statistic)
+                 if "q" in fields else args.statistic)
     writer = (_write if dropped is None
               else functools.partial(_write, dropped=dropped))
     if args.ledger is not None:
@@ -271,9 +273,10 @@ def _drop_missing(args, data, reference):
 
 def _call_verb(verb, args, kwargs) -> Release:
     """Call the accessor's or the ledger's verb with the statistic's arguments."""
-    if args.statistic in ("count", "proportion"):
+    fields = kind_of(args.statistic).fields
+    if "value" in fields:
         return verb(args.columns, args.value, **kwargs)
-    if args.statistic == "quantile":
+    if "q" in fields:
         return verb(args.columns, args.q, **kwargs)
     return verb(args.columns, **kwargs)
 

@@ -9,6 +9,9 @@ laws of order statistics, moment bounds, and the datasets the resampling
 model draws.
 """
 
+import importlib
+import pkgutil
+
 from skattr.laws._assume import AssumeGaussian
 from skattr.laws._base import Bound, StatisticLaw
 from skattr.laws._counts import count_pmf
@@ -35,3 +38,9 @@ __all__ = [
 ]
 
 __dir__ = public_dir(__all__)
+
+# A law registers its builders by kind of statistic (skattr._kinds.register_law)
+# when its module is imported: every module of the package is, so a law in a
+# new module is found with no other file changed.
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")

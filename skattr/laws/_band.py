@@ -33,6 +33,7 @@ from typing import ClassVar
 import numpy as np
 
 from skattr._certificate import Assumption, MethodStep
+from skattr._kinds import Mean, Sum, register_law
 from skattr._persistence import persistable
 from skattr.exceptions import NotCertifiableError
 from skattr.laws._base import Bound, StatisticLaw, secret_pairs, widest_pairs
@@ -40,7 +41,8 @@ from skattr.laws._distances import CoupledDistances, least_certified
 from skattr.utils._progress import progress_bar
 from skattr.utils._work import TimeGuard, work_seconds
 
-__all__ = ["BandLaw", "BandsLaw", "GroupBand", "dkw_radius", "inner_moves",
+__all__ = ["BandLaw", "BandsLaw", "GroupBand", "band_law", "dkw_radius",
+           "inner_moves",
            "over_widest", "pair_moves", "power", "record_distance",
            "summed_distances"]
 
@@ -452,7 +454,14 @@ class BandsLaw(StatisticLaw):
 @persistable
 @dataclass(frozen=True, eq=False)
 class BandLaw(BandsLaw):
-    """The sum or mean of a bounded column, for every group law in the bands."""
+    """The sum or mean of a bounded column, for every group law in the bands.
+
+    Or any statistic of one column whose kind gives its weight c(n)
+    (:meth:`~skattr._kinds.StatisticKind.record_weight`): one record's
+    value moving by d moves it by c(n) d at most, whatever the others, so
+    the moved records' distances, summed and weighted c(n), bound its move
+    under the swap coupling as they bound a mean's (w(n) = 1 / n).
+    """
 
     coupled: ClassVar[bool] = True
 
@@ -487,9 +496,18 @@ class BandLaw(BandsLaw):
                 gap, probs = record_distance(out, inside, self.low, self.high)
                 laws.append(summed_distances(gap, probs, copies, move,
                                              self.high - self.low,
-                                             self.query.weight(n)))
+                                             self._weight(n)))
             self._cache[key] = laws
         return self._cache[key]
+
+    def _weight(self, n: int) -> float:
+        """Return c(n), the statistic's weight of a moved record's distance."""
+        weight = self.query.kind.record_weight(self.query, n)
+        if weight is None or not 0 < weight < math.inf:
+            raise NotCertifiableError(
+                f"The {self.query.statistic} gives no weight of a record's "
+                f"move on {n} records, so the band law bounds no move of it.")
+        return weight
 
     @staticmethod
     def _widest(per_pair) -> CoupledDistances:
@@ -514,3 +532,9 @@ class BandLaw(BandsLaw):
                      MethodStep.of("closeness.band",
                                    records=self._widest(per_pair).records),
                      self._assumptions(privacy))
+
+
+@register_law("band", Sum, Mean)
+def band_law(stat, fields: dict) -> BandLaw:
+    """Return the band law of one sum or mean (``fields``: a band law's)."""
+    return BandLaw(**fields)

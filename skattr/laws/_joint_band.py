@@ -52,13 +52,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 import numpy as np
 
 from skattr._certificate import MethodStep
+from skattr._kinds import largest_std
 from skattr._persistence import persistable
-from skattr._statistic import largest_std
 from skattr.exceptions import DataValidationError, NotCertifiableError
 from skattr.laws._band import BandsLaw, GroupBand
 from skattr.laws._base import Bound, secret_pairs, widest_pairs
@@ -70,9 +70,6 @@ from skattr.laws._std_band import std_band_closeness
 __all__ = ["JointBandLaw", "binomials_at_most", "count_bounds",
            "quantile_joint_bound", "quantile_joint_bounds"]
 
-#: The kinds of value: an order statistic's quantile, a std, a sum (of a
-#: column's values or a 0/1 indicator; its parameter "mean" weighs it 1 / n).
-_KINDS = ("quantile", "std", "sum")
 #: Cells the likely range of one side's order statistic is cut into (the
 #: count bound's union).
 _CELLS = 32
@@ -89,7 +86,66 @@ _FFT_SLACK = 1e-10
 
 def _weight(parameter, n: int) -> float:
     """Return a sum's weight: 1 / n for a mean or proportion, else 1."""
-    return 1.0 / n if parameter == "mean" else 1.0
+    return _WEIGHTS.get(parameter, _one)(n)
+
+
+def _one(n: int) -> float:
+    return 1.0
+
+
+#: A sum coordinate's weight by its parameter ("mean": 1 / n; "sum": 1).
+_WEIGHTS = {"mean": lambda n: 1.0 / n, "sum": _one}
+
+
+def _any_rows(n: int, parameter) -> None:
+    return None
+
+
+def _std_rows(n: int, ddof) -> None:
+    if n <= ddof:
+        raise DataValidationError(
+            f"The data has {n} row(s); the std with ddof={ddof} "
+            f"needs at least {ddof + 1}. Pass more rows.")
+
+
+def _std_closeness(out, inside, low, high, secret, n, pairs, privacy, share,
+                   ddof) -> float:
+    return std_band_closeness(out, inside, low, high, n, pairs, privacy, share,
+                              int(ddof))
+
+
+def _sum_closeness(out, inside, low, high, secret, n, pairs, privacy, share,
+                   parameter) -> float:
+    return sum_bound(out, inside, low, high, secret, n, privacy, share / 2,
+                     _weight(parameter, n))
+
+
+@dataclass(frozen=True)
+class _Coordinate:
+    """What a kind of coordinate needs: rows, a (W, delta) bound, a largest move.
+
+    ``closeness`` is None for a quantile: a column's quantiles are bounded
+    together (:func:`quantile_joint_bounds`).
+    """
+
+    check_rows: Callable
+    closeness: Callable | None
+    largest: Callable
+
+
+#: The kinds of value: an order statistic's quantile, a std, a sum (of a
+#: column's values or a 0/1 indicator; its parameter "mean" weighs it 1 / n).
+_COORDINATES = {
+    "quantile": _Coordinate(_any_rows, None,
+                            lambda low, high, n, moved, level: high - low),
+    "std": _Coordinate(_std_rows, _std_closeness,
+                       lambda low, high, n, moved, ddof: largest_std(
+                           low, high, n, int(ddof))),
+    "sum": _Coordinate(_any_rows, _sum_closeness,
+                       lambda low, high, n, moved, parameter: _weight(
+                           parameter, n) * moved * (high - low)),
+}
+_KINDS = tuple(_COORDINATES)
 
 
 def binomials_at_most(parts, t: int) -> float:
@@ -529,11 +585,8 @@ class JointBandLaw(BandsLaw):
                              "column and outputs naming them.")
 
     def _check_rows(self, n: int) -> None:
-        for _, kind, ddof in self.outputs:
-            if kind == "std" and n <= ddof:
-                raise DataValidationError(
-                    f"The data has {n} row(s); the std with ddof={ddof} "
-                    f"needs at least {ddof + 1}. Pass more rows.")
+        for _, kind, parameter in self.outputs:
+            _COORDINATES[kind].check_rows(n, parameter)
 
     def per_statistic(self, n: int, privacy: str, delta: float) -> np.ndarray:
         """Return W_j per value: all |D_j| <= W_j but with chance delta.
@@ -555,7 +608,7 @@ class JointBandLaw(BandsLaw):
             # A column's quantiles at once (its levels share the work).
             quantiles = {}
             for j, (c, kind, _) in enumerate(self.outputs):
-                if kind == "quantile":
+                if _COORDINATES[kind].closeness is None:
                     quantiles.setdefault(c, []).append(j)
             for c, js in quantiles.items():
                 out, inside = per_column[c]
@@ -568,14 +621,11 @@ class JointBandLaw(BandsLaw):
             for j, (c, kind, parameter) in enumerate(self.outputs):
                 out, inside = per_column[c]
                 lo, hi = float(self.low[c]), float(self.high[c])
-                if kind == "quantile":
+                closeness = _COORDINATES[kind].closeness
+                if closeness is None:
                     continue
-                if kind == "std":
-                    w = std_band_closeness(out, inside, lo, hi, n, pairs,
-                                           privacy, share, int(parameter))
-                else:
-                    w = sum_bound(out, inside, lo, hi, secret, n, privacy,
-                                  share / 2, _weight(parameter, n))
+                w = closeness(out, inside, lo, hi, secret, n, pairs, privacy,
+                              share, parameter)
                 worst[j] = max(worst[j], w)
         if not np.all(np.isfinite(worst)):
             raise NotCertifiableError(
@@ -594,13 +644,9 @@ class JointBandLaw(BandsLaw):
         moved = largest_move(self.secrets, n, privacy)
 
         def one(c, kind, parameter):
-            span = float(self.high[c]) - float(self.low[c])
-            if kind == "std":
-                return largest_std(float(self.low[c]), float(self.high[c]), n,
-                                   int(parameter))
-            if kind == "sum":
-                return _weight(parameter, n) * moved * span
-            return span
+            return _COORDINATES[kind].largest(float(self.low[c]),
+                                              float(self.high[c]), n, moved,
+                                              parameter)
 
         return np.array([one(*output) for output in self.outputs])
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from skattr._kinds import OrderKind, kind_of, quantile_position, register_law
 from skattr._persistence import persistable
-from skattr._statistic import numpy_lerp, quantile_position
 from skattr.exceptions import NotCertifiableError
 
 __all__ = ["OrderLaws", "coupling_gap", "order_bracket"]
@@ -237,6 +237,7 @@ def _cdf_rows(parts, mixed, x, r: int, replace: bool):
     return value, error_a + error_b + 2 * cells * _ULP
 
 
+@register_law("order", OrderKind)
 @persistable
 @dataclass(frozen=True)
 class OrderLaws:
@@ -472,10 +473,9 @@ class OrderLaws:
         s_values = support[rows[1:]]
         t_index = np.minimum(rows[1:, None] + offsets[None, :], size - 1)
         t_values = support[t_index]
-        if self.statistic == "median":
-            values = (s_values[:, None] + t_values) / 2      # numpy.median
-        else:
-            values = numpy_lerp(s_values[:, None], t_values, gamma)
+        # numpy.median's mean of the two, or numpy.quantile's interpolation.
+        values = kind_of(self.statistic).interpolate(s_values[:, None],
+                                                      t_values, gamma)
         keep = (rows[1:, None] + offsets[None, :] < size) & (
             values <= support[end])
         # One entry per distinct value (ties are common in coarse data).

@@ -60,6 +60,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from skattr._certificate import MethodStep
+from skattr._kinds import OrderKind, register_law
 from skattr._persistence import persistable
 from skattr.exceptions import NotCertifiableError
 from skattr.laws._band import BandsLaw, GroupBand, over_widest
@@ -67,7 +68,7 @@ from skattr.laws._base import Bound, secret_pairs
 from skattr.laws._order import order_bracket
 
 __all__ = ["GapSearch", "OrderBandLaw", "check_order_records", "count_phi",
-           "order_band_closeness", "order_phi", "widest_gap"]
+           "order_band_closeness", "order_band_law", "order_phi", "widest_gap"]
 
 #: Cells of the grid of [0, 1] each group's probability is rounded to.
 _CELLS = 400
@@ -476,3 +477,10 @@ class OrderBandLaw(BandsLaw):
         return Bound(self._cache[key],
                      MethodStep.of("closeness.order-band", level=self.level),
                      self._assumptions(privacy))
+
+
+@register_law("band", OrderKind)
+def order_band_law(stat, fields: dict) -> OrderBandLaw:
+    """Return the band law of one median or quantile, at its one level."""
+    (level,) = stat.kind.levels(stat)
+    return OrderBandLaw(level=float(level), **fields)

@@ -45,8 +45,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from skattr._certificate import MethodStep
+from skattr._kinds import Std, largest_std, register_law
 from skattr._persistence import persistable
-from skattr._statistic import largest_std
 from skattr.exceptions import DataValidationError, NotCertifiableError
 from skattr.laws._band import BandsLaw, inner_moves, over_widest
 from skattr.laws._base import Bound, secret_pairs
@@ -58,7 +58,7 @@ from skattr.laws._stacked_band import (
     log_mgf,
 )
 
-__all__ = ["StdBandLaw", "std_band_closeness"]
+__all__ = ["StdBandLaw", "std_band_law", "std_band_closeness"]
 
 #: The tails a std's bound takes at once (each at delta / 12).
 _TAILS = 12
@@ -343,3 +343,9 @@ class StdBandLaw(BandsLaw):
                                                  strict=True))
         return Bound(self._cache[key], MethodStep.of("closeness.std-band"),
                      self._assumptions(privacy))
+
+
+@register_law("band", Std)
+def std_band_law(stat, fields: dict) -> StdBandLaw:
+    """Return the band law of one column's std, with its ddof."""
+    return StdBandLaw(ddof=int(stat.ddof), **fields)

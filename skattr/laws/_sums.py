@@ -16,6 +16,7 @@ from functools import reduce
 
 import numpy as np
 
+from skattr._kinds import Count, Mean, Proportion, Sum, law_builder, register_law
 from skattr._persistence import persistable
 from skattr.exceptions import InvalidParameterError
 from skattr.laws._counts import (
@@ -29,8 +30,10 @@ from skattr.laws._lattice import _least_shift, _log_convolve_rows, _log_tails
 __all__ = [
     "SumLaws",
     "bootstrap_exact_law",
+    "count_frequencies",
     "fit_exact_law",
     "pair_pmfs",
+    "sum_frequencies",
     "sum_pmf",
     "sum_sensitivity",
 ]
@@ -323,9 +326,26 @@ def fit_exact_law(h: np.ndarray, inside: np.ndarray, statistic: str):
         frequencies of the column's values out of and in the group. Records are
         modelled as independent draws from their group's frequencies.
     """
-    if statistic in ("count", "proportion") or np.all((h == 0) | (h == 1)):
+    builder = law_builder("exact", statistic)
+    if builder is None:
+        raise InvalidParameterError(
+            f"The exact laws cover counts, proportions, sums and means; the "
+            f"{statistic} has none (use theta=skattr.theta.Resample()).")
+    if np.all((h == 0) | (h == 1)):
         # A sum of a 0/1 column is a count: binomial convolutions are cheaper.
-        return np.array([[h[~inside].mean(), h[inside].mean()]])
+        return count_frequencies(h, inside)
+    return builder(h, inside)
+
+
+@register_law("exact", Count, Proportion)
+def count_frequencies(h: np.ndarray, inside: np.ndarray) -> np.ndarray:
+    """Return ``[[P(counted | out), P(counted | in)]]``: a count's exact law model."""
+    return np.array([[h[~inside].mean(), h[inside].mean()]])
+
+
+@register_law("exact", Sum, Mean)
+def sum_frequencies(h: np.ndarray, inside: np.ndarray) -> SumLaws:
+    """Return the column's value frequencies out of and in the group (a sum's)."""
     return SumLaws.fit(h, inside)
 
 

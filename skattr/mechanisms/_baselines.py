@@ -9,6 +9,7 @@ import numpy as np
 from skattr._certificate import Assumption, Method
 from skattr._clipping import resolve_declared
 from skattr._data import secret_indicator
+from skattr._kinds import counts_records
 from skattr._release import Certificate
 from skattr._secret import SECRETS
 from skattr.backends import backend_of
@@ -30,9 +31,6 @@ __all__ = [
     "record_sensitivities",
 ]
 
-_COUNTING = ("count", "proportion")
-
-
 def _parts(query) -> tuple:
     # A stacked query (means and counts released together) has parts; a Query
     # is its own single part.
@@ -43,7 +41,7 @@ def _bounded_columns(query) -> list:
     """Return the columns of the mean and sum parts, once each, in order."""
     columns = []
     for part in _parts(query):
-        if part.statistic not in _COUNTING:
+        if not counts_records(part):
             columns += [c for c in part.columns if c not in columns]
     return columns
 
@@ -59,7 +57,7 @@ def resolve_bounds(bounds, query, known=None) -> dict:
     is refused (a misspelt column would otherwise go unnoticed). The one
     resolver of declared bounds, :func:`skattr._clipping.resolve_declared`.
     """
-    counted = [c for part in _parts(query) if part.statistic in _COUNTING
+    counted = [c for part in _parts(query) if counts_records(part)
                for c in part.columns]
     return resolve_declared(bounds, _bounded_columns(query), known=known,
                             counted=counted)
@@ -105,7 +103,7 @@ def record_sensitivities(query, n: int, bounds=None) -> np.ndarray:
         for c in part.columns:
             low, high = declared.get(c, (0.0, 1.0))
             # Indicators lie in [0, 1] whatever the column holds.
-            spans.append((1.0 if part.statistic in _COUNTING else high - low)
+            spans.append((1.0 if counts_records(part) else high - low)
                          * part.weight(n))
     return np.array(spans)
 

@@ -50,6 +50,7 @@ from collections import OrderedDict
 import pandas as pd
 
 from skattr._data import rows_digest
+from skattr._kinds import query_kind
 
 __all__ = ["PLANS", "SIZE", "PlanMemo", "cached_fits", "clear",
            "computed_once", "fresh", "remember"]
@@ -140,7 +141,7 @@ def _key(mechanism, query, secret, reference, data, params) -> tuple | None:
     parts = getattr(query, "parts", (query,))
     if any(callable(getattr(s, "value", None)) for s in secrets) or any(
             callable(getattr(p, "value", None))
-            or getattr(p, "statistic", None) == "function" for p in parts):
+            or getattr(query_kind(p), "opaque", False) for p in parts):
         return None               # a lambda's repr does not say what it does
     described = _stated(query, secrets, sorted(stated.items()))
     if described is None:

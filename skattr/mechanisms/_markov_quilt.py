@@ -327,7 +327,7 @@ class AttributePrivateMarkovQuilt(_DPBaseline):
                 Assumption.of("network.parameters"),
                 Assumption.of("network.secret-parameter"),
                 Assumption.of("quilt.declared-bounds")
-                if any(p.statistic in ("mean", "sum")
+                if any(p.kind.linear and not p.kind.counts
                        for p in _parts(self.query_)) else
                 Assumption.of("quilt.zero-one")),
             guarantee="distributional attribute privacy",

@@ -58,9 +58,21 @@ class GaussianPairLawMechanism(BaseMechanism):
         # A Theta spec by what it answers (skattr.theta.ThetaSpec), giving
         # a law of a kind the pair-law mechanisms calibrate.
         "theta": [Options(frozenset({"auto", "moments", "gaussian"})),
-                  GivesLaw(("gaussian", "exact", "box"))],
+                  GivesLaw(calibrates)],
         "law": [Options(frozenset({"auto", "exact", "gaussian"})), AssumeGaussian],
     }
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # theta= is taken when its spec gives a kind of law this class
+        # calibrates: the constraint follows ``calibrates``, its one source
+        # (apgm adds boxes; the Laplace Expected Value mechanisms take
+        # Gaussian laws only).
+        cls._parameter_constraints = {
+            **cls._parameter_constraints,
+            "theta": [GivesLaw(tuple(cls.calibrates))
+                      if isinstance(c, GivesLaw) else c
+                      for c in cls._parameter_constraints["theta"]]}
 
     @property
     def _gaussian(self) -> AssumeGaussian | None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from skattr._kinds import Mean, kind_of
 from skattr._verbs import statistic_query
 from skattr.backends import backend_of, is_frame
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
@@ -150,7 +151,9 @@ def plot_tradeoff(data, columns=None, *, secret=None, reference=None,
         given = {"columns": columns, "secret": secret, "reference": reference,
                  "value": value, "mechanisms": mechanisms}
         extra = sorted(k for k, v in given.items() if v is not None)
-        extra += sorted(params) + (["statistic"] if statistic != "mean" else [])
+        # statistic="mean" is the default: another one was named.
+        named = not isinstance(kind_of(statistic), Mean)
+        extra += sorted(params) + (["statistic"] if named else [])
         if extra:
             raise InvalidParameterError(
                 f"A fitted mechanism carries its statistic, secret, Theta and "

@@ -8,23 +8,17 @@ import numpy as np
 
 from skattr._certificate import Assumption
 from skattr._data import numeric_values, record_contributions, secret_indicator
+from skattr._kinds import law_builder, query_kind
 from skattr._persistence import persistable
 from skattr._query import Query, StackedQuery
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
-from skattr.laws._band import BandLaw, GroupBand
+from skattr.laws._band import GroupBand
 from skattr.laws._joint_band import JointBandLaw
-from skattr.laws._order_band import OrderBandLaw
-from skattr.laws._std_band import StdBandLaw
 from skattr.theta._box import ReferenceConfidence
 
 __all__ = ["ConfidenceBand", "band_coordinates", "joint_statistics",
            "order_level", "several_statistics_law", "stacked_statistics",
            "std_ddof"]
-
-#: The statistics several of which a stacked band law covers.
-_SUMMED = ("sum", "mean")
-_COUNTED = ("count", "proportion")
-
 
 @persistable
 @dataclass(frozen=True)
@@ -59,6 +53,11 @@ class ConfidenceBand(ReferenceConfidence):
     (:class:`~skattr.laws._order_band.OrderBandLaw`), for up to 10^7
     records; on small references the confidence set's width dominates
     (about 3x the population's distance at 300 records a group).
+
+    One value of another kind of statistic takes the band law its kind
+    registered (family ``"band"``, :func:`skattr._kinds.law_builder`): a
+    trimmed mean's is the mean's, weighted 1 / (n - 2g)
+    (:mod:`skattr.laws._trimmed_band`).
 
     Parameters
     ----------
@@ -95,23 +94,24 @@ class ConfidenceBand(ReferenceConfidence):
             return self._joint_law(request)
         if "box" not in request.kinds:
             request.refuse("ConfidenceBand", "laws over confidence bands")
-        level = order_level(request)
-        ddof = std_ddof(request)
-        if not request.summing() and level is None and ddof is None:
+        # One value of one column: the law its kind registered (the "band"
+        # family: skattr.laws' BandLaw, StdBandLaw, OrderBandLaw, ...).
+        kind = query_kind(request.query)
+        build = law_builder("band", kind)
+        if build is None or not _one_value(request, kind):
             raise InvalidParameterError(
-                "ConfidenceBand covers the sum or mean of one column, several "
-                "sums, means and counts at once, medians, quantiles or stds "
-                "(several at once for the Wasserstein mechanisms); use "
+                "ConfidenceBand covers the sum, mean or trimmed mean of one "
+                "column, several sums, means and counts at once, medians, "
+                "quantiles or stds (several at once for the Wasserstein "
+                "mechanisms); use "
                 "ConfidenceBox for one count, theta=skattr.theta.Resample() "
                 "for other statistics (the reference taken as the population, "
                 "recorded).")
         _check_proportions(request)
         (column,) = request.columns
-        low, high = _clipping_range(
-            request, column, "std" if ddof is not None
-            else "sum" if level is None else "quantile")
+        low, high = _clipping_range(request, column, kind.bounded_as)
         reference, insides = self.groups(request)
-        if level is None and ddof is None:
+        if kind.linear:
             values = reference.records()[:, 0].astype(float)
         else:
             values = request.query.prepare(reference.frame, request.columns,
@@ -121,7 +121,7 @@ class ConfidenceBand(ReferenceConfidence):
         alpha = (1 - self.confidence) / (2 * len(insides))
         # An order statistic's bands also bound the spacings (half of each
         # group's alpha): an interval holding many records has mass.
-        spacings = level is not None
+        spacings = kind.band_spacings()
         bands = tuple((GroupBand.of(values[~inside], alpha, spacings=spacings),
                        GroupBand.of(values[inside], alpha, spacings=spacings))
                       for inside in insides)
@@ -142,27 +142,24 @@ class ConfidenceBand(ReferenceConfidence):
             assumptions=(Assumption.of("reference.band",
                                        confidence=self.confidence),),
             reference_sizes=sizes)
-        if ddof is not None:
-            return StdBandLaw(ddof=ddof, **common)
-        if level is None:
-            return BandLaw(**common)
-        return OrderBandLaw(level=level, **common)
+        return build(request.query, common)
 
     def _stacked_law(self, request):
         """Several sums, means and counts: one band per statistic and group."""
         _check_several(request)
         outputs = stacked_statistics(request)
-        ranges = [(0.0, 1.0) if statistic in _COUNTED
-                  else _clipping_range(request, column, statistic)
-                  for statistic, column in outputs]
+        ranges = [(0.0, 1.0) if part.kind.counts
+                  else _clipping_range(request, column, part.statistic)
+                  for part, column in outputs]
         reference, insides = self.groups(request)
         values = reference.records().astype(float)
         # Each value a sum coordinate of its own band (a mean or proportion
-        # weighted 1 / n).
-        weights = [("mean" if statistic in ("mean", "proportion") else "sum")
-                   for statistic, _ in outputs]
+        # weighted 1 / n), as its kind says.
+        coordinates = [part.kind.band_coordinates(part, 1)[0][1:]
+                       for part, _ in outputs]
         return JointBandLaw(
-            outputs=tuple((j, "sum", w) for j, w in enumerate(weights)),
+            outputs=tuple((j, *coordinate)
+                          for j, coordinate in enumerate(coordinates)),
             **self._per_column(request, insides, values, ranges,
                                f"{len(outputs)} statistics", spacings=False))
 
@@ -170,8 +167,8 @@ class ConfidenceBand(ReferenceConfidence):
         """Several medians, quantiles or stds: one band per column and group."""
         _check_several(request)
         outputs = joint_statistics(request)
-        what = "std" if outputs[0][1] == "std" else "quantile"
-        ranges = [_clipping_range(request, column, what)
+        kind = request.query.kind
+        ranges = [_clipping_range(request, column, kind.bounded_as)
                   for column in request.columns]
         reference, insides = self.groups(request)
         values = request.query.prepare(reference.frame, request.columns,
@@ -180,7 +177,7 @@ class ConfidenceBand(ReferenceConfidence):
         # alpha): an interval holding many records has mass.
         return JointBandLaw(outputs=tuple(outputs), **self._per_column(
             request, insides, values, ranges, f"{len(ranges)} column(s)",
-            spacings=what == "quantile"))
+            spacings=kind.band_spacings()))
 
     def _per_column(self, request, insides, values, ranges, what: str, *,
                     spacings: bool) -> dict:
@@ -218,6 +215,14 @@ class ConfidenceBand(ReferenceConfidence):
             reference_sizes=sizes)
 
 
+def _one_value(request, kind) -> bool:
+    """Whether the request is for one value of one column (of ``kind``)."""
+    # A linear query names its one column itself (a count, sum or mean).
+    columns = request.query.columns if kind.linear else request.columns
+    return (columns is not None and len(columns) == 1
+            and kind.outputs_per_column(request.query) == 1)
+
+
 def _check_several(request) -> None:
     """Refuse several statistics' bands to a mechanism that cannot read them."""
     if "bands" not in request.kinds:
@@ -247,18 +252,17 @@ def _clipping_range(request, column, what: str) -> tuple[float, float]:
     return tuple(float(v) for v in ranges[column])
 
 
-def stacked_statistics(request) -> list[tuple[str, object]] | None:
-    """Return (statistic, column) per value of several sums, means and counts.
+def stacked_statistics(request) -> list[tuple[Query, object]] | None:
+    """Return (query, column) per value of several sums, means and counts.
 
     None for one statistic, or another kind of statistic.
     """
     query = request.query
     parts = (query.parts if isinstance(query, StackedQuery)
              else (query,) if isinstance(query, Query) else ())
-    if not parts or any(p.statistic not in _SUMMED + _COUNTED
-                        or p.columns is None for p in parts):
+    if not parts or any(p.columns is None for p in parts):
         return None
-    outputs = [(p.statistic, c) for p in parts for c in p.columns]
+    outputs = [(p, c) for p in parts for c in p.columns]
     return outputs if len(outputs) > 1 else None
 
 
@@ -279,32 +283,27 @@ def _order_outputs(query, columns: int) -> list[tuple[int, str, float]] | None:
     In the order the statistic releases them (a column's levels side by
     side); None for another statistic.
     """
-    statistic = getattr(query, "statistic", None)
-    if statistic == "std":
-        return [(c, "std", int(query.ddof)) for c in range(columns)]
-    if statistic in ("median", "quantile"):
-        levels = (0.5,) if statistic == "median" else tuple(query.q)
-        return [(c, "quantile", float(q)) for c in range(columns)
-                for q in levels]
-    return None
+    kind = query_kind(query)
+    if kind is None or kind.linear:
+        return None
+    return kind.band_coordinates(query, columns)
 
 
 def std_ddof(request) -> int | None:
     """Return the ddof of the one std of one column, or None."""
     query = request.query
-    if (getattr(query, "statistic", None) != "std"
-            or len(request.columns) != 1):
+    kind = query_kind(query)
+    if kind is None or "ddof" not in kind.fields or len(request.columns) != 1:
         return None
     return int(query.ddof)
 
 
 def order_level(request) -> float | None:
     """Return the level of the one median or quantile of one column, or None."""
-    query = request.query
-    statistic = getattr(query, "statistic", None)
-    if statistic not in ("median", "quantile") or len(request.columns) != 1:
+    kind = query_kind(request.query)
+    levels = None if kind is None else kind.levels(request.query)
+    if levels is None or len(request.columns) != 1:
         return None
-    levels = (0.5,) if statistic == "median" else tuple(query.q)
     return float(levels[0]) if len(levels) == 1 else None
 
 
@@ -324,14 +323,13 @@ def band_coordinates(query, columns, ranges: dict) -> list | None:
     if parts is not None:
         for part in parts:
             cols = part.columns if part.columns is not None else columns
-            weight = ("mean" if part.statistic in ("mean", "proportion")
-                      else "sum")
-            for c in cols:
-                if part.statistic in _COUNTED:
+            coordinates = part.kind.band_coordinates(part, len(cols))
+            for c, (_, kind, parameter) in zip(cols, coordinates, strict=True):
+                if part.kind.counts:
                     found.append((("indicator", c, part.value), (0.0, 1.0),
-                                  "sum", weight))
+                                  kind, parameter))
                 elif c in ranges:
-                    found.append((("values", c), ranges[c], "sum", weight))
+                    found.append((("values", c), ranges[c], kind, parameter))
                 else:
                     return None
         return found
@@ -359,6 +357,8 @@ def several_statistics_law(frame, statistics, secret, *,
             f"The secret {secret.label} protects a mean; the bands' joint law "
             "needs a proportion secret.")
     sources, ranges, outputs, slices = {}, [], [], []
+    # The sources an order statistic reads: their bands bound the spacings.
+    read = set()
     for query, columns, declared in statistics:
         coordinates = band_coordinates(query, columns, declared)
         if coordinates is None:
@@ -368,13 +368,17 @@ def several_statistics_law(frame, statistics, secret, *,
                 "joint law with other statistics is not bounded for the "
                 "population.")
         mine = []
-        for source, span, kind, parameter in coordinates:
+        kind = query_kind(query)
+        spaced = kind is not None and kind.band_spacings()
+        for source, span, coordinate, parameter in coordinates:
             key = (repr(source), tuple(float(v) for v in span))
             if key not in sources:
                 sources[key] = (len(sources), source)
                 ranges.append(tuple(float(v) for v in span))
             mine.append(len(outputs))
-            outputs.append((sources[key][0], kind, parameter))
+            outputs.append((sources[key][0], coordinate, parameter))
+            if spaced:
+                read.add(sources[key][0])
         slices.append(np.array(mine, dtype=int))
     inside = secret_indicator(frame, secret) == 1
     if min(int(inside.sum()), int((~inside).sum())) < 2:
@@ -394,7 +398,6 @@ def several_statistics_law(frame, statistics, secret, *,
                               for v, (lo, hi) in zip(values, ranges,
                                                      strict=True)])
     alpha = (1 - confidence) / (2 * len(ranges))
-    read = {c for c, kind, _ in outputs if kind == "quantile"}
     bands = (tuple((GroupBand.of(column[~inside], alpha, spacings=j in read),
                     GroupBand.of(column[inside], alpha, spacings=j in read))
                    for j, column in enumerate(values.T)),)

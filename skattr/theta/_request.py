@@ -98,21 +98,21 @@ class LawRequest:
     def counting(self) -> bool:
         """Whether the statistic is one count or proportion."""
         query = self.query
-        return (isinstance(query, Query)
-                and query.statistic in ("count", "proportion")
+        return (isinstance(query, Query) and query.kind.counts
                 and query.columns is not None and len(query.columns) == 1)
 
     def summing(self) -> bool:
         """Whether the statistic is the sum or mean of one column."""
         query = self.query
-        return (isinstance(query, Query) and query.statistic in ("sum", "mean")
+        return (isinstance(query, Query) and not query.kind.counts
                 and query.columns is not None and len(query.columns) == 1)
 
     def refuse(self, spec_name: str, gives: str):
         """Raise :class:`LawUnavailable`: the spec gives no kind asked for."""
         raise LawUnavailable(
             f"theta={spec_name} gives {gives}, and this mechanism calibrates "
-            f"{' or '.join(self.kinds)} laws.")
+            + (f"{' or '.join(self.kinds)} laws." if self.kinds else
+               "no law of F but the Gaussian model law='gaussian' states."))
 
 
 def gaussian_law_of(spec, request: LawRequest, reference: Reference, *,
@@ -147,7 +147,7 @@ def _no_exact_law(request: LawRequest, reference: Reference) -> str:
         if s.property != "proportion" or s.sets is not None:
             return (f"exact laws need a proportion secret with pairs or "
                     f"a window; {s.label} is not one")
-    if query.statistic in ("sum", "mean"):
+    if not query.kind.counts:
         values = np.unique(reference.records()[:, 0])
         if not np.all(values == np.round(values)):
             return (f"the column {columns[0]!r} takes non-integer "

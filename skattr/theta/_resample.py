@@ -21,6 +21,7 @@ from typing import Callable
 import numpy as np
 
 from skattr._data import record_contributions, secret_indicator
+from skattr._kinds import law_builder, query_kind
 from skattr._persistence import persistable
 from skattr._random import seed_of
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
@@ -224,7 +225,8 @@ class Resample(ThetaSpec):
         how = "with" if self.replace else "without"
         evaluate = row_evaluator(query, frame, columns)
         # Only a callable can depend on the order of the records.
-        ordered = getattr(query, "statistic", "") == "function"
+        kind = query_kind(query)
+        ordered = kind is not None and kind.opaque
         groups = positions[inside], positions[~inside]
         if not ordered:
             # Each group's records in a canonical order (by the values the
@@ -244,8 +246,7 @@ class Resample(ThetaSpec):
             n_draws=self.n_draws,
             # A Python callable runs once per dataset; vectorised statistics
             # afford more draws, which bring the bounds closer to the truth.
-            default_draws=(10_000 if getattr(query, "statistic", "") == "function"
-                           else 50_000),
+            default_draws=(50_000 if kind is None else kind.default_draws),
             failure_share=float(self.failure_share),
             max_exact=int(self.max_exact),
             max_seconds=(None if self.max_seconds is None
@@ -267,16 +268,17 @@ class Resample(ThetaSpec):
 
     def _order_laws(self, frame, query, columns, inside) -> OrderLaws | None:
         """Return the exact laws of a median or quantiles, else None."""
-        statistic = getattr(query, "statistic", None)
-        if not self.exact_quantiles or statistic not in ("median", "quantile"):
+        kind = query_kind(query)
+        build = law_builder("order", kind)
+        if not self.exact_quantiles or build is None:
             return None
         block = query.prepare(frame, columns, what="the reference data")
-        levels = (0.5,) if statistic == "median" else tuple(query.q)
+        levels = kind.levels(query)
         # One law per released value, in the statistic's order: each column's
         # levels side by side.
         picks = [(j, q) for j in range(block.shape[1]) for q in levels]
-        return OrderLaws(
+        return build(
             inside=tuple(np.sort(block[inside, j]) for j, _ in picks),
             outside=tuple(np.sort(block[~inside, j]) for j, _ in picks),
             levels=tuple(q for _, q in picks), replace=bool(self.replace),
-            statistic=statistic)
+            statistic=kind.name)

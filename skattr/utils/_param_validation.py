@@ -106,8 +106,14 @@ class HasMethods:
     methods: tuple
 
     def is_satisfied_by(self, value) -> bool:
-        """Whether ``value`` has every method (a callable attribute)."""
-        return all(callable(getattr(value, m, None)) for m in self.methods)
+        """Whether ``value`` has every method (a callable attribute).
+
+        A class is not an object implementing its methods: ``theta=
+        ConfidenceBox`` (the class, not ``ConfidenceBox()``) is refused here,
+        not called without its instance.
+        """
+        return not isinstance(value, type) and all(
+            callable(getattr(value, m, None)) for m in self.methods)
 
     def __str__(self) -> str:
         names = [repr(m) for m in self.methods]

@@ -148,13 +148,24 @@ def test_more_reference_records_need_less_noise():
 def test_refusals_say_what_to_do():
     with pytest.raises(NotCertifiableError, match="bounds="):
         _plan("mean", 100, bounds=None)
+    # A statistic no band law bounds (a trimmed mean has one since issue 45,
+    # which needs a clipping range).
     with pytest.raises(InvalidParameterError, match="one column"):
         skattr.mechanisms.ApproximateWassersteinMechanism(
+            query=skattr.Statistic.function(lambda f: f["x"].max(),
+                                            names=["max"], columns=["x"]),
+            secret=SECRET, theta=ConfidenceBand()).fit(_reference())
+    with pytest.raises(NotCertifiableError, match="bounds="):
+        skattr.mechanisms.ApproximateWassersteinMechanism(
             query=skattr.Statistic.trimmed_mean(["x"]), secret=SECRET,
-            theta=ConfidenceBand()).fit(_reference())
+            theta=ConfidenceBand(), bounds=None).fit(_reference())
     with pytest.raises(InvalidParameterError, match="probability in"):
         ConfidenceBand(confidence=0.0)
-    with pytest.raises(NotCertifiableError, match="gives laws over confidence bands"):
+    # DauM calibrates Gaussian and exact laws, not band laws: refused by its
+    # theta= constraint (which follows its calibrates), before any fit.
+    with pytest.raises(InvalidParameterError, match=(
+            r"giving a law this mechanism calibrates \('gaussian' or "
+            r"'exact'\)\. Got ConfidenceBand")):
         skattr.mechanisms.MECHANISMS["daum"](
             query=skattr.Query.mean(["x"]), secret=SECRET,
             theta=ConfidenceBand()).fit(_reference())
@@ -295,9 +306,9 @@ def test_an_order_statistic_band_refuses_what_it_cannot_bound():
             theta=ConfidenceBand(), bounds=None).fit(reference)
     with pytest.raises(InvalidParameterError, match="medians, quantiles or stds"):
         skattr.mechanisms.ApproximateWassersteinMechanism(
-            query=skattr.Statistic.trimmed_mean(["x"]),
+            query=skattr.Statistic.ols("x", ["g"]),
             secret=SECRET, theta=ConfidenceBand(),
-            bounds={"x": (-6.0, 8.0)}).fit(reference)
+            bounds={"x": (-6.0, 8.0), "g": (0.0, 1.0)}).fit(reference)
     mech = skattr.mechanisms.ApproximateWassersteinMechanism(
         query=skattr.Statistic.median(["x"]), secret=SECRET,
         theta=ConfidenceBand(), bounds={"x": (-6.0, 8.0)}).fit(reference)

@@ -280,3 +280,79 @@ def test_a_theta_reading_no_reference_needs_none(reference):
     # A Theta fitted on the reference still needs one.
     with pytest.raises(InvalidParameterError, match="reference="):
         private.attrpriv.mean(["x"], secret=SECRET, law="gaussian")
+
+
+def test_the_ledger_asks_the_spec_for_its_resampling_model():
+    # A spec of its own that says its laws are a resampling model's (the
+    # resampling answer) has the ledger draw the joint law with that model's
+    # options, as a ledger opened with the Resample itself does; with the
+    # ledger's default resampling options the joint epsilon differs.
+    from dataclasses import dataclass
+
+    from skattr.theta import Resample, ThetaSpec
+
+    model = Resample(exact_quantiles=False, moment_bounds=False,
+                     n_draws=40000, random_state=0)
+
+    @dataclass(frozen=True)
+    class Resampled(ThetaSpec):
+        law_kinds = ("resampling",)
+        reads_reference = True
+
+        @property
+        def resampling(self):
+            return model
+
+        def fit_law(self, request):
+            return model.fit_law(request)
+
+    rng = np.random.default_rng(7)
+    g = rng.random(2000) < 0.5
+    reference = pd.DataFrame({"s": g, "x": rng.normal(np.where(g, 2.0, 0.0), 1.0)})
+    private = reference.iloc[:60]
+    spent = []
+    for theta in (Resampled(), model, Resample(random_state=0)):
+        ledger = private.attrpriv.ledger(
+            secret=SECRET, reference=reference, theta=theta,
+            bounds={"x": (-3, 5)}, budget=(10.0, 1e-3), random_state=0)
+        ledger.mean(["x"], mechanism="approx-wasserstein", epsilon=1.0)
+        ledger.median(["x"], mechanism="approx-wasserstein", epsilon=1.0)
+        spent.append(ledger.spent)
+    assert spent[0] == spent[1]
+    assert spent[0] != spent[2]
+
+
+def test_a_theta_class_is_refused_as_a_parameter_not_called(reference):
+    # theta=ConfidenceBox (the class) answers fit_law as an attribute, but is
+    # no spec: refused by the parameter check, naming what was given.
+    from skattr.theta import ConfidenceBox, Resample
+
+    for cls in (ConfidenceBox, Resample):
+        for mech in (AttributePrivateGaussian, WassersteinMechanism):
+            with pytest.raises(InvalidParameterError, match="Got <class"):
+                mech(query=skattr.Query.count(["c"], True), secret=SECRET,
+                     theta=cls).fit(reference)
+
+
+def test_each_mechanism_takes_the_kinds_of_law_it_calibrates():
+    # The theta= constraint follows each class's calibrates: the Laplace
+    # Expected Value mechanisms take Gaussian laws only, so a stated box is
+    # refused by their parameter check, not at fit with a loop of advice.
+    from skattr.mechanisms import MECHANISMS
+    from skattr.theta import ProbabilityBox
+    from skattr.theta._protocol import GivesLaw
+
+    seen = 0
+    for name in MECHANISMS:
+        cls = MECHANISMS[name]
+        gives = [c for c in cls._parameter_constraints.get("theta", ())
+                 if isinstance(c, GivesLaw)]
+        if gives:
+            assert gives[0].kinds == tuple(cls.calibrates), name
+            seen += 1
+    assert seen >= 10
+    box = ProbabilityBox([0.2, 0.4], [0.3, 0.5])
+    assert not MECHANISMS["expm-laplace"]._parameter_constraints["theta"][-1] \
+        .is_satisfied_by(box)
+    assert MECHANISMS["apgm"]._parameter_constraints["theta"][-1] \
+        .is_satisfied_by(box)
