@@ -23,8 +23,9 @@ from skattr.backends import (
     registered_backends,
     release_frames,
 )
-from skattr.exceptions import InvalidParameterError
+from skattr.exceptions import DataValidationError, InvalidParameterError
 from skattr.utils._param_validation import as_called
+from skattr.utils._stack import warnings_once
 
 if TYPE_CHECKING:
     from skattr.synth import SyntheticData
@@ -153,7 +154,8 @@ class AttributePrivacyAccessor(AccessorVerbs):
         # Laplace mechanisms, which refuse any other).
         given = {"epsilon": epsilon, "random_state": random_state,
                  **({} if delta is None else {"delta": delta})}
-        with one_reading():
+        # One release: its fit, plans and noise say each warning once.
+        with one_reading(), warnings_once():
             est = build_mechanism(query, secret=secret, reference=reference,
                                   data=data, n_rows=self._n_rows(),
                                   mechanism=mechanism, **given, **params)
@@ -401,7 +403,6 @@ class AttributePrivacyAccessor(AccessorVerbs):
     def _synthesize(self, n, *, secret, method, reference, categories, bins,
                     columns, random_state, params):
         """Run :meth:`synthesize`: the frame's table, by ``synthesize``."""
-        from skattr.exceptions import DataValidationError
         from skattr.synth import SYNTHESIZERS, synthesize
 
         SYNTHESIZERS.check_params(method, params,
@@ -449,7 +450,6 @@ class AttributePrivacyAccessor(AccessorVerbs):
         (1.0, 0.0)
         """
         from skattr._group_means import group_means
-        from skattr.exceptions import DataValidationError
 
         _refuse_unknown(AttributePrivacyAccessor.group_means, unknown)
         if columns is None:
@@ -481,12 +481,12 @@ class AttributePrivacyAccessor(AccessorVerbs):
             data, reference = release_frames(query, secret, self._obj,
                                              reference,
                                              bounds=params.get("bounds"))
-            with one_reading():
+            with one_reading(), warnings_once():
                 est = build_mechanism(query, secret=secret,
                                       reference=reference, data=data,
                                       n_rows=self._n_rows(),
                                       mechanism=mechanism, **params)
-            return est.plan(n=self._n_rows())
+                return est.plan(n=self._n_rows())
 
     def leakage(self, columns=None, *, statistic: str = "mean", value=None,
                 secret=None, reference=None, delta: float = 1e-3,
@@ -545,7 +545,6 @@ def _refuse_unknown(method, unknown: dict) -> None:
     if not unknown:
         return
     import difflib
-    import inspect
 
     known = [p for p in inspect.signature(method).parameters
              if p not in ("self", "unknown")]

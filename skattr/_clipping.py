@@ -36,11 +36,8 @@ public, and recorded).
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import math
 import numbers
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,7 +48,7 @@ from skattr._kinds import counts_records
 from skattr._persistence import persistable
 from skattr.backends import backend_of
 from skattr.exceptions import ClippingWarning, InvalidParameterError
-from skattr.utils._stack import caller_stacklevel
+from skattr.utils._stack import warn_once, warnings_once
 
 __all__ = ["FENCE_IQRS", "MOST_CUT", "Clipping", "clip_reference",
            "clipped_columns", "resolve_clipping",
@@ -67,24 +64,6 @@ MOST_CUT = 0.01
 #: The robust range warns when its cut narrowed a column's range by this
 #: share at least: the cut records set the range, and with it the noise.
 _SETS_RANGE = 0.2
-#: The warnings issued within :func:`warnings_once` (None outside).
-_ISSUED = contextvars.ContextVar("skattr_clipping_warnings", default=None)
-
-
-@contextlib.contextmanager
-def warnings_once():
-    """Issue each clipping warning once within: the candidates of one release.
-
-    ``mechanism="auto"`` fits several candidates on the same reference, and
-    ``describe`` releases several statistics of the same columns; each would
-    say the same. Nested, the outermost decides.
-    """
-    token = _ISSUED.set(set()) if _ISSUED.get() is None else None
-    try:
-        yield
-    finally:
-        if token is not None:
-            _ISSUED.reset(token)
 
 
 @persistable
@@ -539,12 +518,7 @@ def _warn_cut(clipping: Clipping, whole: dict) -> None:
         f"ranges to say so, e.g. bounds={suggested!r}. If they are real, "
         "declare a range that holds them, or pass bounds='reference' for the "
         "reference's whole range (more noise).")
-    issued = _ISSUED.get()
-    if issued is not None:
-        if text in issued:
-            return
-        issued.add(text)
-    warnings.warn(text, ClippingWarning, stacklevel=caller_stacklevel())
+    warn_once(text, ClippingWarning)
 
 
 def clip_reference(frame, clipping: Clipping, secrets):

@@ -23,6 +23,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from skattr._validation import (
+    _numeric_dtype,
+    check_columns,
+    check_finite,
+    column_sums,
+    numeric_block,
+)
+
 __all__ = [
     "GroupStatistics",
     "clip_frame",
@@ -153,13 +161,6 @@ _CLIP_BLOCK = 1 << 18
 
 def _clipped_sum(frame: pd.DataFrame, column, bounds, what: str) -> float:
     """Return the sum of a column's values clipped to ``bounds`` (None: as they are)."""
-    from skattr._validation import (
-        _numeric_dtype,
-        check_columns,
-        check_finite,
-        column_sums,
-    )
-
     if bounds is None:
         return float(column_sums(frame, [column], what=what)[0])
     check_columns(frame, [column], what=what)
@@ -240,8 +241,6 @@ def numeric_values(frame: pd.DataFrame, columns, *,
     What a non-linear statistic's exact value reads; the Dask backend reads a
     partition's rows through it.
     """
-    from skattr._validation import numeric_block
-
     return numeric_block(frame, columns, what=what)
 
 

@@ -10,6 +10,7 @@ the percentiles (``epsilon="remaining"``).
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,8 +56,6 @@ class Description:
         The plain words are the ledger's joint guarantee, then which cells
         are mostly noise (:func:`skattr._plain.mostly_noise`), if any.
         """
-        import textwrap
-
         from skattr._plain import plain_noise_of
 
         # Series.map: DataFrame.map needs pandas 2.1.

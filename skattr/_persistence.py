@@ -53,6 +53,7 @@ import types
 import numpy as np
 import pandas as pd
 
+from skattr._version import __version__
 from skattr.exceptions import PersistenceError
 
 __all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "SCHEMA_VERSION", "allowed_types",
@@ -197,8 +198,6 @@ def to_json(obj) -> str:
         ``obj`` holds a function or a type skattr does not save; the message
         names where, and what to use instead.
     """
-    from skattr._version import __version__
-
     payload = {"schema": SCHEMA_VERSION, "version": __version__,
                "object": _Encoder(allowed_types()).encode(obj, type(obj).__name__)}
     return json.dumps({"sha256": _digest(payload), "skattr": payload},

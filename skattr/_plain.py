@@ -13,6 +13,7 @@ import re
 
 from skattr._certificate import unique
 from skattr._secret import either_count
+from skattr.noise import marginal_half_widths
 
 __all__ = ["RECORDS", "mostly_noise", "plain_guarantee", "plain_ledger",
            "plain_noise", "plain_noise_of", "plain_secret", "plain_summary",
@@ -309,8 +310,6 @@ def mostly_noise(certified) -> list[tuple[str, float, float, float]]:
         One per statistic that is mostly noise; empty when none is, or the
         ranges are not known or unbounded.
     """
-    from skattr.noise import marginal_half_widths
-
     ranges = getattr(certified, "ranges", None)
     if not ranges or certified.noise_law.is_zero:
         return []

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import math
-import numbers
 import warnings
-from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -14,8 +11,9 @@ import pandas as pd
 
 from skattr._certificate import Method
 from skattr._certified import Certified, accepts_prose
-from skattr._persistence import persistable
-from skattr.exceptions import InvalidParameterError
+from skattr._persistence import from_json, persistable, to_json
+from skattr._record_fields import _check_plan_fields, _check_values, _refuse_field
+from skattr.exceptions import InvalidParameterError, PersistenceError
 from skattr.noise import (
     NoiseLaw,
     expected_gaussian_norm,
@@ -411,8 +409,6 @@ class Plan(Certified):
         -------
         str
         """
-        from skattr._persistence import to_json
-
         return to_json(self)
 
     @classmethod
@@ -454,96 +450,34 @@ class Plan(Certified):
         >>> str(loaded.summary()) == str(rel.summary())
         True
         """
-        from skattr._persistence import from_json
-
-        return from_json(text, cls)
-
-
-def _is_real(value) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-
-def _refuse_field(record, name: str, must: str, value):
-    raise InvalidParameterError(
-        f"A {type(record).__name__}'s {name} must be {must}; got {value!r:.80}.")
+        if cls is not Plan:
+            return from_json(text, cls)
+        # A release's file loads as a plan's too, as when a release was one.
+        loaded = from_json(text, Certified)
+        if not isinstance(loaded, (Plan, Release)):
+            raise PersistenceError(
+                f"The file holds a {type(loaded).__name__}, not a Plan; load it "
+                f"with {type(loaded).__name__}.from_json.")
+        return loaded
 
 
-def _check_plan_fields(plan) -> None:
-    """Refuse a plan (or release) whose fields a report could not read.
+#: A plan's fields, in the order its files hold them.
+_PLAN_ARGUMENTS = tuple(name for name, f in Plan.__dataclass_fields__.items()
+                        if f.init)
 
-    Every field is checked for its type, shape and range: a record built
-    from a file (whose content hash anyone who can write it can recompute)
-    either reads as one made by a release, or is refused here, so that
-    ``summary()``, ``to_dict()`` and the rest never fail on it later.
+
+def _plan_of_release(fields: dict) -> Plan:
+    """Return the plan of a release built from the plan's fields.
+
+    A field refused is named as the release's, as when a release was a plan.
     """
-    for name in ("mechanism", "calibration", "theta", "guarantee"):
-        if not isinstance(getattr(plan, name), str):
-            _refuse_field(plan, name, "a str", getattr(plan, name))
-    for name in ("statistics", "secrets"):
-        value = getattr(plan, name)
-        if not (isinstance(value, tuple)
-                and all(isinstance(v, str) for v in value)):
-            _refuse_field(plan, name, "a tuple of str", value)
-    k = len(plan.statistics)
-    if k == 0 or plan.noise_law.k != k:
-        _refuse_field(plan, "statistics",
-                      f"one label per statistic the noise is added to "
-                      f"({plan.noise_law.k})", plan.statistics)
-    if not (isinstance(plan.n, numbers.Integral) and not isinstance(plan.n, bool)
-            and plan.n >= 1):
-        _refuse_field(plan, "n", "a positive int", plan.n)
-    if not (_is_real(plan.epsilon) and 0 < plan.epsilon < math.inf):
-        _refuse_field(plan, "epsilon", "a positive finite number", plan.epsilon)
-    if not (_is_real(plan.delta) and 0 <= plan.delta < 1):
-        _refuse_field(plan, "delta", "a number in [0, 1)", plan.delta)
-    if not (_is_real(plan.sensitivity) and 0 <= plan.sensitivity < math.inf):
-        _refuse_field(plan, "sensitivity", "a finite number >= 0",
-                      plan.sensitivity)
-    variance = plan.inherent_variance
-    if not (isinstance(variance, tuple) and all(
-            _is_real(v) and math.isfinite(v) for v in variance)):
-        _refuse_field(plan, "inherent_variance", "a tuple of finite numbers",
-                      variance)
-    if plan.error_ratio is not None and not (
-            _is_real(plan.error_ratio) and 0 <= plan.error_ratio <= math.inf):
-        # inf when the optimal mechanism's expected error is 0 and this one's
-        # is not (a huge epsilon); NaN is refused.
-        _refuse_field(plan, "error_ratio", "None or a number >= 0 (not NaN)",
-                      plan.error_ratio)
-    covariance = plan.noise_law.covariance
-    if not (covariance.shape == (k, k) and np.all(np.isfinite(covariance))
-            and np.all(np.diagonal(covariance) >= 0)):
-        _refuse_field(plan, "noise_law", "noise of finite variance on each "
-                      "statistic", plan.noise_law)
-    _check_clipping(plan, plan.clipping)
-
-
-def _check_clipping(plan, clipping) -> None:
-    """Refuse a clipping record a report could not read."""
-    if clipping is None:
-        return
-    # Read by its fields (skattr._clipping is a layer above this module).
-    if not (isinstance(getattr(clipping, "ranges", None), tuple)
-            and isinstance(getattr(clipping, "source", None), str)
-            and isinstance(getattr(clipping, "note", None), str)):
-        _refuse_field(plan, "clipping", "None or a Clipping record", clipping)
-    for entry in clipping.ranges:
-        if not (isinstance(entry, tuple) and len(entry) == 3
-                and isinstance(entry[0], Hashable)
-                and all(_is_real(v) and math.isfinite(v) for v in entry[1:])
-                and entry[1] <= entry[2]):
-            _refuse_field(plan, "clipping", "ranges of (column, low, high) "
-                          "with finite low <= high", entry)
-
-
-def _check_values(release, name: str, values, k: int) -> None:
-    if not (isinstance(values, pd.Series) and len(values) == k
-            and pd.api.types.is_numeric_dtype(values.dtype)
-            and not pd.api.types.is_bool_dtype(values.dtype)):
-        _refuse_field(release, name, f"a Series of {k} numbers, one per "
-                      "statistic", values)
-    if not np.all(np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))):
-        _refuse_field(release, name, "finite numbers", values.tolist())
+    try:
+        return Plan(**fields)
+    except (InvalidParameterError, TypeError, ValueError) as exc:
+        text = str(exc)
+        if not text.startswith("A Plan's"):
+            raise
+        raise type(exc)("A Release's" + text[len("A Plan's"):]) from None
 
 
 def check_monotone(monotone) -> None:
@@ -552,17 +486,39 @@ def check_monotone(monotone) -> None:
                                    "quantile")
 
 
-@persistable
+def _release_arguments(release) -> dict:
+    """Return the keyword arguments that rebuild ``release`` (its file's fields).
+
+    Its plan's fields, then its own: the file a release is saved to is the
+    one it was saved to when it was a plan's subclass, so both load.
+    """
+    plan = release.plan
+    return {**{name: getattr(plan, name) for name in _PLAN_ARGUMENTS},
+            "values": release.values, "unclamped": release.unclamped,
+            "seeded": release.seeded}
+
+
+@persistable(arguments=_release_arguments)
 @accepts_prose
-@dataclass(frozen=True, kw_only=True)
-class Release(Plan):
+@dataclass(frozen=True, init=False)
+class Release(Certified):
     """A released statistic with its certificate.
 
-    Everything its :class:`~skattr.Plan` records, and the noisy values. The
+    It holds the :class:`~skattr.Plan` it was released by (``plan``: the
+    noise law and the certificate, with any post-processing recorded in its
+    method) and the noisy values; every attribute of the plan is read from
+    the release as well (``release.epsilon``, ``release.noise_std``). The
     true statistic is never stored.
+
+    A release is built from its plan (``Release(plan=plan, values=...)``,
+    where fields of the plan given as well replace the plan's), or from the
+    plan's fields themselves (``Release(mechanism=..., epsilon=...,
+    values=...)``, as saved files hold them).
 
     Attributes
     ----------
+    plan : Plan
+        What the release did: its noise law and certificate.
     values : pandas.Series
         The noisy statistics, one entry per released column, each clamped to
         what its statistic can take (free post-processing; see the method's
@@ -577,29 +533,58 @@ class Release(Plan):
         since whoever knows the seed can subtract the noise.
     """
 
+    plan: Plan
     values: pd.Series
     unclamped: pd.Series | None = None
     seeded: bool = False
+
+    def __init__(self, *, values, unclamped=None, seeded=False, plan=None,
+                 **plan_fields):
+        if plan is None:
+            plan = _plan_of_release(plan_fields)
+        elif plan_fields:
+            # dataclasses.replace(release, epsilon=...) lands here.
+            plan = _plan_of_release(
+                {**{name: getattr(plan, name) for name in _PLAN_ARGUMENTS},
+                 **plan_fields})
+        if not isinstance(plan, Plan):
+            _refuse_field(self, "plan", "a skattr Plan", plan)
+        object.__setattr__(self, "plan", plan)
+        k = len(plan.statistics)
+        _check_values(self, "values", values, k)
+        if unclamped is not None:
+            _check_values(self, "unclamped", unclamped, k)
+        if not isinstance(seeded, bool):
+            _refuse_field(self, "seeded", "a bool", seeded)
+        values = values.copy()
+        values.flags.allows_duplicate_labels = False
+        object.__setattr__(self, "values", values)
+        object.__setattr__(self, "unclamped", unclamped)
+        object.__setattr__(self, "seeded", seeded)
+
+    def __getattr__(self, name: str):
+        # Only what the release itself lacks (the plan's fields, properties
+        # and helpers); never a dunder (copy and pickle ask for those before
+        # the plan is set).
+        if name.startswith("__") or name == "plan":
+            raise AttributeError(name)
+        try:
+            plan = object.__getattribute__(self, "plan")
+        except AttributeError:
+            raise AttributeError(name) from None
+        return getattr(plan, name)
 
     @classmethod
     def of(cls, plan: Plan, values: pd.Series, *, seeded: bool = False
            ) -> Release:
         """Return the release of ``values`` made as ``plan`` says."""
-        fields = {name: getattr(plan, name)
-                  for name, f in plan.__dataclass_fields__.items() if f.init}
-        return cls(**fields, values=values, seeded=bool(seeded))
+        return cls(plan=plan, values=values, seeded=bool(seeded))
 
-    def __post_init__(self):
-        super().__post_init__()
-        k = len(self.statistics)
-        _check_values(self, "values", self.values, k)
-        if self.unclamped is not None:
-            _check_values(self, "unclamped", self.unclamped, k)
-        if not isinstance(self.seeded, bool):
-            _refuse_field(self, "seeded", "a bool", self.seeded)
-        values = self.values.copy()
-        values.flags.allows_duplicate_labels = False
-        object.__setattr__(self, "values", values)
+    summary = Plan.summary
+    in_plain_words = Plan.in_plain_words
+    _repr_html_ = Plan._repr_html_
+    to_json = Plan.to_json
+    from_json = classmethod(Plan.from_json.__func__)
 
     def to_dict(self) -> dict:
         """Return the values and the certificate as plain Python data (JSON-ready).
@@ -749,7 +734,7 @@ class Release(Plan):
         drawn = ("a seed (random_state): reproducible, for experiments only; "
                  "whoever knows the seed can subtract the noise"
                  if self.seeded else "the operating system's entropy")
-        rows = [("released", released)] + super()._rows()[1:]
+        rows = [("released", released)] + Plan._rows(self)[1:]
         at = next(i for i, (k, _) in enumerate(rows) if k == "noise") + 1
         return rows[:at] + [("noise drawn from", drawn)] + rows[at:]
 

@@ -14,6 +14,8 @@ public sizes rather than at the data's share.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
@@ -262,8 +264,6 @@ class ShareHidden(MetaEstimatorMixin, BaseEstimator):
         # A private learner fits in this process: in joblib's worker
         # processes diffprivlib draws its noise from a copy of numpy's
         # global state, not the system's secure randomness.
-        from contextlib import nullcontext
-
         from joblib import parallel_config
 
         with (parallel_config(n_jobs=1) if learner is not None

@@ -330,6 +330,8 @@ def test_a_crowded_bin_is_split_by_another_pass(monkeypatch):
 
 
 @pytest.mark.slow
+@pytest.mark.filterwarnings(
+    "ignore:delta=.* is at least 1/n:skattr.exceptions.PrivacyLeakWarning")
 def test_median_quantile_and_std_releases_equal_pandas(frames):
     # One fit per statistic; two copies of the fitted estimator draw the same
     # noise, one releasing the pandas frame, one the Dask frame.

@@ -273,6 +273,8 @@ def _path(name, request):
 
 
 @pytest.mark.parametrize("path", PATH_NAMES)
+@pytest.mark.filterwarnings(
+    "ignore:delta=.* is at least 1/n:skattr.exceptions.PrivacyLeakWarning")
 def test_an_off_grid_pair_gets_the_noise_of_its_neighbours_stated(path,
                                                                    request):
     noise, n = _path(path, request)
@@ -361,6 +363,8 @@ def test_the_band_laws_bound_every_neighbouring_pair(module, function, query,
 
 
 @pytest.mark.parametrize("path", PATH_NAMES)
+@pytest.mark.filterwarnings(
+    "ignore:delta=.* is at least 1/n:skattr.exceptions.PrivacyLeakWarning")
 def test_a_pair_and_its_reverse_certify_the_same_noise(path, request):
     # What merging (b, a) into (a, b) rests on: every calibration is
     # symmetric in a pair's two values.

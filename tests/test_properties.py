@@ -178,6 +178,8 @@ def _assert_no_less_noise(small, big, what):
 @pytest.mark.parametrize("name", _searching_slow(sorted(CONFIGS)))
 @PROPERTY_SETTINGS
 @given(eps=st.lists(st.floats(0.05, 20.0), min_size=2, max_size=2, unique=True))
+@pytest.mark.filterwarnings(
+    "ignore:epsilon=.* lets an observer:skattr.exceptions.PrivacyLeakWarning")
 def test_noise_never_shrinks_as_epsilon_shrinks(frames, name, eps):
     reference, _ = frames
     small_eps, big_eps = sorted(eps)
@@ -200,6 +202,8 @@ def test_noise_never_shrinks_as_epsilon_shrinks(frames, name, eps):
 @given(log_delta=st.lists(st.floats(-9.0, -1.5), min_size=2, max_size=2,
                           unique=True),
        epsilon=st.sampled_from([0.3, 1.0, 4.0]))
+@pytest.mark.filterwarnings(
+    "ignore:delta=.* is at least 1/n:skattr.exceptions.PrivacyLeakWarning")
 def test_noise_never_shrinks_as_delta_shrinks(frames, name, log_delta, epsilon):
     reference, _ = frames
     small_d, big_d = sorted(10.0 ** np.asarray(log_delta))
@@ -375,6 +379,8 @@ def _exact(private, verb, columns, value):
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 @pytest.mark.parametrize("epsilon", [1e6, 1e12])
+@pytest.mark.filterwarnings(
+    "ignore:epsilon=.* lets an observer:skattr.exceptions.PrivacyLeakWarning")
 def test_huge_epsilon_gives_the_exact_statistic(frames, name, epsilon):
     _count("epsilon -> infinity", "checked")
     reference, _ = frames
@@ -534,6 +540,8 @@ def test_bracketed_epsilon_search_ignores_an_infinite_bracket():
         *law, 1e-3)
 
 
+@pytest.mark.filterwarnings(
+    "ignore:epsilon=.* lets an observer:skattr.exceptions.PrivacyLeakWarning")
 def test_far_apart_groups_are_not_released_without_noise():
     # Found by this file: the Gil-Pelaez integrand's frequency is in the
     # millions here, and QUADPACK returned a wrong tail with a small error
@@ -585,6 +593,8 @@ _inner = {
 
 
 # Checked on all 30 examples.
+@pytest.mark.filterwarnings(
+    "ignore:epsilon=.* lets an observer:skattr.exceptions.PrivacyLeakWarning")
 @pytest.mark.slow
 @pytest.mark.floors(checked=15)
 @CAMPAIGN_SETTINGS
@@ -595,6 +605,10 @@ def test_campaign_noise_never_shrinks_as_epsilon_shrinks(frames, name, eps):
 
 
 # Checked on all 30 examples.
+@pytest.mark.filterwarnings(
+    "ignore:epsilon=.* lets an observer:skattr.exceptions.PrivacyLeakWarning")
+@pytest.mark.filterwarnings(
+    "ignore:delta=.* is at least 1/n:skattr.exceptions.PrivacyLeakWarning")
 @pytest.mark.slow
 @pytest.mark.floors(checked=15)
 @CAMPAIGN_SETTINGS

@@ -445,3 +445,29 @@ def test_release_repr_html_escapes_value_labels():
     out = release._repr_html_()
     assert "<script>" not in out
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in out and "1.5" in out
+
+
+def test_a_release_holds_its_plan_and_reads_as_before():
+    # Issue 45: a release is not a plan; it holds one. A file saved when it
+    # was a plan's subclass (skattr 0.3 at 54df40e) loads, and is written
+    # back byte for byte: to_json's output is unchanged.
+    from pathlib import Path
+
+    from skattr import Plan, Release
+
+    text = (Path(__file__).parent / "data" / "release_by_0.3.json").read_text()
+    rel = Release.from_json(text)
+    assert rel.to_json() == text
+    assert isinstance(rel.plan, Plan) and not isinstance(rel, Plan)
+    assert rel.epsilon == rel.plan.epsilon and rel.statistics == rel.plan.statistics
+    np.testing.assert_array_equal(rel.noise_std, rel.plan.noise_std)
+    assert rel.summary().as_text().splitlines()[0] == \
+        rel.plan.summary().as_text().splitlines()[0]
+    assert "Release" in str(rel.summary()) and "post-processed" in rel.method
+    # Plan.from_json reads a release's file, as before.
+    assert type(Plan.from_json(text)) is Release
+    changed = dataclasses.replace(rel, epsilon=2.0)
+    assert changed.epsilon == 2.0 and changed.plan.epsilon == 2.0
+    assert changed.values.equals(rel.values) and rel.epsilon != 2.0
+    with pytest.raises(InvalidParameterError, match="A Release's epsilon"):
+        dataclasses.replace(rel, epsilon=-1.0)

@@ -30,7 +30,9 @@ from skattr._ledger._mixed import mixed_epsilon
 from skattr._ledger._reference import opened_reference
 from skattr._ledger._verbs import LedgerVerbs
 from skattr._query import StackedQuery
+from skattr._random import base_seed, check_random_state
 from skattr._release import Plan, Release
+from skattr._secret import Secret
 from skattr._verbs import called, statistic_query
 from skattr.backends import (
     backend_of,
@@ -44,7 +46,8 @@ from skattr.exceptions import (
     NotCertifiableError,
 )
 from skattr.laws import AssumeGaussian
-from skattr.utils._param_validation import as_called
+from skattr.utils._param_validation import as_called, validate_parameter_constraints
+from skattr.utils._stack import warnings_once
 
 __all__ = ["Ledger", "LedgerEntry", "joint_noise"]
 
@@ -210,9 +213,7 @@ class Ledger(LedgerVerbs, Kept):
     def __init__(self, data: pd.DataFrame, *, secret, reference=None, budget,
                  theta="auto", law=None, random_state=None,
                  bounds="robust"):
-        from skattr._secret import Secret
         from skattr.mechanisms import BaseMechanism
-        from skattr.utils._param_validation import validate_parameter_constraints
 
         validate_parameter_constraints(
             {"bounds": BaseMechanism._parameter_constraints["bounds"]},
@@ -264,7 +265,6 @@ class Ledger(LedgerVerbs, Kept):
         self.random_state = random_state
         self.bounds = bounds
         self.releases: list[LedgerEntry] = []
-        from skattr._random import base_seed
 
         # Every release's noise: the operating system's entropy, or its own
         # stream of this seed (by the release's index).
@@ -356,7 +356,7 @@ class Ledger(LedgerVerbs, Kept):
             The joint epsilon (at the budget's delta) of every release so far
             and this one; above ``budget[0]`` the release would be refused.
         """
-        with one_reading(self._reading), self._lock, as_called(
+        with one_reading(self._reading), self._lock, warnings_once(), as_called(
                 called("ledger.plan", params),
                 {"columns", "statistic", "value", *params}):
             self.refresh()          # the store's releases, then the fit
@@ -555,8 +555,6 @@ class Ledger(LedgerVerbs, Kept):
         to an older copy does not draw a forgotten release's noise again.
         The seed and a release's record give its noise again.
         """
-        from skattr._random import check_random_state
-
         if self._noise_seed is None:
             return None
         # The marker 1 before the nonce: numpy pads a seed with zero words,
@@ -672,7 +670,8 @@ class Ledger(LedgerVerbs, Kept):
         release planned again if they moved the store), and the release
         written and committed before it is returned.
         """
-        with one_reading(self._reading):
+        # One release: its fit, plans and noise say each warning once.
+        with one_reading(self._reading), warnings_once():
             return self._committed(lambda: self._planned_joint(query, params),
                                    self._release_planned)
 

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from skattr._data import clip_frame, record_contributions, secret_indicator
 from skattr._kinds import query_kind
 from skattr._random import check_random_state, seed_of
-from skattr._release import Plan
+from skattr._release import Plan, Release
 from skattr._secret import Secret, as_secrets, grid_counts, grid_tolerance
 from skattr.audit._result import AuditResult
 from skattr.audit._testers import (
@@ -60,7 +60,7 @@ _AUDIT_CONSTRAINTS = {
     "n": [Interval("integral", 1, None, closed="left")],
     "secret": [Secret, None],
     "mode": [Options(frozenset({"vectorised", "release"}))],
-    "plan": [Plan, NoiseLaw, None],
+    "plan": [Plan, Release, NoiseLaw, None],
 }
 
 
@@ -314,7 +314,7 @@ def _control(plan, factor: float) -> str:
     parts = []
     if plan is not None:
         parts.append("noise replaced by "
-                     + (plan.noise_law if isinstance(plan, Plan) else plan)
+                     + (plan.noise_law if isinstance(plan, (Plan, Release)) else plan)
                      .describe())
     if factor != 1:
         parts.append(f"noise x {factor:g}")
@@ -381,7 +381,7 @@ def audit(mechanism, data, *, n: int, pair=None, secret=None,
         the plan's noise in one batch. ``"release"`` calls the mechanism's
         own ``release`` on each dataset (a Dask frame's datasets are handed
         over as Dask frames): slower, and end to end.
-    plan : Plan or NoiseLaw, optional
+    plan : Plan, Release or NoiseLaw, optional
         A positive control: the noise law to add instead of the plan's (the
         certificate audited stays the mechanism's). Vectorised mode only.
     noise_scale_factor : float, default=1.0
@@ -485,7 +485,7 @@ def audit(mechanism, data, *, n: int, pair=None, secret=None,
     if replace == "auto":
         replace = _replace_of(mechanism)
     law = (certified.noise_law if plan is None else
-           plan.noise_law if isinstance(plan, Plan) else plan)
+           plan.noise_law if isinstance(plan, (Plan, Release)) else plan)
     law = scaled_noise(law, float(noise_scale_factor))
     if law.k != k:
         raise InvalidParameterError(

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 from scipy import optimize, special
 
 from skattr.exceptions import ClassicCalibrationWarning, InvalidParameterError
+from skattr.utils._stack import warn_once
 
 __all__ = [
     "classic_constant",
@@ -450,12 +450,13 @@ def classic_mu(epsilon: float, delta: float) -> float:
     eps = _check_epsilon(epsilon)
     c = classic_constant(delta)
     if eps >= 1.0:
-        warnings.warn(
+        # At the user's line (a release computes it deep inside a plan), once
+        # a release however many candidates and plans compute it.
+        warn_once(
             "The classic constant sqrt(2 ln(1.25/delta)) is proven for epsilon < 1 "
             "only (Dwork & Roth Thm A.1); use calibration='analytic' for a "
             f"certified release at epsilon >= 1 (got epsilon={eps!r}).",
             ClassicCalibrationWarning,
-            stacklevel=2,
         )
     return eps / c
 

@@ -15,6 +15,7 @@ import warnings
 
 import pandas as pd
 
+import skattr  # df.attrpriv, registered by importing skattr
 from skattr._kinds import kind_of
 from skattr._release import Release
 from skattr._secret import Secret
@@ -158,7 +159,6 @@ def _print_release(rel: Release, short: bool = False) -> None:
 
 
 def _release(args) -> int:
-    import skattr  # importing registers the accessor
 
     data = read_table(args.data)
     if args.reference == "self":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import tempfile
 
 import pandas as pd
 
@@ -180,7 +181,6 @@ class Output:
 
     def __enter__(self) -> Output:
         if self.path is not None:
-            import tempfile
 
             folder = os.path.dirname(os.path.abspath(self.path))
             try:

@@ -7,10 +7,10 @@ unless asked for; an epsilon above 10 warns.
 
 from __future__ import annotations
 
-import warnings
+from numbers import Real
 
 from skattr.exceptions import InvalidParameterError, PrivacyLeakWarning
-from skattr.utils._stack import caller_stacklevel
+from skattr.utils._stack import warn_once
 
 __all__ = ["LARGEST_DELTA", "LARGE_EPSILON", "check_privacy_level"]
 
@@ -29,7 +29,9 @@ def check_privacy_level(epsilon, delta, n: int, *, large_delta: bool = False,
     as likely to fail as a record is to be any one record, and above 0.1 the
     guarantee says next to nothing (refused unless ``large_delta``: the
     option ``allow`` names asks for it; None: no option does). An epsilon
-    above 10 lets the odds move 22,000-fold.
+    above 10 lets the odds move 22,000-fold. Each warning points at the
+    user's line, once within :func:`~skattr.utils._stack.warnings_once`
+    (the candidates and steps of one release).
 
     Examples
     --------
@@ -40,8 +42,6 @@ def check_privacy_level(epsilon, delta, n: int, *, large_delta: bool = False,
     ...     print(str(error)[:55])
     delta=0.5 lets the guarantee fail with probability 0.5,
     """
-    from numbers import Real
-
     if (isinstance(delta, Real) and not isinstance(delta, bool)
             and delta == delta and n > 0):
         if delta > LARGEST_DELTA and not large_delta:
@@ -52,16 +52,14 @@ def check_privacy_level(epsilon, delta, n: int, *, large_delta: bool = False,
                 + ("." if allow is None else
                    f", or pass {allow} if that is what you mean."))
         if delta >= 1.0 / n:
-            warnings.warn(
+            warn_once(
                 f"delta={delta:g} is at least 1/n = {1 / n:.3g}: the guarantee "
                 "may fail as often as one record in n is picked, so the "
                 "release may reveal what it should hide; use a delta well "
-                f"below {1 / n:.3g}.", PrivacyLeakWarning,
-                stacklevel=caller_stacklevel())
+                f"below {1 / n:.3g}.", PrivacyLeakWarning)
     if (isinstance(epsilon, Real) and not isinstance(epsilon, bool)
             and epsilon > LARGE_EPSILON):
-        warnings.warn(
+        warn_once(
             f"epsilon={epsilon:g} lets an observer's odds between the two "
             f"secrets move by a factor e^{epsilon:g}; above {LARGE_EPSILON:g} "
-            "the guarantee hides little.", PrivacyLeakWarning,
-            stacklevel=caller_stacklevel())
+            "the guarantee hides little.", PrivacyLeakWarning)

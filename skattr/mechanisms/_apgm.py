@@ -61,6 +61,7 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
     %(theta_bounds)s
     %(secure)s
     %(random_state)s
+    %(allow_large_delta)s
 
     Attributes
     ----------
@@ -147,7 +148,7 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
                  calibration="analytic", theta="auto", law="auto",
                  relaxation=None, bounds="robust", secure=False,
-                 random_state=None, **deprecated):
+                 random_state=None, allow_large_delta=False, **deprecated):
         self.query = query
         self.secret = secret
         self.epsilon = epsilon
@@ -159,6 +160,7 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
         self.bounds = bounds
         self.secure = secure
         self.random_state = random_state
+        self.allow_large_delta = allow_large_delta
 
     def _required_variance(self, laws: PairLaws
                            ) -> tuple[np.ndarray, MethodStep]:

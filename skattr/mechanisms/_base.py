@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import warnings
 from abc import ABCMeta, abstractmethod
 
@@ -13,11 +14,13 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skattr._clipping import clip_reference, resolve_clipping
+from skattr._persistence import from_json, to_json
 from skattr._query import Query, StackedQuery
 from skattr._random import check_random_state
 from skattr._release import Certificate, Plan, Release
 from skattr._secret import SECRETS, as_secrets
 from skattr.backends import frame_of
+from skattr.dp import check_privacy_level
 from skattr.exceptions import (
     DataValidationError,
     InvalidParameterError,
@@ -33,6 +36,7 @@ from skattr.utils._param_validation import (
     validate_parameter_constraints,
 )
 from skattr.utils._scoring import check_search_scorer
+from skattr.utils._stack import warnings_once
 
 __all__ = ["BaseMechanism"]
 
@@ -89,6 +93,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         "bounds": [Options(frozenset({"robust", "reference"})), dict, list, tuple,
                    np.ndarray, None],
         "secure": ["boolean"],
+        "allow_large_delta": ["boolean"],
     }
 
     #: The ``mechanism=`` name this class is registered under ("" for bases).
@@ -217,11 +222,25 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         return tuple(zip(np.asarray(found[0], dtype=float).tolist(),
                          np.asarray(found[1], dtype=float).tolist(), strict=True))
 
+    @classmethod
+    def _check_parameter(cls, name: str, value) -> None:
+        """Refuse ``value`` for parameter ``name`` as ``fit`` would.
+
+        The one check of a parameter's value (its ``_parameter_constraints``):
+        ``fit`` makes it of every parameter, and the registry of one before
+        any fit (a value no candidate of ``"auto"`` takes is refused rather
+        than dropped with them). A mechanism that takes no ``delta``
+        certifies delta = 0, which any delta in [0, 1) allows.
+        """
+        accepted = cls._parameter_constraints.get(name)
+        if accepted is None and name == "delta":
+            accepted = [Interval("real", 0, 1, closed="left")]
+        validate_parameter_constraints({name: accepted}, {name: value},
+                                       cls.__name__)
+
     def _validate_params(self):
-        validate_parameter_constraints(
-            self._parameter_constraints, self.get_params(deep=False),
-            type(self).__name__
-        )
+        for name, value in self.get_params(deep=False).items():
+            self._check_parameter(name, value)
         if getattr(self, "secure", False) and self.noise == "gaussian":
             # Decided by the class alone: refused before any fit.
             raise NotCertifiableError(
@@ -234,12 +253,18 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
     def fit(self, X, y=None):
         """Learn the Theta summaries from reference data.
 
+        The steps every mechanism shares (parameters, columns, clipping),
+        then its own ``_fit_theta``.
+
         Parameters
         ----------
         X : DataFrame or array-like of shape (n_records, n_columns)
             Reference data: public data from the same population, never the
             private data (see ``reference="self"`` in the accessor for the
-            warning that comes with that).
+            warning that comes with that). For a mechanism that fits no Theta
+            on reference data (``needs_reference = False``: the DP baselines,
+            the Markov quilt mechanisms), only X's columns are used (their
+            values are checked), so X may be the private data itself.
         y : None
             Ignored; present for scikit-learn's API.
 
@@ -252,16 +277,22 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         # Inside GridSearchCV(scoring="neg_mean_absolute_error"): every
         # candidate would score NaN (utils._scoring says why).
         check_search_scorer(self)
-        frame, backend = frame_of(X, what="the reference data")
+        # A mechanism that fits no Theta on reference data (the DP
+        # baselines, the Markov quilt mechanisms) reads only X's columns and
+        # checks its values: X may be the private data.
+        frame, backend = frame_of(X, what=(
+            "the reference data" if self.needs_reference
+            else "the data passed to fit"))
         validate_data(self, backend.schema(frame) if backend.lazy else X,
                       skip_check_array=True)
         lazy = backend.lazy
-        if not lazy and len(frame) < 4:
+        if self.needs_reference and not lazy and len(frame) < 4:
             raise DataValidationError(
                 f"The reference data has n_samples = {len(frame)}; Theta needs at "
                 "least two records in each secret group. Pass more reference data."
             )
-        secrets = as_secrets(self.secret)
+        secrets = (() if self.secret is None and not self.needs_reference
+                   else as_secrets(self.secret))
         self._resolve_query(frame, secrets)
         if lazy and not self._reads_dask_reference:
             # This Theta reads the records themselves: the used columns (the
@@ -311,6 +342,32 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         self.query_ = query.with_columns(self.columns_)
         self.secrets_ = secrets
 
+    def _check_privacy_level(self, n: int) -> None:
+        """Refuse a delta above 0.1, and warn of a guarantee that protects little.
+
+        The one check of how much a release protects, whichever way it is
+        made (a bare estimator, the accessor, a ledger, the command line):
+        a delta above 0.1 is refused unless ``allow_large_delta=True``; a
+        delta at 1/n or more, and an epsilon above 10, warn
+        (``PrivacyLeakWarning``, at the user's line, once a release: see
+        :func:`~skattr.dp.check_privacy_level`). Made before every plan,
+        hence before any noise is drawn; the registry makes it before any
+        fit. A delta left at the mechanism's default (1e-3, a choice the
+        library makes, not the user) is not warned of.
+
+        Parameters
+        ----------
+        n : int
+            The number of records released (public).
+        """
+        delta = getattr(self, "delta", None)
+        default = inspect.signature(type(self).__init__).parameters.get("delta")
+        if default is not None and delta is not None and delta == default.default:
+            delta = None
+        check_privacy_level(getattr(self, "epsilon", None), delta, n,
+                            large_delta=bool(getattr(self, "allow_large_delta",
+                                                     False)))
+
     def _cached_plan(self, n: int) -> Plan:
         """Return the plan for n records, computed once per n and parameters.
 
@@ -321,6 +378,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         ``random_state`` the key holds the kind alone (a bad one is still
         refused); a progress bar changes nothing.
         """
+        self._check_privacy_level(n)
         given = self.get_params(deep=False)
         params = {k: v for k, v in given.items()
                   if k not in ("progress", "random_state")}
@@ -510,16 +568,18 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
                          frames[0].columns) or not f.dtypes.equals(
                              frames[0].dtypes) for f in frames))
         if per_frame:
-            return np.vstack([self.release(f).values.to_numpy()
-                              for f in frames])
+            with warnings_once():
+                return np.vstack([self.release(f).values.to_numpy()
+                                  for f in frames])
         # One check of every row at once (columns, dtypes, secrets); each
-        # frame is then one of its parts.
+        # frame is then one of its parts, and a warning is said once.
         _, backend = self._private_frame(pd.concat(frames))
         rows = []
-        for frame in frames:
-            _, noisy, clamped = self._noisy_statistic(
-                frame, backend, self._noise_source)
-            rows.append(noisy if clamped is None else clamped)
+        with warnings_once():
+            for frame in frames:
+                _, noisy, clamped = self._noisy_statistic(
+                    frame, backend, self._noise_source)
+                rows.append(noisy if clamped is None else clamped)
         return np.vstack(rows)
 
     def _exact_statistic(self, frame, backend) -> tuple[int, np.ndarray]:
@@ -669,8 +729,6 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         --------
         from_json : Load the text back.
         """
-        from skattr._persistence import to_json
-
         return to_json(self)
 
     @classmethod
@@ -718,8 +776,6 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         >>> bool(loaded.release(private).values.equals(mech.release(private).values))
         True
         """
-        from skattr._persistence import from_json
-
         return from_json(text, cls)
 
     def __sklearn_tags__(self):

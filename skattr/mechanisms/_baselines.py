@@ -5,15 +5,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from sklearn.utils.validation import validate_data
 
 from skattr._certificate import Assumption, Method
-from skattr._clipping import resolve_clipping, resolve_declared
+from skattr._clipping import resolve_declared
 from skattr._data import secret_indicator
 from skattr._kinds import counts_records
 from skattr._release import Certificate
-from skattr._secret import SECRETS, as_secrets
-from skattr.backends import frame_of
+from skattr._secret import SECRETS
+from skattr.backends import backend_of
 from skattr.calibration._gaussian import gaussian_delta, max_mahalanobis
 from skattr.exceptions import InvalidParameterError
 from skattr.mechanisms._base import BaseMechanism
@@ -23,7 +22,6 @@ from skattr.utils._docstrings import fill_doc
 from skattr.utils._param_validation import (
     Interval,
 )
-from skattr.utils._scoring import check_search_scorer
 
 __all__ = [
     "DPGaussian",
@@ -121,7 +119,7 @@ class _DPBaseline(BaseMechanism):
     # Laplace noise has no delta and no Gaussian calibration.
     _parameter_constraints = {
         **{k: v for k, v in BaseMechanism._parameter_constraints.items()
-           if k not in ("delta", "calibration")},
+           if k not in ("delta", "allow_large_delta", "calibration")},
         "secret": [SECRETS, None],
     }
 
@@ -134,53 +132,25 @@ class _DPBaseline(BaseMechanism):
     auto_candidate = False
     _group = False
 
-    def _fit_theta(self, frame, secrets) -> tuple:
-        return ()
+    #: ``fit`` checks the data chunk by chunk (``column_totals``): a Dask
+    #: frame is never collected.
+    _reads_dask_reference = True
 
-    def fit(self, X, y=None):
-        """Resolve the released columns; differential privacy learns no Theta.
+    def _fit_theta(self, frame, secrets) -> None:
+        """Learn nothing (differential privacy has no Theta); check the data.
 
-        Only the columns' names and types are used (their values are checked to
-        be numbers and finite), so X may be reference data or the private data
-        itself without any leak.
-
-        Parameters
-        ----------
-        X : DataFrame or array-like of shape (n_records, n_columns)
-            Data with the columns to release.
-        y : None
-            Ignored; present for scikit-learn's API.
-
-        Returns
-        -------
-        self : object
-            The fitted mechanism.
+        Only the columns' names and types are used (their values are checked
+        to be numbers and finite, and the secrets to apply to them), so X may
+        be reference data or the private data itself without any leak. The
+        bounds are declared, never read off X (``fit`` refuses a policy).
         """
-        self._validate_params()
-        check_search_scorer(self)
-        frame, backend = frame_of(X, what="the data passed to fit")
-        validate_data(self, backend.schema(frame) if backend.lazy else X,
-                      skip_check_array=True)
-        secrets = () if self.secret is None else as_secrets(self.secret)
-        self._resolve_query(frame, secrets)
-        # The bounds are declared (never read off X, which may be the private
-        # data): a release clips each record to them.
-        self.clipping_ = resolve_clipping(
-            self.bounds, self.query_, self.columns_, frame,
-            reads_reference=False, needs_declared=True)
-        # Nothing is learned, but bad data or a secret that does not apply to it
-        # is reported here, as by the other mechanisms.
         what = "the data passed to fit"
         # The same checks, chunk by chunk for a lazy frame, in one pass.
-        backend.column_totals(
+        backend_of(frame).column_totals(
             frame, self.query_, self.columns_, what=what,
             check=lambda part: [secret_indicator(part, s, what=what)
                                 for s in secrets])
-        # A Theta given as a parameter (the Markov quilt network) is checked
-        # against the columns here; the DP baselines have none.
-        self.theta_ = self._fit_theta(frame, secrets)
-        self._start_releases()
-        return self
+        self.theta_ = ()
 
     def fit_transform(self, X, y=None, **fit_params):
         """Fit on X and release X's statistics.
@@ -239,6 +209,8 @@ class _GaussianBaseline(_DPBaseline):
     _parameter_constraints = {
         **_DPBaseline._parameter_constraints,
         "delta": [Interval("real", 0, 1, closed="neither")],
+        "allow_large_delta": BaseMechanism._parameter_constraints[
+            "allow_large_delta"],
         "calibration": BaseMechanism._parameter_constraints["calibration"],
     }
 
@@ -427,6 +399,7 @@ class DPGaussian(_GaussianBaseline):
     %(bounds)s
     %(secure)s
     %(random_state)s
+    %(allow_large_delta)s
 
     %(attributes)s
 
@@ -467,7 +440,7 @@ class DPGaussian(_GaussianBaseline):
 
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
                  calibration="analytic", bounds=None, secure=False,
-                 random_state=None):
+                 random_state=None, allow_large_delta=False):
         self.query = query
         self.secret = secret
         self.epsilon = epsilon
@@ -476,6 +449,7 @@ class DPGaussian(_GaussianBaseline):
         self.bounds = bounds
         self.secure = secure
         self.random_state = random_state
+        self.allow_large_delta = allow_large_delta
 
 
 @_fill_doc
@@ -565,6 +539,7 @@ class GroupDPGaussian(_GaussianBaseline):
     %(group)s
     %(secure)s
     %(random_state)s
+    %(allow_large_delta)s
 
     %(attributes)s
 
@@ -608,7 +583,7 @@ class GroupDPGaussian(_GaussianBaseline):
 
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
                  calibration="analytic", bounds=None, group_size=None,
-                 secure=False, random_state=None):
+                 secure=False, random_state=None, allow_large_delta=False):
         self.query = query
         self.secret = secret
         self.epsilon = epsilon
@@ -618,3 +593,4 @@ class GroupDPGaussian(_GaussianBaseline):
         self.group_size = group_size
         self.secure = secure
         self.random_state = random_state
+        self.allow_large_delta = allow_large_delta

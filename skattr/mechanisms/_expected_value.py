@@ -72,7 +72,7 @@ class _ExpectedValueMechanism(GaussianPairLawMechanism):
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
                  calibration="analytic", theta="auto", law="auto",
                  relaxation=None, bounds="robust", secure=False,
-                 random_state=None, **deprecated):
+                 random_state=None, allow_large_delta=False, **deprecated):
         self.query = query
         self.secret = secret
         self.epsilon = epsilon
@@ -84,6 +84,7 @@ class _ExpectedValueMechanism(GaussianPairLawMechanism):
         self.bounds = bounds
         self.secure = secure
         self.random_state = random_state
+        self.allow_large_delta = allow_large_delta
 
     def _mu(self) -> float:
         return max_mahalanobis(self.epsilon, self.delta, self.calibration)
@@ -168,12 +169,12 @@ class _GaussianExpectedValue(_ExpectedValueMechanism):
                  calibration="analytic", theta="auto", law="auto",
                  max_error_ratio=MAX_ERROR_RATIO, relaxation=None,
                  bounds="robust", secure=False, random_state=None,
-                 **deprecated):
+                 allow_large_delta=False, **deprecated):
         super().__init__(
             query=query, secret=secret, epsilon=epsilon, delta=delta,
             calibration=calibration, theta=theta, law=law, relaxation=relaxation,
             bounds=bounds, secure=secure, random_state=random_state,
-            **deprecated)
+            allow_large_delta=allow_large_delta, **deprecated)
         self.max_error_ratio = max_error_ratio
 
     @abstractmethod
@@ -301,6 +302,7 @@ _LAPLACE_PARAMETERS = """
     %(theta_bounds)s
     %(secure)s
     %(random_state)s
+    %(allow_large_delta)s
     """
 
 _MAX_ERROR_RATIO = """
@@ -335,6 +337,7 @@ _GAUSSIAN_PARAMETERS = """
     %(theta_bounds)s
     %(secure)s
     %(random_state)s
+    %(allow_large_delta)s
     """
 
 _OPTIMAL_PARAMETERS = """
@@ -355,6 +358,7 @@ _OPTIMAL_PARAMETERS = """
     %(theta_bounds)s
     %(secure)s
     %(random_state)s
+    %(allow_large_delta)s
     """
 
 _ATTRIBUTES = """
@@ -636,12 +640,12 @@ class OptimalGaussian(_GaussianExpectedValue):
                  calibration="analytic", theta="auto", law="auto",
                  objective="expected-error", relaxation=None,
                  bounds="robust", secure=False, random_state=None,
-                 **deprecated):
+                 allow_large_delta=False, **deprecated):
         _ExpectedValueMechanism.__init__(
             self, query=query, secret=secret, epsilon=epsilon, delta=delta,
             calibration=calibration, theta=theta, law=law, relaxation=relaxation,
             bounds=bounds, secure=secure, random_state=random_state,
-            **deprecated)
+            allow_large_delta=allow_large_delta, **deprecated)
         self.objective = objective
 
     def _gaussian_noise(self, laws):

@@ -28,7 +28,6 @@ from skattr.mechanisms._registry import register
 from skattr.noise import LaplaceNoise, NoiseLaw
 from skattr.utils._docstrings import fill_doc
 from skattr.utils._param_validation import Interval
-from skattr.utils._scoring import check_search_scorer
 
 __all__ = ["NETWORK_WORK_LIMIT", "AttributePrivateMarkovQuilt",
            "MarkovQuiltMechanism", "chain_quilt_scales"]
@@ -201,7 +200,8 @@ class AttributePrivateMarkovQuilt(_DPBaseline):
                 "the Bayesian network of the attribute parameters (Theta), "
                 "stated by an expert or fitted with skattr.bayes.fit_network.")
 
-    def _fit_theta(self, frame: pd.DataFrame, secrets) -> tuple:
+    def _fit_theta(self, frame: pd.DataFrame, secrets) -> None:
+        super()._fit_theta(frame, secrets)
         network = self.network
         if not self.query_.is_linear:
             raise InvalidParameterError(
@@ -214,7 +214,7 @@ class AttributePrivateMarkovQuilt(_DPBaseline):
         self.column_nodes_ = _column_nodes(
             network, [c for p in _parts(self.query_) for c in p.columns],
             self.reads)
-        return (network,)
+        self.theta_ = (network,)
 
     def _theta_description(self) -> str:
         net = self.theta_[0]
@@ -485,23 +485,9 @@ class MarkovQuiltMechanism(_DPBaseline):
         self.secure = secure
         self.random_state = random_state
 
-    def fit(self, X, y=None):
-        """Check the query and the network against X's columns (nothing is learned).
-
-        Parameters
-        ----------
-        X : DataFrame
-            Data with the released columns.
-        y : None
-            Ignored; present for scikit-learn's API.
-
-        Returns
-        -------
-        self : object
-            The fitted mechanism.
-        """
-        self._validate_params()
-        check_search_scorer(self)
+    def _validate_params(self):
+        super()._validate_params()
+        # Checked with the parameters, before any data is read.
         if (self.network is None) == (self.transition is None):
             raise InvalidParameterError(
                 "MarkovQuiltMechanism needs the law of the entries: either "
@@ -512,10 +498,11 @@ class MarkovQuiltMechanism(_DPBaseline):
             # Validates the chain's matrix and initial law now, not at release
             # (a matrix that is not square is refused by markov_chain).
             ParameterNetwork.markov_chain(*self._chain_law(), 2)
-        fitted = super().fit(X, y)
+
+    def _fit_theta(self, frame: pd.DataFrame, secrets) -> None:
+        super()._fit_theta(frame, secrets)
         # b_max per (length, epsilon, max_quilt_size), filled by plans.
         self._entry_scales = {}
-        return fitted
 
     def _chain_law(self) -> tuple[np.ndarray, np.ndarray]:
         """Return the initial law and the transition matrix (initial: uniform)."""

@@ -21,7 +21,6 @@ from skattr._clipping import warnings_once
 from skattr._persistence import persistable
 from skattr._query import check_counted_values, check_present, check_value_occurs
 from skattr.backends import backend_of, is_frame
-from skattr.dp import check_privacy_level
 from skattr.exceptions import (
     InvalidParameterError,
     NotCertifiableError,
@@ -30,10 +29,6 @@ from skattr.exceptions import (
 )
 from skattr.mechanisms import _fit_cache
 from skattr.theta._spec import theta_reads_reference
-from skattr.utils._param_validation import (
-    Interval,
-    validate_parameter_constraints,
-)
 from skattr.utils._progress import check_progress, progress_enabled
 from skattr.utils._stack import caller_stacklevel
 
@@ -51,6 +46,11 @@ _BUILT_BY_CALLER = frozenset({"query", "secret"})
 #: (those with steps that take seconds), checked and ignored by the others,
 #: since they change no release.
 _DISPLAY = frozenset({"progress"})
+
+#: Options every caller may pass: given to the classes that take them, and
+#: meaningless for the others (a mechanism that takes no delta certifies
+#: delta = 0, which no option needs to allow).
+_ANY_MECHANISM = frozenset({"allow_large_delta"})
 
 
 def _parameters(cls) -> tuple[str, ...]:
@@ -173,11 +173,13 @@ class Registry(Mapping):
         if "progress" in params:
             check_progress(params["progress"], f"mechanism={mechanism!r}")
         taken = {p for cls in classes.values() for p in _parameters(cls)}
-        unknown = sorted(set(params) - taken - _BUILT_BY_CALLER - _DISPLAY)
+        unknown = sorted(set(params) - taken - _BUILT_BY_CALLER - _DISPLAY
+                         - _ANY_MECHANISM)
         if not unknown:
             _check_values(classes, params)
             return
-        valid = sorted(taken - _BUILT_BY_CALLER)
+        # The guard's option is every mechanism's: not named among them.
+        valid = sorted(taken - _BUILT_BY_CALLER - _ANY_MECHANISM)
         name = unknown[0]
         if name in ("delta", "calibration") and mechanism != "auto":
             why = ("adds Laplace noise only and certifies delta = 0"
@@ -232,26 +234,14 @@ class Registry(Mapping):
         fits = {} if fits is None else fits
         fitted = {}
         for name, cls in classes.items():
-            own = _parameters(cls)
-            if auto and among is not None and not among(cls):
-                continue
-            if auto and (("privacy" in params and "privacy" not in own)
-                         or any(params.get(p) is None
-                                for p in cls.auto_requires)):
-                # A candidate that cannot give the privacy asked for, or
-                # whose Theta was not given (a Markov quilt mechanism without
-                # its network), is none.
+            if auto and not _considered(cls, params, among):
                 continue
             if name not in fits:
-                est = cls(query=query, secret=secret,
-                          **{k: v for k, v in params.items() if k in own})
-                try:
-                    fits[name] = est.fit(frame)
-                except (NotCertifiableError, InvalidParameterError) as exc:
-                    if not auto and (refusals == "raise" or isinstance(
-                            exc, InvalidParameterError)):
-                        raise
-                    fits[name] = exc
+                fits[name] = _fitted(cls, query, secret, params, frame,
+                                     raises=() if auto else (
+                                         InvalidParameterError,
+                                         *((NotCertifiableError,)
+                                           if refusals == "raise" else ())))
             elif not auto and isinstance(fits[name], InvalidParameterError):
                 raise fits[name]
             fitted[name] = fits[name]
@@ -293,11 +283,17 @@ class Registry(Mapping):
         reads only the columns. ``among`` (a predicate of a class) restricts
         ``"auto"``'s candidates (a ledger's: those it certifies jointly).
         """
-        large_delta = params.pop("allow_large_delta", False)
+        with warnings_once():
+            return self._build(query, secret=secret, reference=reference,
+                               data=data, mechanism=mechanism, n_rows=n_rows,
+                               among=among, params=params)
+
+    def _build(self, query, *, secret, reference, data, mechanism, n_rows,
+               among, params):
         # n is public; a Dask frame's is counted once, not per candidate.
         n = n_rows if n_rows is not None else backend_of(data).row_count(
             data, what="the private data")
-        _check_privacy_level(params, n, large_delta)
+        _check_privacy_level(self, mechanism, query, params, n)
         # progress=True without tqdm is refused whether or not a fit is reused.
         progress_enabled(params.get("progress", "auto"))
         # What was fitted before on the same data, statistic and parameters
@@ -306,10 +302,9 @@ class Registry(Mapping):
         key, known = _fit_cache.cached_fits(mechanism, query, secret, reference,
                                             data, params)
         fits = dict(known)
-        with warnings_once():
-            fitted = self.fit_candidates(mechanism, query, secret=secret,
-                                         reference=reference, data=data,
-                                         params=params, among=among, fits=fits)
+        fitted = self.fit_candidates(mechanism, query, secret=secret,
+                                     reference=reference, data=data,
+                                     params=params, among=among, fits=fits)
         _fit_cache.remember(key, fits)
         fitted = {name: _fit_cache.fresh(est, params) if name in known else est
                   for name, est in fitted.items()}
@@ -339,14 +334,52 @@ class Registry(Mapping):
         return candidates[self.least_error(candidates)][0]
 
 
-def _check_privacy_level(params: Mapping, n: int, large_delta: bool) -> None:
-    """Warn of a guarantee that protects little, refuse one that is none."""
-    check_privacy_level(params.get("epsilon"), params.get("delta"), n,
-                        large_delta=large_delta)
+def _considered(cls, params: Mapping, among) -> bool:
+    """Whether ``"auto"`` considers ``cls`` for these parameters.
+
+    Not a candidate: one the caller's ``among`` excludes, one that cannot
+    give the privacy asked for, or one whose Theta was not given (a Markov
+    quilt mechanism without its network).
+    """
+    return ((among is None or among(cls))
+            and not ("privacy" in params and "privacy" not in _parameters(cls))
+            and all(params.get(p) is not None for p in cls.auto_requires))
 
 
-#: The deltas a mechanism certifying delta = 0 (it takes no ``delta``) meets.
-_PURE_DELTA = [Interval("real", 0, 1, closed="left")]
+def _fitted(cls, query, secret, params: Mapping, frame, raises: tuple):
+    """Return ``cls`` fitted with the parameters it takes, or its refusal.
+
+    A refusal of a kind in ``raises`` is raised; any other is returned.
+    """
+    own = _parameters(cls)
+    est = cls(query=query, secret=secret,
+              **{k: v for k, v in params.items() if k in own})
+    try:
+        return est.fit(frame)
+    except (NotCertifiableError, InvalidParameterError) as exc:
+        if isinstance(exc, raises):
+            raise
+        return exc
+
+
+def _check_privacy_level(registry: Registry, mechanism, query, params: Mapping,
+                         n: int) -> None:
+    """Refuse a delta that protects nothing, and warn, before any fit.
+
+    Each class ``mechanism=`` names makes its own check
+    (:meth:`~skattr.mechanisms.BaseMechanism._check_privacy_level`, made
+    again before its plan), here on an estimator holding the parameters it
+    takes, so that nothing is fitted for a release it would refuse. An
+    unknown mechanism is refused by :meth:`Registry.fit_candidates`.
+    """
+    try:
+        classes = registry.classes_for(mechanism, query)
+    except InvalidParameterError:
+        return
+    for cls in classes.values():
+        own = _parameters(cls)
+        cls(**{k: v for k, v in params.items() if k in own}
+            )._check_privacy_level(n)
 
 
 def _check_values(classes: Mapping[str, type], params: Mapping) -> None:
@@ -355,20 +388,18 @@ def _check_values(classes: Mapping[str, type], params: Mapping) -> None:
     ``"auto"`` skips a candidate whose parameters do not fit it (delta = 0 for
     a Gaussian mechanism), so a value valid for none of them (a misspelt
     ``law="gausian"``) must be refused here, or it would be silently dropped
-    with the candidates that take it. A class that takes no ``delta``
-    certifies delta = 0, which any delta in [0, 1) allows.
+    with the candidates that take it. Each class checks the value itself
+    (:meth:`~skattr.mechanisms.BaseMechanism._check_parameter`, as its
+    ``fit`` does; one that takes no ``delta`` allows any in [0, 1)); the
+    first refusal is raised.
     """
     for name, value in params.items():
         errors = []
         for cls in classes.values():
-            accepted = cls._parameter_constraints.get(name)
-            if name == "delta" and name not in _parameters(cls):
-                accepted = _PURE_DELTA
-            elif accepted is None or name not in _parameters(cls):
+            if name not in _parameters(cls) and name != "delta":
                 continue
             try:
-                validate_parameter_constraints({name: accepted}, {name: value},
-                                               cls.__name__)
+                cls._check_parameter(name, value)
             except InvalidParameterError as exc:
                 errors.append(exc)
             else:

@@ -94,7 +94,7 @@ class _WassersteinFamily(BaseMechanism):
     # No calibration (Laplace noise); delta only for the approximate mechanism.
     _parameter_constraints = {
         **{k: v for k, v in BaseMechanism._parameter_constraints.items()
-           if k not in ("calibration", "delta")},
+           if k not in ("calibration", "delta", "allow_large_delta")},
         "query": [Query, StackedQuery, Statistic, None],
         # Stated values (count probabilities, SumLaws) or a Theta spec by
         # what it answers (skattr.theta.ThetaSpec), giving a law of a kind
@@ -299,6 +299,7 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
     %(secure)s
     %(random_state)s
     %(progress)s
+    %(allow_large_delta)s
 
     %(attributes)s
 
@@ -358,6 +359,8 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
     _parameter_constraints = {
         **_WassersteinFamily._parameter_constraints,
         "delta": [Interval("real", 0, 1, closed="neither")],
+        "allow_large_delta": BaseMechanism._parameter_constraints[
+            "allow_large_delta"],
     }
 
     mechanism_name = "approx-wasserstein"
@@ -367,12 +370,13 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
                  theta="auto", privacy="dataset", bounds="robust",
                  secure=False, random_state=None, progress="auto",
-                 **deprecated):
+                 allow_large_delta=False, **deprecated):
         super().__init__(query=query, secret=secret, epsilon=epsilon,
                          theta=theta, privacy=privacy, bounds=bounds,
                          secure=secure, random_state=random_state,
                          progress=progress, **deprecated)
         self.delta = delta
+        self.allow_large_delta = allow_large_delta
 
     def _certified_delta(self) -> float:
         return self.delta

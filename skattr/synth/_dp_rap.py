@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from skattr._persistence import persistable
 from skattr._random import check_random_state
-from skattr.dp import epsilon_of_rho, rho_of_epsilon
+from skattr.dp import check_privacy_level, epsilon_of_rho, rho_of_epsilon
 from skattr.exceptions import InvalidParameterError
 from skattr.synth._base import ReleasedCells, check_draws
 from skattr.synth._rap import (
@@ -305,8 +305,11 @@ class DPRAP(RAPBase):
         self : DPRAP
         """
         domain = self._checked(X)
-        real = domain.onehot(X)                 # refuses unseen values first
         n = len(X)
+        # The one check of how much a guarantee protects, as every mechanism
+        # and AttributePrivateRAP make it: before any value is read.
+        check_privacy_level(self.epsilon, self.delta, n, allow=None)
+        real = domain.onehot(X)                 # refuses unseen values first
         rng = check_random_state(self.random_state, owner="DPRAP")
         workload = self._workload(domain, rng)
         rho = rho_of_epsilon(float(self.epsilon), float(self.delta))

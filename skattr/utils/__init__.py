@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
+
 from skattr.utils._public import public_dir
 
 __all__ = ["all_estimators"]
@@ -29,10 +33,6 @@ def all_estimators() -> list[tuple[str, type]]:
      'GroupDPLaplace', 'MarkovQuiltMechanism', 'OptimalGaussian',
      'WassersteinMechanism']
     """
-    import importlib
-    import inspect
-    import pkgutil
-
     from sklearn.base import BaseEstimator, TransformerMixin
 
     # As scikit-learn's does: walk the package's public modules and keep the

@@ -46,6 +46,12 @@ calibration : {"analytic", "classic"}, default="analytic"
     ``"analytic"``: the exact Gaussian calibration of Balle and Wang (valid
     for every epsilon). ``"classic"``: c = sqrt(2 ln(1.25/delta)) as in the
     papers (proven for epsilon < 1 only; a warning says so otherwise).""",
+    "allow_large_delta": """\
+allow_large_delta : bool, default=False
+    A delta above 0.1 is refused (the guarantee may fail with that chance,
+    so it says next to nothing) unless this is True. A delta at 1/n or more
+    of the n records released, and an epsilon above 10, warn
+    (``PrivacyLeakWarning``).""",
     "random_state": """\
 random_state : None, int, Generator or RandomState, default=None
     None draws the noise from the operating system's entropy. A seed makes

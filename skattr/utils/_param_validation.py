@@ -13,6 +13,8 @@ import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import numpy as np
+
 from skattr.exceptions import InvalidParameterError
 
 __all__ = ["HasMethods", "Interval", "OneOrMore", "Options", "as_called",
@@ -163,7 +165,6 @@ def _satisfies(constraint, value) -> bool:
     if isinstance(constraint, type):
         return isinstance(value, constraint)
     if constraint == "random_state":
-        import numpy as np
 
         return value is None or isinstance(
             value, (numbers.Integral, np.random.Generator, np.random.RandomState)
@@ -171,7 +172,6 @@ def _satisfies(constraint, value) -> bool:
     if constraint == "callable":
         return callable(value)
     if constraint == "boolean":
-        import numpy as np
 
         return isinstance(value, (bool, np.bool_))
     return constraint.is_satisfied_by(value)

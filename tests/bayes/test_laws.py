@@ -161,6 +161,8 @@ def test_wasserstein_scale_is_the_brute_force_distance_over_epsilon(school):
     assert prop.plan(school).sensitivity == pytest.approx(w / n)
 
 
+@pytest.mark.filterwarnings(
+    "ignore:delta=.* is at least 1/n:skattr.exceptions.PrivacyLeakWarning")
 def test_approximate_wasserstein_is_never_above_the_exact(school):
     theta = tall_theta()
     kw = dict(query=skattr.Query.count("height", lambda h: h > 66), secret=SECRET,

@@ -488,3 +488,26 @@ def test_invalid_profile_inputs():
         gaussian_pair_delta(np.inf, 1.0, 1.0, 1.0, 1.0)
     with pytest.raises(InvalidParameterError, match="'epsilon'"):
         gaussian_pair_delta(0.0, 1.0, 1.0, 1.0, -0.5)
+
+
+def test_the_classic_warning_points_at_the_callers_line_once_a_release():
+    """ClassicCalibrationWarning names the user's file, not skattr's."""
+    import skattr
+    from skattr.datasets import make_hospital
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        classic_mu(2.0, 1e-6)
+    assert [w.filename for w in caught] == [__file__]
+    private = make_hospital(200, random_state=1)
+    secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        # Deep inside a plan, and computed by several of auto's candidates.
+        private.attrpriv.mean("weight", secret=secret, epsilon=2.0,
+                              reference=make_hospital(2000, random_state=0),
+                              law="gaussian", calibration="classic",
+                              random_state=0)
+    classic = [w for w in caught
+               if issubclass(w.category, ClassicCalibrationWarning)]
+    assert [w.filename for w in classic] == [__file__]

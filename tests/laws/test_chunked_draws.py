@@ -120,6 +120,8 @@ def test_drawn_laws_keep_their_seeded_values(reference, privacy, replace,
 
 
 @pytest.mark.slow
+@pytest.mark.filterwarnings(
+    "ignore:delta=.* is at least 1/n:skattr.exceptions.PrivacyLeakWarning")
 def test_a_certificate_does_not_depend_on_the_chunks(reference, monkeypatch):
     def plan():
         return ApproximateWassersteinMechanism(

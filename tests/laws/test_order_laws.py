@@ -279,6 +279,8 @@ def test_several_quantiles_use_exact_boxes():
 
 
 @pytest.mark.slow
+@pytest.mark.filterwarnings(
+    "ignore:delta=.* is at least 1/n:skattr.exceptions.PrivacyLeakWarning")
 def test_with_replacement_a_dataset_may_outgrow_the_reference():
     ref = _income(2000)
     secret = Secret.proportion("rich", True, pairs=[(0.2, 0.4)])
@@ -307,6 +309,8 @@ def test_with_replacement_a_dataset_may_outgrow_the_reference():
 
 
 @pytest.mark.slow
+@pytest.mark.filterwarnings(
+    "ignore:delta=.* is at least 1/n:skattr.exceptions.PrivacyLeakWarning")
 def test_distributional_privacy():
     ref = _income()
     secret = Secret.proportion("rich", True, pairs=[(0.2, 0.4)])

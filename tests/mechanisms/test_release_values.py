@@ -43,6 +43,8 @@ def test_values_are_those_of_one_release_each_in_turn():
     np.testing.assert_array_equal(values, one_by_one)
 
 
+@pytest.mark.filterwarnings(
+    "ignore:epsilon=50 lets:skattr.exceptions.PrivacyLeakWarning")
 def test_noise_follows_the_planned_laplace_law():
     # Noise scale by hand: L1 sensitivity of the means 90 / n over epsilon.
     # The means lie far inside their ranges at this scale, so no clamp binds.

@@ -42,6 +42,8 @@ FRAME = pd.DataFrame({"x1": [1, 0, 1, 1], "x2": [1, 0, 0, 1]})
 
 
 @pytest.mark.parametrize("delta", [0.0, 0.01, 0.05])
+@pytest.mark.filterwarnings(
+    "ignore:delta=.* is at least 1/n:skattr.exceptions.PrivacyLeakWarning")
 def test_count_law_certificates_hold(delta):
     secret = Secret.proportion("x2", 1, pairs=[(0.4, 0.6)])
     kw = {"query": Query.count("x1", 1), "secret": secret, "theta": [[0.3, 0.5]],

@@ -145,6 +145,8 @@ def test_auto_means_the_reference_confidence_box_for_a_count():
 
 
 @pytest.mark.parametrize("name", ["wasserstein", "approx-wasserstein"])
+@pytest.mark.filterwarnings(
+    "ignore:delta=.* is at least 1/n:skattr.exceptions.PrivacyLeakWarning")
 def test_the_plug_in_theta_is_recorded_as_an_assumption(name):
     # theta="moments" takes the reference's frequencies as the population's:
     # an explicit opt-in the release must record, as the Gaussian
