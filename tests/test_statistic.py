@@ -412,7 +412,7 @@ KERNEL_EXAMPLES = {
 }
 
 
-@pytest.mark.parametrize("kind", list({k.name for k in kinds(linear=False)}))
+@pytest.mark.parametrize("kind", sorted({k.name for k in kinds(linear=False)}))
 def test_each_kernel_agrees_exactly_and_on_subsets_with_numpy(frame, kind):
     stat, independent = KERNEL_EXAMPLES[kind]
     small = frame.sample(23, random_state=5)
