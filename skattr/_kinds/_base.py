@@ -140,12 +140,22 @@ class StatisticKind:
     def band_coordinates(self, stat, columns: int) -> list | None:
         """Return (column index, coordinate, parameter) per value over the bands.
 
-        The coordinates of a band law (``"sum"`` weighted ``"mean"`` or
-        ``"sum"``, ``"quantile"`` at a level, ``"std"`` with a ddof), in the
-        order the statistic releases them; None for a kind the bands do not
-        bound.
+        The coordinates of a band law
+        (:class:`~skattr.laws._joint_band.JointBandLaw`): ``"linear"`` or
+        ``"monotone"`` with the statistic (its :meth:`record_weight`
+        weighing it), ``"order"`` at a level, ``"spread"`` with a ddof, in
+        the order the statistic releases them; None for a kind the bands do
+        not bound.
         """
         return None
+
+    def band_summed(self) -> bool:
+        """Whether its band coordinates are weighted sums of one column each.
+
+        Such a statistic alone takes its own band law
+        (:class:`~skattr.laws._band.BandLaw`); beside others, the joint one.
+        """
+        return False
 
     def band_spacings(self) -> bool:
         """Whether its bands also bound the spacings (an order statistic's)."""

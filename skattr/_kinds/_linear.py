@@ -36,9 +36,12 @@ class LinearKind(StatisticKind):
         return self.weight(n)
 
     def band_coordinates(self, stat, columns: int) -> list:
-        """Return a sum coordinate per column, weighted as the kind is."""
-        weight = "mean" if self.averaged else "sum"
-        return [(c, "sum", weight) for c in range(columns)]
+        """Return a linear coordinate per column, weighted as the kind is."""
+        return [(c, "linear", stat) for c in range(columns)]
+
+    def band_summed(self) -> bool:
+        """Return True: its coordinates are weighted sums."""
+        return True
 
 
 @register_kind

@@ -38,7 +38,7 @@ class OrderKind(StatisticKind):
 
     def band_coordinates(self, stat, columns: int) -> list:
         """Return a quantile coordinate per column and level."""
-        return [(c, "quantile", float(q)) for c in range(columns)
+        return [(c, "order", float(q)) for c in range(columns)
                 for q in self.levels(stat)]
 
     def band_spacings(self) -> bool:

@@ -40,4 +40,4 @@ class Std(StatisticKind):
 
     def band_coordinates(self, stat, columns: int) -> list:
         """Return a std coordinate per column, with its ddof."""
-        return [(c, "std", int(stat.ddof)) for c in range(columns)]
+        return [(c, "spread", int(stat.ddof)) for c in range(columns)]
