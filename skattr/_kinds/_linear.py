@@ -49,6 +49,8 @@ class Mean(LinearKind):
     """The mean of a column: its values, weighted 1 / n."""
 
     name: ClassVar[str] = "mean"
+    verb: ClassVar[bool] = True
+    aggregation: ClassVar[bool] = True
     order: ClassVar[int] = 0
     averaged: ClassVar[bool] = True
 
@@ -58,6 +60,8 @@ class Sum(LinearKind):
     """The sum of a column: its values, weighted 1."""
 
     name: ClassVar[str] = "sum"
+    verb: ClassVar[bool] = True
+    aggregation: ClassVar[bool] = True
     order: ClassVar[int] = 1
 
     def output_range(self, stat, low: float, high: float, n: int):
@@ -77,6 +81,7 @@ class Count(CountingKind):
     """The number of records holding a value: from 0 to n."""
 
     name: ClassVar[str] = "count"
+    verb: ClassVar[bool] = True
     order: ClassVar[int] = 2
 
     def output_range(self, stat, low: float, high: float, n: int):
@@ -89,6 +94,7 @@ class Proportion(CountingKind):
     """The share of records holding a value: from 0 to 1."""
 
     name: ClassVar[str] = "proportion"
+    verb: ClassVar[bool] = True
     order: ClassVar[int] = 3
     averaged: ClassVar[bool] = True
 

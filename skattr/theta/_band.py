@@ -227,7 +227,7 @@ def banded_by_default(request) -> bool:
     calibrate several values' bands (``"bands"``). Every secret hiding a
     proportion.
     """
-    if not all(s.property == "proportion" for s in request.secrets):
+    if not all(secret.property == "proportion" for secret in request.secrets):
         return False
     kind = query_kind(request.query)
     if (kind is not None and law_builder("band", kind) is not None
@@ -259,10 +259,10 @@ def _check_several(request) -> None:
 
 
 def _check_proportions(request) -> None:
-    for s in request.secrets:
-        if s.property != "proportion":
+    for secret in request.secrets:
+        if secret.property != "proportion":
             raise InvalidParameterError(
-                f"The secret {s.label} protects a mean; ConfidenceBand "
+                f"The secret {secret.label} protects a mean; ConfidenceBand "
                 "needs a proportion secret.")
 
 
