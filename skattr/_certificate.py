@@ -105,6 +105,39 @@ def _zhang_quilt(scale: float, quilts: tuple) -> str:
             f"(epsilon - e); {chosen}")
 
 
+def _record_weight(weight: float) -> str:
+    """Return a band law's weight of a record's gap: ``1 / 160`` when a reciprocal."""
+    share = 1.0 / weight
+    if abs(share - round(share)) <= 1e-9 * share:
+        return f"1 / {round(share)}"
+    return f"{weight:.6g}"
+
+
+#: Why a band law weighs the moved records' gaps as it does.
+_WEIGHT_NOTE = ("the most the statistic moves when one record's value moves by "
+                "1; a trimmed mean's, of n records cutting g from each end: "
+                "1 / (n - 2g)")
+
+
+def _band_closeness_weighted(records: int, weight: float) -> str:
+    return (_BAND_GAPS.format(records=records) + "; W the upper "
+            "delta-quantile of their summed gaps times "
+            f"{_record_weight(weight)} ({_WEIGHT_NOTE}; Chen Def 3.2, Thm 3.2)")
+
+
+def _band_largest_weighted(weight: float) -> str:
+    return ("the largest distance of the swap coupling over the groups' "
+            "confidence bands: the moved records' largest summed gaps times "
+            f"{_record_weight(weight)} ({_WEIGHT_NOTE})")
+
+
+def _check_weight(weight: float, **_) -> None:
+    if (isinstance(weight, bool) or not isinstance(weight, (int, float))
+            or not 0.0 < weight < float("inf")):
+        raise ValueError(f"a record's weight is a positive finite float; got "
+                         f"{weight!r}")
+
+
 def _boxes(mass: float, faces: str) -> str:
     how = {"exact": "at exact tails",
            "chernoff": "at Chernoff tails of the moment generating function",
@@ -232,6 +265,12 @@ _EXACT_PROFILE = ("exact privacy profile of two Gaussians with unequal "
                   "covariances (generalised chi-square, numerical inversion "
                   "rounded up)")
 
+#: The band laws' swap coupling, the words their closeness steps share.
+_BAND_GAPS = ("from the swap coupling over the groups' confidence bands: only "
+              "the {records} records whose group differs between the two "
+              "secrets may differ, each by at most the gap between the groups' "
+              "quantile functions over the bands")
+
 #: Every kind of step of a method: its parameters and text.
 STEPS: dict[str, _Kind] = {
     # Gaussian noise calibrated to the pairs' Gaussian laws.
@@ -325,11 +364,10 @@ STEPS: dict[str, _Kind] = {
         "the least (W, delta)-closeness of {laws} (Chen Def 3.2, Thm 3.2)",
         "laws"),
     "closeness.band": _kind(
-        "from the swap coupling over the groups' confidence bands: only the "
-        "{records} records whose group differs between the two secrets may "
-        "differ, each by at most the gap between the groups' quantile "
-        "functions over the bands; W the upper delta-quantile of their summed "
-        "gaps (Chen Def 3.2, Thm 3.2)", "records"),
+        _BAND_GAPS + "; W the upper delta-quantile of their summed gaps (Chen "
+        "Def 3.2, Thm 3.2)", "records"),
+    "closeness.band.weighted": _kind(
+        _band_closeness_weighted, "records", "weight", check=_check_weight),
     "w-inf.swap": _kind(
         "the swap coupling's bound over Theta's box: only the {records} "
         "records whose group differs between the two secrets may be counted "
@@ -372,6 +410,8 @@ STEPS: dict[str, _Kind] = {
     "w-inf.band": _kind(
         "the largest distance of the swap coupling over the groups' "
         "confidence bands"),
+    "w-inf.band.weighted": _kind(_band_largest_weighted, "weight",
+                                 check=_check_weight),
     "coupling.gaussian-noise.band": _kind(
         "Gaussian noise through the swap coupling: delta at most the expected "
         "Gaussian delta of the coupled distance (joint convexity), computed "

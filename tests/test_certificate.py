@@ -262,6 +262,14 @@ STEP_TEXTS = {
         "by at most the gap between the groups' quantile functions over the "
         "bands; W the upper delta-quantile of their summed gaps (Chen Def 3.2, "
         "Thm 3.2)")),
+    "closeness.band.weighted": ({"records": 20, "weight": 1 / 160}, (
+        "from the swap coupling over the groups' confidence bands: only the 20 "
+        "records whose group differs between the two secrets may differ, each "
+        "by at most the gap between the groups' quantile functions over the "
+        "bands; W the upper delta-quantile of their summed gaps times 1 / 160 "
+        "(the most the statistic moves when one record's value moves by 1; a "
+        "trimmed mean's, of n records cutting g from each end: 1 / (n - 2g); "
+        "Chen Def 3.2, Thm 3.2)")),
     "w-inf.swap": ({"records": 20}, (
         "the swap coupling's bound over Theta's box: only the 20 records whose "
         "group differs between the two secrets may be counted differently")),
@@ -300,6 +308,11 @@ STEP_TEXTS = {
     "w-inf.band": ({}, (
         "the largest distance of the swap coupling over the groups' confidence "
         "bands")),
+    "w-inf.band.weighted": ({"weight": 0.3}, (
+        "the largest distance of the swap coupling over the groups' confidence "
+        "bands: the moved records' largest summed gaps times 0.3 (the most the "
+        "statistic moves when one record's value moves by 1; a trimmed mean's, "
+        "of n records cutting g from each end: 1 / (n - 2g))")),
     "coupling.gaussian-noise.band": ({"records": 20}, (
         "Gaussian noise through the swap coupling: delta at most the expected "
         "Gaussian delta of the coupled distance (joint convexity), computed "
@@ -540,6 +553,10 @@ def test_parameters_are_kept_in_one_order_and_exactly():
     (lambda: Assumption.of("covariances.equal", gap="wide"), "cannot be rendered"),
     (lambda: Assumption("stated", ("text",)), r"\(name, value\) pairs"),
     (lambda: MethodStep.of("secure"), "takes the parameters"),
+    (lambda: MethodStep.of("w-inf.band.weighted", weight=0.0),
+     "weight is a positive finite float"),
+    (lambda: MethodStep.of("closeness.band.weighted", records=2,
+                           weight=float("nan")), "positive finite"),
     (lambda: Method(("expm.gaussian",)), "MethodStep records"),
 ])
 def test_records_are_checked_when_built(build, match):

@@ -76,12 +76,21 @@ def test_the_recipes_statistic_is_released_over_the_bands(recipe):
     assert type(mech.law_).__name__ == "BandLaw"
     plan = mech.plan(n=500)
     assert plan.assumes("reference.band")
-    # Weight 1 for a mean's 1 / n: the mean's bound times n.
+    # Weight 1 for a mean's 1 / n: the mean's bound times n, while that is
+    # below the range's width (10 records)...
     mean = skattr.mechanisms.ApproximateWassersteinMechanism(
         query=skattr.Query.mean(["age"]), secret=SECRET,
         bounds={"age": (0, 100)}, theta=ConfidenceBand()).fit(reference)
-    assert plan.sensitivity == pytest.approx(
-        mean.plan(n=500).sensitivity * 500, rel=1e-6)
+    small = mech.plan(n=10)
+    assert small.sensitivity == pytest.approx(
+        mean.plan(n=10).sensitivity * 10, rel=1e-6)
+    assert small.sensitivity < 100 and not small.certified_by.uses(
+        "w-inf.range")
+    # ... and the width, 100, beyond (500 records: 1190 uncapped): no
+    # midrange of values in [0, 100] moves further.
+    assert mean.plan(n=500).sensitivity * 500 > 1000
+    assert plan.sensitivity == 100.0
+    assert plan.certified_by.uses("w-inf.range")
     release = mech.release(reference.sample(500, random_state=1))
     assert 0 <= release.values.iloc[0] <= 100
 

@@ -62,6 +62,10 @@ _MOST_STEPS, _LEAST_STEPS = 2_000, 16
 _EXACT_RANKS = 400
 #: Lags of the spacings' lower bounds (a geometric grid from 1 to m - 1).
 _SPACING_LAGS = 48
+#: Relative excess over the statistic's range width a summed distance may
+#: have before the width is certified instead (the float error of a grid's
+#: steps summed back to the width).
+_CAP_SLACK = 1e-9
 
 
 def dkw_radius(records: int, alpha: float) -> float:
@@ -461,6 +465,26 @@ class BandLaw(BandsLaw):
     value moving by d moves it by c(n) d at most, whatever the others, so
     the moved records' distances, summed and weighted c(n), bound its move
     under the swap coupling as they bound a mean's (w(n) = 1 / n).
+
+    Notes
+    -----
+    The summed distances are capped at the width of the statistic's range
+    (its kind's ``output_range`` on n records of the clipping range: high -
+    low for a mean or a trimmed mean, n (high - low) for a sum). The two
+    coupled values of the statistic are its values on two datasets of n
+    records in the clipping range, so both lie in that range and their
+    distance is at most its width, whatever the coupling: min(S, width) is
+    stochastically larger than the distance whenever S is, and it bounds
+    W-infinity and (W, delta)-closeness (the least w with P(min(S, width)
+    > w) <= delta is the least of S's and the width). A mean's or a sum's S
+    never exceeds the width (at most n records move, each by at most high -
+    low, weighted 1 / n or 1); a trimmed mean's may (its weight 1 / (n -
+    2g) exceeds 1 / n), and there the width is certified
+    (``"w-inf.range"``). A kind without a range (None, or not finite) is
+    not capped. The Gaussian calibration through the coupling
+    (:meth:`coupled_distances`) reads the uncapped law: valid, if wider. A
+    delta below what the laws of S resolve (about 1e-12) is still refused,
+    as a mean's is, though the width would certify it.
     """
 
     coupled: ClassVar[bool] = True
@@ -509,6 +533,41 @@ class BandLaw(BandsLaw):
                 f"move on {n} records, so the band law bounds no move of it.")
         return weight
 
+    def _cap(self, n: int) -> float:
+        """Return the width of the statistic's range on n records (inf if none).
+
+        Its kind's ``output_range`` of the clipping range: every value of
+        the statistic on n clipped records lies in it.
+        """
+        found = self.query.kind.output_range(self.query, self.low, self.high, n)
+        if found is None:
+            return math.inf
+        width = float(found[1]) - float(found[0])
+        return width if 0.0 <= width < math.inf else math.inf
+
+    def _capped(self, value: float, n: int, step: MethodStep,
+                privacy: str) -> Bound:
+        """Return the bound ``value`` (made by ``step``), or the range's width.
+
+        The width where it is smaller (beyond the float error of the grid's
+        steps, so that a mean's or a sum's bound, at most the width, stays
+        as computed).
+        """
+        cap = self._cap(n)
+        if value > cap * (1 + _CAP_SLACK):
+            return Bound(cap, MethodStep.of("w-inf.range"),
+                         self._assumptions(privacy))
+        return Bound(value, step, self._assumptions(privacy))
+
+    def _summed(self, n: int) -> dict:
+        """Return the weight a band step records: none for a mean's or a sum's.
+
+        A mean weighs a record's gap 1 / n, a sum 1; another kind's weight
+        (a trimmed mean's 1 / (n - 2g)) is recorded with the step.
+        """
+        weight = self._weight(n)
+        return {} if weight in (1.0, 1.0 / n) else {"weight": float(weight)}
+
     @staticmethod
     def _widest(per_pair) -> CoupledDistances:
         return max((law for laws in per_pair for law in laws),
@@ -520,18 +579,27 @@ class BandLaw(BandsLaw):
                              records=self._widest(per_pair).records)
 
     def w_infinity(self, n: int, privacy: str) -> Bound:
+        """Return the moved records' largest summed distance, capped (Notes)."""
         per_pair = self.coupled_distances(n, privacy)
-        return Bound(max(min(law.largest for law in laws) for laws in per_pair),
-                     MethodStep.of("w-inf.band"), self._assumptions(privacy))
+        weighted = self._summed(n)
+        step = (MethodStep.of("w-inf.band.weighted", **weighted) if weighted
+                else MethodStep.of("w-inf.band"))
+        return self._capped(
+            max(min(law.largest for law in laws) for laws in per_pair), n,
+            step, privacy)
 
     def closeness(self, n: int, privacy: str, delta: float, *,
                   progress=False, label: str = "") -> Bound:
+        """Return the summed distance's upper delta-quantile, capped (Notes)."""
         per_pair = self.coupled_distances(n, privacy)
-        return Bound(max(least_certified(laws, lambda law: law.closeness(delta))
-                         for laws in per_pair),
-                     MethodStep.of("closeness.band",
-                                   records=self._widest(per_pair).records),
-                     self._assumptions(privacy))
+        records = self._widest(per_pair).records
+        weighted = self._summed(n)
+        step = (MethodStep.of("closeness.band.weighted", records=records,
+                              **weighted) if weighted
+                else MethodStep.of("closeness.band", records=records))
+        return self._capped(
+            max(least_certified(laws, lambda law: law.closeness(delta))
+                for laws in per_pair), n, step, privacy)
 
 
 @register_law("band", Sum, Mean)

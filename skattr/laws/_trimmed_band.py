@@ -12,6 +12,13 @@ the mean's bound with its weight 1 / n replaced by 1 / (n - 2g). The
 :class:`~skattr.laws._band.BandLaw` computes it, and everything it certifies
 for a mean (W-infinity, (W, delta)-closeness, Gaussian noise through the
 coupling) holds for the trimmed mean with that weight.
+
+That sum may exceed the clipping range's width, high - low (each of the
+moved records up to the width, over n - 2g that may be far fewer), where
+no trimmed mean of values in [low, high] moves further: both coupled
+values lie in the range. The band law's W-infinity and (W, delta)-closeness
+take the smaller of the two (:class:`~skattr.laws._band.BandLaw`, Notes;
+the kind's ``output_range`` is the clipping range).
 """
 
 from __future__ import annotations

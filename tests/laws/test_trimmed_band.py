@@ -4,7 +4,8 @@ The exact laws of the trimmed mean of n records drawn from two known
 discrete populations are enumerated here (every multiset of values, its
 multinomial probability, the mean of the middle n - 2g values), with code
 that shares nothing with skattr; the band law fitted on a reference sample
-of the same populations must bound their distance.
+of the same populations must bound their distance, its weight 1 / (n - 2g)
+and its cap at the clipping range's width included.
 """
 
 import math
@@ -18,6 +19,7 @@ import pytest
 import skattr
 from skattr._kinds import TrimmedMean
 from skattr.laws._band import BandLaw
+from skattr.laws._distances import least_certified
 from skattr.theta import ConfidenceBand
 
 BOUNDS = {"x": (0.0, 100.0)}
@@ -62,7 +64,8 @@ def _distributional(inside, outside, a, n, cut):
 
 
 def _cdf(law, t):
-    return sum(p for x, p in law.items() if x <= t + 1e-12)
+    # The atoms are rounded to 1e-9 (exact_law): a tolerance of 1e-8.
+    return sum(p for x, p in law.items() if x <= t + 1e-8)
 
 
 def w_infinity(law_a, law_b):
@@ -98,31 +101,40 @@ def _reference(inside, outside, per, seed):
     return pd.DataFrame({"g": np.repeat([1, 0], per), "x": x.astype(float)})
 
 
-def _law(reference, cut):
+def _law(reference, cut, secret=SECRET):
     mech = skattr.mechanisms.ApproximateWassersteinMechanism(
-        query=skattr.Statistic.trimmed_mean(["x"], cut), secret=SECRET,
+        query=skattr.Statistic.trimmed_mean(["x"], cut), secret=secret,
         bounds=BOUNDS, theta=ConfidenceBand())
     return mech.fit(reference).law_
 
 
 INSIDE = ([20.0, 50.0, 90.0], [0.2, 0.3, 0.5])
 OUTSIDE = ([10.0, 40.0, 60.0], [0.5, 0.3, 0.2])
+# The group's records at the top of the range, the others at the bottom:
+# every moved record moves by the whole range, and the trimmed mean by its
+# weight times that (the bound is tight, so a smaller weight breaks it).
+TOP, BOTTOM = ([100.0], [1.0]), ([0.0], [1.0])
 
 
 @pytest.mark.parametrize(("n", "cut"), [(10, 0.2), (11, 0.1)])
-def test_the_band_law_bounds_the_trimmed_means_exact_distance(n, cut):
-    law = _law(_reference(INSIDE, OUTSIDE, 3000, seed=0), cut)
+@pytest.mark.parametrize(("inside", "outside"), [(INSIDE, OUTSIDE),
+                                                 (TOP, BOTTOM)],
+                         ids=["three-values", "top-bottom"])
+def test_the_band_law_bounds_the_trimmed_means_exact_distance(n, cut, inside,
+                                                              outside):
+    law = _law(_reference(inside, outside, 3000, seed=0), cut)
     assert isinstance(law, BandLaw)
-    # Dataset privacy: a n records of the group, on the grid.
-    a, b = (exact_law(INSIDE, OUTSIDE, round(p * n), n, cut) for p in (0.4, 0.6))
+    # Dataset privacy: a n records of the group, on the grid. The exact laws'
+    # atoms are rounded to 1e-9: a tolerance of 1e-8.
+    a, b = (exact_law(inside, outside, round(p * n), n, cut) for p in (0.4, 0.6))
     exact = w_infinity(a, b)
-    assert 0 < exact <= law.w_infinity(n, "dataset").value
+    assert 0 < exact <= law.w_infinity(n, "dataset").value + 1e-8
     for delta in (0.05, 0.2):
         w = law.closeness(n, "dataset", delta).value
         assert half_lines_close(a, b, w, delta)
     # Distributional privacy: each record in the group with chance a.
-    a, b = (_distributional(INSIDE, OUTSIDE, p, n, cut) for p in (0.4, 0.6))
-    assert w_infinity(a, b) <= law.w_infinity(n, "distributional").value
+    a, b = (_distributional(inside, outside, p, n, cut) for p in (0.4, 0.6))
+    assert w_infinity(a, b) <= law.w_infinity(n, "distributional").value + 1e-8
     w = law.closeness(n, "distributional", 0.05).value
     assert half_lines_close(a, b, w, 0.05)
 
@@ -131,12 +143,11 @@ def test_the_trimmed_means_weight_is_needed(monkeypatch):
     # The group's records at the top of the range, the others at the bottom:
     # the m = 2 moved records move the trimmed mean of 10 (2 cut each end)
     # by 2 x 100 / 6, where a mean moves by 2 x 100 / 10.
-    top, bottom = ([100.0], [1.0]), ([0.0], [1.0])
     n, cut = 10, 0.2
-    a, b = (exact_law(top, bottom, k, n, cut) for k in (4, 6))
+    a, b = (exact_law(TOP, BOTTOM, k, n, cut) for k in (4, 6))
     exact = w_infinity(a, b)
     assert exact == pytest.approx(200 / 6)
-    reference = _reference(top, bottom, 500, seed=1)
+    reference = _reference(TOP, BOTTOM, 500, seed=1)
     certified = _law(reference, cut).w_infinity(n, "dataset").value
     assert exact <= certified + 1e-9
     assert not half_lines_close(a, b, 0.99 * exact, 0.0)
@@ -163,3 +174,81 @@ def test_a_trimmed_mean_is_released_over_the_bands():
                                              rel=1e-6)
     release = mech.release(reference.sample(1000, random_state=3))
     assert 0 <= release.values.iloc[0] <= 100
+
+
+WIDE = skattr.Secret.proportion("g", 1, pairs=[(0.1, 0.9)])
+
+
+def _uncapped(law, n, privacy, delta=None):
+    """The law's summed distances before the cap: their largest, or quantile."""
+    per_pair = law.coupled_distances(n, privacy)
+    if delta is None:
+        return max(min(one.largest for one in laws) for laws in per_pair)
+    return max(least_certified(laws, lambda one: one.closeness(delta))
+               for laws in per_pair)
+
+
+@pytest.mark.parametrize(("cut", "n", "binds"), [
+    (0.3, 10, True), (0.45, 10, True), (0.45, 100, True), (0.1, 10, False)])
+def test_the_band_law_is_capped_at_the_range_width(cut, n, binds):
+    # 8 of 10 (80 of 100) records move, each by up to 90 - 10 = 80 over the
+    # bands, weighted 1 / (n - 2g): 160, 320 and 640 for the trimmed means of
+    # 4, 2 and 10 kept records, above the range's width 100, which no
+    # trimmed mean of values in [0, 100] can move by; 80 for 8 kept records.
+    law = _law(_reference(INSIDE, OUTSIDE, 3000, seed=0), cut, secret=WIDE)
+    kept = n - 2 * int(cut * n)
+    largest = _uncapped(law, n, "dataset")
+    assert largest == pytest.approx(math.ceil(0.8 * n) * 80 / kept)
+    for privacy in ("dataset", "distributional"):
+        bound = law.w_infinity(n, privacy)
+        uncapped = _uncapped(law, n, privacy)
+        assert bound.value <= 100.0
+        assert bound.value == pytest.approx(min(uncapped, 100.0), rel=1e-12)
+        for delta in (0.05, 1e-3):
+            close = law.closeness(n, privacy, delta)
+            assert close.value <= 100.0
+            assert close.value == pytest.approx(
+                min(_uncapped(law, n, privacy, delta), 100.0), rel=1e-12)
+    bound = law.w_infinity(n, "dataset")
+    if binds:
+        assert bound.value == 100.0 and bound.how.kind == "w-inf.range"
+    else:
+        # Where the cap does not bind, the bound is the summed gaps', and its
+        # step records the weight.
+        assert bound.value == largest < 100.0
+        assert bound.how.kind == "w-inf.band.weighted"
+        assert bound.how.params == {"weight": 1 / kept}
+        step = law.closeness(n, "dataset", 0.05).how
+        assert step.kind == "closeness.band.weighted"
+        assert step.params == {"records": 8, "weight": 1 / kept}
+        assert "summed gaps times 1 / 8 " in step.text
+
+
+@pytest.mark.parametrize(("inside", "outside", "cut"), [
+    (TOP, BOTTOM, 0.3), (INSIDE, OUTSIDE, 0.45)], ids=["top-bottom",
+                                                       "three-values"])
+def test_the_capped_band_law_still_bounds_the_exact_distance(inside, outside,
+                                                             cut):
+    # n = 10, 1 or 9 records in the group: the uncapped bound, 8 moved
+    # records' gaps over 4 or 2 kept, exceeds the width 100; the capped one
+    # still bounds the exact laws' distance. At the top and bottom that
+    # distance is the width itself (the 4 kept records all 0, then all 100),
+    # so a cap below the width would break the bound.
+    n = 10
+    law = _law(_reference(inside, outside, 3000, seed=0), cut, secret=WIDE)
+    assert _uncapped(law, n, "dataset") > 100.0
+    a, b = (exact_law(inside, outside, k, n, cut) for k in (1, 9))
+    exact = w_infinity(a, b)
+    certified = law.w_infinity(n, "dataset").value
+    assert 0 < exact <= certified + 1e-8
+    for delta in (0.05, 0.2):
+        w = law.closeness(n, "dataset", delta).value
+        assert half_lines_close(a, b, w, delta)
+    if inside == TOP:
+        assert exact == pytest.approx(100.0) == certified
+        # Any W below the width would not be close: the cap is tight.
+        assert not half_lines_close(a, b, 99.0, 0.2)
+    a, b = (_distributional(inside, outside, p, n, cut) for p in (0.1, 0.9))
+    assert w_infinity(a, b) <= law.w_infinity(n, "distributional").value + 1e-8
+    w = law.closeness(n, "distributional", 0.05).value
+    assert half_lines_close(a, b, w, 0.05)
