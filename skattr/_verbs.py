@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, TypeVar, cast
 
 from skattr._base_query import BaseQuery
-from skattr._kinds import Mean, kind_of
+from skattr._kinds import Mean, kind_of, kinds
 from skattr._query import Query
 from skattr._release import check_monotone
 from skattr._statistic import Statistic
@@ -33,9 +33,11 @@ from skattr.utils._param_validation import as_called
 __all__ = ["VERBS", "Verb", "as_query", "called", "release_verb",
            "statistic_query", "verb"]
 
-# pandas' aggregation names that skattr releases, and the statistic each means.
-_AGGREGATIONS = {"mean": Query.mean, "sum": Query.sum, "median": Statistic.median,
-                 "std": Statistic.std}
+# pandas' aggregation names that skattr releases, and the statistic each means
+# (Query's constructor of that name: Query.median and Query.std are
+# Statistic's), as the kinds say.
+_AGGREGATIONS = {kind.name: getattr(Query, kind.name) for kind in kinds()
+                 if kind.aggregation}
 
 
 def as_query(func, columns) -> BaseQuery:

@@ -1,6 +1,7 @@
 """The kinds of statistic (skattr._kinds): the registry and what each answers."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import skattr._kinds._base as kinds_base
@@ -98,3 +99,44 @@ def test_a_queries_kind_is_derived_from_its_saved_name():
                   Statistic.trimmed_mean("a", 0.2)):
         loaded = from_json(to_json(query))
         assert loaded == query and loaded.kind is query.kind
+
+
+def test_the_kernel_reads_the_kinds_rows_and_outputs():
+    # One source for each per-kind fact (issue 45): a regression of y on
+    # two regressors with a constant needs 3 rows, as its kind says (it
+    # said 1 while the kernel said 3); a std needs ddof + 1.
+    cases = [(Statistic.ols("y", ["a", "b"]), ["y", "a", "b"], 3, 3),
+             (Statistic.ols("y", ["a"], add_constant=False), ["y", "a"], 1, 1),
+             (Statistic.std(["a", "b"], ddof=2), ["a", "b"], 3, 2),
+             (Statistic.quantile(["a", "b"], q=[0.1, 0.5, 0.9]), ["a", "b"],
+              1, 6),
+             (Statistic.median(["a"]), ["a"], 1, 1),
+             (Statistic.trimmed_mean(["a", "b"]), ["a", "b"], 1, 2)]
+    for stat, columns, rows, outputs in cases:
+        assert stat.kind.min_rows(stat, columns) == rows, stat
+        assert stat.kind.min_rows(stat) == rows, stat
+        assert stat.min_rows(columns) == rows
+        assert stat.kind.n_outputs(stat, columns) == outputs
+        assert stat.n_outputs(columns) == outputs
+    ols = Statistic.ols("y", ["a", "b"])
+    frame = pd.DataFrame(np.arange(6.0).reshape(2, 3), columns=["y", "a", "b"])
+    with pytest.raises(ValueError, match="needs at least 3"):
+        ols.prepare(frame, ["y", "a", "b"])
+
+
+def test_the_verbs_and_aggregations_come_from_the_kinds():
+    # The command line's --statistic choices and agg's names, built from the
+    # kinds in their order: the same lists as the literal tables they were.
+    from skattr._verbs import _AGGREGATIONS
+    from skattr.cli import build_parser
+
+    assert list(_AGGREGATIONS) == ["mean", "sum", "median", "std"]
+    assert _AGGREGATIONS["std"](["a"]) == Statistic.std(["a"])
+    assert _AGGREGATIONS["mean"](["a"]) == Query.mean(["a"])
+    release = next(a for a in build_parser()._subparsers._group_actions[0]
+                   .choices["release"]._actions if a.dest == "statistic")
+    assert release.choices == ["mean", "sum", "count", "proportion", "median",
+                               "quantile", "std"]
+    assert [k.name for k in kinds() if k.takes_value()] == ["count",
+                                                            "proportion"]
+    assert [k.name for k in kinds() if k.takes_levels()] == ["quantile"]

@@ -61,6 +61,12 @@ class StatisticKind:
         How a :class:`~skattr.Statistic` of the kind is checked and computed
         on many row subsets at once (:mod:`skattr._kinds._kernels`); None
         for the linear kinds, which :class:`~skattr.Query` computes.
+    verb : bool
+        A verb of its own, with the columns (and ``value`` or ``q``) as its
+        arguments: ``df.attrpriv.<name>``, ``ledger.<name>`` and the command
+        line's ``--statistic``.
+    aggregation : bool
+        A pandas aggregation name ``agg`` takes (``df.attrpriv.agg("std")``).
     default_band_for : tuple of str or None
         The kinds of law a mechanism calibrates, one of which the default
         Theta (``theta="auto"``) needs to take this kind's band law (the
@@ -83,6 +89,8 @@ class StatisticKind:
     default_draws: ClassVar[int] = 50_000
     kernel: ClassVar[Any] = None
     default_band_for: ClassVar[tuple[str, ...] | None] = ("resampling",)
+    verb: ClassVar[bool] = False
+    aggregation: ClassVar[bool] = False
 
     def weight(self, n: int) -> float:
         """w(n): 1 / n for an averaged kind, else 1."""
@@ -92,9 +100,22 @@ class StatisticKind:
         """Whether the statistic reads ``value`` (the counted category)."""
         return "value" in self.fields
 
+    def takes_levels(self) -> bool:
+        """Whether the statistic reads ``q`` (the levels of its quantiles)."""
+        return "q" in self.fields
+
     def outputs_per_column(self, stat) -> int | None:
         """Values released per column; None when not one set per column."""
         return None
+
+    def n_outputs(self, stat, columns) -> int | None:
+        """Values released on ``columns``: :meth:`outputs_per_column` each.
+
+        None when not one set per column (a function's, unless named). The
+        kernel reads it (:class:`~skattr._kinds._kernels.VectorisedKernel`).
+        """
+        per = self.outputs_per_column(stat)
+        return None if per is None else per * len(columns)
 
     def output_range(self, stat, low: float, high: float,
                      n: int) -> tuple[float, float] | None:
@@ -130,8 +151,13 @@ class StatisticKind:
         """
         return None
 
-    def min_rows(self, stat) -> int:
-        """Fewest rows a column's statistic is defined on."""
+    def min_rows(self, stat, columns=None) -> int:
+        """Fewest rows the statistic is defined on (of ``columns``, else its own).
+
+        The kernel reads it for the data and each subset
+        (:class:`~skattr._kinds._kernels.VectorisedKernel`), a lazy backend
+        and a band law for the data.
+        """
         return 1
 
     def check_labels(self, columns) -> None:
@@ -140,12 +166,22 @@ class StatisticKind:
     def band_coordinates(self, stat, columns: int) -> list | None:
         """Return (column index, coordinate, parameter) per value over the bands.
 
-        The coordinates of a band law (``"sum"`` weighted ``"mean"`` or
-        ``"sum"``, ``"quantile"`` at a level, ``"std"`` with a ddof), in the
-        order the statistic releases them; None for a kind the bands do not
-        bound.
+        The coordinates of a band law
+        (:class:`~skattr.laws._joint_band.JointBandLaw`): ``"linear"`` or
+        ``"monotone"`` with the statistic (its :meth:`record_weight`
+        weighing it), ``"order"`` at a level, ``"spread"`` with a ddof, in
+        the order the statistic releases them; None for a kind the bands do
+        not bound.
         """
         return None
+
+    def band_summed(self) -> bool:
+        """Whether its band coordinates are weighted sums of one column each.
+
+        Such a statistic alone takes its own band law
+        (:class:`~skattr.laws._band.BandLaw`); beside others, the joint one.
+        """
+        return False
 
     def band_spacings(self) -> bool:
         """Whether its bands also bound the spacings (an order statistic's)."""

@@ -27,16 +27,20 @@ __all__ = ["CallableKernel", "VectorisedKernel", "largest_std", "numpy_lerp",
 _CHUNK = 2**22
 
 
-def _one_per_column(stat, columns) -> int:
-    return len(columns)
+def _kind_outputs(stat, columns) -> int:
+    # The kind says how many values (one source for the kind and the kernel);
+    # one a column for a kind that does not say (as before kinds said it).
+    found = stat.kind.n_outputs(stat, columns)
+    return len(columns) if found is None else found
 
 
 def _column_labels(stat, columns) -> list[str]:
     return [str(c) for c in columns]
 
 
-def _one_row(stat, columns) -> int:
-    return 1
+def _kind_rows(stat, columns) -> int:
+    # The kind says the fewest rows (one source for the kind and the kernel).
+    return stat.kind.min_rows(stat, columns)
 
 
 @dataclass(frozen=True)
@@ -49,9 +53,9 @@ class VectorisedKernel:
     """
 
     compute: Callable[[Any, np.ndarray], np.ndarray]
-    n_outputs: Callable[[Any, Any], int] = _one_per_column
+    n_outputs: Callable[[Any, Any], int | None] = _kind_outputs
     names: Callable[[Any, Any], list[str]] = _column_labels
-    min_rows: Callable[[Any, Any], int] = _one_row
+    min_rows: Callable[[Any, Any], int] = _kind_rows
     validate: Callable[[Any, str], None] | None = None
 
     reads_whole_frame: ClassVar[bool] = False

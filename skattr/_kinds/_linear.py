@@ -36,9 +36,12 @@ class LinearKind(StatisticKind):
         return self.weight(n)
 
     def band_coordinates(self, stat, columns: int) -> list:
-        """Return a sum coordinate per column, weighted as the kind is."""
-        weight = "mean" if self.averaged else "sum"
-        return [(c, "sum", weight) for c in range(columns)]
+        """Return a linear coordinate per column, weighted as the kind is."""
+        return [(c, "linear", stat) for c in range(columns)]
+
+    def band_summed(self) -> bool:
+        """Return True: its coordinates are weighted sums."""
+        return True
 
 
 @register_kind
@@ -46,6 +49,8 @@ class Mean(LinearKind):
     """The mean of a column: its values, weighted 1 / n."""
 
     name: ClassVar[str] = "mean"
+    verb: ClassVar[bool] = True
+    aggregation: ClassVar[bool] = True
     order: ClassVar[int] = 0
     averaged: ClassVar[bool] = True
 
@@ -55,6 +60,8 @@ class Sum(LinearKind):
     """The sum of a column: its values, weighted 1."""
 
     name: ClassVar[str] = "sum"
+    verb: ClassVar[bool] = True
+    aggregation: ClassVar[bool] = True
     order: ClassVar[int] = 1
 
     def output_range(self, stat, low: float, high: float, n: int):
@@ -74,6 +81,7 @@ class Count(CountingKind):
     """The number of records holding a value: from 0 to n."""
 
     name: ClassVar[str] = "count"
+    verb: ClassVar[bool] = True
     order: ClassVar[int] = 2
 
     def output_range(self, stat, low: float, high: float, n: int):
@@ -86,6 +94,7 @@ class Proportion(CountingKind):
     """The share of records holding a value: from 0 to 1."""
 
     name: ClassVar[str] = "proportion"
+    verb: ClassVar[bool] = True
     order: ClassVar[int] = 3
     averaged: ClassVar[bool] = True
 

@@ -66,11 +66,20 @@ class Ols(StatisticKind):
     fields: ClassVar[tuple] = ("add_constant",)
     kernel: ClassVar[VectorisedKernel] = VectorisedKernel(
         _ols_coefficients,
-        n_outputs=lambda stat, columns: len(columns) - 1 + stat.add_constant,
         names=_coefficient_labels,
-        # As many rows as coefficients: fewer leave the fit undetermined.
-        min_rows=lambda stat, columns: stat.n_outputs(columns),
         validate=_check_regression)
+
+    def n_outputs(self, stat, columns) -> int:
+        """Return the coefficients: one per regressor, and the constant's."""
+        return len(columns) - 1 + stat.add_constant
+
+    def min_rows(self, stat, columns=None) -> int:
+        """Return the coefficients on ``columns`` (its own, else).
+
+        As many rows as coefficients: fewer leave the fit undetermined.
+        """
+        return self.n_outputs(stat, stat.columns if columns is None
+                              else columns)
 
     def check_labels(self, columns) -> None:
         """Refuse, in the regression's words, a response among the regressors."""

@@ -38,7 +38,7 @@ class OrderKind(StatisticKind):
 
     def band_coordinates(self, stat, columns: int) -> list:
         """Return a quantile coordinate per column and level."""
-        return [(c, "quantile", float(q)) for c in range(columns)
+        return [(c, "order", float(q)) for c in range(columns)
                 for q in self.levels(stat)]
 
     def band_spacings(self) -> bool:
@@ -59,6 +59,8 @@ class Median(OrderKind):
     """The median of each column: halfway between the two middles (``numpy.median``)."""
 
     name: ClassVar[str] = "median"
+    verb: ClassVar[bool] = True
+    aggregation: ClassVar[bool] = True
     order: ClassVar[int] = 10
     kernel: ClassVar[VectorisedKernel] = VectorisedKernel(
         lambda stat, block: np.median(block, axis=1))
@@ -99,11 +101,11 @@ class Quantile(OrderKind):
     """Quantiles of each column at levels ``q``, interpolated linearly."""
 
     name: ClassVar[str] = "quantile"
+    verb: ClassVar[bool] = True
     order: ClassVar[int] = 11
     fields: ClassVar[tuple] = ("q",)
     kernel: ClassVar[VectorisedKernel] = VectorisedKernel(
         _quantiles,
-        n_outputs=lambda stat, columns: len(columns) * len(stat.q),
         names=lambda stat, columns: [f"{c}:q{level:.15g}" for c in columns
                                      for level in stat.q],
         validate=_check_levels)

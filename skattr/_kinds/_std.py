@@ -17,13 +17,14 @@ class Std(StatisticKind):
     """Each column's sqrt(sum (x - mean)^2 / (n - ddof)): from 0 to the largest."""
 
     name: ClassVar[str] = "std"
+    verb: ClassVar[bool] = True
+    aggregation: ClassVar[bool] = True
     order: ClassVar[int] = 12
     fields: ClassVar[tuple] = ("ddof",)
     lazy_exact: ClassVar[str | None] = "moments"
     bounded_as: ClassVar[str] = "std"
     kernel: ClassVar[VectorisedKernel] = VectorisedKernel(
-        lambda stat, block: np.std(block, axis=1, ddof=stat.ddof),
-        min_rows=lambda stat, columns: stat.ddof + 1)
+        lambda stat, block: np.std(block, axis=1, ddof=stat.ddof))
 
     def outputs_per_column(self, stat) -> int:
         """Return 1."""
@@ -34,10 +35,10 @@ class Std(StatisticKind):
         return 0.0, (largest_std(low, high, n, stat.ddof)
                      if n > stat.ddof else np.inf)
 
-    def min_rows(self, stat) -> int:
+    def min_rows(self, stat, columns=None) -> int:
         """Return ddof + 1."""
         return stat.ddof + 1
 
     def band_coordinates(self, stat, columns: int) -> list:
         """Return a std coordinate per column, with its ddof."""
-        return [(c, "std", int(stat.ddof)) for c in range(columns)]
+        return [(c, "spread", int(stat.ddof)) for c in range(columns)]

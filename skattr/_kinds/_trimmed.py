@@ -43,3 +43,18 @@ class TrimmedMean(StatisticKind):
         their mean by d / (n - 2g).
         """
         return 1.0 / (n - 2 * int(stat.proportiontocut * n))
+
+    def band_coordinates(self, stat, columns: int) -> list:
+        """Return a monotone coordinate per column, weighted 1 / (n - 2g).
+
+        The trimmed mean is nondecreasing in each record and one record's
+        move by d moves it by at most d / (n - 2g)
+        (:meth:`record_weight`): its move is at most the weight times the
+        positive parts of the records' moves, each way
+        (:mod:`skattr.laws._joint_band`).
+        """
+        return [(c, "monotone", stat) for c in range(columns)]
+
+    def band_summed(self) -> bool:
+        """Return True: its coordinates are weighted sums (of positive parts)."""
+        return True

@@ -255,10 +255,10 @@ def _to_grid(estimates, grid, bins):
     edges = np.quantile(estimates, np.linspace(0, 1, bins + 1))
     _, labels = np.unique(np.searchsorted(edges[1:-1], estimates, side="right"),
                           return_inverse=True)
-    stats = pd.Series(estimates).groupby(labels).agg(["mean", "min", "max"])
+    bins = pd.Series(estimates).groupby(labels)
     # Clipped to the bin's range so float rounding of a mean can never reach
     # the next bin's values: the grid stays strictly increasing.
-    grid = np.clip(stats["mean"], stats["min"], stats["max"]).to_numpy()
+    grid = np.clip(bins.mean(), bins.min(), bins.max()).to_numpy()
     return grid, labels
 
 

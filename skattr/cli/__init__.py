@@ -16,7 +16,7 @@ import warnings
 import pandas as pd
 
 import skattr  # df.attrpriv, registered by importing skattr
-from skattr._kinds import kind_of
+from skattr._kinds import kind_of, kinds
 from skattr._release import Release
 from skattr._secret import Secret
 from skattr._version import __version__
@@ -184,8 +184,8 @@ def _release(args) -> int:
     dropped = None
     if args.dropna:
         data, reference, dropped = _drop_missing(args, data, reference)
-    fields = kind_of(args.statistic).fields
-    if args.value is not None and "value" in fields:
+    kind = kind_of(args.statistic)
+    if args.value is not None and kind.takes_value():
         # The counted value, read as its column's type too (a 0/1 column's
         # "1" is the number 1, which the text "1" would never equal).
         missing = [c for c in args.columns if c not in data.columns]
@@ -220,7 +220,7 @@ def _release(args) -> int:
         kwargs["theta"] = (skattr.theta.Resample() if args.theta == "resample"
                            else args.theta)
     statistic = (skattr.Statistic.quantile(args.columns, args.q)
-                 if "q" in fields else args.statistic)
+                 if kind.takes_levels() else args.statistic)
     writer = (_write if dropped is None
               else functools.partial(_write, dropped=dropped))
     if args.ledger is not None:
@@ -273,10 +273,10 @@ def _drop_missing(args, data, reference):
 
 def _call_verb(verb, args, kwargs) -> Release:
     """Call the accessor's or the ledger's verb with the statistic's arguments."""
-    fields = kind_of(args.statistic).fields
-    if "value" in fields:
+    kind = kind_of(args.statistic)
+    if kind.takes_value():
         return verb(args.columns, args.value, **kwargs)
-    if "q" in fields:
+    if kind.takes_levels():
         return verb(args.columns, args.q, **kwargs)
     return verb(args.columns, **kwargs)
 
@@ -519,8 +519,7 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("data", help="CSV file of the private data (with a "
                                   "header), or a Parquet file (.parquet)")
     rel.add_argument("--statistic", default="mean",
-                     choices=["mean", "sum", "count", "proportion", "median",
-                              "quantile", "std"],
+                     choices=[kind.name for kind in kinds() if kind.verb],
                      help="what to release (default: mean); median, quantile "
                           "and std go through the Wasserstein mechanisms")
     rel.add_argument("--q", type=float, nargs="+", default=[0.5],

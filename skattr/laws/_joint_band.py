@@ -37,6 +37,25 @@ below is monotone in each G(x) and each mass G(y) - G(x), which the bands
   GapSearch`, at the one bracket [eta, 1 - eta]), and the same with a and b
   swapped, bound |F(a) - F(b)| but with chance 4 eta (eta = delta / 4K).
 
+A sum's, mean's, count's or proportion's bound ("linear") is
+:func:`~skattr.laws._stacked_band.sum_bound`'s under the same coupling: it
+moves by D_j = w_j sum_moved (X_in,j - X_out,j), w_j its kind's
+``record_weight`` (1 / n for a mean, 1 for a sum). A statistic nondecreasing
+in each record, one record's move by d moving it by at most w_j d whatever
+the others (a trimmed mean: w_j = 1 / (n - 2g),
+:meth:`~skattr._kinds.TrimmedMean.record_weight`), is a "monotone"
+coordinate: raising the records that rise one at a time and then lowering
+the others, F_j(b) - F_j(a) <= w_j sum_moved (X_b - X_a)+ and F_j(a) -
+F_j(b) <= w_j sum_moved (X_a - X_b)+, each a sum of independent positive
+parts under the coupling, bounded as the signed sums are (``positive``: the
+envelopes bound (X - Y)+, nondecreasing in X - Y; Chernoff's bound with
+E e^(lam D+) <= 1 + E e^(lam D)) at the same delta / 2K a side. Its bound
+is the linear one's form with the positive parts in place of the signed
+differences; it is never below the signed one, and is not the single
+trimmed mean's (:class:`~skattr.laws._band.BandLaw` couples a moved
+record's two values by one uniform, a coupling of one column that a joint
+law of several columns cannot take).
+
 A std's bound is one column's (:func:`~skattr.laws._std_band.std_band_closeness`,
 its own twelve tails at delta / 12K) under the same coupling.
 ``docs/population.md`` proves both and measures what they cost.
@@ -57,7 +76,7 @@ from typing import Callable, ClassVar
 import numpy as np
 
 from skattr._certificate import MethodStep
-from skattr._kinds import largest_std
+from skattr._kinds import largest_std, query_kind
 from skattr._persistence import persistable
 from skattr.exceptions import DataValidationError, NotCertifiableError
 from skattr.laws._band import BandsLaw, GroupBand
@@ -84,21 +103,26 @@ _STEPS = 12
 _FFT_SLACK = 1e-10
 
 
-def _weight(parameter, n: int) -> float:
-    """Return a sum's weight: 1 / n for a mean or proportion, else 1."""
-    return _WEIGHTS.get(parameter, _one)(n)
-
-
-def _one(n: int) -> float:
-    return 1.0
-
-
-#: A sum coordinate's weight by its parameter ("mean": 1 / n; "sum": 1).
-_WEIGHTS = {"mean": lambda n: 1.0 / n, "sum": _one}
+def _weight(stat, n: int) -> float:
+    """Return a summed coordinate's weight: its kind's, of one record's move."""
+    weight = query_kind(stat).record_weight(stat, n)
+    if weight is None or not 0 < weight < math.inf:
+        raise NotCertifiableError(
+            f"The {stat.statistic} gives no weight of a record's move on "
+            f"{n} rows; it has no bound over the confidence bands.")
+    return weight
 
 
 def _any_rows(n: int, parameter) -> None:
     return None
+
+
+def _summed_rows(n: int, stat) -> None:
+    rows = query_kind(stat).min_rows(stat)
+    if n < rows:
+        raise DataValidationError(
+            f"The data has {n} row(s); the {stat.statistic} needs at least "
+            f"{rows}. Pass more rows.")
 
 
 def _std_rows(n: int, ddof) -> None:
@@ -114,10 +138,20 @@ def _std_closeness(out, inside, low, high, secret, n, pairs, privacy, share,
                               int(ddof))
 
 
-def _sum_closeness(out, inside, low, high, secret, n, pairs, privacy, share,
-                   parameter) -> float:
+def _linear_closeness(out, inside, low, high, secret, n, pairs, privacy,
+                      share, stat) -> float:
     return sum_bound(out, inside, low, high, secret, n, privacy, share / 2,
-                     _weight(parameter, n))
+                     _weight(stat, n))
+
+
+def _monotone_closeness(out, inside, low, high, secret, n, pairs, privacy,
+                        share, stat) -> float:
+    return sum_bound(out, inside, low, high, secret, n, privacy, share / 2,
+                     _weight(stat, n), positive=True)
+
+
+def _summed_largest(low, high, n, moved, stat) -> float:
+    return _weight(stat, n) * moved * (high - low)
 
 
 @dataclass(frozen=True)
@@ -133,17 +167,24 @@ class _Coordinate:
     largest: Callable
 
 
-#: The kinds of value: an order statistic's quantile, a std, a sum (of a
-#: column's values or a 0/1 indicator; its parameter "mean" weighs it 1 / n).
+#: The kinds of coordinate (the name a statistic kind's
+#: ``band_coordinates`` gives, not a statistic's): an order statistic at a
+#: level ("order"), a standard deviation with a ddof ("spread"), a weighted
+#: sum of a column's values or a 0/1 indicator ("linear": it moves by its
+#: kind's record weight times the moved records' signed differences), and a
+#: statistic nondecreasing in each record that one record's move d moves by
+#: at most its kind's record weight times d ("monotone": a trimmed mean; its
+#: move is at most the weight times the positive parts' sum, each side).
+#: The last two's parameter is the statistic, whose kind gives the weight.
 _COORDINATES = {
-    "quantile": _Coordinate(_any_rows, None,
-                            lambda low, high, n, moved, level: high - low),
-    "std": _Coordinate(_std_rows, _std_closeness,
-                       lambda low, high, n, moved, ddof: largest_std(
-                           low, high, n, int(ddof))),
-    "sum": _Coordinate(_any_rows, _sum_closeness,
-                       lambda low, high, n, moved, parameter: _weight(
-                           parameter, n) * moved * (high - low)),
+    "order": _Coordinate(_any_rows, None,
+                         lambda low, high, n, moved, level: high - low),
+    "spread": _Coordinate(_std_rows, _std_closeness,
+                          lambda low, high, n, moved, ddof: largest_std(
+                              low, high, n, int(ddof))),
+    "linear": _Coordinate(_summed_rows, _linear_closeness, _summed_largest),
+    "monotone": _Coordinate(_summed_rows, _monotone_closeness,
+                            _summed_largest),
 }
 _KINDS = tuple(_COORDINATES)
 
@@ -562,10 +603,11 @@ class JointBandLaw(BandsLaw):
     low, high : tuple of float
         Each column's clipping range.
     outputs : tuple
-        Per released value, ``(column index, kind, parameter)``: kind
-        "quantile" (the parameter its level), "std" (its ddof) or "sum" (of
-        the column's values, or of a 0/1 indicator as a column; the
-        parameter "mean" weighs it 1 / n, "sum" 1). A ledger's different
+        Per released value, ``(column index, coordinate, parameter)``:
+        coordinate "order" (the parameter its level), "spread" (a std; its
+        ddof), "linear" or "monotone" (of the column's values, or of a 0/1
+        indicator as a column; the parameter the statistic, whose kind's
+        ``record_weight`` weighs each record's move). A ledger's different
         statistics are one such law.
     """
 

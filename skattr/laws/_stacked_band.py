@@ -73,19 +73,15 @@ def _envelope(band, lo: float, hi: float, upper: bool):
 
 
 def _fft_quantile(big, small, copies: int, move: float, lo: float, hi: float,
-                  eta: float) -> float:
+                  eta: float, positive: bool = False) -> float:
     """Upper eta-quantile of sum of ``copies`` B (X - Y), rounded outward.
 
     X has the law ``big`` (values, probs), Y the law ``small``, independent;
-    B is Bernoulli(move) (1 under dataset privacy).
+    B is Bernoulli(move) (1 under dataset privacy). ``positive``: of the
+    positive parts B (X - Y)+.
     """
-    return _fft_quantiles(big, small, copies, move, lo, hi, (eta,))[0]
-
-
-def _fft_quantiles(big, small, copies: int, move: float, lo: float,
-                   hi: float, etas) -> list[float]:
-    """:func:`_fft_quantile` at each of ``etas``, from one FFT."""
-    return _transform(big, small, copies, move, lo, hi).quantiles(copies, etas)
+    return _transform(big, small, copies, move, lo, hi,
+                      positive).quantiles(copies, (eta,))[0]
 
 
 class _Transform:
@@ -128,8 +124,13 @@ class _Transform:
 
 
 def _transform(big, small, copies: int, move: float, lo: float,
-               hi: float) -> _Transform:
-    """Return one record's B (X - Y), rounded outward, for up to ``copies``."""
+               hi: float, positive: bool = False) -> _Transform:
+    """Return one record's B (X - Y), rounded outward, for up to ``copies``.
+
+    ``positive``: its positive part, the mass below 0 put at 0 (rounding
+    outward and then taking the positive part rounds outward: it is
+    nondecreasing).
+    """
     span = hi - lo
     steps = int(np.clip(_ATOMS // max(2 * copies, 1), _LEAST_STEPS, _MOST_STEPS))
     step = span / steps
@@ -141,16 +142,21 @@ def _transform(big, small, copies: int, move: float, lo: float,
     # One record's difference, index i meaning (i - steps) steps.
     one = np.convolve(x, y[::-1]) * move
     one[steps] += 1.0 - move
+    if positive:
+        one[steps] += one[:steps].sum()
+        one[:steps] = 0.0
     return _Transform(one, copies, steps, step)
 
 
 def _chernoff_quantile(big, small, copies: int, move: float,
-                       eta: float) -> float:
+                       eta: float, positive: bool = False) -> float:
     """Chernoff's bound on the upper eta-quantile of sum of copies B (X - Y).
 
     P(S > t) <= exp(copies L(lam) - lam t) for every lam > 0, L the log
     moment generating function of one B (X - Y); so the quantile is at most
-    min over lam of (copies L(lam) - log eta) / lam.
+    min over lam of (copies L(lam) - log eta) / lam. ``positive``: of the
+    positive parts B (X - Y)+, with E e^(lam (X - Y)+) <= 1 + E e^(lam (X -
+    Y)) (lam > 0) bounding their L (:func:`_positive_part`).
     """
     xv, xp = big
     yv, yp = small
@@ -162,12 +168,22 @@ def _chernoff_quantile(big, small, copies: int, move: float,
 
     def bounds(log_lams: np.ndarray) -> np.ndarray:
         lam = np.exp(log_lams) / scale
-        one = log_mgf(xv, xp, lam) + log_mgf(-yv, yp, lam)
+        one = _positive_part(log_mgf(xv, xp, lam) + log_mgf(-yv, yp, lam),
+                             positive)
         if move < 1.0:
             one = np.logaddexp(math.log1p(-move), math.log(move) + one)
         return (copies * one - log_eta) / lam
 
     return least_over_lam(bounds)
+
+
+def _positive_part(one: np.ndarray, positive: bool) -> np.ndarray:
+    """Return log E e^(lam D) or, ``positive``, a bound on log E e^(lam D+).
+
+    e^(lam D+) <= 1 + e^(lam D) for lam > 0 (one term is e^0 = 1, the
+    other the larger where D > 0).
+    """
+    return np.logaddexp(0.0, one) if positive else one
 
 
 def least_over_lam(bounds) -> float:
@@ -200,11 +216,12 @@ def log_mgf(values: np.ndarray, probs: np.ndarray, lam: np.ndarray) -> np.ndarra
 
 
 def difference_quantile(big, small, copies: int, move: float, lo: float,
-                        hi: float, eta: float) -> float:
+                        hi: float, eta: float, positive: bool = False) -> float:
     """Return t with P(sum of ``copies`` B (X - Y) > t) <= eta, valid.
 
     The smaller of the FFT's (rounded outward) and Chernoff's bound, and
-    never more than every record moving by the whole range.
+    never more than every record moving by the whole range. ``positive``:
+    of the positive parts B (X - Y)+.
 
     Examples
     --------
@@ -218,13 +235,14 @@ def difference_quantile(big, small, copies: int, move: float, lo: float,
         return 0.0
     # The FFT's law has copies x 2 x (at least 16) atoms: beyond a few
     # million (over 60,000 moved records), Chernoff's bound alone.
-    fft = (_fft_quantile(big, small, copies, move, lo, hi, eta)
+    fft = (_fft_quantile(big, small, copies, move, lo, hi, eta, positive)
            if copies * 2 * _LEAST_STEPS <= _FFT_ATOMS else math.inf)
-    chernoff = _chernoff_quantile(big, small, copies, move, eta)
+    chernoff = _chernoff_quantile(big, small, copies, move, eta, positive)
     return float(min(fft, chernoff, copies * (hi - lo)))
 
 
-def _screen(big, small, moves, lo: float, hi: float, eta: float) -> np.ndarray:
+def _screen(big, small, moves, lo: float, hi: float, eta: float,
+            positive: bool = False) -> np.ndarray:
     """Return Chernoff's bound on each move's upper eta-quantile, at once.
 
     ``moves`` holds (copies, move) rows; each bound is the least over a grid
@@ -236,7 +254,8 @@ def _screen(big, small, moves, lo: float, hi: float, eta: float) -> np.ndarray:
     scale = max(float(np.max(np.abs(xv), initial=0.0)),
                 float(np.max(np.abs(yv), initial=0.0)), 1e-300)
     lam = np.exp(_SCREEN_LAMS) / scale
-    one = log_mgf(xv, xp, lam) + log_mgf(-yv, yp, lam)
+    one = _positive_part(log_mgf(xv, xp, lam) + log_mgf(-yv, yp, lam),
+                         positive)
     copies = np.array([c for c, _ in moves], dtype=float)[:, None]
     move = np.array([m for _, m in moves], dtype=float)[:, None]
     with np.errstate(divide="ignore"):
@@ -248,7 +267,8 @@ def _screen(big, small, moves, lo: float, hi: float, eta: float) -> np.ndarray:
 
 
 def _anchored(big, small, copies: int, move: float, lo: float, hi: float,
-              eta: float) -> tuple[float, float, _Transform | None]:
+              eta: float, positive: bool = False
+              ) -> tuple[float, float, _Transform | None]:
     """Return the exact bound, the bound at eta (1 - eps), and their transform.
 
     The first is :func:`difference_quantile`'s; the transform is None
@@ -258,14 +278,16 @@ def _anchored(big, small, copies: int, move: float, lo: float, hi: float,
     (:func:`largest_over_tasks`).
     """
     if copies * 2 * _LEAST_STEPS > _FFT_ATOMS:
-        return (difference_quantile(big, small, copies, move, lo, hi, eta),
+        return (difference_quantile(big, small, copies, move, lo, hi, eta,
+                                    positive),
                 difference_quantile(big, small, copies, move, lo, hi,
-                                    eta * (1 - _ANCHOR_EPS)), None)
+                                    eta * (1 - _ANCHOR_EPS), positive), None)
     cap = copies * (hi - lo)
-    transform = _transform(big, small, copies, move, lo, hi)
+    transform = _transform(big, small, copies, move, lo, hi, positive)
     fft = transform.quantiles(copies, (eta, eta * (1 - _ANCHOR_EPS)))
     exact, anchor = (
-        float(min(f, _chernoff_quantile(big, small, copies, move, e), cap))
+        float(min(f, _chernoff_quantile(big, small, copies, move, e, positive),
+                  cap))
         for f, e in zip(fft, (eta, eta * (1 - _ANCHOR_EPS)), strict=True))
     return exact, anchor, transform
 
@@ -333,14 +355,18 @@ def largest_difference_quantile(sums, moves, eta: float) -> float:
     return largest_over_tasks([(sums, moves)], eta)
 
 
-def largest_over_tasks(tasks, eta: float) -> float:
+def largest_over_tasks(tasks, eta: float, positive: bool = False) -> float:
     """:func:`largest_difference_quantile` over several (sums, moves) at once.
 
     Each task's sums are read at its own moves; one screen over all of them.
     The first task's sums are bounded exactly at their widest move, and
     under dataset privacy each one's fewer moves are screened from it too
     (:func:`_anchor_screen`: tighter than Chernoff's near the widest move).
+    ``positive``: of the positive parts B (X - Y)+ (Chernoff's screen
+    alone: the anchored screen's argument is the signed sums').
     """
+    # The signed sums' calls as they were (tests replace these functions).
+    flag = {"positive": True} if positive else {}
     entries = []
     for sums, moves in tasks:
         moves = sorted({(int(c), float(m)) for c, m in moves
@@ -361,11 +387,12 @@ def largest_over_tasks(tasks, eta: float) -> float:
                 # transform, not a new grid).
                 exact[i] = float(min(
                     shared.quantiles(copies, (eta,))[0],
-                    _chernoff_quantile(big, small, copies, move, eta),
+                    _chernoff_quantile(big, small, copies, move, eta,
+                                       **flag),
                     copies * (hi - lo)))
             else:
                 exact[i] = difference_quantile(big, small, copies, move, lo,
-                                               hi, eta)
+                                               hi, eta, **flag)
         return exact[i]
 
     groups = {}
@@ -380,7 +407,7 @@ def largest_over_tasks(tasks, eta: float) -> float:
         i = max(members, key=lambda i: entries[i][1][0] * entries[i][1][1])
         copies, move = entries[i][1]
         exact[i], anchor, transform = _anchored(*total[:2], copies, move,
-                                                *total[2:], eta)
+                                                *total[2:], eta, **flag)
         if move == 1.0:
             anchors[key] = (copies, anchor)
             if transform is not None:
@@ -390,8 +417,8 @@ def largest_over_tasks(tasks, eta: float) -> float:
     for key, (total, members) in groups.items():
         big, small, lo, hi = total
         moves = [entries[i][1] for i in members]
-        screen = _screen(big, small, moves, lo, hi, eta)
-        if key in anchors and all(move == 1.0 for _, move in moves):
+        screen = _screen(big, small, moves, lo, hi, eta, **flag)
+        if not positive and key in anchors and all(move == 1.0 for _, move in moves):
             screen = np.minimum(screen, _anchor_screen(
                 big, small, *anchors[key], [c for c, _ in moves], lo, hi))
         screens[members] = screen
@@ -403,7 +430,7 @@ def largest_over_tasks(tasks, eta: float) -> float:
 
 
 def sum_bound(out, inside, lo: float, hi: float, secret, n: int, privacy: str,
-              eta: float, weight: float) -> float:
+              eta: float, weight: float, positive: bool = False) -> float:
     """Return W: a sum's move exceeds W with chance at most 2 eta, every pair.
 
     The sum (times ``weight``) of a bounded column's values over n records,
@@ -412,13 +439,24 @@ def sum_bound(out, inside, lo: float, hi: float, secret, n: int, privacy: str,
     sum of signed differences need not grow with them (one more record can
     lower its upper quantile), so the pair with the most is not enough; a
     window's many moves are screened (:func:`largest_difference_quantile`).
+
+    ``positive``: each side's sum of the positive parts of the differences
+    (X_in - X_out)+ and (X_out - X_in)+ instead, which bound the move of a
+    statistic nondecreasing in each record, each record moving it by at
+    most ``weight`` times its own move (a trimmed mean):
+    F(x') - F(x) <= weight sum_i (x'_i - x_i)+, raising the records that
+    rise one at a time and then lowering the others. (X - Y)+ is
+    nondecreasing in X - Y, so the bands' envelopes bound its law as they
+    bound the difference's.
     """
     laws = {(band, upper): _envelope(band, lo, hi, upper)
             for band in (out, inside) for upper in (False, True)}
     sums = [(laws[inside, True], laws[out, False], lo, hi),
             (laws[out, True], laws[inside, False], lo, hi)]
-    return abs(weight) * max(largest_difference_quantile(
-        sums, pair_moves(secret, n, privacy), eta), 0.0)
+    moves = pair_moves(secret, n, privacy)
+    found = (largest_over_tasks([(sums, moves)], eta, positive=True)
+             if positive else largest_difference_quantile(sums, moves, eta))
+    return abs(weight) * max(found, 0.0)
 
 
 def largest_move(secrets, n: int, privacy: str) -> int:

@@ -442,12 +442,15 @@ def _check_data(query, secret, data, reference) -> None:
     be in one group or the other for the pairs to mean what they say).
     """
     check_counted_values(query, [data, reference])
-    for s in (secret if isinstance(secret, (list, tuple)) else [secret]):
-        value = getattr(s, "value", None)
-        if (getattr(s, "property", None) == "proportion" and value is not None
+    for one_secret in (secret if isinstance(secret, (list, tuple))
+                       else [secret]):
+        value = getattr(one_secret, "value", None)
+        if (getattr(one_secret, "property", None) == "proportion"
+                and value is not None
                 and not callable(value)):
             check_value_occurs(
-                value, s.column, [data, reference], role="secret's value",
+                value, one_secret.column, [data, reference],
+                role="secret's value",
                 numbers_may_be_absent=False,
                 why="no record is in the secret's group, whose share is hidden")
     if isinstance(data, pd.DataFrame):

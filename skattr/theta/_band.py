@@ -227,7 +227,7 @@ def banded_by_default(request) -> bool:
     calibrate several values' bands (``"bands"``). Every secret hiding a
     proportion.
     """
-    if not all(s.property == "proportion" for s in request.secrets):
+    if not all(secret.property == "proportion" for secret in request.secrets):
         return False
     kind = query_kind(request.query)
     if (kind is not None and law_builder("band", kind) is not None
@@ -259,10 +259,10 @@ def _check_several(request) -> None:
 
 
 def _check_proportions(request) -> None:
-    for s in request.secrets:
-        if s.property != "proportion":
+    for secret in request.secrets:
+        if secret.property != "proportion":
             raise InvalidParameterError(
-                f"The secret {s.label} protects a mean; ConfidenceBand "
+                f"The secret {secret.label} protects a mean; ConfidenceBand "
                 "needs a proportion secret.")
 
 
@@ -295,7 +295,7 @@ def stacked_statistics(request) -> list[tuple[Query, object]] | None:
 def joint_statistics(request) -> list[tuple[int, str, float]] | None:
     """Return (column index, kind, parameter) per value of several quantiles or stds.
 
-    Medians and quantiles ("quantile", the level) or stds ("std", the ddof)
+    Medians and quantiles ("order", the level) or stds ("spread", the ddof)
     of one or more columns, in the order the statistic releases them (a
     column's levels side by side); None for one value, or another statistic.
     """
@@ -310,7 +310,7 @@ def _order_outputs(query, columns: int) -> list[tuple[int, str, float]] | None:
     side); None for another statistic.
     """
     kind = query_kind(query)
-    if kind is None or kind.linear:
+    if kind is None or kind.band_summed():
         return None
     return kind.band_coordinates(query, columns)
 
@@ -320,10 +320,11 @@ def band_coordinates(query, columns, ranges: dict) -> list | None:
 
     A coordinate is ``(source, range, kind, parameter)``: the source of its
     per-record values (("values", column) or ("indicator", column, value)),
-    their range, and the kind of value ("sum", weighted "mean" or "sum";
-    "quantile" at a level; "std" with a ddof), in the order the statistic
-    releases them. None for a statistic the bands do not bound (a trimmed
-    mean, a regression, a function) or a column with no clipping range.
+    their range, and the kind of coordinate (:class:`~skattr.laws.
+    _joint_band.JointBandLaw`'s: "linear" or "monotone" with the statistic,
+    "order" at a level, "spread" with a ddof), in the order the statistic
+    releases them. None for a statistic the bands do not bound (a
+    regression, a function) or a column with no clipping range.
     """
     parts = (query.parts if isinstance(query, StackedQuery)
              else (query,) if isinstance(query, Query) else None)
@@ -341,7 +342,9 @@ def band_coordinates(query, columns, ranges: dict) -> list | None:
                 else:
                     return None
         return found
-    outputs = _order_outputs(query, len(columns))
+    kind = query_kind(query)
+    outputs = (None if kind is None
+               else kind.band_coordinates(query, len(columns)))
     if outputs is None or any(c not in ranges for c in columns):
         return None
     return [(("values", columns[c]), ranges[columns[c]], kind, parameter)

@@ -143,10 +143,10 @@ def _no_exact_law(request: LawRequest, reference: Reference) -> str:
     if not isinstance(query, Query) or len(columns) != 1:
         return (f"exact laws cover one count, proportion, sum or mean; "
                 f"this query releases {len(columns)} statistics")
-    for s in request.secrets:
-        if s.property != "proportion" or s.sets is not None:
+    for secret in request.secrets:
+        if secret.property != "proportion" or secret.sets is not None:
             return (f"exact laws need a proportion secret with pairs or "
-                    f"a window; {s.label} is not one")
+                    f"a window; {secret.label} is not one")
     if not query.kind.counts:
         values = np.unique(reference.records()[:, 0])
         if not np.all(values == np.round(values)):
@@ -170,10 +170,10 @@ def _no_exact_law(request: LawRequest, reference: Reference) -> str:
 
 def check_exact_request(request: LawRequest, *, sums: bool) -> None:
     """Refuse a query or secret the exact count (``sums``: or sum) laws miss."""
-    for s in request.secrets:
-        if s.property != "proportion":
+    for secret in request.secrets:
+        if secret.property != "proportion":
             raise InvalidParameterError(
-                f"The secret {s.label} protects a mean; the exact laws need a "
+                f"The secret {secret.label} protects a mean; the exact laws need a "
                 "proportion secret (or theta=skattr.theta.Resample()).")
     if not (request.counting() or (sums and request.summing())):
         raise InvalidParameterError(

@@ -147,7 +147,8 @@ def refuse_unbounded(request: LawRequest) -> None:
     # (the box) and every kind that registered a band law.
     bounded = [f"{k.name.replace('-', ' ')}s" for k in kinds()
                if k.counts or law_builder("band", k) is not None]
-    mean = [s.label for s in request.secrets if s.property != "proportion"]
+    mean = [secret.label for secret in request.secrets
+            if secret.property != "proportion"]
     if mean:
         raise InvalidParameterError(
             f"The secret {mean[0]} protects a mean; the Wasserstein "
