@@ -342,7 +342,8 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
     Examples
     --------
     A count of 100 records, the share of the group hidden between 0.4 and 0.6:
-    disregarding 1% of the mass saves one unit of W.
+    disregarding 0.5% of the mass saves one unit of W (a delta below 1/n:
+    at 1/n or more the plan warns).
 
     >>> import pandas as pd, skattr
     >>> frame = pd.DataFrame({"x1": [1, 0, 1, 1], "x2": [1, 0, 0, 1]})
@@ -351,7 +352,7 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
     ...           theta=[[0.3, 0.5]])
     >>> skattr.mechanisms.WassersteinMechanism(**kw).fit(frame).plan(n=100).sensitivity
     5.0
-    >>> approx = skattr.mechanisms.ApproximateWassersteinMechanism(delta=0.01, **kw)
+    >>> approx = skattr.mechanisms.ApproximateWassersteinMechanism(delta=0.005, **kw)
     >>> approx.fit(frame).plan(n=100).sensitivity
     4.0
     """

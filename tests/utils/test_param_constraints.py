@@ -16,8 +16,9 @@ import pytest
 import skattr
 from skattr.datasets import make_hospital
 from skattr.exceptions import InvalidParameterError
+from skattr.theta._protocol import GivesLaw
 from skattr.utils import all_estimators
-from skattr.utils._param_validation import Interval, OneOrMore, Options
+from skattr.utils._param_validation import HasMethods, Interval, OneOrMore, Options
 
 SECRET = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
 
@@ -87,7 +88,27 @@ def _accepts(constraint, value) -> bool:
         return callable(value)
     if constraint == "boolean":
         return isinstance(value, (bool, np.bool_))
+    if isinstance(constraint, (HasMethods, GivesLaw)):
+        # An instance (not a class) answering the methods; a Theta spec
+        # also stating law kinds must state one the mechanism calibrates.
+        methods = (constraint.methods if isinstance(constraint, HasMethods)
+                   else ("fit_law",))
+        if isinstance(value, type) or not all(
+                callable(getattr(value, m, None)) for m in methods):
+            return False
+        kinds = getattr(value, "law_kinds", None)
+        return (isinstance(constraint, HasMethods) or kinds is None
+                or bool(set(kinds) & set(constraint.kinds)))
     raise AssertionError(f"the walker does not know the constraint {constraint!r}")
+
+
+class _SpecOfNoKind:
+    """A Theta spec giving a law of a kind no mechanism calibrates."""
+
+    law_kinds = ("no-such-kind",)
+
+    def fit_law(self, request):
+        raise AssertionError("a refused spec is never asked for its law")
 
 
 def _violators(constraint) -> list:
@@ -125,6 +146,10 @@ def _violators(constraint) -> list:
         return [42]
     if constraint == "boolean":
         return [1, "yes", None]
+    if isinstance(constraint, (HasMethods, GivesLaw)):
+        # No method at all; the class instead of an instance; a spec of
+        # another kind of law.
+        return [_Opaque(), _SpecOfNoKind, _SpecOfNoKind()]
     raise AssertionError(f"the walker cannot violate the constraint {constraint!r}")
 
 
