@@ -50,7 +50,8 @@ class AccessorVerbs:
             private data (weaker, warns). Omitted for the differential-privacy
             baselines, which fit no Theta, and with a Theta that reads no reference
             rows (``reads_reference`` False: an ExpertTheta, stated probabilities,
-            a NetworkTheta).
+            a ProbabilityBox, SumLaws, a NetworkTheta), with which ``"self"`` fits
+            nothing and does not warn.
         epsilon : float > 0, default=1.0
             The guarantee's epsilon: the release changes an observer's odds between
             the two secrets of a pair by at most e^epsilon.
@@ -103,7 +104,8 @@ class AccessorVerbs:
             private data (weaker, warns). Omitted for the differential-privacy
             baselines, which fit no Theta, and with a Theta that reads no reference
             rows (``reads_reference`` False: an ExpertTheta, stated probabilities,
-            a NetworkTheta).
+            a ProbabilityBox, SumLaws, a NetworkTheta), with which ``"self"`` fits
+            nothing and does not warn.
         epsilon : float > 0, default=1.0
             The guarantee's epsilon: the release changes an observer's odds between
             the two secrets of a pair by at most e^epsilon.
@@ -159,7 +161,8 @@ class AccessorVerbs:
             private data (weaker, warns). Omitted for the differential-privacy
             baselines, which fit no Theta, and with a Theta that reads no reference
             rows (``reads_reference`` False: an ExpertTheta, stated probabilities,
-            a NetworkTheta).
+            a ProbabilityBox, SumLaws, a NetworkTheta), with which ``"self"`` fits
+            nothing and does not warn.
         epsilon : float > 0, default=1.0
             The guarantee's epsilon: the release changes an observer's odds between
             the two secrets of a pair by at most e^epsilon.
@@ -215,7 +218,8 @@ class AccessorVerbs:
             private data (weaker, warns). Omitted for the differential-privacy
             baselines, which fit no Theta, and with a Theta that reads no reference
             rows (``reads_reference`` False: an ExpertTheta, stated probabilities,
-            a NetworkTheta).
+            a ProbabilityBox, SumLaws, a NetworkTheta), with which ``"self"`` fits
+            nothing and does not warn.
         epsilon : float > 0, default=1.0
             The guarantee's epsilon: the release changes an observer's odds between
             the two secrets of a pair by at most e^epsilon.
@@ -268,7 +272,8 @@ class AccessorVerbs:
             private data (weaker, warns). Omitted for the differential-privacy
             baselines, which fit no Theta, and with a Theta that reads no reference
             rows (``reads_reference`` False: an ExpertTheta, stated probabilities,
-            a NetworkTheta).
+            a ProbabilityBox, SumLaws, a NetworkTheta), with which ``"self"`` fits
+            nothing and does not warn.
         epsilon : float > 0, default=1.0
             The guarantee's epsilon: the release changes an observer's odds between
             the two secrets of a pair by at most e^epsilon.
@@ -328,7 +333,8 @@ class AccessorVerbs:
             private data (weaker, warns). Omitted for the differential-privacy
             baselines, which fit no Theta, and with a Theta that reads no reference
             rows (``reads_reference`` False: an ExpertTheta, stated probabilities,
-            a NetworkTheta).
+            a ProbabilityBox, SumLaws, a NetworkTheta), with which ``"self"`` fits
+            nothing and does not warn.
         epsilon : float > 0, default=1.0
             The guarantee's epsilon: the release changes an observer's odds between
             the two secrets of a pair by at most e^epsilon.
@@ -383,7 +389,8 @@ class AccessorVerbs:
             private data (weaker, warns). Omitted for the differential-privacy
             baselines, which fit no Theta, and with a Theta that reads no reference
             rows (``reads_reference`` False: an ExpertTheta, stated probabilities,
-            a NetworkTheta).
+            a ProbabilityBox, SumLaws, a NetworkTheta), with which ``"self"`` fits
+            nothing and does not warn.
         epsilon : float > 0, default=1.0
             The guarantee's epsilon: the release changes an observer's odds between
             the two secrets of a pair by at most e^epsilon.
@@ -442,7 +449,8 @@ class AccessorVerbs:
             private data (weaker, warns). Omitted for the differential-privacy
             baselines, which fit no Theta, and with a Theta that reads no reference
             rows (``reads_reference`` False: an ExpertTheta, stated probabilities,
-            a NetworkTheta).
+            a ProbabilityBox, SumLaws, a NetworkTheta), with which ``"self"`` fits
+            nothing and does not warn.
         epsilon : float > 0, default=1.0
             The guarantee's epsilon: the release changes an observer's odds between
             the two secrets of a pair by at most e^epsilon.

@@ -44,7 +44,8 @@ reference : DataFrame or "self"
     private data (weaker, warns). Omitted for the differential-privacy
     baselines, which fit no Theta, and with a Theta that reads no reference
     rows (``reads_reference`` False: an ExpertTheta, stated probabilities,
-    a NetworkTheta).
+    a ProbabilityBox, SumLaws, a NetworkTheta), with which ``"self"`` fits
+    nothing and does not warn.
 epsilon : float > 0, default=1.0
     The guarantee's epsilon: the release changes an observer's odds between
     the two secrets of a pair by at most e^epsilon.

@@ -286,7 +286,10 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
         validate_data(self, backend.schema(frame) if backend.lazy else X,
                       skip_check_array=True)
         lazy = backend.lazy
-        if self.needs_reference and not lazy and len(frame) < 4:
+        # A stated Theta (an ExpertTheta, stated probabilities) reads no
+        # rows: fit may be given the private data, of any size.
+        reads_rows = reads_reference_rows(self)
+        if reads_rows and not lazy and len(frame) < 4:
             raise DataValidationError(
                 f"The reference data has n_samples = {len(frame)}; Theta needs at "
                 "least two records in each secret group. Pass more reference data."
@@ -300,7 +303,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
             frame = backend.collect(frame, [
                 c for c in (*self.columns_, *(s.column for s in secrets))
                 if c in frame.columns])
-            if len(frame) < 4:
+            if reads_rows and len(frame) < 4:
                 raise DataValidationError(
                     f"The reference data has n_samples = {len(frame)}; Theta "
                     "needs at least two records in each secret group. Pass more "

@@ -492,7 +492,10 @@ def _resolve_reference(reference, data, mechanism, needs_reference):
                 "reference=<a DataFrame of public data from the same "
                 "population> (or 'self', with a warning). Only the "
                 "differential-privacy baselines (dp-laplace, dp-gaussian, "
-                "group-dp-laplace, group-dp-gaussian) take no reference.")
+                "group-dp-laplace, group-dp-gaussian), and a Theta stated "
+                "whole (theta= stated probabilities, an ExpertTheta, a "
+                "ProbabilityBox, SumLaws or a NetworkTheta), take no "
+                "reference.")
         return data
     if isinstance(reference, str) and reference == "self":
         if needs_reference:

@@ -356,3 +356,19 @@ def test_each_mechanism_takes_the_kinds_of_law_it_calibrates():
         .is_satisfied_by(box)
     assert MECHANISMS["apgm"]._parameter_constraints["theta"][-1] \
         .is_satisfied_by(box)
+
+
+def test_a_stated_theta_fits_on_private_data_of_any_size(reference):
+    # With a Theta stated whole and no reference=, fit is given the private
+    # data, whose rows it never reads: three records are not "too little
+    # reference data" (that refusal named a reference the user never gave).
+    tiny = reference.iloc[:3]
+    release = tiny.attrpriv.mean(["x"], secret=SECRET, theta=EXPERT,
+                                 law="gaussian", mechanism="apgm", delta=1e-3,
+                                 bounds={"x": (-5.0, 5.0)}, random_state=0)
+    assert release.n == 3 and np.isfinite(release.values).all()
+    with pytest.raises(skattr.exceptions.DataValidationError,
+                       match="The reference data has n_samples = 3"):
+        tiny.attrpriv.mean(["x"], secret=SECRET, reference=tiny,
+                           mechanism="apgm", law="gaussian", delta=1e-3,
+                           random_state=0)
