@@ -134,7 +134,7 @@ class Resample(ThetaSpec):
     >>> mech = skattr.mechanisms.ApproximateWassersteinMechanism(
     ...     query=skattr.Query.median("age"),
     ...     secret=skattr.Secret.proportion("rich", True, pairs=[(0.2, 0.4)]),
-    ...     theta=Resample(random_state=0), epsilon=1.0, delta=0.01).fit(ref)
+    ...     theta=Resample(random_state=0), epsilon=1.0, delta=0.005).fit(ref)
     >>> plan = mech.plan(n=100)
     >>> plan.noise, bool(0 < plan.sensitivity < 20)
     ('laplace', True)
