@@ -1,0 +1,218 @@
+"""Several statistics at once: the baseline of issue 46, with today's defaults.
+
+Measures, through skattr's default path as it is (no option beyond the
+issue's reference points), the "before" figures of issue 46's table:
+
+1. Adult, Chen & Ohrimenko's five statistics (n = 100, income > 50K secret
+   0.45 vs 0.55, delta 1e-3) at epsilon 0.2, 1 and 5: the default's
+   ``plan.expected_error`` against the Gaussian opt-in (``law="gaussian"``).
+   The statistics and ranges are those of ``population_means.py
+   --stacked-only`` (mean age, mean years of education, number never
+   married, number of women, mean hours per week).
+2. The README's two means (hospital, n = 50): default against the opt-in.
+3. Three means at once (hospital, n = 200) against each alone: the ratio of
+   each statistic's noise sd (target sqrt(3)).
+4. Weight's quartiles at once against each alone (target sqrt(3)).
+5. A ledger of five releases at epsilon 1 each (three means, a median, a
+   mean): its joint epsilon (target at most 4; their sum is 5).
+6. ``describe()`` of the hospital's four numeric columns at epsilon 4 and 1:
+   the largest noise sd relative to the true value (target 10%).
+
+Prints a table (case, figure now, the issue's figure, the target, ratio) and
+each case's CPU seconds (``time.process_time``). The ratio is the default's
+expected error over the opt-in's in cases 1-2, the figure over its target in
+cases 3-6. Adult's targets at epsilon 0.2 and 5 are the issue's 30 at
+epsilon 1 scaled by the default's own error (84.1 -> 30). Every number is
+seeded.
+
+    python benchmarks/joint_release.py            # all cases
+    python benchmarks/joint_release.py --quick    # Adult skipped if SKATTR_DATA unset
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import time
+import warnings
+
+import numpy as np
+
+import skattr
+from skattr.datasets import load_adult, make_hospital
+
+DELTA = 1e-3
+HOSPITAL = ["height", "weight", "blood_pressure", "temperature"]
+THREE = ["weight", "blood_pressure", "height"]
+QUARTILES = [0.25, 0.5, 0.75]
+ADULT_BOUNDS = {"age": (17, 90), "education-num": (1, 16),
+                "hours-per-week": (1, 99)}
+
+rows: list[tuple] = []
+
+
+def _row(case, now, issue, target, ratio, seconds):
+    rows.append((case, now, issue, target, ratio, seconds))
+    print(f"| {case} | {now} | {issue} | {target} | {ratio} | {seconds:.1f} |",
+          flush=True)
+
+
+def _plan(private, columns=None, **options):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return private.attrpriv.plan(columns, delta=DELTA, **options)
+
+
+def _sd(plan) -> np.ndarray:
+    return np.sqrt(np.diag(np.atleast_2d(plan.noise_covariance)))
+
+
+def hospital():
+    reference = make_hospital(2000, random_state=0)
+    gender = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    return reference, gender
+
+
+def adult_five(data_home):
+    adult = load_adult(data_home=data_home)
+    private = adult.sample(100, random_state=1)
+    rich = skattr.Secret.proportion("income", ">50K", pairs=[(0.45, 0.55)])
+    query = (skattr.Query.mean(["age", "education-num"])
+             + skattr.Query.count("marital-status", "Never-married")
+             + skattr.Query.count("sex", "Female")
+             + skattr.Query.mean("hours-per-week"))
+    issue = {1.0: "84.1 vs 9.1"}
+    target = {0.2: "<= 150 (prop.)", 1.0: "<= 30", 5.0: "<= 6 (prop.)"}
+    for epsilon in (0.2, 1.0, 5.0):
+        start = time.process_time()
+        common = dict(statistic=query, secret=rich, reference=adult,
+                      epsilon=epsilon, bounds=ADULT_BOUNDS)
+        default = _plan(private, **common)
+        gaussian = _plan(private, law="gaussian", **common)
+        sd = ", ".join(f"{s:.3g}" for s in _sd(default))
+        _row(f"Adult five, eps {epsilon:g}: default vs opt-in (sds {sd})",
+             f"{default.expected_error:.3g} vs {gaussian.expected_error:.3g}",
+             issue.get(epsilon, "-"), target[epsilon],
+             f"{default.expected_error / gaussian.expected_error:.1f}x",
+             time.process_time() - start)
+
+
+def readme_means():
+    reference, gender = hospital()
+    private = make_hospital(50, random_state=1)
+    start = time.process_time()
+    common = dict(statistic="mean", secret=gender, reference=reference,
+                  epsilon=1.0)
+    default = _plan(private, ["weight", "blood_pressure"], **common)
+    gaussian = _plan(private, ["weight", "blood_pressure"], law="gaussian",
+                     **common)
+    ratio = default.expected_error / gaussian.expected_error
+    _row("README's two means (n = 50), eps 1: default vs opt-in",
+         f"{default.expected_error:.3g} vs {gaussian.expected_error:.3g}",
+         "26.4 vs 8.9 (3.0x)", "<= 1.5x", f"{ratio:.2f}x",
+         time.process_time() - start)
+
+
+def together_alone(label, columns, statistic, issue, **extra):
+    """Each statistic's noise sd released together over its sd alone."""
+    reference, gender = hospital()
+    private = make_hospital(200, random_state=1)
+    common = dict(secret=gender, reference=reference, epsilon=1.0)
+    start = time.process_time()
+    if statistic == "quantile":
+        together = _plan(private, columns,
+                         statistic=skattr.Query.quantile(columns, q=QUARTILES),
+                         **common)
+        alone = [_sd(_plan(private, columns,
+                           statistic=skattr.Query.quantile(columns, q=q),
+                           **common))[0] for q in QUARTILES]
+        names = [f"q{q:g}" for q in QUARTILES]
+    else:
+        together = _plan(private, columns, statistic=statistic, **common)
+        alone = [_sd(_plan(private, [c], statistic=statistic, **common))[0]
+                 for c in columns]
+        names = columns
+    ratios = _sd(together) / np.asarray(alone)
+    each = ", ".join(f"{n} {r:.2f}" for n, r in zip(names, ratios, strict=True))
+    _row(f"{label} (n = 200), eps 1: sd together / alone ({each})",
+         f"{ratios.max():.2f}x", issue, f"<= {math.sqrt(len(ratios)):.2f}x",
+         f"{ratios.max() / math.sqrt(len(ratios)):.2f}",
+         time.process_time() - start)
+
+
+def ledger_five():
+    reference, gender = hospital()
+    private = make_hospital(200, random_state=1)
+    start = time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ledger = private.attrpriv.ledger(secret=gender, reference=reference,
+                                         budget=(100.0, DELTA), random_state=0)
+        steps = []
+        for column in THREE:
+            ledger.mean([column], epsilon=1.0, delta=DELTA)
+            steps.append(ledger.spent[0])
+        ledger.median(["weight"], epsilon=1.0, delta=DELTA)
+        steps.append(ledger.spent[0])
+        ledger.mean(["temperature"], epsilon=1.0, delta=DELTA)
+        steps.append(ledger.spent[0])
+    path = " -> ".join(f"{s:.2f}" for s in steps)
+    _row(f"ledger: means of {', '.join(THREE)}, median weight, mean "
+         f"temperature, eps 1 each (n = 200; joint eps {path})",
+         f"{steps[-1]:.2f}", "8.20 (sum 5)", "<= 4",
+         f"{steps[-1] / 4:.2f}", time.process_time() - start)
+
+
+def describe_four(n):
+    reference, gender = hospital()
+    private = make_hospital(n, random_state=1)
+    truth = private[HOSPITAL].describe().loc[["mean", "25%", "50%", "75%"]]
+    truth.index = ["mean", "25%", "50%", "75%"]
+    for epsilon in (4.0, 1.0):
+        start = time.process_time()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            found = private.attrpriv.describe(HOSPITAL, secret=gender,
+                                              reference=reference,
+                                              epsilon=epsilon, delta=DELTA,
+                                              random_state=0)
+        relative = (found.noise_std.loc[truth.index] / truth.abs()).stack()
+        worst = relative.idxmax()
+        weight = (float(found.noise_std.loc["mean", "weight"]),
+                  float(truth.loc["mean", "weight"]))
+        _row(f"describe() of four columns (n = {n}), eps {epsilon:g}: "
+             f"largest sd / true value ({worst[1]} {worst[0]}; mean weight "
+             f"sd {weight[0]:.3g}, true {weight[1]:.3g})",
+             f"{relative.max():.0%}", "mean weight sd 70.9 (eps 1)",
+             "<= 10% (eps 4)", f"{relative.max() / 0.10:.1f}",
+             time.process_time() - start)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="skip Adult when SKATTR_DATA is unset")
+    parser.add_argument("--data-home", default=os.environ.get("SKATTR_DATA"))
+    args = parser.parse_args(argv)
+    print("several statistics at once (issue 46 baseline), delta 1e-3")
+    print("| case | now | issue's figure | target | ratio | CPU s |")
+    print("|---|---|---|---|---|---|")
+    total = time.process_time()
+    if args.quick and not args.data_home:
+        print("(Adult skipped: --quick and SKATTR_DATA is unset)")
+    else:
+        adult_five(args.data_home)
+    readme_means()
+    together_alone("three means at once", THREE, "mean", "4.3x")
+    together_alone("weight's quartiles at once", ["weight"], "quantile",
+                   "6.0x")
+    ledger_five()
+    describe_four(200)
+    describe_four(50)
+    print(f"total CPU {time.process_time() - total:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
