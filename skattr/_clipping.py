@@ -48,11 +48,11 @@ from skattr._kinds import counts_records
 from skattr._persistence import persistable
 from skattr.backends import backend_of
 from skattr.exceptions import ClippingWarning, InvalidParameterError
-from skattr.utils._stack import warn_once, warnings_once
+from skattr.utils._stack import warn_once
 
 __all__ = ["FENCE_IQRS", "MOST_CUT", "Clipping", "clip_reference",
            "clipped_columns", "resolve_clipping",
-           "resolve_declared", "robust_ranges", "warnings_once"]
+           "resolve_declared", "robust_ranges"]
 
 #: The policies that read ranges off the reference data.
 _POLICIES = ("robust", "reference")

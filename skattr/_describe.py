@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from skattr._clipping import warnings_once
 from skattr.exceptions import InvalidParameterError
+from skattr.utils._stack import warnings_once
 
 __all__ = ["Description", "describe"]
 

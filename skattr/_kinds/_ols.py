@@ -34,13 +34,7 @@ def _check_regression(stat, caller: str) -> None:
         raise InvalidParameterError(
             "An OLS statistic needs a response and at least one regressor, "
             "e.g. Statistic.ols('income', ['age', 'hours']).")
-    y, regressors = stat.columns[0], stat.columns[1:]
-    if y in regressors:
-        raise InvalidParameterError(
-            f"The response {y!r} is also a regressor; remove it from X.")
-    if len(set(regressors)) != len(regressors):
-        raise InvalidParameterError(
-            f"The regressors {list(regressors)} repeat a column; name each once.")
+    check_regression_labels(list(stat.columns))
 
 
 def _ols_coefficients(stat, block: np.ndarray) -> np.ndarray:

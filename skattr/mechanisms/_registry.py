@@ -17,7 +17,6 @@ from collections.abc import Iterator, Mapping
 
 import pandas as pd
 
-from skattr._clipping import warnings_once
 from skattr._persistence import persistable
 from skattr._query import check_counted_values, check_present, check_value_occurs
 from skattr.backends import backend_of, is_frame
@@ -30,7 +29,7 @@ from skattr.exceptions import (
 from skattr.mechanisms import _fit_cache
 from skattr.theta._spec import theta_reads_reference
 from skattr.utils._progress import check_progress, progress_enabled
-from skattr.utils._stack import caller_stacklevel
+from skattr.utils._stack import caller_stacklevel, warnings_once
 
 __all__ = ["MECHANISMS", "Registry", "register"]
 
