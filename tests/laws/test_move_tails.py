@@ -10,7 +10,11 @@ Binomial(20, 0.6) in the group and Binomial(20, 0.4) outside, so the sum of
 10 moved records' X_in - X_out is Binomial(400, 0.6) - 200; its 0/1 column c
 is 1 with chance 0.1 in the group and 0.4 outside, so the count moves by
 Binomial(10, 0.1) + Binomial(10, 0.6) - 10. Both laws and the bands are
-those of ``tests/theta/test_stacked_band.py``.
+those of ``tests/theta/test_stacked_band.py``. A quantile's move (an order
+statistic of 45 records: 18 shared in each group, 9 moved) has its exact
+law from the joint distribution function of the two sides' order
+statistics, P(A_(r) <= u, B_(r) <= v), summed over the shared records'
+counts below u and v (binomials) with the moved records' binomial tails.
 """
 
 import dataclasses
@@ -21,7 +25,7 @@ import pytest
 from scipy import stats
 
 import skattr
-from skattr.laws import _joint_band, _stacked_band
+from skattr.laws import _count_bound, _joint_band, _stacked_band
 from skattr.theta import ConfidenceBand
 
 SECRET = skattr.Secret.proportion("g", 1, pairs=[(0.4, 0.6)])
@@ -157,6 +161,103 @@ def test_one_value_on_the_ladder_is_its_bound_at_the_same_chance(monkeypatch,
                                    rel=1e-12)
     assert ladder >= one.per_statistic(N, "dataset", chance)[0] - 1e-12
     assert direct <= ladder + 1e-12
+
+
+# A quantile's move: x is Binomial(20, 0.6) in the group, (20, 0.4) outside.
+ORDER_N, SHARED, MOVED = 45, 18, 9
+LEVELS = [0.25, 0.5, 0.75]
+
+
+def _shared_counts(records, cdf, x, y):
+    """P(s records at most x, t at most y) for ``records`` records, x <= y."""
+    p1, p2 = cdf[x], cdf[y] - cdf[x]
+    s = np.arange(records + 1)[:, None]
+    t = np.arange(records + 1)[None, :]
+    rest = p2 / (1 - p1) if p1 < 1 else 0.0
+    pmf = stats.binom.pmf(s, records, p1) * stats.binom.pmf(t - s,
+                                                             records - s,
+                                                             rest)
+    return np.where(t >= s, pmf, 0.0)
+
+
+def _exact_order_move(r):
+    """(values, probs) of |A_(r) - B_(r)|: A's moved records drawn outside."""
+    from scipy.signal import convolve2d
+
+    cdf_in = stats.binom.cdf(np.arange(21), 20, 0.6)
+    cdf_out = stats.binom.cdf(np.arange(21), 20, 0.4)
+    size = cdf_in.size
+    joint = np.zeros((size + 1, size + 1))     # P(A_(r) <= u, B_(r) <= v)
+    for u in range(size):
+        for v in range(size):
+            x, y = min(u, v), max(u, v)
+            shared = convolve2d(_shared_counts(SHARED, cdf_in, x, y),
+                                _shared_counts(SHARED, cdf_out, x, y))
+            low, high = np.ogrid[:shared.shape[0], :shared.shape[1]]
+            at_u, at_v = (low, high) if u <= v else (high, low)
+            # At least r + 1 records at most u (A) and at most v (B).
+            joint[u + 1, v + 1] = float(np.sum(
+                shared * stats.binom.sf(r - at_u, MOVED, cdf_out[u])
+                * stats.binom.sf(r - at_v, MOVED, cdf_in[v])))
+    pmf = np.diff(np.diff(joint, axis=0), axis=1)
+    apart = np.abs(np.arange(size)[:, None] - np.arange(size)[None, :])
+    return (np.arange(size, dtype=float),
+            np.array([pmf[apart == d].sum() for d in range(size)]))
+
+
+def _order_law(seed, levels=LEVELS):
+    """The joint law of the quartiles, or of those of ``levels`` alone."""
+    rng = np.random.default_rng(seed)
+    g = np.repeat([1, 0], 300)
+    x = np.where(g == 1, rng.binomial(20, 0.6, 600), rng.binomial(20, 0.4, 600))
+    law = skattr.mechanisms.ApproximateWassersteinMechanism(
+        query=skattr.Query.quantile("x", q=LEVELS), secret=SECRET,
+        bounds={"x": (0, 20)}, delta=DELTA, theta=ConfidenceBand()).fit(
+        pd.DataFrame({"g": g, "x": x})).law_
+    return dataclasses.replace(law, outputs=tuple(
+        output for output in law.outputs if output[2] in levels))
+
+
+def test_the_exact_order_move_is_the_simulated_one():
+    # The independent computation's own check: 20,000 coupled datasets.
+    rng = np.random.default_rng(0)
+    draws = 20_000
+    shared = np.concatenate([rng.binomial(20, 0.6, (draws, SHARED)),
+                             rng.binomial(20, 0.4, (draws, SHARED))], axis=1)
+    a = np.sort(np.concatenate([shared, rng.binomial(20, 0.4, (draws, MOVED))],
+                               axis=1), axis=1)
+    b = np.sort(np.concatenate([shared, rng.binomial(20, 0.6, (draws, MOVED))],
+                               axis=1), axis=1)
+    values, probs = _exact_order_move(22)
+    assert probs.sum() == pytest.approx(1.0)
+    simulated = np.abs(a[:, 22] - b[:, 22])
+    for t in range(3):
+        exact = float(probs[values > t].sum())
+        assert abs(float(np.mean(simulated > t)) - exact) < 0.015
+
+
+def test_a_median_law_dominates_its_exact_move_and_fails_without_binomials(
+        monkeypatch):
+    # The median of 45 records is the order statistic 22 (no interpolation).
+    truth = _exact_order_move(22)
+    (laws,) = _order_law(0, [0.5]).coupled_distances(ORDER_N, "dataset")
+    assert _violations(laws[0], truth) == 0
+    # The count bound's binomial chances dropped (only the likely range's
+    # share left): the law falls below the exact move, and the check sees it.
+    monkeypatch.setattr(_count_bound, "_many_at_most",
+                        lambda parts, t: np.zeros(np.broadcast(
+                            *[p for _, p in parts]).shape[0]))
+    (laws,) = _order_law(0, [0.5]).coupled_distances(ORDER_N, "dataset")
+    assert _violations(laws[0], truth) > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(3))
+def test_each_quartile_law_dominates_its_exact_move(seed):
+    (laws,) = _order_law(seed).coupled_distances(ORDER_N, "dataset")
+    for law, level in zip(laws, LEVELS, strict=True):
+        # (n - 1) q is whole: each quartile is one order statistic.
+        assert _violations(law, _exact_order_move(round(44 * level))) == 0
 
 
 @pytest.mark.slow
