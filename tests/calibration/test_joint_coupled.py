@@ -198,6 +198,7 @@ def test_jensen_bound_covers_every_coupling_of_two_bernoullis():
         assert bound >= exact
 
 
+@pytest.mark.slow
 def test_jensen_gives_sqrt_k_over_one_statistic_alone():
     # K identical statistics: at sqrt(K) times a scale certifying one alone
     # against psi (Jensen with one weight), all K are certified together.
