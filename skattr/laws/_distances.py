@@ -33,8 +33,8 @@ from skattr.exceptions import NotCertifiableError
 from skattr.laws._base import widest_pairs
 from skattr.laws._counts import _as_shares, _record_counts, count_pmf
 
-__all__ = ["CoupledDistances", "count_coupled_distances", "least_certified",
-           "quantile_envelope"]
+__all__ = ["LADDER", "CoupledDistances", "count_coupled_distances",
+           "ladder_distances", "least_certified", "quantile_envelope"]
 
 # Relative slack on a tail compared with delta (the tails are sums of a few
 # thousand non-negative floats).
@@ -124,6 +124,78 @@ class CoupledDistances:
         return cls(distances=weight * k.astype(float), probs=probs,
                    records=int(trials), gap=float(gap),
                    largest=weight * trials if gap > 0 else 0.0)
+
+
+#: The chances a coordinate's (W, eta)-bound is read at to build its law
+#: (:func:`ladder_distances`): 2^-1 down to 2^-23 (1.2e-7), fixed before any
+#: data is read.
+LADDER = 2.0 ** -np.arange(1, 24)
+
+
+def ladder_distances(w_of_eta, etas, largest: float) -> CoupledDistances:
+    """Return a law dominating |D| from bounds W(eta) on a ladder of chances.
+
+    Parameters
+    ----------
+    w_of_eta : callable or array-like
+        W(eta) with P(|D| > W(eta)) <= eta, as a function of eta or its
+        values at each of ``etas``.
+    etas : array-like
+        The chances, decreasing, in (0, 1] (fixed before any data is read,
+        e.g. :data:`LADDER`).
+    largest : float
+        A bound |D| never exceeds (finite).
+
+    Returns
+    -------
+    CoupledDistances
+        Mass 1 - eta_1 at W_1, eta_i - eta_i+1 at W_i+1, and eta_m (the
+        last) at ``largest``; W_i the largest of W(eta_1..eta_i), at most
+        ``largest``.
+
+    Notes
+    -----
+    The law L dominates |D|: P(L > t) >= P(|D| > t) for every t >= 0. Below
+    W_1, P(L > t) = 1. On [W_i, W_i+1), P(L > t) = eta_i, and
+    P(|D| > t) <= P(|D| > W_i) <= eta_i: W_i is at least W(eta_i) (a running
+    maximum, so that the staircase rises), and P(|D| > W) only falls as W
+    grows. On [W_m, largest), P(L > t) = eta_m >= P(|D| > W_m). From
+    ``largest`` on, P(|D| > t) = 0. Capping W_i at ``largest`` keeps each
+    step valid for the same reason. A bound that is not finite refuses.
+
+    Examples
+    --------
+    A coin's move, |D| in {0, 1}, P(|D| = 1) = 1/8: W(eta) = 0 for eta >=
+    1/8, else 1.
+
+    >>> import numpy as np
+    >>> from skattr.laws._distances import ladder_distances
+    >>> law = ladder_distances(lambda eta: 0.0 if eta >= 0.125 else 1.0,
+    ...                        2.0 ** -np.arange(1, 5), 1.0)
+    >>> law.distances.tolist(), law.probs.tolist()
+    ([0.0, 0.0, 0.0, 1.0, 1.0], [0.5, 0.25, 0.125, 0.0625, 0.0625])
+    """
+    etas = np.asarray(etas, dtype=float)
+    largest = float(largest)
+    if (etas.ndim != 1 or etas.size == 0 or not np.all(np.diff(etas) < 0)
+            or etas[0] > 1 or etas[-1] <= 0):
+        raise ValueError("The ladder's chances must decrease within (0, 1].")
+    if not (math.isfinite(largest) and largest >= 0):
+        raise NotCertifiableError(
+            "A coordinate with no finite largest move has no law from its "
+            "bounds on a ladder of chances; declare a clipping range with "
+            "bounds=.")
+    widths = (np.array([w_of_eta(float(eta)) for eta in etas], dtype=float)
+              if callable(w_of_eta) else np.asarray(w_of_eta, dtype=float))
+    if widths.shape != etas.shape or np.any(np.isnan(widths)):
+        raise NotCertifiableError(
+            "A coordinate's bound on the ladder of chances is not a number; "
+            "nothing can be certified.")
+    widths = np.minimum(np.maximum.accumulate(np.maximum(widths, 0.0)),
+                        largest)
+    probs = np.concatenate([[1.0 - etas[0]], -np.diff(etas), [etas[-1]]])
+    return CoupledDistances(distances=np.append(widths, largest),
+                            probs=probs, largest=largest)
 
 
 def least_certified(laws, bound) -> float:

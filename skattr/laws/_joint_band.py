@@ -79,8 +79,9 @@ from skattr._certificate import MethodStep
 from skattr._kinds import largest_std, query_kind
 from skattr._persistence import persistable
 from skattr.exceptions import DataValidationError, NotCertifiableError
-from skattr.laws._band import BandsLaw, GroupBand
+from skattr.laws._band import BandsLaw, GroupBand, inner_moves
 from skattr.laws._base import Bound, secret_pairs, widest_pairs
+from skattr.laws._distances import LADDER, CoupledDistances, ladder_distances
 from skattr.laws._order import order_bracket
 from skattr.laws._order_band import GapSearch, order_phi, widest_gap
 from skattr.laws._stacked_band import largest_move, sum_bound
@@ -138,16 +139,25 @@ def _std_closeness(out, inside, low, high, secret, n, pairs, privacy, share,
                               int(ddof))
 
 
+def _pair_moves(pairs, n: int, privacy: str) -> list[tuple[int, float]]:
+    """Return the distinct (records moved, each one's chance) of ``pairs``."""
+    ends = np.sort(np.asarray(list(pairs), dtype=float).reshape(-1, 2), axis=1)
+    if ends.size == 0:
+        return []
+    return inner_moves(ends, float(ends.min()), float(ends.max()), n, privacy)
+
+
 def _linear_closeness(out, inside, low, high, secret, n, pairs, privacy,
                       share, stat) -> float:
     return sum_bound(out, inside, low, high, secret, n, privacy, share / 2,
-                     _weight(stat, n))
+                     _weight(stat, n), moves=_pair_moves(pairs, n, privacy))
 
 
 def _monotone_closeness(out, inside, low, high, secret, n, pairs, privacy,
                         share, stat) -> float:
     return sum_bound(out, inside, low, high, secret, n, privacy, share / 2,
-                     _weight(stat, n), positive=True)
+                     _weight(stat, n), positive=True,
+                     moves=_pair_moves(pairs, n, privacy))
 
 
 def _summed_largest(low, high, n, moved, stat) -> float:
@@ -640,41 +650,94 @@ class JointBandLaw(BandsLaw):
         if key in self._cache:
             return self._cache[key]
         k = len(self.outputs)
-        share = delta / k
         worst = np.zeros(k)
-        searches = {}
-        for i, (secret, per_column) in enumerate(zip(self.secrets, self.bands,
-                                                        strict=True)):
+        for secret, per_column in zip(self.secrets, self.bands, strict=True):
             pairs = secret_pairs(secret, n, privacy,
                                  alternative="use privacy='distributional'")
-            # A column's quantiles at once (its levels share the work).
-            quantiles = {}
-            for j, (c, kind, _) in enumerate(self.outputs):
-                if _COORDINATES[kind].closeness is None:
-                    quantiles.setdefault(c, []).append(j)
-            for c, js in quantiles.items():
-                out, inside = per_column[c]
-                found = quantile_joint_bounds(
-                    out, inside, float(self.low[c]), float(self.high[c]), n,
-                    pairs, [order_bracket(n, float(self.outputs[j][2]))
-                            for j in js], privacy, share,
-                    searches.setdefault((i, c), {}))
-                worst[js] = np.maximum(worst[js], found)
-            for j, (c, kind, parameter) in enumerate(self.outputs):
-                out, inside = per_column[c]
-                lo, hi = float(self.low[c]), float(self.high[c])
-                closeness = _COORDINATES[kind].closeness
-                if closeness is None:
-                    continue
-                w = closeness(out, inside, lo, hi, secret, n, pairs, privacy,
-                              share, parameter)
-                worst[j] = max(worst[j], w)
+            worst = np.maximum(worst, self._widths(per_column, secret, pairs,
+                                                   n, privacy, delta / k, {}))
         if not np.all(np.isfinite(worst)):
             raise NotCertifiableError(
                 "A statistic's bound over the confidence bands is not finite; "
                 "declare a clipping range with bounds=.")
         self._cache[key] = worst
         return worst
+
+    def _widths(self, per_column, secret, pairs, n: int, privacy: str,
+                share: float, searches: dict) -> np.ndarray:
+        """Return each value's W at chance ``share``, worst over ``pairs``.
+
+        ``per_column`` the secret's bands; ``searches`` keeps each column's
+        interval bound's search (keyed by column) for its other calls.
+        """
+        found = np.zeros(len(self.outputs))
+        # A column's quantiles at once (its levels share the work).
+        quantiles = {}
+        for j, (c, kind, _) in enumerate(self.outputs):
+            if _COORDINATES[kind].closeness is None:
+                quantiles.setdefault(c, []).append(j)
+        for c, js in quantiles.items():
+            out, inside = per_column[c]
+            found[js] = quantile_joint_bounds(
+                out, inside, float(self.low[c]), float(self.high[c]), n,
+                pairs, [order_bracket(n, float(self.outputs[j][2]))
+                        for j in js], privacy, share, searches.setdefault(c, {}))
+        for j, (c, kind, parameter) in enumerate(self.outputs):
+            closeness = _COORDINATES[kind].closeness
+            if closeness is not None:
+                out, inside = per_column[c]
+                found[j] = closeness(out, inside, float(self.low[c]),
+                                     float(self.high[c]), secret, n, pairs,
+                                     privacy, share, parameter)
+        return found
+
+    def coupled_distances(self, n: int, privacy: str
+                          ) -> tuple[tuple[CoupledDistances, ...], ...]:
+        """Return, per secret and widest pair, a law dominating each |D_j|.
+
+        One entry per widest pair of each secret's pairs (a pair and every
+        pair inside it), in the order of the secrets and then of
+        :func:`~skattr.laws._base.widest_pairs`; each entry K laws, the j-th
+        dominating |D_j| = |F_j(x) - F_j(y)| under the one coupling of the
+        module's docstring (the shared records kept, each moved record's two
+        rows drawn independently) for every pair in the window and every
+        joint law of a record whose marginals lie in the bands. The K laws
+        of an entry are marginal: the dependence of the D_j is unknown.
+
+        Notes
+        -----
+        Each coordinate's bound at chance eta (the one :meth:`per_statistic`
+        reads at delta / K) holds for every pair of the window under this
+        coupling: P(|D_j| > W_j(eta)) <= eta. Read at each eta of the fixed
+        :data:`~skattr.laws._distances.LADDER`, the staircase of
+        :func:`~skattr.laws._distances.ladder_distances` dominates |D_j|,
+        the mass beyond the last rung at the value's largest move
+        (:meth:`largest`, which every pair's move is at most). A quantile's
+        interval bound, which holds under any coupling, holds under this
+        one. Cached like :meth:`per_statistic`.
+        """
+        self._check_rows(n)
+        key = ("coupled", int(n), privacy)
+        if key in self._cache:
+            return self._cache[key]
+        largest = self.largest(n, privacy)
+        entries = []
+        for secret, per_column in zip(self.secrets, self.bands, strict=True):
+            pairs = [(float(a), float(b)) for a, b in secret_pairs(
+                secret, n, privacy, alternative="use privacy='distributional'")
+                if a != b]
+            searches = {}
+            for a, b, _ in widest_pairs_of(pairs):
+                window = [(x, y) for x, y in pairs
+                          if min(x, y) >= a and max(x, y) <= b]
+                widths = np.array([
+                    self._widths(per_column, secret, window, n, privacy, eta,
+                                 searches) for eta in LADDER])
+                entries.append(tuple(
+                    ladder_distances(widths[:, j], LADDER, largest[j])
+                    for j in range(len(self.outputs))))
+        self._cache[key] = tuple(entries)
+        return self._cache[key]
 
     def largest(self, n: int, privacy: str) -> np.ndarray:
         """Return each value's largest move.

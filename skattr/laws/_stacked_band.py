@@ -430,7 +430,8 @@ def largest_over_tasks(tasks, eta: float, positive: bool = False) -> float:
 
 
 def sum_bound(out, inside, lo: float, hi: float, secret, n: int, privacy: str,
-              eta: float, weight: float, positive: bool = False) -> float:
+              eta: float, weight: float, positive: bool = False, *,
+              moves=None) -> float:
     """Return W: a sum's move exceeds W with chance at most 2 eta, every pair.
 
     The sum (times ``weight``) of a bounded column's values over n records,
@@ -448,12 +449,16 @@ def sum_bound(out, inside, lo: float, hi: float, secret, n: int, privacy: str,
     rise one at a time and then lowering the others. (X - Y)+ is
     nondecreasing in X - Y, so the bands' envelopes bound its law as they
     bound the difference's.
+
+    ``moves``: the (copies, move) of the pairs to bound, in place of every
+    pair of ``secret`` (:func:`~skattr.laws._band.pair_moves`).
     """
     laws = {(band, upper): _envelope(band, lo, hi, upper)
             for band in (out, inside) for upper in (False, True)}
     sums = [(laws[inside, True], laws[out, False], lo, hi),
             (laws[out, True], laws[inside, False], lo, hi)]
-    moves = pair_moves(secret, n, privacy)
+    if moves is None:
+        moves = pair_moves(secret, n, privacy)
     found = (largest_over_tasks([(sums, moves)], eta, positive=True)
              if positive else largest_difference_quantile(sums, moves, eta))
     return abs(weight) * max(found, 0.0)
