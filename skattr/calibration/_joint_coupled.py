@@ -560,9 +560,13 @@ class JointCertificate:
 def _search(prepared, entry, epsilon, delta, start, allocate, targets):
     """Least common factor on a direction, then a bounded search on the ratios."""
     k = start.size
-    union = math.sqrt(2.0) * k * np.array([
-        max(_quantile(laws[j], delta / k) for laws in prepared)
-        for j in range(k)]) / epsilon
+    # The union split's noise on each value: Laplace(K W_j / epsilon), W_j
+    # each law's upper delta / K quantile; in sds for the Gaussian.
+    union = k * np.array([max(_quantile(laws[j], delta / k)
+                              for laws in prepared)
+                          for j in range(k)]) / epsilon
+    if entry is _gaussian_entry:
+        union = math.sqrt(2.0) * union
     counter = [0]
 
     def at(scales):
@@ -613,8 +617,8 @@ def _search(prepared, entry, epsilon, delta, start, allocate, targets):
     best = certificate(base, guess)
     if allocate == "error" and k > 1:
         # No value gets more noise than the union split gives it (each
-        # value's W_j at delta / K, Laplace K W_j / epsilon: its sd), nor
-        # than the proportional start: the sum of variances mixes the
+        # value's W_j at delta / K, Laplace K W_j / epsilon: its scale, or
+        # its sd against Gaussian sds), nor than the proportional start: the sum of variances mixes the
         # values' units, and unchecked it would buy a little less noise on
         # a value of large units with much more on one of small units.
         cap = np.maximum(best[0], union) * (1 + 1e-9)
