@@ -209,7 +209,7 @@ _COORDINATES = {
 _KINDS = tuple(_COORDINATES)
 #: Distances a quantile's tail law is read at: evenly over its clipping
 #: range, then again where its tails fall from 1 to their floor.
-_ORDER_COARSE, _ORDER_FINE = 24, 72
+_ORDER_COARSE, _ORDER_FINE = 16, 48
 
 
 def quantile_joint_bound(out, inside, low: float, high: float, n: int,

@@ -227,6 +227,25 @@ def test_one_value_on_the_ladder_is_its_bound_at_the_same_chance(monkeypatch,
     assert direct <= ladder + 1e-12
 
 
+def test_a_std_alone_on_the_ladder_is_its_bound_at_the_same_chance():
+    # A std is always read on the ladder: just above a rung, its law's
+    # quantile is per_statistic's W at that rung.
+    from skattr.theta._band import several_statistics_law
+
+    reference = _population(300, np.random.default_rng(0))
+    ranges = {"x": (0.0, 20.0)}
+    law, _ = several_statistics_law(
+        reference, [(skattr.Query.std(["x"]), ["x"], ranges),
+                    (skattr.Query.mean(["x"]), ["x"], ranges)], SECRET)
+    assert law.outputs[0][1] == "spread"
+    std = dataclasses.replace(law, outputs=(law.outputs[0],))
+    rung = 2.0 ** -10
+    (laws,) = std.coupled_distances(N, "dataset")
+    assert laws[0].distances.size == 24
+    assert laws[0].closeness(rung * (1 + 1e-6)) == pytest.approx(
+        std.per_statistic(N, "dataset", rung)[0], rel=1e-12)
+
+
 @pytest.mark.parametrize("halved", [False, True])
 def test_a_trimmed_mean_law_dominates_its_simulated_move(monkeypatch, halved):
     # A monotone coordinate (a trimmed mean beside a mean): its law against
