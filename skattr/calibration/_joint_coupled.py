@@ -618,9 +618,10 @@ def _search(prepared, entry, epsilon, delta, start, allocate, targets):
     if allocate == "error" and k > 1:
         # No value gets more noise than the union split gives it (each
         # value's W_j at delta / K, Laplace K W_j / epsilon: its scale, or
-        # its sd against Gaussian sds), nor than the proportional start: the sum of variances mixes the
-        # values' units, and unchecked it would buy a little less noise on
-        # a value of large units with much more on one of small units.
+        # its sd against Gaussian sds), nor than the proportional start:
+        # the sum of variances mixes the values' units, and unchecked it
+        # would buy a little less noise on a value of large units with much
+        # more on one of small units.
         cap = np.maximum(best[0], union) * (1 + 1e-9)
 
         def cost(ratios):
