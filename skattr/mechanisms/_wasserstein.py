@@ -391,19 +391,22 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
     def _plan(self, n: int) -> tuple[LaplaceNoise, Certificate]:
         """Laplace(W_j / epsilon), or per-value scales certified jointly.
 
-        Several values over the confidence bands (a law of kind "bands",
-        quantiles aside): besides each value's W_j at delta / K with scale
-        K W_j / epsilon,
-        scales certified for every dependence between the values' coupled
-        moves (:func:`~skattr.calibration._joint_coupled.joint_laplace_certificate`);
+        Several sums, means, counts or trimmed means over the confidence
+        bands (a law of kind "bands"): besides each value's W_j at delta / K
+        with scale K W_j / epsilon, scales certified for every dependence
+        between the values' coupled moves
+        (:func:`~skattr.calibration._joint_coupled.joint_laplace_certificate`);
         the noise of the smaller expected error is taken (both certify).
         """
         noise, certificate = super()._plan(n)
-        # Not yet for quantiles: their move laws (the count bound's chances
-        # at every distance) cost seconds a plan, and a ledger or describe()
-        # plans a release a dozen times (a 3.8 s describe() took 44 s).
+        # Sums, means, counts and trimmed means only: the move laws of
+        # quantiles (the count bound's chances at every distance) and stds
+        # (their bound on a ladder of chances) cost seconds a plan (two
+        # stds: 0.44 -> 9.5 CPU-s), and a ledger or describe() plans a
+        # release a dozen times (a 3.8 s describe() took 44 s).
         if self.law_.kind != "bands" or any(
-                kind == "order" for _, kind, _ in self.law_.outputs):
+                kind not in ("linear", "monotone")
+                for _, kind, _ in self.law_.outputs):
             return noise, certificate
         try:
             found = joint_laplace_certificate(
