@@ -278,8 +278,9 @@ def test_summary_and_repr():
     table = ledger.summary()
     assert list(table.columns) == ["release", "statistics", "values", "mechanism",
                                    "own (epsilon, delta)", "noise sd",
-                                   "joint epsilon"]
+                                   "joint epsilon", "joint bound"]
     assert table["joint epsilon"].iloc[0] == pytest.approx(1.0, rel=1e-6)
+    assert table["joint bound"].iloc[0] == "gaussian"
     assert "1 releases" in repr(ledger)
     assert ledger.remaining == pytest.approx(0.2, rel=1e-5)
 

@@ -276,6 +276,9 @@ class Ledger(LedgerVerbs, Kept):
         # statistics' joint law; of Laplace-noise releases, from couplings.
         self._gaussian = GaussianJoint(self)
         self._laplace = LaplaceJoint(self)
+        # Which bound gave each joint epsilon computed since the last
+        # release (by its value): the release's entry records its own.
+        self._bounds: dict = {}
         # Fitted estimators by statistic and parameters but epsilon (_build).
         self._fitted: dict = {}
         # One release at a time in this process (threads), and the store
@@ -322,7 +325,16 @@ class Ledger(LedgerVerbs, Kept):
         return plain_ledger(self)
 
     def summary(self) -> pd.DataFrame:
-        """Return a table of the releases: values, own guarantee, joint epsilon."""
+        """Return a table of the releases: values, own guarantee, joint epsilon.
+
+        The column "joint bound" names the bound that gave each joint
+        epsilon (:data:`skattr._plain.JOINT_BOUNDS`): "composed"
+        (the releases composed under one coupling: at most the sum of
+        their epsilons when their deltas, certified again under it, fit in
+        the budget's), "box" (every value at its worst move over the
+        bands), "alone", "copies", "resampled" or "gaussian"; empty for a
+        release loaded from a file.
+        """
         rows = []
         for i, entry in enumerate(self.releases):
             r = entry.as_record()
@@ -339,10 +351,12 @@ class Ledger(LedgerVerbs, Kept):
                             "scales", [entry.laplace.get("scale", math.nan)]
                             * len(r["values"])), dtype=float))),
                 "joint epsilon": entry.joint_epsilon,
+                "joint bound": entry.joint_bound or "",
             })
         return pd.DataFrame(rows, columns=[
             "release", "statistics", "values", "mechanism",
-            "own (epsilon, delta)", "noise sd", "joint epsilon"])
+            "own (epsilon, delta)", "noise sd", "joint epsilon",
+            "joint bound"])
 
     def plan(self, columns=None, *, statistic="mean", value=None,
              **params) -> tuple[Plan, float]:
@@ -701,7 +715,8 @@ class Ledger(LedgerVerbs, Kept):
             joint_delta=(None if laplace is None or not self._laplace_only()
                          else self._laplace.joint_delta(
                              [e.laplace for e in self.releases] + [laplace])),
-            nonce=nonce))
+            nonce=nonce, joint_bound=self._bounds.get(float(joint))))
+        self._bounds = {}
         self._columns.update(map(str, est.columns_))
         return release
 
@@ -726,12 +741,23 @@ class Ledger(LedgerVerbs, Kept):
             # Both kinds of noise: every release through the bands' one
             # coupling (skattr._ledger._mixed).
             computed = mixed_epsilon(self._laplace, laplace, gaussian)
+            bound = "box"
         elif laplace:
+            self._laplace.bound = None
             computed = self._laplace.epsilon(laplace)
+            bound = self._laplace.bound or (
+                "alone" if len(laplace) == 1 else
+                "copies" if len({e["key"] for e in laplace}) == 1
+                else "resampled")
         else:
             computed = self._gaussian.epsilon(
                 [(stats, cov) for stats, cov, _ in gaussian], est.law_)
-        return max(computed, self.spent[0])
+            bound = "gaussian"
+        if self.releases and self.spent[0] >= computed:
+            bound = self.releases[-1].joint_bound
+        joint = max(computed, self.spent[0])
+        self._bounds[float(joint)] = bound
+        return joint
 
     @property
     def records_iid(self) -> bool:
