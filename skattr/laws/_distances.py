@@ -34,7 +34,8 @@ from skattr.laws._base import widest_pairs
 from skattr.laws._counts import _as_shares, _record_counts, count_pmf
 
 __all__ = ["LADDER", "CoupledDistances", "count_coupled_distances",
-           "ladder_distances", "least_certified", "quantile_envelope"]
+           "ladder_distances", "least_certified", "least_survival",
+           "quantile_envelope", "survival_law"]
 
 # Relative slack on a tail compared with delta (the tails are sums of a few
 # thousand non-negative floats).
@@ -196,6 +197,68 @@ def ladder_distances(w_of_eta, etas, largest: float) -> CoupledDistances:
     probs = np.concatenate([[1.0 - etas[0]], -np.diff(etas), [etas[-1]]])
     return CoupledDistances(distances=np.append(widths, largest),
                             probs=probs, largest=largest)
+
+
+def survival_law(points, tails, largest: float) -> CoupledDistances:
+    """Return a law L with P(L > t) = tails[k] on [points[k], points[k+1]).
+
+    Parameters
+    ----------
+    points : array-like
+        Increasing distances, from 0 or above.
+    tails : array-like
+        At each point, a bound on P(|D| > points[k]) (taken at most 1; a
+        rise is lowered to the least bound before it, which still holds).
+    largest : float
+        A bound |D| never exceeds: the mass above the last point sits there
+        (``inf``: counted as an infinite distance, the law's missing mass).
+
+    Notes
+    -----
+    P(|D| > t) <= P(|D| > points[k]) <= tails[k] for t in [points[k],
+    points[k+1]), so L dominates |D| (below the first point P(L > t) = 1).
+    Distances above ``largest`` are lowered to it: P(|D| > t) = 0 there.
+
+    Examples
+    --------
+    >>> from skattr.laws._distances import survival_law
+    >>> law = survival_law([0.0, 1.0, 2.0], [0.5, 0.1, 0.0], 5.0)
+    >>> law.distances.tolist(), law.probs.tolist()
+    ([0.0, 1.0, 2.0], [0.5, 0.4, 0.1])
+    """
+    points = np.asarray(points, dtype=float)
+    tails = np.asarray(tails, dtype=float)
+    if (points.ndim != 1 or points.shape != tails.shape or points.size == 0
+            or np.any(np.isnan(points)) or np.any(np.isnan(tails))
+            or np.any(np.diff(points) <= 0) or points[0] < 0):
+        raise NotCertifiableError(
+            "A tail staircase needs increasing distances from 0 and a bound "
+            "at each; this one is not.")
+    tails = np.minimum.accumulate(np.clip(tails, 0.0, 1.0))
+    largest = float(largest)
+    points = np.minimum(points, largest)
+    probs = np.concatenate([[1.0 - tails[0]], -np.diff(tails)])
+    if tails[-1] > 0 and math.isfinite(largest):
+        points, probs = np.append(points, largest), np.append(probs, tails[-1])
+    return CoupledDistances(distances=points, probs=probs, largest=largest)
+
+
+def least_survival(laws) -> CoupledDistances:
+    """Return the law whose P(L > t) is the least of the laws', every t.
+
+    Each law dominates the same |D|, so the least of their tails bounds
+    P(|D| > t) at every t too (:func:`survival_law`).
+    """
+    laws = list(laws)
+    points = np.unique(np.concatenate([[0.0]] + [law.distances
+                                                 for law in laws]))
+    tails = np.full(points.size, np.inf)
+    for law in laws:
+        # P(L > p): the mass above p, and the missing mass.
+        above = np.concatenate([np.cumsum(law.probs[::-1])[::-1], [0.0]])
+        at = np.searchsorted(law.distances, points, side="right")
+        tails = np.minimum(tails, above[at] + law.missing)
+    return survival_law(points, tails, min(law.largest for law in laws))
 
 
 def least_certified(laws, bound) -> float:

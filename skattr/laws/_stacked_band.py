@@ -43,10 +43,11 @@ import math
 import numpy as np
 
 from skattr.laws._band import BandLaw, pair_moves, power
+from skattr.laws._distances import CoupledDistances, survival_law
 
 __all__ = ["difference_quantile", "largest_difference_quantile",
            "largest_move", "largest_over_tasks",
-           "least_over_lam", "log_mgf", "sum_bound"]
+           "least_over_lam", "log_mgf", "sum_bound", "sum_move_law"]
 
 #: Most atoms of the FFT'd law of a statistic's summed differences.
 _ATOMS = 400_000
@@ -64,6 +65,14 @@ _CHERNOFF_LAMS = np.linspace(-12.0, 8.0, 41)
 #: The chance the anchored screen allows the records between two moves to
 #: fall short (:func:`_anchor_screen`).
 _ANCHOR_EPS = 0.1
+#: Points a move's tail law is read at (:func:`sum_move_law`: twice, over
+#: the whole range and then up to where the tail falls below the floor).
+_TAIL_POINTS = 2048
+#: A tail below which the rest of a move's law sits at its largest move.
+_TAIL_FLOOR = 1e-15
+#: Most moves of a window whose tails are computed each; beyond, the caller
+#: reads the quantiles on a ladder of chances.
+_TAIL_MOVES = 32
 
 
 def _envelope(band, lo: float, hi: float, upper: bool):
@@ -99,10 +108,14 @@ class _Transform:
         self.length = 1 << int(math.ceil(math.log2(copies * 2 * steps + 1)))
         self.spectrum = np.fft.rfft(one, self.length)
 
-    def quantiles(self, copies: int, etas) -> list[float]:
-        """Return the upper quantile at each eta of the sum of ``copies``."""
-        steps, step = self.steps, self.step
-        size = copies * 2 * steps + 1
+    def tail(self, copies: int) -> np.ndarray:
+        """Return P(sum of ``copies`` > (i - copies steps) step) at each i.
+
+        Of the rounded sum (each record's difference rounded outward), so
+        of the sum too; from 0 to ``2 copies steps``, the FFT's slack added
+        to each but the last (the sum never exceeds the top).
+        """
+        size = copies * 2 * self.steps + 1
         law = np.fft.irfft(power(self.spectrum, copies), self.length)[:size]
         law = np.clip(law, 0.0, None)
         # The FFT's error (ten times size x (copies + log2 of the transform)
@@ -112,9 +125,14 @@ class _Transform:
                  + 1e-12)
         law = law / law.sum()
         tail = np.cumsum(law[::-1])[::-1] + slack
-        # tail[i] = P(sum >= i); the quantile is the least i with
-        # P(sum > i) <= eta.
-        above = np.concatenate([tail[1:], [0.0]])
+        # tail[i] = P(sum >= i), so P(sum > i) is tail[i + 1].
+        return np.concatenate([tail[1:], [0.0]])
+
+    def quantiles(self, copies: int, etas) -> list[float]:
+        """Return the upper quantile at each eta of the sum of ``copies``."""
+        steps, step = self.steps, self.step
+        # The quantile is the least i with P(sum > i) <= eta.
+        above = self.tail(copies)
         found = []
         for eta in etas:
             ok = np.flatnonzero(above * (1 + _ROUNDING) <= eta)
@@ -131,9 +149,7 @@ def _transform(big, small, copies: int, move: float, lo: float,
     outward and then taking the positive part rounds outward: it is
     nondecreasing).
     """
-    span = hi - lo
-    steps = int(np.clip(_ATOMS // max(2 * copies, 1), _LEAST_STEPS, _MOST_STEPS))
-    step = span / steps
+    steps, step = _grid(copies, hi - lo)
     up = np.clip(np.ceil((big[0] - lo) / step), 0, steps)
     down = np.clip(np.floor((small[0] - lo) / step), 0, steps)
     x = np.bincount(up.astype(np.int64), weights=big[1], minlength=steps + 1)
@@ -146,6 +162,12 @@ def _transform(big, small, copies: int, move: float, lo: float,
         one[steps] += one[:steps].sum()
         one[:steps] = 0.0
     return _Transform(one, copies, steps, step)
+
+
+def _grid(copies: int, span: float) -> tuple[int, float]:
+    """Return the steps over the range and their width for ``copies`` records."""
+    steps = int(np.clip(_ATOMS // max(2 * copies, 1), _LEAST_STEPS, _MOST_STEPS))
+    return steps, span / steps
 
 
 def _chernoff_quantile(big, small, copies: int, move: float,
@@ -468,3 +490,112 @@ def largest_move(secrets, n: int, privacy: str) -> int:
     """Return the most records any pair of the secrets moves."""
     return max((c if move > 0 else 0 for c, move in (
         BandLaw._worst(s, n, privacy) for s in secrets)), default=0)
+
+
+def _chernoff_tails(big, small, copies: int, move: float, points: np.ndarray,
+                    positive: bool = False) -> np.ndarray:
+    """Return Chernoff's bound on P(sum of ``copies`` B (X - Y) > t), each t.
+
+    exp(copies L(lam) - lam t) at the best lam of a grid (each lam gives a
+    valid bound; :func:`_chernoff_quantile` reads the same bound at a
+    chance), at most 1.
+    """
+    (xv, xp), (yv, yp) = _merged(big), _merged(small)
+    scale = max(float(np.max(np.abs(xv), initial=0.0)),
+                float(np.max(np.abs(yv), initial=0.0)), 1e-300)
+    lam = np.exp(_SCREEN_LAMS) / scale
+    one = _positive_part(log_mgf(xv, xp, lam) + log_mgf(-yv, yp, lam),
+                         positive)
+    if move < 1.0:
+        one = np.logaddexp(math.log1p(-move), math.log(move) + one)
+    exponent = np.min(copies * one[:, None] - lam[:, None] * points[None, :],
+                      axis=0)
+    return np.exp(np.minimum(exponent, 0.0))
+
+
+def sum_move_law(out, inside, lo: float, hi: float, moves, weight: float,
+                 largest: float, positive: bool = False
+                 ) -> CoupledDistances | None:
+    """Return a law dominating a sum's move |D| under every one of ``moves``.
+
+    D = weight sum_moved (X_in - X_out) under the independent coupling of
+    the moved records (:func:`sum_bound`'s; ``positive``: each side's sum of
+    the positive parts, a monotone statistic's). P(|D| > t) is at most the
+    two sides' upper tails at t / |weight|, P(S_1 > t) + P(S_2 > t), S_1
+    the sum of (Q_hi,in(U) - Q_lo,out(V)) and S_2 of (Q_hi,out(U) -
+    Q_lo,in(V)). Each side's tail is the least of the FFT's law of its sum
+    (rounded outward, its slack added: :meth:`_Transform.tail`, the law
+    :func:`difference_quantile` reads) and Chernoff's bound, both valid at
+    each t; the largest over the moves (a window's pairs) bounds each pair.
+    Read on a grid of the FFT's steps (:func:`~skattr.laws._distances.
+    survival_law`: between two points, the tail at the lower), up to where
+    it falls below ``_TAIL_FLOOR``, the mass beyond at ``largest`` (a
+    bound on every move). None when there are more than ``_TAIL_MOVES``
+    moves (the caller reads the quantiles on a ladder instead).
+    """
+    moves = sorted({(int(c), float(m)) for c, m in moves if c > 0 and m > 0})
+    span = float(hi) - float(lo)
+    if not moves or span <= 0:
+        return CoupledDistances(np.zeros(1), np.ones(1), largest=0.0)
+    if len(moves) > _TAIL_MOVES:
+        return None
+    laws = {(band, upper): _envelope(band, lo, hi, upper)
+            for band in (out, inside) for upper in (False, True)}
+    sides = [(laws[inside, True], laws[out, False]),
+             (laws[out, True], laws[inside, False])]
+    widest = max(c for c, _ in moves)
+    fft = widest * 2 * _LEAST_STEPS <= _FFT_ATOMS
+    steps, step = (_grid(widest, span) if fft
+                   else (_TAIL_POINTS, span / _TAIL_POINTS))
+    transforms, read = {}, {}
+
+    def fft_tail(side: int, copies: int, move: float) -> np.ndarray:
+        if (side, copies, move) not in read:
+            if (side, move) not in transforms:
+                transforms[side, move] = _transform(*sides[side], widest, move,
+                                                    lo, hi, positive)
+            read[side, copies, move] = transforms[side, move].tail(copies)
+        return read[side, copies, move]
+
+    def tails(ks: np.ndarray) -> np.ndarray:
+        # ks: grid steps of t; the largest over the moves of both sides' sum.
+        points = ks * step
+        worst = np.zeros(ks.size)
+        for copies, move in moves:
+            both = np.zeros(ks.size)
+            for side, (big, small) in enumerate(sides):
+                tail = _chernoff_tails(big, small, copies, move, points,
+                                       positive)
+                if fft:
+                    above = fft_tail(side, copies, move)
+                    at = ks + copies * steps
+                    tail = np.minimum(tail, np.where(
+                        at < above.size, above[np.minimum(at, above.size - 1)],
+                        0.0))
+                # Never beyond every record moving by the whole range.
+                both += np.where(points >= copies * span, 0.0, tail)
+            worst = np.maximum(worst, both)
+        return worst
+
+    ks = _thinned(widest * steps, steps)
+    first = tails(ks)
+    low = np.flatnonzero(first <= _TAIL_FLOOR)
+    if low.size:
+        ks = _thinned(int(ks[low[0]]), steps)
+        first = tails(ks)
+    return survival_law(abs(weight) * ks * step, first, largest)
+
+
+def _thinned(top: int, steps: int) -> np.ndarray:
+    """Return at most about ``_TAIL_POINTS`` grid steps from 0 to ``top``.
+
+    Evenly spaced, the spacing a divisor or a multiple of the range's
+    ``steps`` (so that a count's whole values are points), the last at
+    least ``top``.
+    """
+    stride = max(1, math.ceil(top / (_TAIL_POINTS - 1)))
+    if stride < steps:
+        stride = min(d for d in range(stride, steps + 1) if steps % d == 0)
+    else:
+        stride = steps * math.ceil(stride / steps)
+    return np.arange(0, top + stride, stride, dtype=np.int64)

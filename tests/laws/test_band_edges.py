@@ -105,7 +105,7 @@ def test_many_quantile_levels_share_their_work(monkeypatch):
     # their bisections now step together: a few hundred batches of binomial
     # tails where each level asked hundreds, and the same bounds as each
     # level alone.
-    import skattr.laws._joint_band as joint
+    import skattr.laws._count_bound as joint
     from skattr.laws._band import GroupBand
     from skattr.laws._order import order_bracket
 

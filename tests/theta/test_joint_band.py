@@ -16,7 +16,7 @@ from scipy import stats
 
 import skattr
 from skattr.exceptions import DataValidationError, NotCertifiableError
-from skattr.laws import _joint_band
+from skattr.laws import _count_bound
 from skattr.laws._joint_band import JointBandLaw, binomials_at_most
 
 SECRET = skattr.Secret.proportion("g", 1, pairs=[(0.4, 0.6)])
@@ -88,7 +88,7 @@ def test_each_quantile_bound_holds_for_the_population(privacy, chernoff,
     # few times the population's own W_j. ``chernoff``: the tails of many
     # moved records (Chernoff's bound) on this small n.
     if chernoff:
-        monkeypatch.setattr(_joint_band, "_EXACT_MOVED", 5)
+        monkeypatch.setattr(_count_bound, "_EXACT_MOVED", 5)
     rng = np.random.default_rng(0)
     moves = _coupled_moves(rng, 150_000, privacy == "distributional")
     share = DELTA / len(LEVELS)

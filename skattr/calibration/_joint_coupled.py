@@ -1,0 +1,680 @@
+"""One certificate for several statistics released together through one coupling.
+
+Per secret pair, a coupling pi of the laws of F = (F_1..F_K) under the two
+secrets gives each coordinate's coupled distance |D_j| a law (or a law that
+dominates it: P(law > t) >= P(|D_j| > t), t >= 0); the K laws refer to the
+one coupling, but how the D_j depend on each other is unknown. Every bound
+here holds for every dependence.
+
+Gaussian noise N(0, diag(s^2)). For a fixed pair of coupled values the two
+noisy releases are Gaussians at Mahalanobis distance
+mu = sqrt(sum_j D_j^2 / s_j^2), whose exact profile is Balle and Wang's
+g_eps(mu) (:func:`~skattr.calibration._gaussian.gaussian_delta`); the
+hockey-stick divergence is jointly convex, so
+
+    delta(eps) <= E_pi g_eps(mu) = E_pi phi(Z),  Z = sum_j Z_j,  Z_j = D_j^2 / s_j^2,
+
+with phi(z) = g_eps(sqrt z), nondecreasing from phi(0) = 0 to 1. For any
+grid 0 = z_0 < ... < z_N with P(Z > z_N) = 0 and any B(z) >= P(Z > z),
+nonincreasing,
+
+    E phi(Z) <= sum_{i=1..N} phi(z_i) (B(z_{i-1}) - B(z_i)),   B(z_N) := 0,
+
+(Z rounded up to the grid is stochastically larger, and its law is dominated
+in turn by the one B defines; every term is non-negative, so float error
+stays relative). Mass a law counts at infinite distance (``missing``) is
+taken out first: the event that some D_j is infinite has chance at most
+sum_j missing_j, and is charged delta 1; on its complement each Z_j is its
+law's finite part. B comes from the marginals alone, the least of:
+
+(a) *union*: {sum_j Z_j > z} lies in the union of the {Z_j > t_j} whenever
+    sum_j t_j <= z, so B(z) = sum_j T_j(t_j), T_j(t) = P(Z_j > t). The split
+    is each law's upper lambda-quantile, for the least lambda whose split
+    fits in z (a nonincreasing T_j lets any leftover go anywhere).
+(b) *dual* (Meilijson and Nadas; Rueschendorf): on {sum_j Z_j > z},
+    sum_j (Z_j - u_j)+ >= z - sum_j u_j > 0, so by Markov's inequality
+    B(z) = sum_j E(Z_j - u_j)+ / (z - sum_j u_j) for every u with
+    sum_j u_j < z; u is again the upper lambda-quantiles, least over lambda.
+
+and, for the whole expectation at once,
+
+(c) *Jensen*: phi is convex in z up to z_c = 2 (sqrt(1 + eps^2) - 1) and
+    concave beyond (phi'(z) = varphi(sqrt z / 2 - eps / sqrt z) / (2 sqrt z),
+    whose log has derivative -mu / 4 + eps^2 / mu^3 - 1 / mu in mu = sqrt z,
+    positive exactly when mu^4 + 4 mu^2 < 4 eps^2). So psi = phi on
+    [0, z_c], continued by its tangent at z_c, is convex and at least phi
+    (a concave function lies under its tangents). For weights w_j >= 0
+    summing to 1, convexity gives
+    phi(sum_j Z_j) <= psi(sum_j w_j (Z_j / w_j)) <= sum_j w_j psi(Z_j / w_j),
+    so E phi(Z) <= sum_j w_j E psi(Z_j / w_j): marginals only. If each
+    coordinate alone is certified against psi at scale s_j, scales
+    sqrt(K) s_j certify all K with w_j = 1 / K, whatever the dependence.
+
+The bound returned per pair is the least of (a)/(b) (pointwise least B) and
+(c); over pairs, the largest.
+
+Laplace noise of scale b_j per coordinate: for a fixed pair, the privacy
+loss is at most L = sum_j |D_j| / b_j, so the hockey-stick divergence is at
+most (1 - e^(eps - L))+, nondecreasing in L; the same sum over a grid with
+B from (a)/(b) on Z_j = |D_j| / b_j bounds its expectation.
+
+Scales: the noise is s = sigma c for a direction c; every evaluated delta
+is a certificate, so a bisection on sigma (with the outward rounding of
+:mod:`skattr.calibration._coupled`) returns a checked value, and a bounded
+Nelder-Mead over the K - 1 log-ratios of c (its number of evaluations fixed
+before any data is read) can stop anywhere. ``docs/population.md`` states
+the same proof.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import optimize
+
+from skattr.calibration._coupled import _ROUNDING, coupled_required_noise_variance
+from skattr.calibration._gaussian import _bracket_up, _gaussian_delta_unchecked
+from skattr.exceptions import InvalidParameterError, NotCertifiableError
+
+__all__ = ["JointCertificate", "dual_tail", "jensen_bound",
+           "joint_gaussian_certificate", "joint_gaussian_delta",
+           "joint_gaussian_epsilon",
+           "joint_gaussian_scales", "joint_laplace_certificate",
+           "joint_laplace_delta",
+           "joint_laplace_scales", "union_tail"]
+
+#: Most atoms a coordinate's law keeps (each further one rounded up to the
+#: next kept: a dominating law).
+_ATOMS = 96
+#: Most common levels lambda tried by (a) and (b) (any subset is valid).
+_LEVELS = 192
+#: Points of the grid in mu = sqrt(z) (or in L for Laplace).
+_GRID = 160
+#: Steps of the mirror descent on Jensen's weights.
+_JENSEN_STEPS = 12
+#: Relative width at which a bisection on the common factor stops.
+_SCALE_RTOL = 1e-3
+#: Evaluations of the Nelder-Mead over the log-ratios (each one bisection),
+#: fixed before any data is read.
+_SEARCH_EVALUATIONS = 30
+#: Absolute slack added to every certified delta (sums of a few hundred
+#: non-negative terms, each relative within 1e-12).
+_ABSOLUTE = 1e-15
+
+
+# ----------------------------------------------------------------- the laws
+
+def _compressed(law) -> tuple[np.ndarray, np.ndarray, float]:
+    """Return (distances, probs, missing), at most ``_ATOMS`` atoms, dominating.
+
+    Atoms are kept at upper quantiles on a geometric ladder of tail levels
+    and at evenly spaced distances; every other atom's mass moves up to the
+    next kept one, so the result is stochastically larger.
+    """
+    d = np.asarray(law.distances, dtype=float)
+    p = np.asarray(law.probs, dtype=float)
+    keep = p > 0
+    d, p = d[keep], p[keep]
+    missing = float(law.missing)
+    if d.size <= _ATOMS:
+        return d, p, missing
+    tail = np.concatenate([np.cumsum(p[::-1])[::-1][1:], [0.0]])
+    levels = np.geomspace(1e-18, 1.0, _ATOMS // 2)
+    by_tail = np.searchsorted(-tail, -levels, side="left")
+    by_distance = np.searchsorted(d, np.linspace(d[0], d[-1], _ATOMS // 2),
+                                  side="left")
+    kept = np.unique(np.clip(np.concatenate([by_tail, by_distance,
+                                             [d.size - 1]]), 0, d.size - 1))
+    home = np.searchsorted(kept, np.arange(d.size), side="left")
+    return d[kept], np.bincount(home, weights=p, minlength=kept.size), missing
+
+
+def _prepared(per_pair) -> list[list[tuple]]:
+    """Compress every law of every entry once (checked: K laws per entry)."""
+    entries = [list(laws) for laws in per_pair]
+    if not entries:
+        raise NotCertifiableError("No secret pair was given to certify.")
+    k = len(entries[0])
+    if k == 0 or any(len(laws) != k for laws in entries):
+        raise NotCertifiableError(
+            "Every secret pair needs one coupled distance law per statistic.")
+    return [[_compressed(law) for law in laws] for laws in entries]
+
+
+def _checked_scales(scales, k: int, what: str) -> np.ndarray:
+    s = np.asarray(scales, dtype=float).reshape(-1)
+    if s.size != k or not np.all(np.isfinite(s)) or np.any(s <= 0):
+        raise NotCertifiableError(
+            f"The {what} need one finite positive value per statistic ({k}); "
+            f"got {scales!r}.")
+    return s
+
+
+# ------------------------------------------------------- tail bounds (a), (b)
+
+def _levels(laws) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per common level lambda: the split S, the union U and the excess sum E.
+
+    ``laws`` are (values, probs) of the Z_j's finite parts, values
+    increasing. At level lambda each t_j is the least candidate (0 or a
+    value) with T_j(t_j) <= lambda; S = sum_j t_j, U = sum_j T_j(t_j),
+    E = sum_j E(Z_j - t_j)+. Levels ascend, so S does not increase.
+    """
+    cands = []
+    for v, p in laws:
+        t = np.concatenate([[0.0], v])
+        tail = np.concatenate([[p.sum()], np.cumsum(p[::-1])[::-1][1:], [0.0]])
+        # E(Z - t_k)+ = sum_{i > k} p_i v_i - t_k T(t_k).
+        upper = np.concatenate([[p @ v], np.cumsum((p * v)[::-1])[::-1][1:],
+                                [0.0]])
+        excess = np.maximum(upper - t * tail, 0.0)
+        cands.append((t, tail, excess))
+    levels = np.unique(np.concatenate([c[1] for c in cands] + [[0.0]]))
+    if levels.size > _LEVELS:
+        levels = np.unique(np.concatenate(
+            [levels[np.linspace(0, levels.size - 1, _LEVELS).astype(int)],
+             [0.0]]))
+    s = np.zeros(levels.size)
+    u = np.zeros(levels.size)
+    e = np.zeros(levels.size)
+    for t, tail, excess in cands:
+        at = np.searchsorted(-tail, -levels, side="left")
+        s += t[at]
+        u += tail[at]
+        e += excess[at]
+    return s, u, e
+
+
+def _tail_bounds(laws, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return bounds (a) and (b) on P(sum_j Z_j > z), each nonincreasing in z."""
+    s, u, e = _levels(laws)
+    # (a): levels ascend and S descends; the feasible levels at z are those
+    # from the first with S <= z on: the least U among them.
+    suffix = np.minimum.accumulate(u[::-1])[::-1]
+    first = np.searchsorted(-s, -z, side="left")
+    union = np.where(first < s.size, suffix[np.minimum(first, s.size - 1)],
+                     1.0)
+    gap = z[:, None] - s[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(gap > 0, e[None, :] / np.where(gap > 0, gap, 1.0),
+                         np.inf)
+    dual = ratio.min(axis=1)
+    return (np.minimum.accumulate(np.minimum(union, 1.0)),
+            np.minimum.accumulate(np.minimum(dual, 1.0)))
+
+
+def union_tail(values, probs, z: float) -> float:
+    """Bound (a), the union over an equal-level split, on P(sum_j Z_j > z).
+
+    Parameters
+    ----------
+    values, probs : sequence of array-like
+        Per coordinate, the values of Z_j (increasing) and their chances.
+    z : float
+
+    Examples
+    --------
+    Two Bernoulli(0.1) coordinates of value 1: P(Z_1 + Z_2 > 0.5) is at
+    most 0.2 (exact when they are never 1 together); at z = 2 the sum cannot
+    exceed z:
+
+    >>> from skattr.calibration._joint_coupled import union_tail
+    >>> union_tail([[1.0], [1.0]], [[0.1], [0.1]], 0.5)
+    0.2
+    >>> union_tail([[1.0], [1.0]], [[0.1], [0.1]], 2.0)
+    0.0
+    """
+    laws = [(np.asarray(v, float), np.asarray(p, float))
+            for v, p in zip(values, probs, strict=True)]
+    return float(_tail_bounds(laws, np.array([float(z)]))[0][0])
+
+
+def dual_tail(values, probs, z: float) -> float:
+    """Bound (b), the Markov dual sum_j E(Z_j - u_j)+ / (z - sum u), on P(sum Z > z).
+
+    Examples
+    --------
+    Two Bernoulli(0.1) coordinates at z = 1.5: with u = 0, the bound is
+    E Z_1 + E Z_2 over 1.5, 0.2 / 1.5; the exact worst case (both 1
+    together) is 0.1.
+
+    >>> from skattr.calibration._joint_coupled import dual_tail
+    >>> round(dual_tail([[1.0], [1.0]], [[0.1], [0.1]], 1.5), 4)
+    0.1333
+    """
+    laws = [(np.asarray(v, float), np.asarray(p, float))
+            for v, p in zip(values, probs, strict=True)]
+    return float(_tail_bounds(laws, np.array([float(z)]))[1][0])
+
+
+def _grid_sum(profile_at, bound: np.ndarray) -> float:
+    """Return sum_i profile(z_i) (B(z_{i-1}) - B(z_i)), B(z_N) = 0."""
+    drops = np.maximum(bound - np.concatenate([bound[1:], [0.0]]), 0.0)
+    return float(profile_at @ drops)
+
+
+def _mu_grid(top: float, epsilon: float) -> np.ndarray:
+    """Return 0 then geometric points up to ``top`` (mu = sqrt z)."""
+    if not top > 0:
+        return np.array([0.0])
+    low = min(max(epsilon / 9.0, top * 1e-5), top)
+    return np.concatenate([[0.0], np.geomspace(low, top, _GRID)])
+
+
+# ----------------------------------------------------------- Jensen's (c)
+
+def _tangent(epsilon: float) -> tuple[float, float, float]:
+    """Return z_c, phi(z_c) and phi'(z_c), the last two rounded up (1e-12)."""
+    zc = 2.0 * (math.sqrt(1.0 + epsilon * epsilon) - 1.0)
+    top = float(_gaussian_delta_unchecked(np.array(math.sqrt(zc)),
+                                          np.array(epsilon)))
+    slope = float(_phi_slope(np.array(zc), epsilon))
+    return zc, top * (1 + 1e-12), slope * (1 + 1e-12)
+
+
+def _psi(x: np.ndarray, epsilon: float, tangent=None
+         ) -> tuple[np.ndarray, np.ndarray]:
+    """Return psi(x) and psi'(x): phi on [0, z_c], its tangent at z_c beyond.
+
+    The tangent's value and slope are rounded up so that float error keeps
+    it above phi.
+    """
+    zc, top, slope = tangent or _tangent(epsilon)
+    below = x <= zc
+    xb = np.where(below, x, zc)
+    value = np.where(below, _gaussian_delta_unchecked(np.sqrt(xb), epsilon),
+                     top + slope * (x - zc))
+    return value, np.where(below, _phi_slope(xb, epsilon), slope)
+
+
+def _phi_slope(z: np.ndarray, epsilon: float) -> np.ndarray:
+    """phi'(z) = varphi(mu / 2 - eps / mu) / (2 mu), mu = sqrt z (0 at z = 0)."""
+    mu = np.sqrt(np.maximum(z, 0.0))
+    safe = np.where(mu > 0, mu, 1.0)
+    a = safe / 2.0 - epsilon / safe
+    return np.where(mu > 0, np.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)
+                    / (2.0 * safe), 0.0)
+
+
+def _jensen(laws, epsilon: float) -> float:
+    """Least over a few weights w of sum_j w_j E psi(Z_j / w_j).
+
+    Every w on the simplex gives a bound: a few starts, then a fixed number
+    of steps of mirror descent (the bound is convex in w, the perspective of
+    a convex function), the least value seen kept.
+    """
+    if not epsilon > 0:
+        return math.inf
+    k = len(laws)
+    values = np.concatenate([v for v, _ in laws])
+    probs = np.concatenate([p for _, p in laws])
+    group = np.repeat(np.arange(k), [v.size for v, _ in laws])
+    tangent = _tangent(epsilon)
+
+    def value_and_gradient(w):
+        x = values / w[group]
+        psi, slope = _psi(x, epsilon, tangent)
+        total = float((w[group] * probs) @ psi)
+        grad = np.bincount(group, weights=probs * (psi - x * slope),
+                           minlength=k)
+        return total, grad
+
+    starts = [np.full(k, 1.0 / k)]
+    scale = np.bincount(group, weights=probs * values, minlength=k)
+    if scale.sum() > 0:
+        for size in (scale, np.sqrt(scale)):
+            w = np.maximum(size, 1e-9 * size.sum())
+            starts.append(w / w.sum())
+    best, w, grad = math.inf, None, None
+    for start in starts:
+        value, g = value_and_gradient(start)
+        if value < best:
+            best, w, grad = value, start, g
+    step = 1.0
+    for _ in range(_JENSEN_STEPS if k > 1 else 0):
+        spread = float(np.ptp(grad)) or 1.0
+        trial = w * np.exp(-step * (grad - grad.mean()) / spread)
+        trial = np.maximum(trial / trial.sum(), 1e-15)
+        trial /= trial.sum()
+        value, g = value_and_gradient(trial)
+        if value < best:
+            best, w, grad = value, trial, g
+            step *= 1.5
+        else:
+            step /= 4.0
+    return best
+
+
+def jensen_bound(values, probs, epsilon: float, weights=None) -> float:
+    """Bound (c) on E phi(sum_j Z_j): sum_j w_j E psi(Z_j / w_j).
+
+    ``weights`` None: the least over a few weights (each is valid).
+
+    Examples
+    --------
+    Two Bernoulli(0.1) coordinates of value 0.04 (distance 0.2 at scale 1):
+    with w = (1/2, 1/2), each term is E psi(2 Z_j), so the bound is
+    0.1 phi(0.08), 0.1 g_1(0.283), the delta of one Bernoulli coordinate of
+    distance sqrt(2) 0.2 alone (the sqrt(K) guarantee):
+
+    >>> from skattr.calibration._joint_coupled import jensen_bound
+    >>> from skattr.calibration._gaussian import gaussian_delta
+    >>> jb = jensen_bound([[0.04], [0.04]], [[0.1], [0.1]], 1.0, [0.5, 0.5])
+    >>> bool(abs(jb - 0.1 * gaussian_delta(0.08 ** 0.5, 1.0)) < 1e-15)
+    True
+    """
+    laws = [(np.asarray(v, float), np.asarray(p, float))
+            for v, p in zip(values, probs, strict=True)]
+    if weights is None:
+        return _jensen(laws, epsilon)
+    w = np.asarray(weights, dtype=float)
+    return float(sum(w[j] * (p @ _psi(v / w[j], epsilon)[0])
+                     for j, (v, p) in enumerate(laws)))
+
+
+# ------------------------------------------------------------ the deltas
+
+def _gaussian_entry(laws, scales: np.ndarray, epsilon: float
+                    ) -> tuple[float, str]:
+    """Certified delta of one pair's K laws at Gaussian scales (and the bound)."""
+    missing = sum(m for _, _, m in laws)
+    finite = [((d / s) ** 2, p) for (d, p, _), s in zip(laws, scales,
+                                                          strict=True)]
+    top = math.sqrt(sum(float(v[-1]) for v, _ in finite))
+    mu = _mu_grid(top, epsilon)
+    z = mu ** 2
+    union, dual = _tail_bounds(finite, z)
+    profile = _gaussian_delta_unchecked(mu, np.full(mu.shape, epsilon))
+    bounds = {"union": _grid_sum(profile, union),
+              "dual": _grid_sum(profile, np.minimum(union, dual)),
+              "jensen": _jensen(finite, epsilon)}
+    name = min(bounds, key=bounds.get)
+    return min(1.0, missing + bounds[name]), name
+
+
+def _laplace_entry(laws, b: np.ndarray, epsilon: float) -> tuple[float, str]:
+    """Certified delta of one pair's K laws at Laplace scales (and the bound)."""
+    missing = sum(m for _, _, m in laws)
+    finite = [(d / s, p) for (d, p, _), s in zip(laws, b, strict=True)]
+    top = sum(float(v[-1]) for v, _ in finite)
+    if top <= epsilon:
+        return min(1.0, missing), "union"
+    # The profile is 0 up to epsilon: the grid starts there.
+    loss = np.concatenate([[epsilon], epsilon + (top - epsilon)
+                           * np.linspace(0.0, 1.0, _GRID + 1)[1:] ** 2])
+    union, dual = _tail_bounds(finite, loss)
+    profile = -np.expm1(epsilon - loss)
+    bounds = {"union": _grid_sum(profile, union),
+              "dual": _grid_sum(profile, np.minimum(union, dual))}
+    name = min(bounds, key=bounds.get)
+    return min(1.0, missing + bounds[name]), name
+
+
+def _worst(prepared, entry, scales, epsilon) -> tuple[float, str]:
+    worst, name = 0.0, "union"
+    for laws in prepared:
+        delta, bound = entry(laws, scales, epsilon)
+        if not math.isfinite(delta):
+            raise NotCertifiableError(
+                "A joint certificate's delta is not finite; nothing is "
+                "certified.")
+        if delta >= worst:
+            worst, name = delta, bound
+    return worst * (1 + _ROUNDING) + _ABSOLUTE, name
+
+
+def joint_gaussian_delta(per_pair, scales, epsilon: float) -> float:
+    """Certified delta of K statistics plus N(0, diag(scales^2)) at ``epsilon``.
+
+    Parameters
+    ----------
+    per_pair : sequence of tuple of CoupledDistances
+        Per secret pair, one law per statistic, each dominating |D_j| under
+        the pair's one coupling (any dependence across statistics).
+    scales : array-like of shape (K,)
+        The noise's standard deviation per statistic.
+    epsilon : float
+
+    Examples
+    --------
+    Two statistics whose coupled distances are each 1 with chance 0.01:
+
+    >>> import numpy as np
+    >>> from skattr.laws._distances import CoupledDistances
+    >>> from skattr.calibration._joint_coupled import joint_gaussian_delta
+    >>> law = CoupledDistances(np.array([0.0, 1.0]), np.array([0.99, 0.01]))
+    >>> d = joint_gaussian_delta([(law, law)], [1.0, 1.0], 1.0)
+    >>> bool(0.01 * 0.13 < d < 0.02)
+    True
+    """
+    prepared = _prepared(per_pair)
+    s = _checked_scales(scales, len(prepared[0]), "scales")
+    return _worst(prepared, _gaussian_entry, s, float(epsilon))[0]
+
+
+def joint_laplace_delta(per_pair, b, epsilon: float) -> float:
+    """Certified delta of K statistics plus Laplace noise of scales ``b``."""
+    prepared = _prepared(per_pair)
+    s = _checked_scales(b, len(prepared[0]), "Laplace scales")
+    return _worst(prepared, _laplace_entry, s, float(epsilon))[0]
+
+
+def joint_gaussian_epsilon(per_pair, scales, delta: float) -> float:
+    """Least epsilon (rounded up) at which the joint Gaussian delta is <= ``delta``.
+
+    ``inf`` when none is.
+    """
+    prepared = _prepared(per_pair)
+    s = _checked_scales(scales, len(prepared[0]), "scales")
+
+    def gap(epsilon: float) -> float:
+        return delta - _worst(prepared, _gaussian_entry, s, epsilon)[0]
+
+    if gap(0.0) >= 0:
+        return 0.0
+    hi = _bracket_up(gap, 1.0)
+    if hi is None:
+        return math.inf
+    lo = 0.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if gap(mid) >= 0:
+            hi = mid
+        else:
+            lo = mid
+        if hi - lo <= 1e-6 * hi:
+            break
+    return hi
+
+
+class JointCertificate:
+    """Scales found by :func:`joint_gaussian_scales` or :func:`joint_laplace_scales`.
+
+    Attributes
+    ----------
+    scales : ndarray of shape (K,)
+        Per statistic, the Gaussian sd or the Laplace scale.
+    delta : float
+        The certified delta at those scales (at most the one asked for).
+    bound : {"union", "dual", "jensen"}
+        The bound that certified the worst pair.
+    evaluations : int
+        Deltas computed.
+    """
+
+    def __init__(self, scales, delta, bound, evaluations):
+        self.scales = scales
+        self.delta = delta
+        self.bound = bound
+        self.evaluations = evaluations
+
+    def __repr__(self) -> str:
+        return (f"JointCertificate(scales={self.scales!r}, delta={self.delta!r}, "
+                f"bound={self.bound!r})")
+
+
+def _search(prepared, entry, epsilon, delta, start, allocate, targets):
+    """Least common factor on a direction, then a bounded search on the ratios."""
+    k = start.size
+    counter = [0]
+
+    def at(scales):
+        counter[0] += 1
+        return _worst(prepared, entry, scales, epsilon)
+
+    def certificate(direction, guess):
+        """Least sigma (checked) with direction sigma certified, from ``guess``."""
+        def ok(sigma):
+            return at(sigma * direction)[0] <= delta
+
+        lo = hi = guess
+        factor = 1.05
+        if ok(guess):
+            while lo > 1e-300:
+                lo = hi / factor
+                if not ok(lo):
+                    break
+                hi, factor = lo, factor * factor
+        else:
+            while True:
+                lo, hi = hi, hi * factor
+                if not hi < 1e300:
+                    raise NotCertifiableError(
+                        "No noise on these statistics certifies the joint "
+                        f"release at delta={delta:g}: too much of the coupled "
+                        "distance is unbounded.")
+                if ok(hi):
+                    break
+                factor *= factor
+        while hi - lo > _SCALE_RTOL * hi:
+            mid = 0.5 * (lo + hi)
+            if ok(mid):
+                hi = mid
+            else:
+                lo = mid
+        certified, bound = at(hi * direction)
+        if not certified <= delta:  # pragma: no cover - checked by ok(hi)
+            raise NotCertifiableError("The joint certificate did not check.")
+        return hi * direction, certified, bound, hi
+
+    if allocate == "relative":
+        base = np.abs(targets) / np.exp(np.mean(np.log(np.abs(targets))))
+        guess = float(np.max(start / base))
+    else:
+        base = start / np.exp(np.mean(np.log(start)))
+        guess = float(np.exp(np.mean(np.log(start))))
+    best = certificate(base, guess)
+    if allocate == "error" and k > 1:
+        def cost(ratios):
+            nonlocal best
+            direction = base * np.exp(np.concatenate([[0.0], ratios]))
+            direction /= np.exp(np.mean(np.log(direction)))
+            found = certificate(direction, best[3])
+            if np.sum(found[0] ** 2) < np.sum(best[0] ** 2):
+                best = found
+            return float(np.sum(found[0] ** 2))
+
+        optimize.minimize(cost, np.zeros(k - 1), method="Nelder-Mead",
+                          bounds=[(-3.0, 3.0)] * (k - 1),
+                          options={"maxfev": _SEARCH_EVALUATIONS,
+                                   "xatol": 1e-3, "fatol": 1e-4,
+                                   "initial_simplex": _simplex(k - 1)})
+    return JointCertificate(*best[:3], counter[0])
+
+
+def _simplex(m: int) -> np.ndarray:
+    return np.vstack([np.zeros(m), 0.3 * np.eye(m)])
+
+
+def _check_request(epsilon, delta, allocate, targets, k):
+    if not (math.isfinite(epsilon) and epsilon > 0):
+        raise InvalidParameterError(
+            f"A joint certificate needs a finite epsilon > 0; got {epsilon!r}.")
+    if not 0 < delta < 1:
+        raise InvalidParameterError(
+            f"A joint certificate needs a delta in (0, 1); got {delta!r}.")
+    if allocate not in ("error", "relative"):
+        raise InvalidParameterError(
+            "allocate must be 'error' (least total variance) or 'relative' "
+            f"(noise in proportion to public targets); got {allocate!r}.")
+    if allocate == "relative":
+        t = np.asarray(targets if targets is not None else [], dtype=float)
+        if t.shape != (k,) or not np.all(np.isfinite(t)) or np.any(t == 0):
+            raise InvalidParameterError(
+                "allocate='relative' needs targets: one finite non-zero "
+                f"public value per statistic ({k}); got {targets!r}.")
+        return t
+    return None
+
+
+def joint_gaussian_scales(per_pair, epsilon: float, delta: float, *,
+                          allocate: str = "error", targets=None
+                          ) -> np.ndarray:
+    """Per-statistic Gaussian sds certifying (epsilon, delta) for every pair.
+
+    See :func:`joint_gaussian_certificate` for the scales with their bound.
+    """
+    return joint_gaussian_certificate(per_pair, epsilon, delta,
+                                      allocate=allocate, targets=targets).scales
+
+
+def joint_gaussian_certificate(per_pair, epsilon: float, delta: float, *,
+                               allocate: str = "error", targets=None
+                               ) -> JointCertificate:
+    """Per-statistic Gaussian sds, their certified delta and the bound used.
+
+    The start is each statistic's own coupled sd (its law alone, at
+    ``delta``, worst over the pairs); ``allocate="error"`` then searches the
+    ratios for the least sum of variances, ``"relative"`` fixes them to the
+    public ``targets``.
+    """
+    prepared = _prepared(per_pair)
+    k = len(prepared[0])
+    targets = _check_request(epsilon, delta, allocate, targets, k)
+    per_pair = [tuple(laws) for laws in per_pair]
+    start = np.array([max(math.sqrt(coupled_required_noise_variance(
+        laws[j], epsilon, delta)) for laws in per_pair) for j in range(k)])
+    start = np.where(start > 0, start, max(start.max(), 1.0) * 1e-6)
+    return _search(prepared, _gaussian_entry, float(epsilon), float(delta),
+                   start, allocate, targets)
+
+
+def joint_laplace_scales(per_pair, epsilon: float, delta: float, *,
+                         allocate: str = "error", targets=None
+                         ) -> np.ndarray:
+    """Per-statistic Laplace scales certifying (epsilon, delta) for every pair.
+
+    See :func:`joint_laplace_certificate` for the scales with their bound.
+    """
+    return joint_laplace_certificate(per_pair, epsilon, delta,
+                                     allocate=allocate, targets=targets).scales
+
+
+def joint_laplace_certificate(per_pair, epsilon: float, delta: float, *,
+                              allocate: str = "error", targets=None
+                              ) -> JointCertificate:
+    """Per-statistic Laplace scales, their certified delta and the bound used.
+
+    The start is each statistic's W at delta / K over epsilon (the union
+    bound's split); ``allocate`` as for the Gaussian.
+    """
+    prepared = _prepared(per_pair)
+    k = len(prepared[0])
+    targets = _check_request(epsilon, delta, allocate, targets, k)
+    start = np.array([max(_quantile(laws[j], delta / k)
+                          for laws in prepared) for j in range(k)]) / epsilon
+    start = np.where(start > 0, start, max(start.max(), 1.0) * 1e-6)
+    return _search(prepared, _laplace_entry, float(epsilon), float(delta),
+                   start, allocate, targets)
+
+
+def _quantile(law, level: float) -> float:
+    """Return the least kept distance with P(D > it) <= level (else the largest)."""
+    d, p, missing = law
+    if d.size == 0:
+        return 0.0
+    tail = np.concatenate([np.cumsum(p[::-1])[::-1][1:], [0.0]]) + missing
+    ok = np.flatnonzero(tail <= level)
+    return float(d[ok[0]] if ok.size else d[-1])
+
