@@ -16,12 +16,12 @@ marginals only.
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from skattr._ledger._composed import composed_delta, composed_epsilon, laplace_profile
+from skattr.laws._distances import CoupledDistances
 
 N, A, B = 6, 2, 4
 # A column's law in group 0 and in group 1: spread, and point masses (no
@@ -75,13 +75,26 @@ def _laplace(y, centre, scale):
     return np.exp(-np.abs(y - centre) / scale) / (2 * scale)
 
 
-def _laplace_outside(centre, scale, lo, hi):
+def _gauss(y, centre, scale):
+    return np.exp(-0.5 * ((y - centre) / scale) ** 2) / (scale * math.sqrt(2 * math.pi))
+
+
+def _outside(kind, centre, scale, lo, hi):
+    if kind == "gauss":
+        return 0.5 * (np.vectorize(math.erfc)((centre - lo) / (scale * math.sqrt(2)))
+                      + np.vectorize(math.erfc)((hi - centre) / (scale * math.sqrt(2))))
     return 0.5 * (np.exp(-(centre - lo) / scale)
                   + np.exp(-(hi - centre) / scale))
 
 
-def exact_delta(margins, dependence, scales, epsilon, points=121):
-    """The exact hockey-stick divergence of the two releases, both ways."""
+def exact_delta(margins, dependence, scales, epsilon, points=121,
+                kinds=("laplace", "laplace", "laplace")):
+    """The exact hockey-stick divergence of the two releases, both ways.
+
+    The releases: mean u, mean v and mean u again, with noise of
+    ``kinds`` (Laplace or Gaussian) and ``scales`` (a Gaussian's sd).
+    """
+    kernel = {"laplace": _laplace, "gauss": _gauss}
     q0 = _joint(margins[0], dependence)
     q1 = _joint(margins[1], dependence)
     laws = [_sums(q0, q1, A), _sums(q0, q1, B)]
@@ -90,17 +103,20 @@ def exact_delta(margins, dependence, scales, epsilon, points=121):
     y = np.linspace(lo, hi, points)
     h = y[1] - y[0]
     densities, outside = [], []
+
+    def noise(axis):
+        return kernel[kinds[axis]](y[None, :], means[:, None], scales[axis])
+
     for law in laws:
         u_law = law.sum(axis=1)
-        # p(y1, y2, y3) = sum_{f1, f2} P(f1, f2) L1(y1 - f1) L2(y2 - f2) L3(y3 - f1)
-        first = (_laplace(y[None, :], means[:, None], scales[0])[:, :, None]
-                 * _laplace(y[None, :], means[:, None], scales[2])[:, None, :])
-        second = law @ _laplace(y[None, :], means[:, None], scales[1])
+        # p(y1, y2, y3) = sum_{f1, f2} P(f1, f2) K1(y1 - f1) K2(y2 - f2) K3(y3 - f1)
+        first = noise(0)[:, :, None] * noise(2)[:, None, :]
+        second = law @ noise(1)
         densities.append(np.einsum("fik,fj->ijk", first, second))
-        tail = sum(float(u_law @ _laplace_outside(means, s, lo, hi))
-                   for s in (scales[0], scales[2]))
-        tail += float(law.sum(axis=0) @ _laplace_outside(means, scales[1], lo,
-                                                         hi))
+        tail = sum(float(u_law @ _outside(kinds[axis], means, scales[axis],
+                                          lo, hi)) for axis in (0, 2))
+        tail += float(law.sum(axis=0) @ _outside(kinds[1], means, scales[1],
+                                                 lo, hi))
         outside.append(tail)
     found = 0.0
     for (p, q), tail in ((densities, outside[0]),
@@ -120,7 +136,8 @@ def coupled_laws(margins):
     distances = np.abs(shifts) / N
     values = np.unique(distances)
     probs = np.array([law[distances == d].sum() for d in values])
-    one = SimpleNamespace(distances=values, probs=probs)
+    # The interface's type; its values come from the enumeration above.
+    one = CoupledDistances(values, probs, largest=float(values[-1]))
     return ((one, one),)
 
 
@@ -162,6 +179,25 @@ def test_the_oracle_catches_less_noise():
     epsilon, delta = composed_epsilon(per_pair, UNITS, 0.1)
     less = tuple(0.8 * s for s in SCALES)
     assert exact_delta(POINTS, "same", less, epsilon) > delta
+
+
+@pytest.mark.parametrize(("margins", "dependence"), [
+    (SPREAD, "opposite"), (POINTS, "same")])
+def test_gaussian_and_laplace_composed(margins, dependence):
+    # Laplace on mean u; Gaussian on mean v and on mean u (one block).
+    per_pair = coupled_laws(margins)
+    scales = (0.5, 0.4, 0.35)
+    kinds = ("laplace", "gauss", "gauss")
+    epsilon, delta = composed_epsilon(per_pair, [(0, scales[0], 1.0)], 0.05,
+                                      gaussian=([1, 0], [scales[1], scales[2]],
+                                                2.0))
+    assert math.isfinite(epsilon) and delta <= 0.05
+    assert exact_delta(margins, dependence, scales, epsilon,
+                       kinds=kinds) <= delta * (1 + 1e-3)
+    if margins is POINTS:
+        less = tuple(0.7 * s for s in scales)
+        assert exact_delta(margins, dependence, less, epsilon,
+                           kinds=kinds) > delta
 
 
 def test_at_most_the_sum_when_the_recertified_deltas_fit():

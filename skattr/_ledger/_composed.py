@@ -56,6 +56,8 @@ import math
 
 import numpy as np
 
+from skattr.calibration._joint_coupled import joint_gaussian_delta
+
 __all__ = ["SPLIT_GRID", "composed_delta", "composed_epsilon",
            "laplace_profile"]
 
@@ -135,9 +137,35 @@ def composed_delta(per_pair, units, epsilons) -> float:
     return float(_tables(per_pair, units, grids).sum(axis=1).max(initial=0.0))
 
 
-def composed_epsilon(per_pair, units, delta: float) -> tuple[float, float]:
+def _gaussian_table(per_pair, block, grid) -> np.ndarray:
+    """Return per (pair, grid point) the Gaussian block's E_pi delta."""
+    coords, scales, _ = block
+    return np.array([[joint_gaussian_delta(
+        [tuple(laws[j] for j in coords)], scales, float(eps)) for eps in grid]
+        for laws in per_pair])
+
+
+def composed_epsilon(per_pair, units, delta: float, *,
+                     gaussian=None) -> tuple[float, float]:
     """Return the least joint epsilon found at ``delta`` and its delta.
 
+    Parameters
+    ----------
+    per_pair, units
+        As for :func:`composed_delta`.
+    delta : float
+        The joint delta to fit.
+    gaussian : (coordinates, scales, epsilon) or None
+        Gaussian-noise values as one more release: for a fixed coupled
+        pair they are one Gaussian at distance mu <= ||D / scales|| over
+        their ``coordinates`` (the caller's scales bound the noise's
+        precision), and E_pi of its exact profile is bounded from the
+        coordinates' laws whatever their dependence
+        (:func:`~skattr.calibration._joint_coupled.joint_gaussian_delta`);
+        ``epsilon`` (their own) sets the grid its split is read on.
+
+    Notes
+    -----
     The splits tried, all fixed before the data are read: the releases'
     own epsilons; each value's least epsilon on its grid (its release's
     own times :data:`SPLIT_GRID`) whose delta is at most ``delta`` over the
@@ -149,19 +177,24 @@ def composed_epsilon(per_pair, units, delta: float) -> tuple[float, float]:
     that fits within ``delta`` is a valid certificate; the least epsilon is
     returned, or ``(inf, inf)`` when none fits.
     """
-    own = np.array([eps for _, _, eps in units], dtype=float)
+    own = np.array([eps for _, _, eps in units]
+                   + ([gaussian[2]] if gaussian is not None else []),
+                   dtype=float)
     if own.size == 0:
         return 0.0, 0.0
     grids = own[:, None] * SPLIT_GRID[None, :]
     grids = np.concatenate([grids, own[:, None]], axis=1)
-    tables = _tables(per_pair, units, grids)      # pair x unit x grid
+    tables = _tables(per_pair, units, grids[:len(units)])  # pair x unit x grid
+    if gaussian is not None:
+        tables = np.concatenate([tables, _gaussian_table(
+            per_pair, gaussian, grids[-1])[:, None, :]], axis=1)
     worst = tables.max(axis=0)                     # unit x grid
     best = (math.inf, math.inf)
-    rows = np.arange(len(units))
-    choices = [np.full(len(units), grids.shape[1] - 1)]
+    rows = np.arange(own.size)
+    choices = [np.full(own.size, grids.shape[1] - 1)]
     # Each value's least epsilon at an equal share of delta: the sum of
     # their epsilons re-certified alone is always among the splits.
-    fits = worst <= delta / len(units)
+    fits = worst <= delta / own.size
     if np.all(fits.any(axis=1)):
         choices.append(np.argmin(np.where(fits, grids, np.inf), axis=1))
     for price in _PRICES:

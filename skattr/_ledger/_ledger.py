@@ -741,7 +741,7 @@ class Ledger(LedgerVerbs, Kept):
             # Both kinds of noise: every release through the bands' one
             # coupling (skattr._ledger._mixed).
             computed = mixed_epsilon(self._laplace, laplace, gaussian)
-            bound = "box"
+            bound = self._laplace.bound
         elif laplace:
             self._laplace.bound = None
             computed = self._laplace.epsilon(laplace)
