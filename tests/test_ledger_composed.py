@@ -258,3 +258,50 @@ def test_the_benchmark_ledger_is_composed():
     assert epsilon < box
     assert epsilon <= alone
     assert "composed under one coupling" in ledger.in_plain_words()
+
+
+def test_no_pair_or_no_grid_composes_nothing():
+    per_pair = coupled_laws(SPREAD)
+    assert composed_epsilon((), UNITS, 0.1) == (math.inf, math.inf)
+    assert math.isinf(composed_epsilon(
+        per_pair, [(0, math.nan, 1.0)], 0.1)[0])
+    assert math.isinf(composed_epsilon(
+        per_pair, [(0, 0.5, math.nan)], 0.1)[0])
+
+
+def _two_means():
+    import warnings
+
+    import skattr
+    from skattr.datasets import make_hospital
+
+    reference = make_hospital(500, random_state=0)
+    private = make_hospital(100, random_state=1)
+    gender = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ledger = private.attrpriv.ledger(secret=gender, reference=reference,
+                                         budget=(100.0, 1e-3), random_state=0)
+        ledger.mean(["weight"], epsilon=1.0)
+        ledger.mean(["height"], epsilon=1.0)
+    return ledger
+
+
+def test_a_ledger_names_its_bound_and_keeps_the_box_without_move_laws(
+        monkeypatch):
+    from skattr.exceptions import NotCertifiableError
+    from skattr.laws._joint_band import JointBandLaw
+
+    composed = _two_means()
+    assert composed.releases[-1].joint_bound == "composed"
+    assert list(composed.summary()["joint bound"]) == ["alone", "composed"]
+
+    def refuse(self, n, privacy):
+        raise NotCertifiableError("no move law")
+
+    monkeypatch.setattr(JointBandLaw, "coupled_distances", refuse)
+    boxed = _two_means()
+    assert boxed.releases[-1].joint_bound == "box"
+    # The composed bound is the lower one here, and only ever lowers it.
+    assert composed.spent[0] < boxed.spent[0]
+    assert "worst move over the reference's" in boxed.in_plain_words()

@@ -182,6 +182,9 @@ def composed_epsilon(per_pair, units, delta: float, *,
                    dtype=float)
     if own.size == 0:
         return 0.0, 0.0
+    if len(per_pair) == 0 or not np.all(np.isfinite(own)) or np.any(own <= 0):
+        # Nothing to compose over, or no grid to read a split on: no bound.
+        return math.inf, math.inf
     grids = own[:, None] * SPLIT_GRID[None, :]
     grids = np.concatenate([grids, own[:, None]], axis=1)
     tables = _tables(per_pair, units, grids[:len(units)])  # pair x unit x grid

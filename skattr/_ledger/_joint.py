@@ -366,9 +366,14 @@ class LaplaceJoint:
         bounds = law.per_statistic(n, privacy, delta)
         boxed = laplace_loss(bounds, self.band_weights(entries, keys, slices,
                                                        bounds.size))
-        composed, _ = composed_epsilon(
-            law.coupled_distances(n, privacy),
-            self.band_units(entries, keys, slices), delta)
+        try:
+            per_pair = law.coupled_distances(n, privacy)
+        except NotCertifiableError:
+            # No law of some value's move under the coupling: the box alone
+            # (valid by itself).
+            per_pair = None
+        composed = (math.inf if per_pair is None else composed_epsilon(
+            per_pair, self.band_units(entries, keys, slices), delta)[0])
         self.bound = ("composed" if composed < boxed else "box")
         return min(boxed, composed)
 

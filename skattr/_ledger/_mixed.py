@@ -158,11 +158,15 @@ def mixed_epsilon(band, laplace: list, gaussian: list) -> float:
         best = min(best, eps_l + eps_g)
     band.bound = "box"
     rows = None if precision is None else np.abs(precision).sum(axis=1)
-    if rows is not None and np.all(rows > 0):
+    try:
+        per_pair = law.coupled_distances(n, privacy)
+    except NotCertifiableError:
+        per_pair = None         # no law of some move: the box alone
+    if per_pair is not None and rows is not None and np.all(rows > 0):
         # The releases composed under the same coupling (the module's Notes).
         scales = 1.0 / np.sqrt(rows)
         composed, _ = composed_epsilon(
-            law.coupled_distances(n, privacy),
+            per_pair,
             band.band_units(laplace, laplace_keys, slices[:len(laplace_keys)]),
             delta, gaussian=([int(c) for c in touched], scales,
                              float(len(gaussian))))
