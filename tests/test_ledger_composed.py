@@ -305,3 +305,46 @@ def test_a_ledger_names_its_bound_and_keeps_the_box_without_move_laws(
     # The composed bound is the lower one here, and only ever lowers it.
     assert composed.spent[0] < boxed.spent[0]
     assert "worst move over the reference's" in boxed.in_plain_words()
+
+
+def test_remaining_warns_of_the_epsilon_chosen_not_of_those_left(monkeypatch):
+    # epsilon="remaining" brackets the own epsilon: a step past 10 warns of
+    # an epsilon never released. Only the chosen one's warning is said, and
+    # every other warning still is.
+    import warnings
+
+    import skattr
+    from skattr._ledger import Ledger
+    from skattr.datasets import make_hospital
+    from skattr.exceptions import PrivacyLeakWarning
+
+    data = make_hospital(100, random_state=1)
+    gender = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    ledger = data.attrpriv.ledger(secret=gender, reference=data,
+                                  budget=(30.0, 1e-3), random_state=0)
+    plan = object()
+
+    class Planned:
+        def set_params(self, **params):
+            pass
+
+        def plan(self, n):
+            return plan
+
+    def bisected(self, query, params, limit, tried):
+        for epsilon in (15.0, 30.0, 22.5, 18.75):
+            tried.append(epsilon)
+            warnings.warn(f"epsilon={epsilon:g} lets an observer's odds move",
+                          PrivacyLeakWarning, stacklevel=2)
+        warnings.warn("delta=0.01 is at least 1/n", PrivacyLeakWarning,
+                      stacklevel=2)
+        warnings.warn("clipped", UserWarning, stacklevel=2)
+        return (Planned(), plan), 18.75
+
+    monkeypatch.setattr(Ledger, "_bisected", bisected)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ledger._fitted_to_budget(None, {})
+    said = [str(w.message) for w in caught]
+    assert said == ["epsilon=18.75 lets an observer's odds move",
+                    "delta=0.01 is at least 1/n", "clipped"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import threading
+import warnings
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,7 @@ from skattr.exceptions import (
     BudgetExceededError,
     InvalidParameterError,
     NotCertifiableError,
+    PrivacyLeakWarning,
 )
 from skattr.laws import AssumeGaussian
 from skattr.utils._param_validation import as_called, validate_parameter_constraints
@@ -622,7 +624,21 @@ class Ledger(LedgerVerbs, Kept):
         epsilon was computed and is within the budget.
         """
         limit = self.budget[0] * (1 + BUDGET_RTOL)
-        best, chosen = self._bisected(query, params, limit)
+        tried, caught, chosen = [], [], None
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                best, chosen = self._bisected(query, params, limit, tried)
+        finally:
+            # Said again, but not of an epsilon tried and left: a bracket
+            # can step past epsilon 10, whose plan warns of an epsilon that
+            # is not released.
+            left = tuple(f"epsilon={e:g} " for e in tried if e != chosen)
+            for w in caught:
+                if not (issubclass(w.category, PrivacyLeakWarning)
+                        and str(w.message).startswith(left)):
+                    warnings.warn_explicit(w.message, w.category, w.filename,
+                                           w.lineno)
         # A reused estimator was replanned at every epsilon tried: back to
         # the one chosen (the epsilon asked for; a plan's own may differ, a
         # relaxation's gap added), whose plan (cached) was certified.
@@ -634,13 +650,15 @@ class Ledger(LedgerVerbs, Kept):
                 "the budget; nothing was released. Pass a number as epsilon.")
         return best
 
-    def _bisected(self, query, params, limit: float) -> tuple:
+    def _bisected(self, query, params, limit: float, tried: list) -> tuple:
         """Bracket and bisect the own epsilon (see :meth:`_fitted_to_budget`).
 
-        Returns the best attempt and the epsilon it was asked at.
+        Returns the best attempt and the epsilon it was asked at; every
+        epsilon tried is appended to ``tried``.
         """
 
         def attempt(epsilon):
+            tried.append(epsilon)
             found = self._planned(query, dict(params, epsilon=epsilon))
             return (*found, self._joint_epsilon(found[0], *found[2:]))
 
