@@ -27,7 +27,7 @@ import numpy as np
 
 from skattr.laws._band import GroupBand
 
-__all__ = ["binomials_at_most", "count_bound", "count_bounds"]
+__all__ = ["binomials_at_most", "count_bound", "count_bounds", "count_tails"]
 
 #: Cells the likely range of one side's order statistic is cut into (the
 #: count bound's union).
@@ -41,6 +41,10 @@ _EXACT_MOVED = 400
 _STEPS = 12
 #: Allowance for the float error of an FFT'd tail probability.
 _FFT_SLACK = 1e-10
+#: The chances each end of the other side's likely range is given in a
+#: quantile's tail law (:func:`count_tails`: each gives a valid tail, the
+#: least is taken), fixed before any data is read.
+_TAIL_SHARES = (1e-3, 1e-5, 1e-7)
 
 
 def binomials_at_most(parts, t: int) -> float:
@@ -214,6 +218,66 @@ def _bisect_many(values, ok_many, first: bool) -> list[float]:
 def _count_directions(questions, n: int, a: float, b: float) -> list[float]:
     """Return, per question, d: one side's D_(r) rarely exceeds the other's by more.
 
+    The least d of a grid whose chance (:func:`_count_chances`, with eta a
+    tenth of the budget) is within the budget.
+    """
+    setups, cells, chances = _prepared(questions, n, a, b)
+    limits = [setup[7] - 2 * setup[10] for setup in setups]
+    grids = [np.linspace(cell[0][1] - cell[0][0], setup[5] - setup[4],
+                         1 << _STEPS) for setup, cell in zip(setups, cells,
+                                                            strict=True)]
+    found = [None] * len(setups)
+    widest = chances([(q, grids[q][-1]) for q in range(len(setups))])
+    for q, chance in enumerate(widest):
+        if chance > limits[q]:
+            found[q] = setups[q][5] - setups[q][4]
+    rest = [q for q in range(len(setups)) if found[q] is None]
+    if rest:
+        distances = [grids[q] for q in rest]
+        held = _bisect_many(
+            distances, lambda items: (chances(
+                [(rest[k], distances[k][i]) for k, i in items])
+                <= np.array([limits[rest[k]] for k, _ in items])).tolist(),
+            first=True)
+        for q, d in zip(rest, held, strict=True):
+            found[q] = d
+    return found
+
+
+def _count_chances(questions, n: int, a: float, b: float,
+                   distances: np.ndarray) -> np.ndarray:
+    """Return, per question and distance d, a bound on P(move above d).
+
+    Each question is :func:`_prepared`'s, its budget ten times the chance
+    ``eta`` it gives each end of the other side's likely range: the bound
+    is 2 eta plus the cells' binomial chances, where d is at least a
+    cell's width (below, 1: the argument needs x_i + d >= x_i+1), and 0
+    from the range's width on (no order statistic moves further).
+    """
+    setups, cells, chances = _prepared(questions, n, a, b)
+    found = np.ones((len(setups), distances.size))
+    items = []
+    for q, (setup, cell) in enumerate(zip(setups, cells, strict=True)):
+        span = setup[5] - setup[4]
+        width = cell[0][1] - cell[0][0]
+        found[q, distances >= span] = 0.0
+        items += [(q, i) for i in np.flatnonzero(
+            (distances >= width) & (distances < span)).tolist()]
+    # Batches of items small enough for the binomials' arrays (a row per
+    # cell, a column per moved record).
+    moved = int(round(b * n)) - int(round(a * n))
+    per = max(1, int(4e6 // ((_CELLS + 1) * max(moved, 1))))
+    for start in range(0, len(items), per):
+        batch = items[start:start + per]
+        chance = chances([(q, float(distances[i])) for q, i in batch])
+        for (q, i), c in zip(batch, chance.tolist(), strict=True):
+            found[q, i] = min(1.0, c + 2 * setups[q][10])
+    return found
+
+
+def _prepared(questions, n: int, a: float, b: float):
+    """Return (setups, cells, chances): what the count bound's chances read.
+
     Each question is (rise, fall, out, inside, low, high, r, budget): the
     chance is at most ``budget``. ``rise`` is the band whose records the
     moved ones become on the rising side (the group's for b over a),
@@ -224,10 +288,11 @@ def _count_directions(questions, n: int, a: float, b: float) -> list[float]:
     above x_i + d, the shared records in (x_i+1, x_i + d], the rising
     side's moved records at most x_i + d and the other side's above x_i+1
     number at most m - 1 (m moved): four independent binomials, their
-    chances bounded below by the bands (and the spacings' floors); summed
-    over the cells, the least d of a grid within the budget. The
-    bisections of all the questions step together, each step one batch of
-    binomial tails: a quantile's many levels cost about what one does.
+    chances bounded below by the bands (and the spacings' floors), summed
+    over the cells by ``chances`` for items (question, d). The likely
+    ranges' bisections of all the questions step together, each step one
+    batch of binomial tails: a quantile's many levels cost about what one
+    does.
     """
     shared_in, shared_out = int(round(a * n)), n - int(round(b * n))
     moved = n - shared_in - shared_out
@@ -281,10 +346,7 @@ def _count_directions(questions, n: int, a: float, b: float) -> list[float]:
                 else np.linspace(start, stop, _CELLS + 1))
         x_next = cuts[1:]
         # The other side's moved records above x_i+1 do not depend on d.
-        cells.append((cuts, x_next, 1 - _cdf_high(fall, x_next, low),
-                      budget - 2 * eta,
-                      np.linspace(cuts[1] - cuts[0], high - low,
-                                  1 << _STEPS)))
+        cells.append((cuts, x_next, 1 - _cdf_high(fall, x_next, low)))
 
     def chances(items) -> np.ndarray:
         # Rows of one orientation's items at once, in the items' order.
@@ -311,22 +373,7 @@ def _count_directions(questions, n: int, a: float, b: float) -> list[float]:
                      strict=True)), moved - 1)
         return np.add.reduceat(each, starts)
 
-    found = [None] * len(setups)
-    widest = chances([(q, cells[q][4][-1]) for q in range(len(setups))])
-    for q, chance in enumerate(widest):
-        if chance > cells[q][3]:
-            found[q] = setups[q][5] - setups[q][4]
-    rest = [q for q in range(len(setups)) if found[q] is None]
-    if rest:
-        distances = [cells[q][4] for q in rest]
-        held = _bisect_many(
-            distances, lambda items: (chances(
-                [(rest[k], distances[k][i]) for k, i in items])
-                <= np.array([cells[rest[k]][3] for k, _ in items])).tolist(),
-            first=True)
-        for q, d in zip(rest, held, strict=True):
-            found[q] = d
-    return found
+    return setups, cells, chances
 
 
 def count_bound(out, inside, low: float, high: float, n: int, a: float,
@@ -352,7 +399,7 @@ def count_bounds(out, inside, low: float, high: float, n: int, a: float,
     :func:`_count_directions` (each asked once, however many quantiles read
     it): many levels cost about what one does.
     """
-    f_out, f_in = _reflected(out), _reflected(inside)
+    bands = (out, inside, _reflected(out), _reflected(inside))
     questions, plans = {}, []
     for ranks in ranks_list:
         orders = sorted(set(ranks))
@@ -360,13 +407,9 @@ def count_bounds(out, inside, low: float, high: float, n: int, a: float,
         plan = []
         for r in orders:
             for rising in (True, False):
-                below = (inside if rising else out, out if rising else inside,
-                         out, inside, low, high, r, budget)
-                # -X: the side whose order statistic rises falls.
-                above = (f_out if rising else f_in, f_in if rising else f_out,
-                         f_out, f_in, -high, -low, n - 1 - r, budget)
                 keys = []
-                for question in (below, above):
+                for question in _questions(bands, low, high, n, r, rising,
+                                           budget):
                     key = (id(question[0]), id(question[2]), *question[4:])
                     questions.setdefault(key, question)
                     keys.append(key)
@@ -377,3 +420,78 @@ def count_bounds(out, inside, low: float, high: float, n: int, a: float,
                                              a, b), strict=True))
     return [max((min(found[below], found[above]) for below, above in plan),
                 default=0.0) for plan in plans]
+
+
+def _questions(bands, low: float, high: float, n: int, r: int,
+               rising: bool, budget: float) -> tuple:
+    """Return one direction's two questions: counting from below and from above.
+
+    Both bound the chance that the order statistic ``r`` of the side whose
+    records rise (``rising``: b's over a's) exceeds the other's by d.
+    ``bands``: (out, inside) and their reflections (:func:`_reflected`).
+    """
+    out, inside, f_out, f_in = bands
+    below = (inside if rising else out, out if rising else inside,
+             out, inside, low, high, r, budget)
+    # -X: the side whose order statistic rises falls.
+    above = (f_out if rising else f_in, f_in if rising else f_out,
+             f_out, f_in, -high, -low, n - 1 - r, budget)
+    return below, above
+
+
+def count_tails(out, inside, low: float, high: float, n: int, a: float,
+                b: float, ranks_list, distances) -> np.ndarray:
+    """Return, per quantile and distance d, a bound on P(|F(a) - F(b)| > d).
+
+    Dataset privacy, the independent coupling of :func:`count_bound`. The
+    quantile between the order statistics ``ranks`` moves by at most the
+    larger of their moves, so P(|D| > d) is at most the sum over its order
+    statistics and both directions of each direction's chance. Each
+    direction's chance is bounded counting from below and from above, with
+    each end of the other side's likely range given each chance of
+    ``_TAIL_SHARES`` (:func:`_count_chances`): all hold, the least is
+    taken.
+
+    Parameters
+    ----------
+    out, inside : GroupBand
+        The column's bands outside the group and inside it.
+    low, high : float
+        The clipping range.
+    n : int
+        Records released.
+    a, b : float
+        The pair's shares, a < b.
+    ranks_list : list of (int, int)
+        Each quantile's order statistics (from 0).
+    distances : array-like
+        The distances d, increasing.
+
+    Returns
+    -------
+    ndarray of shape (len(ranks_list), len(distances))
+        Each at most 1.
+    """
+    distances = np.asarray(distances, dtype=float)
+    bands = (out, inside, _reflected(out), _reflected(inside))
+    questions, plans = {}, []
+    for ranks in ranks_list:
+        plan = []
+        for r in sorted(set(ranks)):
+            for rising in (True, False):
+                keys = []
+                for share in _TAIL_SHARES:
+                    for question in _questions(bands, low, high, n, r, rising,
+                                               share / _RANGE_SHARE):
+                        key = (id(question[0]), id(question[2]),
+                               *question[4:])
+                        questions.setdefault(key, question)
+                        keys.append(key)
+                plan.append(keys)
+        plans.append(plan)
+    keys = list(questions)
+    table = dict(zip(keys, _count_chances([questions[k] for k in keys], n, a,
+                                          b, distances), strict=True))
+    return np.array([np.minimum(1.0, np.sum(
+        [np.min([table[k] for k in keys], axis=0) for keys in plan], axis=0))
+        for plan in plans])

@@ -76,8 +76,18 @@ from skattr._persistence import persistable
 from skattr.exceptions import DataValidationError, NotCertifiableError
 from skattr.laws._band import BandsLaw, inner_moves
 from skattr.laws._base import Bound, secret_pairs, widest_pairs
-from skattr.laws._count_bound import binomials_at_most, count_bound, count_bounds
-from skattr.laws._distances import LADDER, CoupledDistances, ladder_distances
+from skattr.laws._count_bound import (
+    binomials_at_most,
+    count_bound,
+    count_bounds,
+    count_tails,
+)
+from skattr.laws._distances import (
+    LADDER,
+    CoupledDistances,
+    ladder_distances,
+    survival_law,
+)
 from skattr.laws._order import order_bracket
 from skattr.laws._order_band import GapSearch, order_phi, widest_gap
 from skattr.laws._stacked_band import largest_move, sum_bound, sum_move_law
@@ -197,6 +207,9 @@ _COORDINATES = {
                             _summed_largest, _monotone_tails),
 }
 _KINDS = tuple(_COORDINATES)
+#: Distances a quantile's tail law is read at: evenly over its clipping
+#: range, then again where its tails fall from 1 to their floor.
+_ORDER_COARSE, _ORDER_FINE = 16, 48
 
 
 def quantile_joint_bound(out, inside, low: float, high: float, n: int,
@@ -374,15 +387,28 @@ class JointBandLaw(BandsLaw):
 
         Notes
         -----
-        Each coordinate's bound at chance eta (the one :meth:`per_statistic`
-        reads at delta / K) holds for every pair of the window under this
-        coupling: P(|D_j| > W_j(eta)) <= eta. Read at each eta of the fixed
-        :data:`~skattr.laws._distances.LADDER`, the staircase of
-        :func:`~skattr.laws._distances.ladder_distances` dominates |D_j|,
-        the mass beyond the last rung at the value's largest move
-        (:meth:`largest`, which every pair's move is at most). A quantile's
-        interval bound, which holds under any coupling, holds under this
-        one. Cached like :meth:`per_statistic`.
+        Every law below holds for every pair of the window under this
+        coupling, and dominates |D_j|: P(L_j > t) >= P(|D_j| > t), t >= 0.
+
+        - A sum, mean, count or monotone statistic (at most ``_TAIL_MOVES``
+          moves in the window): each side's tail read directly, the least
+          of the FFT's and Chernoff's (:func:`~skattr.laws._stacked_band.
+          sum_move_law`).
+        - A quantile under dataset privacy, on a pair with none inside: the
+          count bound's chance at each distance, with each end of the other
+          side's likely range given a chance fixed before any data is read
+          (:func:`~skattr.laws._count_bound.count_tails`).
+        - Any other (a std; a quantile on a window, or under distributional
+          privacy, whose interval bound holds under any coupling; a window
+          of many moves): the coordinate's own bound at chance eta (the one
+          :meth:`per_statistic` reads at delta / K), P(|D_j| > W_j(eta)) <=
+          eta, read at each eta of the fixed :data:`~skattr.laws._distances.
+          LADDER`: the staircase of :func:`~skattr.laws._distances.
+          ladder_distances`.
+
+        The mass beyond the last point sits at the value's largest move
+        (:meth:`largest`, which every pair's move is at most). Cached like
+        :meth:`per_statistic`.
         """
         self._check_rows(n)
         key = ("coupled", int(n), privacy)
@@ -395,12 +421,14 @@ class JointBandLaw(BandsLaw):
                 secret, n, privacy, alternative="use privacy='distributional'")
                 if a != b]
             searches = {}
-            for a, b, _ in widest_pairs_of(pairs):
+            for a, b, inner in widest_pairs_of(pairs):
                 window = [(x, y) for x, y in pairs
                           if min(x, y) >= a and max(x, y) <= b]
                 laws = [self._tails(j, per_column, window, n, privacy,
                                     largest[j])
                         for j in range(len(self.outputs))]
+                if privacy == "dataset" and not inner:
+                    self._order_tails(laws, per_column, n, a, b, largest)
                 rest = [j for j, law in enumerate(laws) if law is None]
                 if rest:
                     widths = np.array([
@@ -423,6 +451,42 @@ class JointBandLaw(BandsLaw):
         out, inside = per_column[c]
         return tails(out, inside, float(self.low[c]), float(self.high[c]), n,
                      pairs, privacy, parameter, largest)
+
+    def _order_tails(self, laws: list, per_column, n: int, a: float, b: float,
+                     largest) -> None:
+        """Fill in the quantiles' laws of one pair from the count bound's tails.
+
+        Dataset privacy, a pair with none inside (the count bound's case):
+        each column's levels at once (:func:`count_tails`), read at
+        ``_ORDER_COARSE`` distances over the clipping range and
+        ``_ORDER_FINE`` between the last where every level's tail is 1 and
+        the first where each is at its floor (within 0.1% of its least
+        below the range's width).
+        """
+        columns = {}
+        for j, (c, kind, _) in enumerate(self.outputs):
+            if kind == "order":
+                columns.setdefault(c, []).append(j)
+        for c, js in columns.items():
+            out, inside = per_column[c]
+            lo, hi = float(self.low[c]), float(self.high[c])
+            ranks = [order_bracket(n, float(self.outputs[j][2])) for j in js]
+            coarse = np.linspace(0.0, hi - lo, _ORDER_COARSE)
+            tails = count_tails(out, inside, lo, hi, n, a, b, ranks, coarse)
+            start = np.flatnonzero(np.all(tails >= 1.0, axis=0))
+            floor = np.flatnonzero(np.all(tails <= 1.001 * tails[:, [-2]],
+                                          axis=0))
+            distances = coarse
+            if start.size and floor.size and floor[0] > start[-1]:
+                fine = np.linspace(coarse[start[-1]], coarse[floor[0]],
+                                   _ORDER_FINE)
+                both = np.concatenate([coarse, fine])
+                order = np.unique(both, return_index=True)[1]
+                distances = both[order]
+                tails = np.concatenate([tails, count_tails(
+                    out, inside, lo, hi, n, a, b, ranks, fine)], axis=1)[:, order]
+            for j, tail in zip(js, tails, strict=True):
+                laws[j] = survival_law(distances, tail, largest[j])
 
     def largest(self, n: int, privacy: str) -> np.ndarray:
         """Return each value's largest move.

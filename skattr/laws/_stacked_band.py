@@ -73,6 +73,10 @@ _TAIL_FLOOR = 1e-15
 #: Most moves of a window whose tails are computed each; beyond, the caller
 #: reads the quantiles on a ladder of chances.
 _TAIL_MOVES = 32
+#: The FFT's tail below which Chernoff's bound is read too, on the finest
+#: grid (the FFT's slack is about 1e-12; well above it, on that grid,
+#: Chernoff's bound does not win).
+_CHERNOFF_FROM = 1e-6
 
 
 def _envelope(band, lo: float, hi: float, upper: bool):
@@ -492,14 +496,8 @@ def largest_move(secrets, n: int, privacy: str) -> int:
         BandLaw._worst(s, n, privacy) for s in secrets)), default=0)
 
 
-def _chernoff_tails(big, small, copies: int, move: float, points: np.ndarray,
-                    positive: bool = False) -> np.ndarray:
-    """Return Chernoff's bound on P(sum of ``copies`` B (X - Y) > t), each t.
-
-    exp(copies L(lam) - lam t) at the best lam of a grid (each lam gives a
-    valid bound; :func:`_chernoff_quantile` reads the same bound at a
-    chance), at most 1.
-    """
+def _one_mgf(big, small, move: float, positive: bool = False):
+    """Return (lam, L(lam)) on the screen's grid: one record's log mgf."""
     (xv, xp), (yv, yp) = _merged(big), _merged(small)
     scale = max(float(np.max(np.abs(xv), initial=0.0)),
                 float(np.max(np.abs(yv), initial=0.0)), 1e-300)
@@ -508,6 +506,17 @@ def _chernoff_tails(big, small, copies: int, move: float, points: np.ndarray,
                          positive)
     if move < 1.0:
         one = np.logaddexp(math.log1p(-move), math.log(move) + one)
+    return lam, one
+
+
+def _chernoff_tails(mgf, copies: int, points: np.ndarray) -> np.ndarray:
+    """Return Chernoff's bound on P(sum of ``copies`` B (X - Y) > t), each t.
+
+    exp(copies L(lam) - lam t) at the best lam of a grid (each lam gives a
+    valid bound; :func:`_chernoff_quantile` reads the same bound at a
+    chance), at most 1; ``mgf`` is :func:`_one_mgf`'s.
+    """
+    lam, one = mgf
     exponent = np.min(copies * one[:, None] - lam[:, None] * points[None, :],
                       axis=0)
     return np.exp(np.minimum(exponent, 0.0))
@@ -548,6 +557,8 @@ def sum_move_law(out, inside, lo: float, hi: float, moves, weight: float,
     steps, step = (_grid(widest, span) if fft
                    else (_TAIL_POINTS, span / _TAIL_POINTS))
     transforms, read = {}, {}
+    mgfs = {(side, move): _one_mgf(*sides[side], move, positive)
+            for side in range(2) for _, move in moves}
 
     def fft_tail(side: int, copies: int, move: float) -> np.ndarray:
         if (side, copies, move) not in read:
@@ -563,15 +574,22 @@ def sum_move_law(out, inside, lo: float, hi: float, moves, weight: float,
         worst = np.zeros(ks.size)
         for copies, move in moves:
             both = np.zeros(ks.size)
-            for side, (big, small) in enumerate(sides):
-                tail = _chernoff_tails(big, small, copies, move, points,
-                                       positive)
+            for side in range(2):
+                tail = np.ones(ks.size)
                 if fft:
                     above = fft_tail(side, copies, move)
                     at = ks + copies * steps
-                    tail = np.minimum(tail, np.where(
-                        at < above.size, above[np.minimum(at, above.size - 1)],
-                        0.0))
+                    tail = np.where(at < above.size,
+                                    above[np.minimum(at, above.size - 1)], 0.0)
+                # Chernoff's bound where it can win: far in the tail, below
+                # the FFT's slack, or everywhere on a coarse grid (whose
+                # outward rounding costs a step a record). Each bound
+                # holds, so the least does wherever it is read.
+                far = tail > 0
+                if fft and steps >= _MOST_STEPS:
+                    far &= tail <= _CHERNOFF_FROM
+                tail[far] = np.minimum(tail[far], _chernoff_tails(
+                    mgfs[side, move], copies, points[far]))
                 # Never beyond every record moving by the whole range.
                 both += np.where(points >= copies * span, 0.0, tail)
             worst = np.maximum(worst, both)

@@ -10,7 +10,11 @@ Binomial(20, 0.6) in the group and Binomial(20, 0.4) outside, so the sum of
 10 moved records' X_in - X_out is Binomial(400, 0.6) - 200; its 0/1 column c
 is 1 with chance 0.1 in the group and 0.4 outside, so the count moves by
 Binomial(10, 0.1) + Binomial(10, 0.6) - 10. Both laws and the bands are
-those of ``tests/theta/test_stacked_band.py``.
+those of ``tests/theta/test_stacked_band.py``. A quantile's move (an order
+statistic of 45 records: 18 shared in each group, 9 moved) has its exact
+law from the joint distribution function of the two sides' order
+statistics, P(A_(r) <= u, B_(r) <= v), summed over the shared records'
+counts below u and v (binomials) with the moved records' binomial tails.
 """
 
 import dataclasses
@@ -21,7 +25,13 @@ import pytest
 from scipy import stats
 
 import skattr
-from skattr.laws import _joint_band, _stacked_band
+from skattr.exceptions import NotCertifiableError
+from skattr.laws import _count_bound, _joint_band, _stacked_band
+from skattr.laws._distances import (
+    ladder_distances,
+    least_survival,
+    survival_law,
+)
 from skattr.theta import ConfidenceBand
 
 SECRET = skattr.Secret.proportion("g", 1, pairs=[(0.4, 0.6)])
@@ -44,12 +54,12 @@ def _abs_law(pmf, offset, weight):
     return support, np.array([pmf[values == v].sum() for v in support])
 
 
-def _exact_moves():
+def _exact_moves(moved=10):
     """The laws of |D_x| (a mean: 1 / N a record) and |D_c| (a count)."""
-    x = stats.binom.pmf(np.arange(401), 400, 0.6)
-    c = np.convolve(stats.binom.pmf(np.arange(11), 10, 0.1),
-                    stats.binom.pmf(np.arange(11), 10, 0.6))
-    return _abs_law(x, -200, 1.0 / N), _abs_law(c, -10, 1.0)
+    x = stats.binom.pmf(np.arange(40 * moved + 1), 40 * moved, 0.6)
+    c = np.convolve(stats.binom.pmf(np.arange(moved + 1), moved, 0.1),
+                    stats.binom.pmf(np.arange(moved + 1), moved, 0.6))
+    return _abs_law(x, -20 * moved, 1.0 / N), _abs_law(c, -moved, 1.0)
 
 
 def _survival(values, probs, points):
@@ -79,6 +89,38 @@ def _law(seed, size=300):
         theta=ConfidenceBand()).fit(reference).law_
 
 
+def test_a_ladder_puts_each_chance_at_its_bound_and_refuses_without_a_largest():
+    etas = 2.0 ** -np.arange(1, 6)
+    # A bound that dips (3 after 4) is raised to the largest before it, so
+    # from 4 on the tail is 1/16, between 2 and 4 it is 1/4.
+    law = ladder_distances([1.0, 2.0, 4.0, 3.0, 5.0], etas, 9.0)
+    points = np.array([0.5, 1.0, 2.5, 3.5, 4.0, 5.0, 8.0, 9.0])
+    np.testing.assert_allclose(
+        _survival(law.distances, law.probs, points),
+        [1.0, 0.5, 0.25, 0.25, 0.0625, 2.0 ** -5, 2.0 ** -5, 0.0])
+    with pytest.raises(NotCertifiableError, match="bounds="):
+        ladder_distances([1.0] * 5, etas, np.inf)
+    with pytest.raises(NotCertifiableError, match="not a number"):
+        ladder_distances([1.0, np.nan, 2.0, 3.0, 4.0], etas, 9.0)
+
+
+def test_a_staircase_is_its_tails_and_the_least_of_two_is_their_least():
+    law = survival_law([0.0, 1.0, 3.0], [0.9, 0.95, 0.1], 7.0)
+    # A rise (0.95 after 0.9) is lowered to 0.9; the rest at the largest.
+    np.testing.assert_allclose(
+        _survival(law.distances, law.probs, np.array([0.0, 1.0, 3.0, 7.0])),
+        [0.9, 0.9, 0.1, 0.0])
+    other = survival_law([0.0, 2.0], [0.5, 0.2], 6.0)
+    least = least_survival([law, other])
+    points = np.array([0.0, 1.0, 2.0, 3.0, 6.0])
+    np.testing.assert_allclose(
+        _survival(least.distances, least.probs, points),
+        np.minimum(_survival(law.distances, law.probs, points),
+                   _survival(other.distances, other.probs, points)))
+    with pytest.raises(NotCertifiableError):
+        survival_law([0.0, 1.0], [0.5, np.nan], 2.0)
+
+
 def test_the_exact_moves_are_what_the_module_says():
     # The independent check's own check: the mean of the exact laws.
     (xv, xp), (cv, cp) = _exact_moves()
@@ -101,6 +143,32 @@ def test_each_move_law_dominates_the_exact_one(seed):
         exact_w = values[np.flatnonzero(
             _survival(values, probs, values) <= 1e-4)[0]]
         assert law.closeness(1e-4) <= 1.6 * exact_w + 1e-9
+
+
+def test_a_window_has_a_law_per_widest_pair_dominating_each_pair_inside():
+    # Every pair of a window is kept: a sum of signed differences need not
+    # grow with the records moved, so each entry must dominate the move of
+    # every pair inside its widest pair (1 to 10 moved records here).
+    from skattr.laws._base import widest_pairs
+
+    window = skattr.Secret.proportion("g", 1, window=0.2, support=(0.3, 0.7))
+    reference = _population(300, np.random.default_rng(5))
+    law = skattr.mechanisms.ApproximateWassersteinMechanism(
+        query=QUERY, secret=window, bounds={"x": (0, 20)}, delta=DELTA,
+        theta=ConfidenceBand()).fit(reference).law_
+    entries = law.coupled_distances(N, "dataset")
+    pairs = [(a, b) for a, b in window.certified_pairs(N, "dataset")
+             if a != b]
+    widest = widest_pairs(pairs)
+    assert len(entries) == widest.low.size > 1
+    for laws, low, high in zip(entries, widest.low, widest.high,
+                               strict=True):
+        inside = {round(abs(b - a) * N) for a, b in pairs
+                  if min(a, b) >= low - 1e-12 and max(a, b) <= high + 1e-12}
+        assert min(inside) == 1
+        for moved in inside:
+            for one, truth in zip(laws, _exact_moves(moved), strict=True):
+                assert _violations(one, truth) == 0
 
 
 def test_the_check_fails_when_a_law_is_shifted_down(monkeypatch):
@@ -157,6 +225,159 @@ def test_one_value_on_the_ladder_is_its_bound_at_the_same_chance(monkeypatch,
                                    rel=1e-12)
     assert ladder >= one.per_statistic(N, "dataset", chance)[0] - 1e-12
     assert direct <= ladder + 1e-12
+
+
+def test_a_std_alone_on_the_ladder_is_its_bound_at_the_same_chance():
+    # A std is always read on the ladder: just above a rung, its law's
+    # quantile is per_statistic's W at that rung.
+    from skattr.theta._band import several_statistics_law
+
+    reference = _population(300, np.random.default_rng(0))
+    ranges = {"x": (0.0, 20.0)}
+    law, _ = several_statistics_law(
+        reference, [(skattr.Query.std(["x"]), ["x"], ranges),
+                    (skattr.Query.mean(["x"]), ["x"], ranges)], SECRET)
+    assert law.outputs[0][1] == "spread"
+    std = dataclasses.replace(law, outputs=(law.outputs[0],))
+    rung = 2.0 ** -10
+    (laws,) = std.coupled_distances(N, "dataset")
+    assert laws[0].distances.size == 24
+    assert laws[0].closeness(rung * (1 + 1e-6)) == pytest.approx(
+        std.per_statistic(N, "dataset", rung)[0], rel=1e-12)
+
+
+@pytest.mark.parametrize("halved", [False, True])
+def test_a_trimmed_mean_law_dominates_its_simulated_move(monkeypatch, halved):
+    # A monotone coordinate (a trimmed mean beside a mean): its law against
+    # 20,000 coupled datasets drawn from the population and scipy's
+    # trim_mean, within three binomial standard errors; a law whose
+    # distances are halved fails.
+    from skattr.theta._band import several_statistics_law
+
+    if halved:
+        honest = _stacked_band.survival_law
+        monkeypatch.setattr(_stacked_band, "survival_law",
+                            lambda points, tails, largest: honest(
+                                0.5 * np.asarray(points), tails, largest))
+    rng = np.random.default_rng(4)
+    reference = _population(300, rng)
+    ranges = {"x": (0.0, 20.0)}
+    law, _ = several_statistics_law(
+        reference, [(skattr.Query.mean(["x"]), ["x"], ranges),
+                    (skattr.Statistic.trimmed_mean(["x"], 0.1), ["x"], ranges)],
+        SECRET)
+    assert [output[1] for output in law.outputs] == ["linear", "monotone"]
+    (laws,) = law.coupled_distances(N, "dataset")
+    draws = 20_000
+    shared = np.concatenate([rng.binomial(20, 0.6, (draws, 20)),
+                             rng.binomial(20, 0.4, (draws, 20))], axis=1)
+    a = np.concatenate([shared, rng.binomial(20, 0.4, (draws, 10))], axis=1)
+    b = np.concatenate([shared, rng.binomial(20, 0.6, (draws, 10))], axis=1)
+    moves = np.abs(stats.trim_mean(a, 0.1, axis=1)
+                   - stats.trim_mean(b, 0.1, axis=1))
+    points = np.unique(moves)
+    seen = np.array([np.mean(moves > t) for t in points])
+    ours = _survival(laws[1].distances, laws[1].probs, points)
+    held = np.all(seen <= ours + 3 * np.sqrt(ours * (1 - ours) / draws)
+                  + 1e-12)
+    assert held != halved
+
+
+# A quantile's move: x is Binomial(20, 0.6) in the group, (20, 0.4) outside.
+ORDER_N, SHARED, MOVED = 45, 18, 9
+LEVELS = [0.25, 0.5, 0.75]
+
+
+def _shared_counts(records, cdf, x, y):
+    """P(s records at most x, t at most y) for ``records`` records, x <= y."""
+    p1, p2 = cdf[x], cdf[y] - cdf[x]
+    s = np.arange(records + 1)[:, None]
+    t = np.arange(records + 1)[None, :]
+    rest = p2 / (1 - p1) if p1 < 1 else 0.0
+    pmf = stats.binom.pmf(s, records, p1) * stats.binom.pmf(t - s,
+                                                             records - s,
+                                                             rest)
+    return np.where(t >= s, pmf, 0.0)
+
+
+def _exact_order_move(r):
+    """(values, probs) of |A_(r) - B_(r)|: A's moved records drawn outside."""
+    from scipy.signal import convolve2d
+
+    cdf_in = stats.binom.cdf(np.arange(21), 20, 0.6)
+    cdf_out = stats.binom.cdf(np.arange(21), 20, 0.4)
+    size = cdf_in.size
+    joint = np.zeros((size + 1, size + 1))     # P(A_(r) <= u, B_(r) <= v)
+    for u in range(size):
+        for v in range(size):
+            x, y = min(u, v), max(u, v)
+            shared = convolve2d(_shared_counts(SHARED, cdf_in, x, y),
+                                _shared_counts(SHARED, cdf_out, x, y))
+            low, high = np.ogrid[:shared.shape[0], :shared.shape[1]]
+            at_u, at_v = (low, high) if u <= v else (high, low)
+            # At least r + 1 records at most u (A) and at most v (B).
+            joint[u + 1, v + 1] = float(np.sum(
+                shared * stats.binom.sf(r - at_u, MOVED, cdf_out[u])
+                * stats.binom.sf(r - at_v, MOVED, cdf_in[v])))
+    pmf = np.diff(np.diff(joint, axis=0), axis=1)
+    apart = np.abs(np.arange(size)[:, None] - np.arange(size)[None, :])
+    return (np.arange(size, dtype=float),
+            np.array([pmf[apart == d].sum() for d in range(size)]))
+
+
+def _order_law(seed, levels=LEVELS):
+    """The joint law of the quartiles, or of those of ``levels`` alone."""
+    rng = np.random.default_rng(seed)
+    g = np.repeat([1, 0], 300)
+    x = np.where(g == 1, rng.binomial(20, 0.6, 600), rng.binomial(20, 0.4, 600))
+    law = skattr.mechanisms.ApproximateWassersteinMechanism(
+        query=skattr.Query.quantile("x", q=LEVELS), secret=SECRET,
+        bounds={"x": (0, 20)}, delta=DELTA, theta=ConfidenceBand()).fit(
+        pd.DataFrame({"g": g, "x": x})).law_
+    return dataclasses.replace(law, outputs=tuple(
+        output for output in law.outputs if output[2] in levels))
+
+
+def test_the_exact_order_move_is_the_simulated_one():
+    # The independent computation's own check: 20,000 coupled datasets.
+    rng = np.random.default_rng(0)
+    draws = 20_000
+    shared = np.concatenate([rng.binomial(20, 0.6, (draws, SHARED)),
+                             rng.binomial(20, 0.4, (draws, SHARED))], axis=1)
+    a = np.sort(np.concatenate([shared, rng.binomial(20, 0.4, (draws, MOVED))],
+                               axis=1), axis=1)
+    b = np.sort(np.concatenate([shared, rng.binomial(20, 0.6, (draws, MOVED))],
+                               axis=1), axis=1)
+    values, probs = _exact_order_move(22)
+    assert probs.sum() == pytest.approx(1.0)
+    simulated = np.abs(a[:, 22] - b[:, 22])
+    for t in range(3):
+        exact = float(probs[values > t].sum())
+        assert abs(float(np.mean(simulated > t)) - exact) < 0.015
+
+
+def test_a_median_law_dominates_its_exact_move_and_fails_without_binomials(
+        monkeypatch):
+    # The median of 45 records is the order statistic 22 (no interpolation).
+    truth = _exact_order_move(22)
+    (laws,) = _order_law(0, [0.5]).coupled_distances(ORDER_N, "dataset")
+    assert _violations(laws[0], truth) == 0
+    # The count bound's binomial chances dropped (only the likely range's
+    # share left): the law falls below the exact move, and the check sees it.
+    monkeypatch.setattr(_count_bound, "_many_at_most",
+                        lambda parts, t: np.zeros(np.broadcast(
+                            *[p for _, p in parts]).shape[0]))
+    (laws,) = _order_law(0, [0.5]).coupled_distances(ORDER_N, "dataset")
+    assert _violations(laws[0], truth) > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(3))
+def test_each_quartile_law_dominates_its_exact_move(seed):
+    (laws,) = _order_law(seed).coupled_distances(ORDER_N, "dataset")
+    for law, level in zip(laws, LEVELS, strict=True):
+        # (n - 1) q is whole: each quartile is one order statistic.
+        assert _violations(law, _exact_order_move(round(44 * level))) == 0
 
 
 @pytest.mark.slow
