@@ -292,6 +292,14 @@ STEP_TEXTS = {
         "Laplace(3 W_j / epsilon): the noises' privacy loss is at most "
         "epsilon but with chance delta (a union bound over the values; Chen "
         "Def 3.2, Thm 3.2)")),
+    "joint-coupled": ({"statistics": 3, "noise": "Gaussian", "bound": "jensen"}, (
+        "per value (3 of them), over the groups' confidence bands: only the "
+        "records whose group differs between the two secrets may differ, each "
+        "one's two rows drawn independently from the two groups' laws; each "
+        "value's move has a law that dominates it, their dependence unknown; "
+        "the Gaussian noise on each value is certified for every dependence "
+        "by joint convexity of the hockey-stick divergence, the expected "
+        "divergence bounded from the values' laws alone (jensen bound)")),
     "w-inf.joint-band": ({"statistics": 3}, (
         "per value (3 of them): each anywhere in its range (a quantile's "
         "clipping range, a std's largest, a sum's every moved record across "

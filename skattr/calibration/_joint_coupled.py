@@ -68,6 +68,7 @@ the same proof.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -264,27 +265,66 @@ def _mu_grid(top: float, epsilon: float) -> np.ndarray:
 
 # ----------------------------------------------------------- Jensen's (c)
 
-def _tangent(epsilon: float) -> tuple[float, float, float]:
-    """Return z_c, phi(z_c) and phi'(z_c), the last two rounded up (1e-12)."""
-    zc = 2.0 * (math.sqrt(1.0 + epsilon * epsilon) - 1.0)
-    top = float(_gaussian_delta_unchecked(np.array(math.sqrt(zc)),
-                                          np.array(epsilon)))
-    slope = float(_phi_slope(np.array(zc), epsilon))
-    return zc, top * (1 + 1e-12), slope * (1 + 1e-12)
+#: Where the convex majorants leave phi for a line, as shares of z_c.
+_JUNCTIONS = (1.0, 0.6, 0.3, 0.0)
 
 
-def _psi(x: np.ndarray, epsilon: float, tangent=None
-         ) -> tuple[np.ndarray, np.ndarray]:
-    """Return psi(x) and psi'(x): phi on [0, z_c], its tangent at z_c beyond.
+def _phi(z, epsilon: float) -> np.ndarray:
+    z = np.asarray(z, dtype=float)
+    return _gaussian_delta_unchecked(np.sqrt(z), np.full(z.shape, epsilon))
 
-    The tangent's value and slope are rounded up so that float error keeps
-    it above phi.
+
+@functools.lru_cache(maxsize=64)
+def _majorants(epsilon: float) -> tuple[tuple[float, float, float], ...]:
+    """Convex majorants of phi: (z_1, phi(z_1), slope), phi then a line from z_1.
+
+    phi is convex on [0, z_c] and concave beyond, and phi' is largest at
+    z_c. From z_1 <= z_c the line of slope m = sup_{z > z_1} (phi(z) -
+    phi(z_1)) / (z - z_1) lies above phi, and m >= phi'(z_1), so phi on
+    [0, z_1] continued by it is convex. The sup is the chord to the tangent
+    point z_t >= z_c, where F(z) = phi'(z) (z - z_1) - (phi(z) - phi(z_1))
+    changes sign (F decreases on the concave part); phi' decreases there, so
+    phi' at a point below z_t is at least m: the slope is read at a point
+    strictly below the bisection's lower end. Values and slopes are rounded
+    up (1e-12, 1e-9).
     """
-    zc, top, slope = tangent or _tangent(epsilon)
-    below = x <= zc
-    xb = np.where(below, x, zc)
-    value = np.where(below, _gaussian_delta_unchecked(np.sqrt(xb), epsilon),
-                     top + slope * (x - zc))
+    zc = 2.0 * (math.sqrt(1.0 + epsilon * epsilon) - 1.0)
+    found = []
+    for share in _JUNCTIONS:
+        z1 = share * zc
+        phi1 = float(_phi(z1, epsilon))
+        if share == 1.0:
+            slope = float(_phi_slope(np.array(zc), epsilon)) * (1 + 1e-12)
+        else:
+            def gap(z, z1=z1, phi1=phi1):
+                return (float(_phi_slope(np.array(z), epsilon)) * (z - z1)
+                        - (float(_phi(z, epsilon)) - phi1))
+
+            lo, hi = zc, 4.0 * zc + 4.0
+            while gap(hi) >= 0 and hi < 1e12:
+                lo, hi = hi, 2.0 * hi
+            for _ in range(80):
+                mid = 0.5 * (lo + hi)
+                if gap(mid) >= 0:
+                    lo = mid
+                else:
+                    hi = mid
+            point = zc + 0.999 * (lo - zc)
+            slope = float(_phi_slope(np.array(point), epsilon)) * (1 + 1e-9)
+        found.append((z1, phi1 * (1 + 1e-12), slope))
+    return tuple(found)
+
+
+def _psi(x: np.ndarray, epsilon: float, majorant=None
+         ) -> tuple[np.ndarray, np.ndarray]:
+    """Return psi(x) and psi'(x): phi on [0, z_1], a line above phi beyond.
+
+    ``majorant`` one of :func:`_majorants` (default: the tangent at z_c).
+    """
+    z1, top, slope = majorant or _majorants(epsilon)[0]
+    below = x <= z1
+    xb = np.where(below, x, z1)
+    value = np.where(below, _phi(xb, epsilon), top + slope * (x - z1))
     return value, np.where(below, _phi_slope(xb, epsilon), slope)
 
 
@@ -310,11 +350,10 @@ def _jensen(laws, epsilon: float) -> float:
     values = np.concatenate([v for v, _ in laws])
     probs = np.concatenate([p for _, p in laws])
     group = np.repeat(np.arange(k), [v.size for v, _ in laws])
-    tangent = _tangent(epsilon)
 
-    def value_and_gradient(w):
+    def value_and_gradient(w, majorant):
         x = values / w[group]
-        psi, slope = _psi(x, epsilon, tangent)
+        psi, slope = _psi(x, epsilon, majorant)
         total = float((w[group] * probs) @ psi)
         grad = np.bincount(group, weights=probs * (psi - x * slope),
                            minlength=k)
@@ -326,18 +365,21 @@ def _jensen(laws, epsilon: float) -> float:
         for size in (scale, np.sqrt(scale)):
             w = np.maximum(size, 1e-9 * size.sum())
             starts.append(w / w.sum())
-    best, w, grad = math.inf, None, None
-    for start in starts:
-        value, g = value_and_gradient(start)
-        if value < best:
-            best, w, grad = value, start, g
+    # Every majorant and every w gives a bound: the best start of each
+    # majorant, then descent on the best one's.
+    best, w, grad, majorant = math.inf, None, None, None
+    for candidate in _majorants(epsilon):
+        for start in starts:
+            value, g = value_and_gradient(start, candidate)
+            if value < best:
+                best, w, grad, majorant = value, start, g, candidate
     step = 1.0
     for _ in range(_JENSEN_STEPS if k > 1 else 0):
         spread = float(np.ptp(grad)) or 1.0
         trial = w * np.exp(-step * (grad - grad.mean()) / spread)
         trial = np.maximum(trial / trial.sum(), 1e-15)
         trial /= trial.sum()
-        value, g = value_and_gradient(trial)
+        value, g = value_and_gradient(trial, majorant)
         if value < best:
             best, w, grad = value, trial, g
             step *= 1.5
@@ -369,8 +411,9 @@ def jensen_bound(values, probs, epsilon: float, weights=None) -> float:
     if weights is None:
         return _jensen(laws, epsilon)
     w = np.asarray(weights, dtype=float)
-    return float(sum(w[j] * (p @ _psi(v / w[j], epsilon)[0])
-                     for j, (v, p) in enumerate(laws)))
+    return min(float(sum(w[j] * (p @ _psi(v / w[j], epsilon, majorant)[0])
+                         for j, (v, p) in enumerate(laws)))
+               for majorant in _majorants(float(epsilon)))
 
 
 # ------------------------------------------------------------ the deltas
@@ -517,6 +560,9 @@ class JointCertificate:
 def _search(prepared, entry, epsilon, delta, start, allocate, targets):
     """Least common factor on a direction, then a bounded search on the ratios."""
     k = start.size
+    union = math.sqrt(2.0) * k * np.array([
+        max(_quantile(laws[j], delta / k) for laws in prepared)
+        for j in range(k)]) / epsilon
     counter = [0]
 
     def at(scales):
@@ -566,14 +612,25 @@ def _search(prepared, entry, epsilon, delta, start, allocate, targets):
         guess = float(np.exp(np.mean(np.log(start))))
     best = certificate(base, guess)
     if allocate == "error" and k > 1:
+        # No value gets more noise than the union split gives it (each
+        # value's W_j at delta / K, Laplace K W_j / epsilon: its sd), nor
+        # than the proportional start: the sum of variances mixes the
+        # values' units, and unchecked it would buy a little less noise on
+        # a value of large units with much more on one of small units.
+        cap = np.maximum(best[0], union) * (1 + 1e-9)
+
         def cost(ratios):
             nonlocal best
             direction = base * np.exp(np.concatenate([[0.0], ratios]))
             direction /= np.exp(np.mean(np.log(direction)))
             found = certificate(direction, best[3])
-            if np.sum(found[0] ** 2) < np.sum(best[0] ** 2):
+            total = float(np.sum(found[0] ** 2))
+            over = float(np.max(found[0] / cap))
+            if over > 1:
+                return total * over * over
+            if total < np.sum(best[0] ** 2):
                 best = found
-            return float(np.sum(found[0] ** 2))
+            return total
 
         optimize.minimize(cost, np.zeros(k - 1), method="Nelder-Mead",
                           bounds=[(-3.0, 3.0)] * (k - 1),

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from skattr._certificate import Method, MethodStep, unique
+from skattr._certificate import Assumption, Method, MethodStep, unique
 from skattr._release import Certificate
 from skattr.calibration._coupled import pairs_coupled_variance
 from skattr.calibration._exact_noise import exact_required_noise_variance
+from skattr.calibration._joint_coupled import joint_gaussian_certificate
 from skattr.calibration._pair_noise import (
     covariances_equal,
     pairs_certified,
@@ -143,6 +144,9 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
     mechanism_name = "apgm"
     noise = "gaussian"
     calibrates = ("gaussian", "exact", "box")
+    # The default Theta's several statistics over the confidence bands,
+    # certified jointly through their coupled moves (_joint_coupled_plan).
+    _default_kinds = ("bands",)
 
     @takes_keywords_of_0_2
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
@@ -185,6 +189,8 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
         self._refuse_replaced_classic(laws)
 
     def _plan(self, n: int) -> tuple[GaussianNoise, Certificate]:
+        if self.law_.kind == "bands":
+            return self._joint_coupled_plan(n)
         if self.law_.coupled:
             return self._coupled_plan(n)
         per_secret, notes = [], []
@@ -245,5 +251,37 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
             epsilon=epsilon, delta=delta,
             sensitivity=max(min(law.largest for law in laws)
                             for laws in per_pair),
+            inherent_variance=(0.0,) * k, certified_by=method,
+            assumed=tuple(assumptions))
+
+    def _joint_coupled_plan(self, n: int) -> tuple[GaussianNoise, Certificate]:
+        """Gaussian noise on several statistics over the bands, certified jointly.
+
+        Each value gets its own sd: delta is at most the expected Gaussian
+        delta of the coupled move's Mahalanobis length, bounded for every
+        dependence between the values' moves from each one's law
+        (:mod:`skattr.calibration._joint_coupled`), the sds the least total
+        variance its bounded search finds.
+        """
+        per_pair = self.law_.coupled_distances(n, "dataset")
+        found = joint_gaussian_certificate(per_pair, self.epsilon, self.delta)
+        k = len(found.scales)
+        method = Method((MethodStep.of("joint-coupled", statistics=k,
+                                       noise="Gaussian", bound=found.bound),))
+        # What the bands' coupling assumes (the law's own, as its closeness
+        # records them): records independent given the group, each drawn
+        # from its group's law in the population.
+        assumptions = [Assumption.of("records.independent",
+                                     reads="population", privacy="dataset"),
+                       *self.law_.assumptions]
+        epsilon, delta = self.epsilon, self.delta
+        if self.relaxation is not None:
+            _, epsilon, delta, method, assumed = self.relaxation.apply(
+                None, epsilon, delta, method)
+            assumptions.append(assumed)
+        largest = self.law_.largest(n, "dataset")
+        return GaussianNoise(np.diag(found.scales ** 2)), Certificate(
+            epsilon=epsilon, delta=delta,
+            sensitivity=float(np.sqrt(np.sum(largest ** 2))),
             inherent_variance=(0.0,) * k, certified_by=method,
             assumed=tuple(assumptions))

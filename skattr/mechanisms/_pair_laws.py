@@ -50,6 +50,9 @@ class GaussianPairLawMechanism(BaseMechanism):
 
     _reads_dask_reference = True
     calibrates = ("gaussian", "exact")
+    #: Kinds of law the default Theta may give besides ``calibrates``, which
+    #: a ``theta=`` spec cannot name (apgm: several statistics' bands).
+    _default_kinds: tuple = ()
     # Dataset privacy: a share of the n records at hand, on the grid k / n.
     _reads_pairs_on_grid = True
 
@@ -179,7 +182,8 @@ class GaussianPairLawMechanism(BaseMechanism):
             # law="gaussian" takes no exact law, so none is looked for (it
             # would read the records' values).
             kinds=(("gaussian",) if self._gaussian is not None else
-                   tuple(k for k in self.calibrates if k != "gaussian")))
+                   tuple(k for k in (*self.calibrates, *self._default_kinds)
+                         if k != "gaussian")))
         try:
             self.law_ = request.fit(spec)
         except LawUnavailable as why:
@@ -196,7 +200,7 @@ class GaussianPairLawMechanism(BaseMechanism):
             # "auto" states this reason in one line: a model to opt into.
             refusal.needs_model = self.law != "exact"
             raise refusal from None
-        if self.law_.kind not in self.calibrates:
+        if self.law_.kind not in (*self.calibrates, *self._default_kinds):
             raise self._uncalibrated()
 
     def _uncalibrated(self) -> NotCertifiableError:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from skattr._certificate import Method, unique
+from skattr._certificate import Method, MethodStep, unique
 from skattr._query import Query, StackedQuery
 from skattr._release import Certificate
 from skattr._statistic import Statistic
+from skattr.calibration._joint_coupled import joint_laplace_certificate
 from skattr.exceptions import NotCertifiableError
 from skattr.laws import SumLaws
 from skattr.mechanisms._base import BaseMechanism
@@ -386,3 +387,35 @@ class ApproximateWassersteinMechanism(_WassersteinFamily):
         return self.law_.closeness(n, self.privacy, self.delta,
                                    progress=self.progress,
                                    label=self.mechanism_name)
+
+    def _plan(self, n: int) -> tuple[LaplaceNoise, Certificate]:
+        """Laplace(W_j / epsilon), or per-value scales certified jointly.
+
+        Several values over the confidence bands (a law of kind "bands"):
+        besides each value's W_j at delta / K with scale K W_j / epsilon,
+        scales certified for every dependence between the values' coupled
+        moves (:func:`~skattr.calibration._joint_coupled.joint_laplace_certificate`);
+        the noise of the smaller expected error is taken (both certify).
+        """
+        noise, certificate = super()._plan(n)
+        if self.law_.kind != "bands":
+            return noise, certificate
+        try:
+            found = joint_laplace_certificate(
+                self.law_.coupled_distances(n, self.privacy), self.epsilon,
+                self.delta)
+        except NotCertifiableError:
+            # The values' own bounds still certify (a union over them).
+            return noise, certificate
+        joint = LaplaceNoise.per_statistic(found.scales)
+        if not joint.expected_norm() < noise.expected_norm():
+            return noise, certificate
+        k = len(found.scales)
+        largest = self.law_.largest(n, self.privacy)
+        return joint, Certificate(
+            epsilon=self.epsilon, delta=self.delta, calibration="laplace",
+            sensitivity=float(np.sum(largest)),
+            certified_by=Method((MethodStep.of(
+                "joint-coupled", statistics=k, noise="Laplace",
+                bound=found.bound),)),
+            assumed=certificate.assumed, guarantee=certificate.guarantee)

@@ -240,3 +240,20 @@ def test_relative_allocation_keeps_the_targets_ratio():
                                    allocate="relative", targets=[10.0, -40.0])
     assert scales[1] / scales[0] == pytest.approx(4.0)
     assert joint_gaussian_delta([(law, law)], scales, 1.0) <= 1e-2
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 5.0])
+def test_every_convex_majorant_lies_above_the_profile(epsilon):
+    # psi >= phi (phi from the oracle's own profile) on a fine grid, and psi
+    # convex: its slopes never decrease.
+    from _joint_oracle import _profile
+
+    from skattr.calibration._joint_coupled import _majorants, _psi
+
+    z = np.concatenate([np.linspace(0, 5 * epsilon + 5, 20001),
+                        np.geomspace(5 * epsilon + 5, 1e4, 2000)])
+    phi = _profile(np.sqrt(z), epsilon)
+    for majorant in _majorants(epsilon):
+        psi, slope = _psi(z, epsilon, majorant)
+        assert np.all(psi >= phi - 1e-13)
+        assert np.all(np.diff(slope) >= -1e-12)
