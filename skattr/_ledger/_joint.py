@@ -305,6 +305,7 @@ class LaplaceJoint:
         when the ledger takes it (:func:`~skattr.laws._coupling.joint_closeness`).
         """
         budget_delta = self.ledger.budget[1]
+        self.bound = None
         if len({e["key"] for e in entries}) > 1:
             return self._different(entries)
         if self.delta(entries) > budget_delta * (1 + BUDGET_RTOL):

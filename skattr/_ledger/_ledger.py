@@ -278,8 +278,7 @@ class Ledger(LedgerVerbs, Kept):
         # statistics' joint law; of Laplace-noise releases, from couplings.
         self._gaussian = GaussianJoint(self)
         self._laplace = LaplaceJoint(self)
-        # Which bound gave each joint epsilon computed since the last
-        # release (by its value): the release's entry records its own.
+        # The bound of each joint epsilon computed since the last release.
         self._bounds: dict = {}
         # Fitted estimators by statistic and parameters but epsilon (_build).
         self._fitted: dict = {}
@@ -329,13 +328,8 @@ class Ledger(LedgerVerbs, Kept):
     def summary(self) -> pd.DataFrame:
         """Return a table of the releases: values, own guarantee, joint epsilon.
 
-        The column "joint bound" names the bound that gave each joint
-        epsilon (:data:`skattr._plain.JOINT_BOUNDS`): "composed"
-        (the releases composed under one coupling: at most the sum of
-        their epsilons when their deltas, certified again under it, fit in
-        the budget's), "box" (every value at its worst move over the
-        bands), "alone", "copies", "resampled" or "gaussian"; empty for a
-        release loaded from a file.
+        "joint bound" names the bound that gave each joint epsilon
+        (:data:`skattr._plain.JOINT_BOUNDS`; empty when loaded from a file).
         """
         rows = []
         for i, entry in enumerate(self.releases):
@@ -630,9 +624,8 @@ class Ledger(LedgerVerbs, Kept):
                 warnings.simplefilter("always")
                 best, chosen = self._bisected(query, params, limit, tried)
         finally:
-            # Said again, but not of an epsilon tried and left: a bracket
-            # can step past epsilon 10, whose plan warns of an epsilon that
-            # is not released.
+            # Said again, but not of an epsilon tried and left (a bracket
+            # past epsilon 10 warns of an epsilon that is not released).
             left = tuple(f"epsilon={e:g} " for e in tried if e != chosen)
             for w in caught:
                 if not (issubclass(w.category, PrivacyLeakWarning)
@@ -756,17 +749,13 @@ class Ledger(LedgerVerbs, Kept):
         else:
             gaussian.append((new_statistics, new_noise_cov, release_ranges(est)))
         if laplace and gaussian:
-            # Both kinds of noise: every release through the bands' one
-            # coupling (skattr._ledger._mixed).
+            # Both kinds of noise: through the bands' one coupling (_mixed).
             computed = mixed_epsilon(self._laplace, laplace, gaussian)
             bound = self._laplace.bound
         elif laplace:
-            self._laplace.bound = None
-            computed = self._laplace.epsilon(laplace)
-            bound = self._laplace.bound or (
-                "alone" if len(laplace) == 1 else
-                "copies" if len({e["key"] for e in laplace}) == 1
-                else "resampled")
+            computed = self._laplace.epsilon(laplace)     # sets its bound
+            bound = self._laplace.bound or ("alone" if len(laplace) == 1 else (
+                "copies" if len({e["key"] for e in laplace}) == 1 else "resampled"))
         else:
             computed = self._gaussian.epsilon(
                 [(stats, cov) for stats, cov, _ in gaussian], est.law_)
