@@ -179,8 +179,10 @@ def ledger_five():
         ledger.mean(["temperature"], epsilon=1.0, delta=DELTA)
         steps.append(ledger.spent[0])
     path = " -> ".join(f"{s:.2f}" for s in steps)
+    bound = getattr(ledger.releases[-1], "joint_bound", None)
     _row(f"ledger: means of {', '.join(THREE)}, median weight, mean "
-         f"temperature, eps 1 each (n = 200; joint eps {path})",
+         f"temperature, eps 1 each (n = 200; joint eps {path}"
+         + (f"; bound {bound}" if bound else "") + ")",
          f"{steps[-1]:.2f}", "8.20 (sum 5)", "<= 4",
          f"{steps[-1] / 4:.2f}", time.process_time() - start)
 

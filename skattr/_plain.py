@@ -15,9 +15,9 @@ from skattr._certificate import unique
 from skattr._secret import either_count
 from skattr.noise import marginal_half_widths
 
-__all__ = ["RECORDS", "mostly_noise", "plain_guarantee", "plain_ledger",
-           "plain_noise", "plain_noise_of", "plain_secret", "plain_summary",
-           "plain_subsampled"]
+__all__ = ["JOINT_BOUNDS", "RECORDS", "mostly_noise", "plain_guarantee",
+           "plain_ledger", "plain_noise", "plain_noise_of", "plain_secret",
+           "plain_summary", "plain_subsampled"]
 
 #: What attribute privacy does not protect, and the options that do: the
 #: reverse of differential privacy's caveat, said once here and read by every
@@ -242,6 +242,37 @@ def _clipped(*clippings) -> str:
             f"{shown} ({where}).")
 
 
+#: The bounds a ledger's joint epsilon can come from, in plain words.
+JOINT_BOUNDS = {
+    "composed": "the releases composed under one coupling of the datasets "
+                "(each release certified again under it, then their epsilons "
+                "and deltas added)",
+    "box": "every released value at its worst move over the reference's "
+           "confidence bands at once",
+    "alone": "the release's own certificate",
+    "copies": "copies of one statistic under one coupling, their epsilons "
+              "added",
+    "resampled": "the statistics' joint law under the resampling Theta",
+    "gaussian": "the statistics' joint law, as one Gaussian release",
+}
+
+
+def _joint_words(ledger) -> str:
+    """Say what the joint epsilon of several releases is, and where it comes from."""
+    if len(ledger.releases) < 2:
+        return ""
+    bound = ledger.releases[-1].joint_bound
+    text = ("Pufferfish guarantees do not simply add up: two releases can "
+            "reveal together what neither reveals alone, so the ledger "
+            "certifies all of them together")
+    if bound in JOINT_BOUNDS:
+        text += f"; this epsilon comes from {JOINT_BOUNDS[bound]}"
+    if bound == "composed":
+        text += (", so it is never above the sum of the releases' epsilons "
+                 "as certified under that coupling")
+    return text + "."
+
+
 def plain_ledger(ledger) -> str:
     """Return a ledger's joint guarantee in a few plain sentences.
 
@@ -272,9 +303,9 @@ def plain_ledger(ledger) -> str:
                     for a in e.release.assumed)
     clipped = _clipped(*(e.release.clipping for e in ledger.releases
                          if e.release is not None))
-    return " ".join(filter(None, (text, _rests_on(assumed, where="on each "
-                                                  "release"), clipped, RECORDS,
-                                refuses)))
+    return " ".join(filter(None, (text, _joint_words(ledger),
+                                  _rests_on(assumed, where="on each release"),
+                                  clipped, RECORDS, refuses)))
 
 
 def _secrets(ledger):

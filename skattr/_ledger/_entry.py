@@ -47,6 +47,10 @@ class LedgerEntry:
         For a seeded release of a ledger kept in a store or loaded from a
         file: the random number mixed into the seed's stream of this release
         (with the seed, it gives the release's noise again). None otherwise.
+    joint_bound : str or None
+        Which bound gave ``joint_epsilon``
+        (:data:`skattr._plain.JOINT_BOUNDS`); None for a release loaded
+        from a file (not kept there).
     """
 
     release: Release | None
@@ -57,6 +61,7 @@ class LedgerEntry:
     laplace: dict | None = None
     joint_delta: float | None = None
     nonce: int | None = None
+    joint_bound: str | None = None
 
     def as_record(self) -> dict:
         """Return the release as plain data (``Release.to_dict()``)."""

@@ -42,6 +42,7 @@ import numpy as np
 
 from skattr._clipping import clip_reference, resolve_clipping
 from skattr._ledger._bounds import clipping_policy
+from skattr._ledger._composed import composed_epsilon
 from skattr._query import Query, StackedQuery
 from skattr._random import seed_of
 from skattr.calibration._coupled import pairs_coupled_epsilon
@@ -266,6 +267,9 @@ class LaplaceJoint:
         # The band law of each set of statistics released together.
         self.banded: dict = {}
         self.seed: int | None = None
+        # Which bound gave the last joint epsilon over the bands: "box"
+        # (every value at its worst corner) or "composed" (one coupling).
+        self.bound: str | None = None
 
     @staticmethod
     def delta(entries: list) -> float:
@@ -301,6 +305,7 @@ class LaplaceJoint:
         when the ledger takes it (:func:`~skattr.laws._coupling.joint_closeness`).
         """
         budget_delta = self.ledger.budget[1]
+        self.bound = None
         if len({e["key"] for e in entries}) > 1:
             return self._different(entries)
         if self.delta(entries) > budget_delta * (1 + BUDGET_RTOL):
@@ -340,22 +345,54 @@ class LaplaceJoint:
         return privacy.pop()
 
     def _banded(self, entries: list, privacy: str) -> float:
-        """Return the joint epsilon over the bands: sum_j W_j sum 1 / b_j.
+        """Return the joint epsilon over the bands: the least of two bounds.
 
         Every value j of every statistic released is a coordinate of one
-        band law (:func:`~skattr.theta._band.several_statistics_law`); under
-        its one coupling all |D_j| <= W_j but with chance delta (the
-        budget's, split evenly over the values), and the copies of value j,
-        with Laplace scales b, lose at most |D_j| sum 1 / b there. Valid
-        for the population with the bands' confidence.
+        band law (:func:`~skattr.theta._band.several_statistics_law`). The
+        box: under its one coupling all |D_j| <= W_j but with chance delta
+        (the budget's, split evenly over the values), and the copies of
+        value j, with Laplace scales b, lose at most |D_j| sum 1 / b there:
+        sum_j W_j sum 1 / b_j. The composition: each value re-certified
+        under the same coupling from the law of its move, and the values
+        composed per coupled pair (:mod:`skattr._ledger._composed`): never
+        above the sum of the releases' epsilons when their re-certified
+        deltas add up to at most the budget's. Both valid for the
+        population with the bands' confidence; the least is taken and
+        :attr:`bound` says which.
         """
         statistics = self.restated(entries)
         keys = list(statistics)
         law, slices = self.band_law(statistics)
-        bounds = law.per_statistic(self.ledger._n, privacy,
-                                   self.ledger.budget[1])
-        return laplace_loss(bounds, self.band_weights(entries, keys, slices,
-                                                      bounds.size))
+        n, delta = self.ledger._n, self.ledger.budget[1]
+        bounds = law.per_statistic(n, privacy, delta)
+        boxed = laplace_loss(bounds, self.band_weights(entries, keys, slices,
+                                                       bounds.size))
+        try:
+            per_pair = law.coupled_distances(n, privacy)
+        except NotCertifiableError:
+            # No law of some value's move under the coupling: the box alone
+            # (valid by itself).
+            per_pair = None
+        composed = (math.inf if per_pair is None else composed_epsilon(
+            per_pair, self.band_units(entries, keys, slices), delta)[0])
+        self.bound = ("composed" if composed < boxed else "box")
+        return min(boxed, composed)
+
+    @staticmethod
+    def band_units(entries: list, keys: list, slices: list) -> list:
+        """Return per released value (its coordinate, Laplace scale, epsilon).
+
+        A release of several values splits its own epsilon evenly among
+        them: only the start of the splits :func:`composed_epsilon` tries.
+        """
+        units = []
+        for e in entries:
+            index = np.asarray(slices[keys.index(e["key"])], dtype=int)
+            scales = e.get("scales") or [e["scale"]] * index.size
+            share = float(e["epsilon"]) / index.size
+            units += [(int(j), float(b), share)
+                      for j, b in zip(index, scales, strict=True)]
+        return units
 
     def restated(self, entries: list) -> dict:
         """Return each released statistic's (query, columns), by key, in order.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import threading
+import warnings
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,7 @@ from skattr.exceptions import (
     BudgetExceededError,
     InvalidParameterError,
     NotCertifiableError,
+    PrivacyLeakWarning,
 )
 from skattr.laws import AssumeGaussian
 from skattr.utils._param_validation import as_called, validate_parameter_constraints
@@ -276,6 +278,8 @@ class Ledger(LedgerVerbs, Kept):
         # statistics' joint law; of Laplace-noise releases, from couplings.
         self._gaussian = GaussianJoint(self)
         self._laplace = LaplaceJoint(self)
+        # The bound of each joint epsilon computed since the last release.
+        self._bounds: dict = {}
         # Fitted estimators by statistic and parameters but epsilon (_build).
         self._fitted: dict = {}
         # One release at a time in this process (threads), and the store
@@ -322,7 +326,11 @@ class Ledger(LedgerVerbs, Kept):
         return plain_ledger(self)
 
     def summary(self) -> pd.DataFrame:
-        """Return a table of the releases: values, own guarantee, joint epsilon."""
+        """Return a table of the releases: values, own guarantee, joint epsilon.
+
+        "joint bound" names the bound that gave each joint epsilon
+        (:data:`skattr._plain.JOINT_BOUNDS`; empty when loaded from a file).
+        """
         rows = []
         for i, entry in enumerate(self.releases):
             r = entry.as_record()
@@ -339,10 +347,12 @@ class Ledger(LedgerVerbs, Kept):
                             "scales", [entry.laplace.get("scale", math.nan)]
                             * len(r["values"])), dtype=float))),
                 "joint epsilon": entry.joint_epsilon,
+                "joint bound": entry.joint_bound or "",
             })
         return pd.DataFrame(rows, columns=[
             "release", "statistics", "values", "mechanism",
-            "own (epsilon, delta)", "noise sd", "joint epsilon"])
+            "own (epsilon, delta)", "noise sd", "joint epsilon",
+            "joint bound"])
 
     def plan(self, columns=None, *, statistic="mean", value=None,
              **params) -> tuple[Plan, float]:
@@ -608,7 +618,20 @@ class Ledger(LedgerVerbs, Kept):
         epsilon was computed and is within the budget.
         """
         limit = self.budget[0] * (1 + BUDGET_RTOL)
-        best, chosen = self._bisected(query, params, limit)
+        tried, caught, chosen = [], [], None
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                best, chosen = self._bisected(query, params, limit, tried)
+        finally:
+            # Said again, but not of an epsilon tried and left (a bracket
+            # past epsilon 10 warns of an epsilon that is not released).
+            left = tuple(f"epsilon={e:g} " for e in tried if e != chosen)
+            for w in caught:
+                if not (issubclass(w.category, PrivacyLeakWarning)
+                        and str(w.message).startswith(left)):
+                    warnings.warn_explicit(w.message, w.category, w.filename,
+                                           w.lineno)
         # A reused estimator was replanned at every epsilon tried: back to
         # the one chosen (the epsilon asked for; a plan's own may differ, a
         # relaxation's gap added), whose plan (cached) was certified.
@@ -620,13 +643,15 @@ class Ledger(LedgerVerbs, Kept):
                 "the budget; nothing was released. Pass a number as epsilon.")
         return best
 
-    def _bisected(self, query, params, limit: float) -> tuple:
+    def _bisected(self, query, params, limit: float, tried: list) -> tuple:
         """Bracket and bisect the own epsilon (see :meth:`_fitted_to_budget`).
 
-        Returns the best attempt and the epsilon it was asked at.
+        Returns the best attempt and the epsilon it was asked at; every
+        epsilon tried is appended to ``tried``.
         """
 
         def attempt(epsilon):
+            tried.append(epsilon)
             found = self._planned(query, dict(params, epsilon=epsilon))
             return (*found, self._joint_epsilon(found[0], *found[2:]))
 
@@ -701,7 +726,8 @@ class Ledger(LedgerVerbs, Kept):
             joint_delta=(None if laplace is None or not self._laplace_only()
                          else self._laplace.joint_delta(
                              [e.laplace for e in self.releases] + [laplace])),
-            nonce=nonce))
+            nonce=nonce, joint_bound=self._bounds.get(float(joint))))
+        self._bounds = {}
         self._columns.update(map(str, est.columns_))
         return release
 
@@ -723,15 +749,22 @@ class Ledger(LedgerVerbs, Kept):
         else:
             gaussian.append((new_statistics, new_noise_cov, release_ranges(est)))
         if laplace and gaussian:
-            # Both kinds of noise: every release through the bands' one
-            # coupling (skattr._ledger._mixed).
+            # Both kinds of noise: through the bands' one coupling (_mixed).
             computed = mixed_epsilon(self._laplace, laplace, gaussian)
+            bound = self._laplace.bound
         elif laplace:
-            computed = self._laplace.epsilon(laplace)
+            computed = self._laplace.epsilon(laplace)     # sets its bound
+            bound = self._laplace.bound or ("alone" if len(laplace) == 1 else (
+                "copies" if len({e["key"] for e in laplace}) == 1 else "resampled"))
         else:
             computed = self._gaussian.epsilon(
                 [(stats, cov) for stats, cov, _ in gaussian], est.law_)
-        return max(computed, self.spent[0])
+            bound = "gaussian"
+        if self.releases and self.spent[0] >= computed:
+            bound = self.releases[-1].joint_bound
+        joint = max(computed, self.spent[0])
+        self._bounds[float(joint)] = bound
+        return joint
 
     @property
     def records_iid(self) -> bool:

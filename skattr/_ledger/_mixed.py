@@ -28,6 +28,22 @@ between delta_c and delta_G, and the least epsilon over a few fixed splits
 is taken (each split is a valid guarantee). It rests on the bands alone:
 valid for the population with their confidence, without the Gaussian
 model its Gaussian releases recorded.
+
+Notes
+-----
+The composed bound, taken when lower. Under the same coupling pi, for a
+fixed coupled pair the Laplace values and the Gaussian values are
+independent mechanisms, so basic composition holds pair by pair and joint
+convexity takes it to the population (:mod:`skattr._ledger._composed`). The
+Gaussian values are one Gaussian at mu(x, y)^2 = d^T P d, P = A^T
+Sigma_N^-1 A over the coordinates they touch; |d_i| |d_j| <= (d_i^2 +
+d_j^2) / 2 gives d^T P d <= sum_i d_i^2 r_i, r_i = sum_j |P_ij| (exact for a
+diagonal P), so with s_i = r_i^-1/2 the exact profile's expectation
+E_pi g_eps(||d / s||) bounds the Gaussian part's delta, whatever the
+dependence of the moves
+(:func:`~skattr.calibration._joint_coupled.joint_gaussian_delta`). The
+Laplace values are re-certified under pi one by one, and the least sum of
+epsilons over fixed splits whose deltas fit is taken.
 """
 
 from __future__ import annotations
@@ -37,6 +53,7 @@ import math
 
 import numpy as np
 
+from skattr._ledger._composed import composed_epsilon
 from skattr._ledger._joint import SPAN_RTOL, laplace_loss
 from skattr.calibration._gaussian import gaussian_pair_epsilon
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
@@ -139,6 +156,22 @@ def mixed_epsilon(band, laplace: list, gaussian: list) -> float:
                      gaussian_pair_epsilon(0.0, 1.0, mu, 1.0,
                                            (1 - share) * delta))
         best = min(best, eps_l + eps_g)
+    band.bound = "box"
+    rows = None if precision is None else np.abs(precision).sum(axis=1)
+    try:
+        per_pair = law.coupled_distances(n, privacy)
+    except NotCertifiableError:
+        per_pair = None         # no law of some move: the box alone
+    if per_pair is not None and rows is not None and np.all(rows > 0):
+        # The releases composed under the same coupling (the module's Notes).
+        scales = 1.0 / np.sqrt(rows)
+        composed, _ = composed_epsilon(
+            per_pair,
+            band.band_units(laplace, laplace_keys, slices[:len(laplace_keys)]),
+            delta, gaussian=([int(c) for c in touched], scales,
+                             float(len(gaussian))))
+        if composed < best:
+            best, band.bound = composed, "composed"
     return float(best)
 
 
