@@ -103,13 +103,50 @@ def _reflected(band) -> GroupBand:
                      lags=band.lags, floors=band.floors)
 
 
+#: Trials up to which :func:`binomial_pmf` is written out in log-gammas.
+_LOG_GAMMA_COUNT = 4000
+
+
+def binomial_pmf(values: np.ndarray, count: int, p: np.ndarray) -> np.ndarray:
+    """Return Binomial(count, p).pmf(values), a row per p: (len(p), len(values)).
+
+    Written out in log-gamma terms up to ``_LOG_GAMMA_COUNT`` trials
+    (scipy's ``binom.pmf`` checks its arguments on every call, most of a
+    quantile's tail law's time); each value is then within 1e-11 of
+    scipy's, relative (measured: 7e-12 at 3,000 trials; the error grows with
+    the log-gammas' size), so a tail summed from them is within 1e-11 of
+    it, a tenth of ``_FFT_SLACK``, which is added to every tail read. Above,
+    scipy's.
+
+    >>> import numpy as np
+    >>> from scipy import stats
+    >>> p = np.array([0.0, 0.3, 1.0])
+    >>> got = binomial_pmf(np.arange(6), 4, p)
+    >>> bool(np.allclose(got, stats.binom.pmf(np.arange(6)[None, :], 4,
+    ...                                         p[:, None]), atol=1e-15))
+    True
+    """
+    from scipy import special, stats
+
+    if count > _LOG_GAMMA_COUNT:
+        return stats.binom.pmf(np.asarray(values)[None, :], count,
+                               np.asarray(p, dtype=float)[:, None])
+    k = np.asarray(values, dtype=float)[None, :]
+    p = np.asarray(p, dtype=float)[:, None]
+    inside = (k >= 0) & (k <= count)
+    kk = np.where(inside, k, 0.0)
+    log = (special.gammaln(count + 1.0) - special.gammaln(kk + 1.0)
+           - special.gammaln(count - kk + 1.0)
+           + special.xlogy(kk, p) + special.xlog1py(count - kk, -p))
+    with np.errstate(over="ignore"):
+        return np.where(inside, np.exp(log), 0.0)
+
+
 def _many_at_most(parts, t) -> np.ndarray:
     """``binomials_at_most`` for many rows at once: parts ((count, p array), ...).
 
     ``t`` is one threshold, or one per row.
     """
-    from scipy import stats
-
     rows = np.broadcast(*[p for _, p in parts]).shape[0]
     if np.ndim(t) == 0:
         return _rows_at_most(parts, int(t), rows)
@@ -132,8 +169,7 @@ def _many_at_most(parts, t) -> np.ndarray:
         for c, p in picked:
             if c == 0:
                 continue
-            pmf = stats.binom.pmf(values[None, :], c,
-                                  np.clip(p, 0.0, 1.0)[:, None])
+            pmf = binomial_pmf(values, c, np.clip(p, 0.0, 1.0))
             spectrum *= np.fft.rfft(pmf, size, axis=1)
         law = np.clip(np.fft.irfft(spectrum, size, axis=1)[:, :top + 1], 0.0,
                       None)
@@ -146,8 +182,6 @@ def _many_at_most(parts, t) -> np.ndarray:
 
 def _rows_at_most(parts, t: int, rows: int) -> np.ndarray:
     """:func:`_many_at_most` at one threshold ``t`` for every row."""
-    from scipy import stats
-
     if t < 0:
         return np.zeros(rows)
     if t >= sum(c for c, _ in parts):
@@ -166,9 +200,8 @@ def _rows_at_most(parts, t: int, rows: int) -> np.ndarray:
     for c, p in parts:
         if c == 0:
             continue
-        pmf = stats.binom.pmf(values[None, :], c,
-                              np.clip(np.broadcast_to(p, (rows,)), 0.0,
-                                      1.0)[:, None])
+        pmf = binomial_pmf(values, c, np.clip(np.broadcast_to(p, (rows,)),
+                                              0.0, 1.0))
         spectrum *= np.fft.rfft(pmf, size, axis=1)
     # The product of the pmfs truncated at t, exact below t + 1 (the
     # transform is long enough for the full convolution of the truncations).
