@@ -1,16 +1,17 @@
 """Gaussian noise on a vector of counts whose law is a lattice law: delta, scale.
 
 The count law's side (the floor trick: a known lattice law T_R of the shared
-records, the moved records' known difference K and its unknown part u) is
-:mod:`skattr.laws._count_cells`'s; this computes
+records, the moved records' known rows K_out and K_in and their unknown part
+u) is :mod:`skattr.laws._count_cells`'s; this computes
 
-    delta <= E_{R, a} max_u E_K h_R(K + u),  h_R(s) = H_eps(T_R * N || T_R * N + s),
+    delta <= E_{R, a} max_u H_eps((T_R + K_out) * N || (T_R + K_in) * N + u)
 
 for N ~ N(0, Sigma), and the least scale of a noise shape that certifies a
 delta.
 
-h_R, bounded outward. p(y) = sum_k t_k phi(y - k) is T_R * N's density and
-q(y) = p(y - s). Cut space into cubes Q of side h = 1 / r (r whole, so every
+Each term, bounded outward. p(y) = sum_k t_k phi(y - k) is the first
+law's density plus noise and q(y) = sum_k t'_k phi(y - u - k) the second's
+shifted. Cut space into cubes Q of side h = 1 / r (r whole, so every
 lattice point and every shift is a cube centre: each kernel below is one
 fixed array, convolved once with the lattice law by FFT). On a cube of
 centre c, f = p - e^eps q satisfies, by Taylor's theorem,
@@ -27,8 +28,9 @@ uniform on [-h |g_j| / 2, h |g_j| / 2], computed exactly (a B-spline's
 formula, :func:`_mean_positive`). Outside the cubes, which cover every lattice
 point's +/- 8 sds in every coordinate, f_+ <= p has mass at most
 2 J Phi(-8). Every array is exact in the kernels (no truncation: each kernel
-reaches every (cube, point) pair) and each FFT value is widened by 1e-12 of
-its kernel's largest value. The errors are second order in h: the bound
+reaches every (cube, point) pair) and each FFT value is widened by 1e-10 of
+its kernel's largest value; the cubes of least mass, 1e-8 of p's in all,
+are left out and 1e-8 added. The errors are second order in h: the bound
 sits within a few percent of delta's exact value at r = 6 cubes a sd.
 """
 
@@ -37,8 +39,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import fft as sp_fft
 from scipy import special
-from scipy.signal import convolve, correlate, fftconvolve
+from scipy.signal import convolve
 
 from skattr.calibration._gaussian import analytic_mu
 from skattr.exceptions import NotCertifiableError
@@ -48,15 +51,16 @@ from skattr.laws._count_cells import (
     shared_levels,
 )
 
-__all__ = ["cells_gaussian_delta", "cells_gaussian_scale", "lattice_hockey_sticks",
-           "shaped_covariance"]
+__all__ = ["cells_gaussian_delta", "cells_gaussian_scale", "lattice_hockey_pairs",
+           "lattice_hockey_sticks", "shaped_covariance"]
 
 #: Cubes per sd of the noise's narrowest direction.
 CUBES_PER_SD = 6
 #: The window around every lattice point, in sds of each coordinate.
 _WINDOW = 8.0
-#: FFT error, relative to a kernel's largest value (generous: about 1e-15 seen).
-_FFT = 1e-12
+#: FFT error, relative to a kernel's largest value (generous: its rounding is
+#: about 1e-16 log(size) times the kernel's L2 norm, some 1e-14 here).
+_FFT = 1e-10
 #: Mass of the cubes left out of each hockey-stick (added to it).
 _DROPPED = 1e-8
 _FACTORIALS = np.array([float(math.factorial(k)) for k in range(12)])
@@ -93,18 +97,80 @@ def _kernels(offsets, cov, h):
     return phi, grad, (point_p, mean_p, point_q, mean_q)
 
 
-def lattice_hockey_sticks(t, cov, reach: int, epsilon: float,
-                          refine: int | None = None) -> np.ndarray:
-    """Return bounds on H_eps(T * N || T * N + s) for every s in [-reach, reach]^J.
+class _Grid:
+    """The cubes, kernels and their spectra for lattice laws of one shape.
+
+    Every law spread on it has ``shape`` (zeros padded); shifts reach up to
+    ``reach`` a coordinate.
+    """
+
+    def __init__(self, shape, cov, reach: int, refine: int | None = None):
+        cov = np.atleast_2d(np.asarray(cov, dtype=float))
+        dims = len(shape)
+        sd = np.sqrt(np.diag(cov))
+        narrowest = math.sqrt(float(np.linalg.eigvalsh(cov)[0]))
+        r = refine or max(1, math.ceil(CUBES_PER_SD / narrowest))
+        self.shape, self.dims, self.r, self.h = tuple(shape), dims, r, 1.0 / r
+        lengths = np.array(shape)
+        lo = np.floor(-_WINDOW * sd * r).astype(int)
+        hi = np.ceil(((lengths - 1) + _WINDOW * sd) * r).astype(int)
+        grid_lo, grid_hi = lo - reach * r, hi + reach * r
+        offsets = [np.arange(grid_lo[j] - r * (lengths[j] - 1), grid_hi[j] + 1)
+                   for j in range(dims)]
+        # Full convolution index n is cube i = n + offsets[j][0]; keep the grid.
+        self.keep = tuple(slice(grid_lo[j] - offsets[j][0],
+                                grid_hi[j] - offsets[j][0] + 1) for j in range(dims))
+        phi, grad, rests = _kernels(offsets, cov, self.h)
+        kernels = [phi, *grad, *rests]
+        self.slacks = [_FFT * float(np.abs(k).max()) for k in kernels]
+        self.upsampled = tuple((lengths - 1) * r + 1)
+        self.full = tuple(u + len(o) - 1 for u, o in zip(self.upsampled, offsets,
+                                                           strict=True))
+        self.fshape = tuple(sp_fft.next_fast_len(n, real=True) for n in self.full)
+        self.spectra = [sp_fft.rfftn(k, self.fshape) for k in kernels]
+        grid_shape = tuple(int(x) for x in grid_hi - grid_lo + 1)
+        self.strides = np.array([int(np.prod(grid_shape[j + 1:]))
+                                 for j in range(dims)])
+        self.core = np.ravel_multi_index(
+            np.indices(tuple(hi - lo + 1)).reshape(dims, -1) + (reach * r),
+            grid_shape)
+
+    def spread(self, law):
+        """Return the kernels convolved with the lattice law (flat arrays)."""
+        padded = np.zeros(self.upsampled)
+        where = tuple(slice(0, (n - 1) * self.r + 1, self.r) for n in law.shape)
+        padded[where] = law
+        spectrum = sp_fft.rfftn(padded, self.fshape)
+        crop = tuple(slice(0, n) for n in self.full)
+        return [sp_fft.irfftn(spectrum * k, self.fshape)[crop][self.keep].ravel()
+                for k in self.spectra]
+
+    def hockey(self, first, second, low, high, epsilon: float):
+        """Return (forward, backward) over the shift box [low, high] (spread laws)."""
+        low = np.broadcast_to(np.asarray(low, dtype=int), (self.dims,))
+        high = np.broadcast_to(np.asarray(high, dtype=int), (self.dims,))
+        boxes = list(np.ndindex(*(high - low + 1)))
+        shifts = [int((np.array(b) + low) @ self.strides) * self.r for b in boxes]
+        forward = _one_way(first, second, self.slacks, shifts, self.core, self.h,
+                           self.dims, epsilon)
+        backward = _one_way(second, first, self.slacks, [-x for x in shifts],
+                            self.core, self.h, self.dims, epsilon)
+        out_shape = tuple(high - low + 1)
+        return forward.reshape(out_shape), backward.reshape(out_shape)
+
+
+def lattice_hockey_pairs(t_p, t_q, low, high, cov, epsilon: float,
+                         refine: int | None = None):
+    """Return bounds on both hockey-sticks of T_p * N and T_q * N + u, u in a box.
 
     Parameters
     ----------
-    t : ndarray of shape (L_1, ..., L_J)
-        The lattice law of T (entry at x: P(T = x)), nonnegative.
+    t_p, t_q : ndarray of J dimensions
+        The lattice laws of T_p and T_q (entry at x: P(T = x)), nonnegative.
+    low, high : int or array-like of J ints
+        The box of integer shifts u, ``low <= u <= high`` per coordinate.
     cov : ndarray of shape (J, J)
         The noise's covariance (positive definite).
-    reach : int
-        The largest shift per coordinate.
     epsilon : float
         The epsilon of the hockey-stick divergence.
     refine : int, optional
@@ -113,73 +179,70 @@ def lattice_hockey_sticks(t, cov, reach: int, epsilon: float,
 
     Returns
     -------
-    ndarray of shape (2 reach + 1,)*J
-        The entry at s + reach bounds the divergence from above.
+    forward, backward : ndarray of shape (high - low + 1)
+        At u - low: upper bounds on H_eps(T_p * N || T_q * N + u) and on
+        H_eps(T_q * N + u || T_p * N).
     """
-    t = np.asarray(t, dtype=float)
-    cov = np.atleast_2d(np.asarray(cov, dtype=float))
-    dims = t.ndim
-    sd = np.sqrt(np.diag(cov))
-    narrowest = math.sqrt(float(np.linalg.eigvalsh(cov)[0]))
-    r = refine or max(1, math.ceil(CUBES_PER_SD / narrowest))
-    h = 1.0 / r
-    lengths = np.array(t.shape)
-    lo = np.floor(-_WINDOW * sd * r).astype(int)
-    hi = np.ceil(((lengths - 1) + _WINDOW * sd) * r).astype(int)
-    grid_lo, grid_hi = lo - reach * r, hi + reach * r
-    offsets = [np.arange(grid_lo[j] - r * (lengths[j] - 1), grid_hi[j] + 1)
-               for j in range(dims)]
-    upsampled = np.zeros(tuple((lengths - 1) * r + 1))
-    upsampled[tuple(slice(None, None, r) for _ in range(dims))] = t
-    # Full convolution index n is cube i = n + offsets[j][0]; keep the grid.
-    keep = tuple(slice(grid_lo[j] - offsets[j][0], grid_hi[j] - offsets[j][0] + 1)
-                 for j in range(dims))
-    phi, grad, rests = _kernels(offsets, cov, h)
+    t_p, t_q = np.asarray(t_p, dtype=float), np.asarray(t_q, dtype=float)
+    shape = tuple(max(x, y) for x, y in zip(t_p.shape, t_q.shape, strict=True))
+    reach = int(max(np.abs(low).max(), np.abs(high).max()))
+    grid = _Grid(shape, cov, reach, refine)
+    return grid.hockey(grid.spread(t_p), grid.spread(t_q), low, high, epsilon)
 
-    def spread(kernel):
-        return fftconvolve(upsampled, kernel)[keep], _FFT * float(np.abs(kernel).max())
 
-    grid_shape = tuple(int(x) for x in grid_hi - grid_lo + 1)
+def _one_way(first, second, slacks, shifts, core, h, dims, epsilon):
+    """Bound int (p - e^eps q(. - u))_+ for p from ``first``, q from ``second``.
+
+    ``first`` and ``second`` are the flat arrays of the spread kernels (phi,
+    its J partial derivatives, then the remainders point_p, mean_p, point_q,
+    mean_q); ``shifts`` are the flat offsets r u . strides; ``core`` the
+    cubes covering every lattice point's window.
+    """
     e = math.exp(epsilon)
-    core = tuple(slice(reach * r, reach * r + hi[j] - lo[j] + 1) for j in range(dims))
-    p, p_slack = spread(phi)
-    grads = [spread(g) for g in grad]
-    (point_p, s1), (mean_p, s2), (point_q, s3), (mean_q, s4) = (
-        spread(k) for k in rests)
     volume = h ** dims
+    p, q = first[0], second[0]
+    p_slack = slacks[0]
+    g_first, g_second = first[1:1 + dims], second[1:1 + dims]
+    g_slack = (h / 2) * sum(slacks[1:1 + dims]) * (1 + e)
+    s1, s2, s3, s4 = slacks[1 + dims:]
+    point_p, mean_p = first[1 + dims], first[2 + dims]
+    point_q, mean_q = np.maximum(second[3 + dims], 0), np.maximum(second[4 + dims], 0)
     # Keep the cubes that can matter: on a cube, int f_+ <= int p <=
     # volume (p(c) + mean remainder); the least of them, up to _DROPPED in
     # all, are dropped and _DROPPED is added to every bound.
-    flat = np.ravel_multi_index(np.indices([c.stop - c.start for c in core]).reshape(
-        dims, -1) + np.array([c.start for c in core])[:, None], p.shape)
-    upper = volume * (np.maximum(p.ravel()[flat], 0) + p_slack
-                      + np.maximum(mean_p.ravel()[flat], 0) + s2)
+    upper = volume * (np.maximum(p[core], 0) + p_slack
+                      + np.maximum(mean_p[core], 0) + s2)
     order = np.argsort(upper)
     cut = np.searchsorted(np.cumsum(upper[order]), _DROPPED, side="right")
-    flat = np.sort(flat[order[cut:]])
-    point_p = np.maximum(point_p.ravel()[flat], 0) + s1 + e * s3
-    mean_p = np.maximum(mean_p.ravel()[flat], 0) + s2 + e * s4
-    point_q = np.maximum(point_q, 0).ravel()
-    mean_q = np.maximum(mean_q, 0).ravel()
-    p = p.ravel()
-    grads = [(g.ravel(), sl) for g, sl in grads]
+    flat = np.sort(core[order[cut:]])
+    point_p = np.maximum(point_p[flat], 0) + s1 + e * s3
+    mean_p = np.maximum(mean_p[flat], 0) + s2 + e * s4
     p_core = p[flat] + p_slack * (1 + e)
-    g_core = [g[flat] for g, _ in grads]
-    g_slack = (h / 2) * sum(sl for _, sl in grads) * (1 + e)
-    strides = np.array([int(np.prod(grid_shape[j + 1:])) for j in range(dims)])
+    g_core = [g[flat] for g in g_first]
     outside = 2 * dims * special.ndtr(-_WINDOW) + _DROPPED
-    out = np.empty((2 * reach + 1,) * dims)
-    for s in np.ndindex(*out.shape):
-        moved = flat - r * int((np.array(s) - reach) @ strides)
-        a = p_core - e * p[moved]
+    out = np.empty(len(shifts))
+    for index, shift in enumerate(shifts):
+        moved = flat - shift
+        a = p_core - e * q[moved]
         halves = [(h / 2) * np.abs(gc - e * g[moved])
-                  for gc, (g, _) in zip(g_core, grads, strict=False)]
+                  for gc, g in zip(g_core, g_second, strict=True)]
         pointwise = _mean_positive(a + point_p + e * point_q[moved], halves, g_slack)
         averaged = (_mean_positive(a, halves, g_slack) + mean_p
                     + e * mean_q[moved])
-        out[s] = min(1.0, volume * float(np.minimum(pointwise, averaged).sum())
-                     + outside)
+        out[index] = min(1.0, volume * float(np.minimum(pointwise, averaged).sum())
+                         + outside)
     return out
+
+
+def lattice_hockey_sticks(t, cov, reach: int, epsilon: float,
+                          refine: int | None = None) -> np.ndarray:
+    """Return bounds on H_eps(T * N || T * N + s) for every s in [-reach, reach]^J.
+
+    :func:`lattice_hockey_pairs` of T against itself; the entry at
+    s + reach bounds the divergence from above.
+    """
+    forward, _ = lattice_hockey_pairs(t, t, -reach, reach, cov, epsilon, refine)
+    return forward
 
 
 def _mean_positive(a, halves, slack):
@@ -220,14 +283,6 @@ def _mean_positive(a, halves, slack):
     return out + added
 
 
-def _moved_bound(h, moved_terms) -> float:
-    """Return E_a max_u E_K h(K + u) (the moved records' part)."""
-    total = 0.0
-    for weight, _a_in, _a_out, law, _offset in moved_terms:
-        total += weight * float(correlate(h, law, mode="valid", method="direct").max())
-    return total
-
-
 def _level_pairs(levels_in, w_in, levels_out, w_out, *, full: bool):
     """Return ((R_in, R_out), weight) covering every pair of levels.
 
@@ -249,8 +304,8 @@ def _level_pairs(levels_in, w_in, levels_out, w_out, *, full: bool):
     return list(found.items())
 
 
-def cells_gaussian_delta(pairs, cov, epsilon: float,
-                         probs=LEVEL_PROBS) -> float:
+def cells_gaussian_delta(pairs, cov, epsilon: float, probs=LEVEL_PROBS,
+                         spare: float = 1e-6) -> float:
     """Return a certified delta of N(0, cov) on the counts, worst over the pairs.
 
     Parameters
@@ -263,7 +318,18 @@ def cells_gaussian_delta(pairs, cov, epsilon: float,
         The epsilon at which delta is measured.
     probs : tuple or "all"
         The shared binomials' levels (:func:`~skattr.laws._count_cells.shared_levels`).
+    spare : float
+        Terms of least weight, up to this much in all, are counted as
+        delta 1 rather than computed.
+
+    Notes
+    -----
+    Per pair and direction, the sum over (R, a) of their weight times
+    max_u H_eps((T_R + K_out) * N || (T_R + K_in) * N + u) (the module
+    docstring of :mod:`skattr.laws._count_cells`), each term bounded by
+    :func:`lattice_hockey_pairs`.
     """
+    cov = np.atleast_2d(np.asarray(cov, dtype=float))
     worst = 0.0
     for pair in pairs:
         levels_in, w_in, rest_in = shared_levels(pair.shared_in, pair.lam_in, probs)
@@ -271,16 +337,33 @@ def cells_gaussian_delta(pairs, cov, epsilon: float,
                                                     probs)
         powers_in = record_powers(pair.law_in, levels_in)
         powers_out = record_powers(pair.law_out, levels_out)
-        terms = list(pair.moved_terms())
-        flip = (slice(None, None, -1),) * pair.dims
+        terms = [(weight * w_k, key, term)
+                 for key, w_k in _level_pairs(levels_in, w_in, levels_out, w_out,
+                                              full=isinstance(probs, str))
+                 for term in pair.moved_terms() for weight in (term[0],)]
+        terms.sort(key=lambda x: -x[0])
+        tail = np.cumsum([w for w, _, _ in terms][::-1])[::-1]
         both = np.full(2, rest_in + rest_out)
-        for (level_in, level_out), weight in _level_pairs(
-                levels_in, w_in, levels_out, w_out, full=isinstance(probs, str)):
-            t = np.maximum(convolve(powers_in[level_in], powers_out[level_out],
-                                    method="direct"), 0.0)
-            h = lattice_hockey_sticks(t, cov, pair.moved, epsilon)
-            both[0] += weight * _moved_bound(h, terms)
-            both[1] += weight * _moved_bound(h[flip], terms)
+        size = max(levels_in) + max(levels_out) + pair.moved + 1
+        grid = _Grid((size,) * pair.dims, cov, pair.moved)
+        shared, spread = {}, {}
+        for (weight, key, term), left in zip(terms, tail, strict=True):
+            if left <= spare:
+                both += left
+                break
+            if key not in shared:
+                shared[key] = np.maximum(convolve(
+                    powers_in[key[0]], powers_out[key[1]], method="direct"), 0.0)
+            _, a_in, a_out, known_in, known_out = term
+            for side, count, known in (("out", a_out, known_out),
+                                       ("in", a_in, known_in)):
+                if (key, side, count) not in spread:
+                    spread[key, side, count] = grid.spread(np.maximum(convolve(
+                        shared[key], known, method="direct"), 0.0))
+            forward, backward = grid.hockey(
+                spread[key, "out", a_out], spread[key, "in", a_in], -a_out, a_in,
+                epsilon)
+            both += weight * np.array([forward.max(), backward.max()])
         worst = max(worst, float(both.max()))
     return min(1.0, worst * (1 + _ROUNDING))
 

@@ -27,41 +27,44 @@ of q_out and M_in of m draws of q_in.
 The floor trick. Since q >= low cellwise, lam = sum(low) <= 1 and
 q = lam * (low / lam) + (1 - lam) * r with r = (q - low) / (1 - lam) a law:
 each record is, with probability lam (a coin it carries), a draw from the
-*known* law low / lam, and otherwise from the unknown r. Couple the two
-sides by keeping every shared record (coin, known draw and unknown draw),
-and drawing each moved record's two rows (its coins, known and unknown
-draws, one from each group's law) independently. The hockey-stick
-divergence is jointly convex, so for either direction
+*known* law low / lam, and otherwise from the unknown r. Condition on every
+record's coin and every unknown draw, coupled as follows: the shared
+records' coins and unknown draws are the same on both sides; each moved
+record's coins and unknown draws (one for its outside row, one for its
+inside row) are drawn independently. The known draws are *not* coupled:
+they stay inside each side's law. The hockey-stick divergence is jointly
+convex, so for either direction
 
-    H_eps(P_L * N || P_H * N) <= E H_eps(T * N + x || T * N + y),
+    H_eps(P_L * N || P_H * N) <= E H_eps((T_R + K_out) * N + x || (T_R + K_in) * N + y),
 
-where, given every coin and every unknown draw, T is the sum of the shared
-records' known draws (its law known: R_in draws of low_in / lam_in and
-R_out of low_out / lam_out, R_g ~ Bin(shared_g, lam_g)) and x, y are what
-the rest adds on each side. The shared records' unknown draws add the same
-vector to both sides and cancel (shift invariance), so the term is
-h_R(D) = H_eps(T_R * N || T_R * N + D) with D = y - x the moved records'
-difference: the known draws' part K = K_in - K_out (again a known law,
-given how many of the moved records' coins came up) plus the unknown draws'
-part u, which lies in the integer box [-a_out, a_in]^J when a_in of the
-moved records' inside rows and a_out of their outside rows are unknown.
-Bounding the expectation over u by its largest value,
+where T_R is the sum of the R_in + R_out shared records whose coin came up
+(R_g ~ Bin(shared_g, lam_g); R_in draws of low_in / lam_in and R_out of
+low_out / lam_out: a known lattice law), K_out the sum of the moved records'
+known outside rows (m - a_out draws of low_out / lam_out, a_out ~
+Bin(m, 1 - lam_out) unknown) and K_in of their known inside rows (m - a_in
+draws, a_in ~ Bin(m, 1 - lam_in)); x and y are what the unknown draws add.
+The shared records' unknown draws add the same vector to both sides and
+cancel (shift invariance); the moved records' add u = y - x in the integer
+box [-a_out, a_in]^J. Bounding the expectation over u by its largest value,
 
-    delta <= E_{R, a} max_{u in [-a_out, a_in]^J} E_K h_R(K + u),
+    delta <= E_{R, a} max_{u in [-a_out, a_in]^J}
+                 H_eps((T_R + K_out) * N || (T_R + K_in) * N + u),
 
-a bound in which every law is known: the supremum over the box is gone,
-not approximated. h_R is nonincreasing in each R_g (T_{R+1} is T_R plus an
-independent record, a post-processing of both sides), so R may be read
-on a few levels below it; the bound is nondecreasing in each a_g (a known
-draw's expectation is below its largest value), though every a is summed
-here. The (1 - lam) share of each moved record is paid at its worst, and
-the shared records keep the lam share of their own variance: with a
-reference of 45,000 records, lam is about 0.96.
+a bound in which every law is known: the supremum over the box is gone, not
+approximated, and every known draw keeps its own variance (the moved
+records' included: their rows are not coupled). The term is nonincreasing
+in each R_g (T_{R+1} is T_R plus an independent record on both sides, a
+post-processing), so R is read on a few levels at or below it. What is paid
+is the (1 - lam) share of each moved record at its worst: with a reference
+of 45,000 records lam is about 0.96, and with ten moved records a quarter of
+the bound's weight has one unknown row, shifted by one whole unit.
 
-The computation of h_R (the lattice law of T_R plus Gaussian noise, the
-hockey-stick bounded outward cell by cell) is
-:mod:`skattr.calibration._count_lattice`'s. ``docs/population.md``
-("Several counts at once: the exact law") has the proof in full.
+The computation of each term (two lattice laws plus Gaussian noise, the
+hockey-stick bounded outward cube by cube) is
+:mod:`skattr.calibration._count_lattice`'s. Distributional privacy is not
+covered (the numbers of group records are then binomial, not fixed).
+``docs/population.md`` ("Several counts at once: the exact law") has the
+proof in full.
 """
 
 from __future__ import annotations
@@ -70,7 +73,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
-from scipy.signal import convolve
 
 from skattr.exceptions import InvalidParameterError
 
@@ -201,11 +203,12 @@ class CellPair:
         return int(round(np.log2(self.law_in.size)))
 
     def moved_terms(self):
-        """Yield (weight, a_in, a_out, law of K_in - K_out, its offset).
+        """Yield (weight, a_in, a_out, law of K_in, law of K_out).
 
         a_g of the moved records' rows of group g are unknown (binomial with
-        1 - lam_g); K is the rest's known difference, its law an array over
-        [-(moved - a_out), moved - a_in]^J, the offset its first corner.
+        1 - lam_g, independent); K_in is the sum of the moved - a_in known
+        inside rows, K_out of the moved - a_out known outside rows, their
+        laws arrays from 0 (:func:`record_powers`).
         """
         m = self.moved
         ins = record_powers(self.law_in, range(m + 1))
@@ -215,12 +218,8 @@ class CellPair:
         for a_in in range(m + 1):
             for a_out in range(m + 1):
                 weight = p_in[a_in] * p_out[a_out] * (1 + 1e-12)
-                if weight <= 0:
-                    continue
-                flipped = outs[m - a_out][(slice(None, None, -1),) * self.dims]
-                law = np.maximum(convolve(ins[m - a_in], flipped,
-                                          method="direct"), 0.0)
-                yield weight, a_in, a_out, law, -(m - a_out)
+                if weight > 0:
+                    yield weight, a_in, a_out, ins[m - a_in], outs[m - a_out]
 
 
 def cell_pairs(floors, secrets_pairs, n: int) -> list[CellPair]:

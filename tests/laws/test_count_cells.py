@@ -106,9 +106,9 @@ def _careless(monkeypatch):
     real = _count_cells.CellPair.moved_terms
 
     def no_unknown(self):
-        for _weight, a_in, a_out, law, offset in real(self):
+        for _weight, a_in, a_out, known_in, known_out in real(self):
             if a_in == 0 and a_out == 0:
-                yield 1.0, a_in, a_out, law, offset
+                yield 1.0, a_in, a_out, known_in, known_out
 
     monkeypatch.setattr(_count_cells.CellPair, "moved_terms", no_unknown)
 
