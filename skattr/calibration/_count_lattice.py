@@ -383,7 +383,8 @@ def shaped_covariance(direction, floor: float) -> np.ndarray:
 
 
 def cells_gaussian_scale(pairs, shape, epsilon: float, delta: float, *,
-                         rtol: float = 5e-3, probs=LEVEL_PROBS) -> float:
+                         rtol: float = 5e-3, probs=LEVEL_PROBS,
+                         spare: float = 1e-6) -> float:
     """Return a scale sigma whose noise N(0, sigma^2 shape) certifies (eps, delta).
 
     Bisection on sigma, from the scale that certifies every moved record
@@ -406,7 +407,7 @@ def cells_gaussian_scale(pairs, shape, epsilon: float, delta: float, *,
 
     def certified(sigma):
         return cells_gaussian_delta(pairs, sigma ** 2 * shape, epsilon,
-                                    probs) <= delta
+                                    probs, spare) <= delta
 
     while not certified(hi):
         hi *= 2

@@ -74,7 +74,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from skattr.exceptions import InvalidParameterError
+from skattr.exceptions import InvalidParameterError, NotCertifiableError
 
 __all__ = ["CellPair", "cell_floors", "cell_pairs", "record_powers",
            "shared_levels"]
@@ -222,7 +222,8 @@ class CellPair:
                     yield weight, a_in, a_out, ins[m - a_in], outs[m - a_out]
 
 
-def cell_pairs(floors, secrets_pairs, n: int) -> list[CellPair]:
+def cell_pairs(floors, secrets_pairs, n: int,
+               privacy: str = "dataset") -> list[CellPair]:
     """Return the CellPairs of every secret's pairs of group counts on n records.
 
     Parameters
@@ -233,7 +234,16 @@ def cell_pairs(floors, secrets_pairs, n: int) -> list[CellPair]:
         Per secret, its pairs as counts of group records out of n.
     n : int
         The number of private records.
+    privacy : {"dataset"}
+        Only dataset privacy: under distributional privacy the numbers of
+        group records are binomial, and this law is refused.
     """
+    if privacy != "dataset":
+        raise NotCertifiableError(
+            "The exact law of several counts covers dataset privacy only (a "
+            "fixed number of group records); under distributional privacy "
+            "release the counts with the default per-statistic law, or pass "
+            "privacy='dataset'.")
     found = []
     for (low_in, low_out), pairs in zip(floors, secrets_pairs, strict=True):
         low_in = np.asarray(low_in, dtype=float)

@@ -21,16 +21,24 @@ from skattr.calibration._count_lattice import (
     lattice_hockey_sticks,
     shaped_covariance,
 )
+from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.laws import _count_cells
 from skattr.laws._count_cells import cell_floors, cell_pairs, record_powers
 
 LOW_IN = np.array([0.5, 0.2, 0.1, 0.1])
 LOW_OUT = np.array([0.1, 0.2, 0.2, 0.4])
 N, K_A, K_B = 8, 3, 5
+# Each shared binomial read at a few levels; terms of least weight, 1e-4 in
+# all, counted as delta 1 (the deltas compared are 1e-2 and above).
+PROBS, SPARE = (0.05, 1e-4, 1e-9), 1e-4
 
 
 def _pairs(low_in=LOW_IN, low_out=LOW_OUT, k_a=K_A, k_b=K_B, n=N):
     return cell_pairs([(low_in, low_out)], [[(k_a, k_b)]], n)
+
+
+def _delta(pairs, cov):
+    return cells_gaussian_delta(pairs, cov, 1.0, probs=PROBS, spare=SPARE)
 
 
 def _exact(sd, epsilon, seed=0, draws=2, low_in=LOW_IN, low_out=LOW_OUT,
@@ -53,6 +61,15 @@ def test_floors_are_clopper_pearson_lower_bounds():
     misses = sum(np.any(cell_floors([rng.multinomial(200, q), [1, 1, 1, 1]],
                                     0.9, 8)[0] > q) for _ in range(400))
     assert misses <= 400 * 0.1 / 2 + 3 * np.sqrt(400 * 0.05)
+
+
+def test_distributional_privacy_and_bad_pairs_are_refused():
+    with pytest.raises(NotCertifiableError, match="dataset privacy only"):
+        cell_pairs([(LOW_IN, LOW_OUT)], [[(3, 5)]], N, privacy="distributional")
+    with pytest.raises(InvalidParameterError, match="must lie in"):
+        cell_pairs([(LOW_IN, LOW_OUT)], [[(3, 9)]], N)
+    with pytest.raises(InvalidParameterError, match="no negative count"):
+        cell_floors([[1, -1, 2, 3]], 0.99, 4)
 
 
 def test_record_powers_are_multinomial_laws():
@@ -79,10 +96,10 @@ def test_hockey_sticks_dominate_quadrature():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sd", [1.0, 2.5])
-def test_certified_delta_dominates_exact(sd):
+@pytest.mark.parametrize("sd, probs", [(1.0, PROBS), (2.5, "all")])
+def test_certified_delta_dominates_exact(sd, probs):
     certified = cells_gaussian_delta(_pairs(), np.eye(2) * sd ** 2, 1.0,
-                                     probs="all")
+                                     probs=probs, spare=SPARE)
     assert certified >= _exact(sd, 1.0)
 
 
@@ -91,8 +108,8 @@ def test_several_pairs_take_the_worst():
     pairs = cell_pairs([(LOW_IN, LOW_OUT)], [[(3, 5), (4, 5)]], N)
     assert len(pairs) == 2
     cov = np.eye(2) * 4.0
-    both = cells_gaussian_delta(pairs, cov, 1.0, probs="all")
-    one = [cells_gaussian_delta([p], cov, 1.0, probs="all") for p in pairs]
+    both = _delta(pairs, cov)
+    one = [_delta([p], cov) for p in pairs]
     assert both == pytest.approx(max(one), rel=1e-12)
     assert both >= oracle.worst_delta(N, 4, 5, LOW_IN, LOW_OUT, (2.0, 2.0), 1.0,
                                       np.random.default_rng(1), draws=1)
@@ -127,9 +144,9 @@ def test_careless_floor_is_caught(monkeypatch):
     pairs = _pairs(low_in, low_out, 4, 8, 12)
     exact = _exact(sd, 1.0, low_in=low_in, low_out=low_out, draws=0,
                    k_a=4, k_b=8, n=12)
-    honest = cells_gaussian_delta(pairs, np.eye(2) * sd ** 2, 1.0, probs="all")
+    honest = _delta(pairs, np.eye(2) * sd ** 2)
     _careless(monkeypatch)
-    careless = cells_gaussian_delta(pairs, np.eye(2) * sd ** 2, 1.0, probs="all")
+    careless = _delta(pairs, np.eye(2) * sd ** 2)
     assert honest >= exact
     assert careless < exact  # the check above would fail for it
 
@@ -139,9 +156,9 @@ def test_scale_certifies_and_less_noise_fails():
     pairs = _pairs(WIDE_IN, WIDE_OUT, 4, 8, 12)
     target = 0.05
     sigma = cells_gaussian_scale(pairs, np.eye(2), 1.0, target, rtol=2e-2,
-                                 probs="all")
+                                 probs=PROBS, spare=SPARE)
     assert cells_gaussian_delta(pairs, np.eye(2) * sigma ** 2, 1.0,
-                                probs="all") <= target
+                                probs=PROBS, spare=SPARE) <= target
 
     def exact(sd):
         return _exact(sd, 1.0, low_in=WIDE_IN, low_out=WIDE_OUT, draws=1,
@@ -158,7 +175,7 @@ def test_shaped_noise_dominates_exact():
     # the shift direction is an axis, so the oracle's per-coordinate noise).
     shape = shaped_covariance([1.0, 0.0], 0.5)
     np.testing.assert_allclose(shape, np.diag([1.0, 0.25]))
-    certified = cells_gaussian_delta(_pairs(), shape * 2.0 ** 2, 1.0, probs="all")
+    certified = _delta(_pairs(), shape * 2.0 ** 2)
     exact = oracle.worst_delta(N, K_A, K_B, LOW_IN, LOW_OUT, (2.0, 1.0), 1.0,
                                np.random.default_rng(2), draws=1)
     assert certified >= exact
