@@ -101,6 +101,9 @@ def test_certified_delta_dominates_exact(sd, probs):
     certified = cells_gaussian_delta(_pairs(), np.eye(2) * sd ** 2, 1.0,
                                      probs=probs, spare=SPARE)
     assert certified >= _exact(sd, 1.0)
+    if probs == "all":
+        # The check has teeth: 0.8 of the noise exceeds the certificate.
+        assert certified < _exact(0.8 * sd, 1.0)
 
 
 @pytest.mark.slow
