@@ -226,9 +226,14 @@ def _one_way(first, second, slacks, shifts, core, h, dims, epsilon):
         a = p_core - e * q[moved]
         halves = [(h / 2) * np.abs(gc - e * g[moved])
                   for gc, g in zip(g_core, g_second, strict=True)]
-        pointwise = _mean_positive(a + point_p + e * point_q[moved], halves, g_slack)
-        averaged = (_mean_positive(a, halves, g_slack) + mean_p
-                    + e * mean_q[moved])
+        raised = a + point_p + e * point_q[moved]
+        # Where f <= raised + |g.(y - c)| <= raised + sum(halves) + g_slack
+        # <= 0 on the whole cube, the cube adds nothing.
+        live = raised + sum(halves) + g_slack > 0
+        halves = [c[live] for c in halves]
+        pointwise = _mean_positive(raised[live], halves, g_slack)
+        averaged = (_mean_positive(a[live], halves, g_slack) + mean_p[live]
+                    + e * mean_q[moved[live]])
         out[index] = min(1.0, volume * float(np.minimum(pointwise, averaged).sum())
                          + outside)
     return out
