@@ -257,12 +257,11 @@ def test_the_gaussian_law_of_continuous_columns_is_an_explicit_opt_in():
                                                       "approx-wasserstein"):
             private.attrpriv.plan(["weight"], secret=secret, reference=reference,
                                   mechanism=name)
-    # Two columns: no exact law, no confidence bands (one column's mean is
-    # certified over the bands, issue 27).
-    with pytest.raises(NotCertifiableError, match="law='gaussian'.*"
-                                                  "approx-wasserstein"):
-        private.attrpriv.plan(["weight", "height"], secret=secret,
-                              reference=reference, mechanism="apgm")
+    # Two columns: apgm certifies them jointly over the bands (issue 46),
+    # never through the Gaussian law unless asked.
+    two = private.attrpriv.plan(["weight", "height"], secret=secret,
+                                reference=reference, mechanism="apgm")
+    assert two.assumes("reference.band") and not two.assumes("law.gaussian")
     plan = private.attrpriv.plan(["weight"], secret=secret, reference=reference,
                                  mechanism="apgm", law="gaussian")
     assert plan.assumes("law.gaussian")

@@ -144,8 +144,10 @@ def test_the_joint_w_of_a_mean_and_a_trimmed_mean_is_the_formulas():
 
 def test_a_ledger_releases_a_trimmed_mean_beside_a_mean():
     # Refused before issue 45's change ("has no bound ... jointly with other
-    # statistics"); now the joint epsilon is sum_j W_j / b_j over the two
-    # coordinates of the joint law.
+    # statistics"); the box bound is sum_j W_j / b_j over the two
+    # coordinates of the joint law, and since issue 46 the ledger takes the
+    # composed bound where it is less (tests/test_ledger_composed.py checks
+    # it against exact laws).
     rng = np.random.default_rng(2)
     reference = _population(rng)
     private = reference.sample(101, random_state=0)
@@ -161,6 +163,8 @@ def test_a_ledger_releases_a_trimmed_mean_beside_a_mean():
         SECRET)
     w = law.per_statistic(101, "dataset", DELTA)
     scales = [float(r.noise_law.scales[0]) for r in (first, second)]
-    assert ledger.spent[0] == pytest.approx(w[0] / scales[0] + w[1] / scales[1],
-                                            rel=1e-12)
-    assert ledger.spent[0] > 2.0
+    box = w[0] / scales[0] + w[1] / scales[1]
+    assert box > 2.0
+    assert ledger.spent[0] <= box * (1 + 1e-12)
+    if ledger.spent[0] < box * (1 - 1e-12):
+        assert "composed" in ledger.in_plain_words()
