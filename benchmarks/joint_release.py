@@ -27,6 +27,7 @@ seeded.
 
     python benchmarks/joint_release.py            # all cases
     python benchmarks/joint_release.py --quick    # Adult skipped if SKATTR_DATA unset
+    python benchmarks/joint_release.py --plot docs/_static/joint_release.png
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ ADULT_BOUNDS = {"age": (17, 90), "education-num": (1, 16),
                 "hours-per-week": (1, 99)}
 
 rows: list[tuple] = []
+#: Per case drawn by ``--plot``: (label, before, after, target). Before is
+#: the baseline measured at commit e4adf7b (docs/performance.md, "Several
+#: statistics at once (issue 46 baseline)"); after is this run's.
+figures: list[tuple] = []
 
 
 def _row(case, now, issue, target, ratio, seconds):
@@ -95,6 +100,10 @@ def adult_five(data_home):
         default = _plan(private, **common)
         gaussian = _plan(private, law="gaussian", **common)
         sd = ", ".join(f"{s:.3g}" for s in _sd(default))
+        figures.append((f"Adult's five, eps {epsilon:g}",
+                        {0.2: 421.0, 1.0: 84.1, 5.0: 16.8}[epsilon],
+                        default.expected_error,
+                        {0.2: 150.0, 1.0: 30.0, 5.0: 6.0}[epsilon]))
         _row(f"Adult five, eps {epsilon:g}: default vs opt-in (sds {sd})",
              f"{default.expected_error:.3g} vs {gaussian.expected_error:.3g}",
              issue.get(epsilon, "-"), target[epsilon],
@@ -112,6 +121,7 @@ def readme_means():
     gaussian = _plan(private, ["weight", "blood_pressure"], law="gaussian",
                      **common)
     ratio = default.expected_error / gaussian.expected_error
+    figures.append(("README's two means / opt-in", 2.97, ratio, 1.5))
     _row("README's two means (n = 50), eps 1: default vs opt-in",
          f"{default.expected_error:.3g} vs {gaussian.expected_error:.3g}",
          "26.4 vs 8.9 (3.0x)", "<= 1.5x", f"{ratio:.2f}x",
@@ -138,6 +148,9 @@ def together_alone(label, columns, statistic, issue, **extra):
                  for c in columns]
         names = columns
     ratios = _sd(together) / np.asarray(alone)
+    figures.append((f"{label}: together / alone",
+                    {"mean": 4.35, "quantile": 6.03}[statistic],
+                    float(ratios.max()), math.sqrt(len(ratios))))
     each = ", ".join(f"{n} {r:.2f}" for n, r in zip(names, ratios, strict=True))
     _row(f"{label} (n = 200), eps 1: sd together / alone ({each})",
          f"{ratios.max():.2f}x", issue, f"<= {math.sqrt(len(ratios)):.2f}x",
@@ -181,6 +194,7 @@ def ledger_five():
         steps.append(ledger.spent[0])
         ledger.mean(["temperature"], epsilon=1.0, delta=DELTA)
         steps.append(ledger.spent[0])
+    figures.append(("ledger of five, joint epsilon", 8.20, steps[-1], 4.0))
     path = " -> ".join(f"{s:.2f}" for s in steps)
     bound = getattr(ledger.releases[-1], "joint_bound", None)
     _row(f"ledger: means of {', '.join(THREE)}, median weight, mean "
@@ -205,6 +219,9 @@ def describe_four(n):
                                               random_state=0)
         relative = (found.noise_std.loc[truth.index] / truth.abs()).stack()
         worst = relative.idxmax()
+        if epsilon == 4.0 and n == 200:
+            figures.append(("describe(), eps 4: largest sd / value", 1.41,
+                            float(relative.max()), 0.10))
         weight = (float(found.noise_std.loc["mean", "weight"]),
                   float(truth.loc["mean", "weight"]))
         _row(f"describe() of four columns (n = {n}), eps {epsilon:g}: "
@@ -267,6 +284,33 @@ def adult_two_counts(data_home):
          time.process_time() - start)
 
 
+def draw(path: str) -> None:
+    """Each case's figure over its target, before and after (log scale)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [f[0] for f in figures]
+    before = [f[1] / f[3] for f in figures]
+    after = [f[2] / f[3] for f in figures]
+    y = np.arange(len(figures))
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(figures) + 1.2),
+                           layout="constrained")
+    ax.barh(y + 0.2, before, height=0.4, label="before (e4adf7b)",
+            color="0.7")
+    ax.barh(y - 0.2, after, height=0.4, label="after", color="C0")
+    ax.axvline(1.0, color="C3", lw=1, label="the issue's target")
+    ax.set_xscale("log")
+    ax.set_yticks(y, labels)
+    ax.invert_yaxis()
+    ax.set_xlabel("figure / target (below 1: target met)")
+    ax.set_title("Several statistics at once (issue 46), delta 1e-3")
+    ax.legend(loc="lower right", fontsize="small")
+    fig.savefig(path, dpi=110)
+    print(f"plot written to {path}")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true",
@@ -274,6 +318,9 @@ def main(argv=None) -> int:
     parser.add_argument("--data-home", default=os.environ.get("SKATTR_DATA"))
     parser.add_argument("--counts-only", action="store_true",
                         help="only Adult's two counts through their exact law")
+    parser.add_argument("--plot", default=None, metavar="PNG",
+                        help="draw each case before and after against its "
+                             "target (docs/_static/joint_release.png)")
     parser.add_argument("--counts", action="store_true",
                         help="add Adult's two counts through their exact law "
                              "(not yet the default; minutes of CPU)")
@@ -299,6 +346,8 @@ def main(argv=None) -> int:
     describe_four(200)
     describe_four(50)
     print(f"total CPU {time.process_time() - total:.1f} s")
+    if args.plot:
+        draw(args.plot)
     return 0
 
 

@@ -191,9 +191,10 @@ def _levels(laws) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return s, u, e
 
 
-def _tail_bounds(laws, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _tail_bounds(laws, z: np.ndarray, levels=None
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """Return bounds (a) and (b) on P(sum_j Z_j > z), each nonincreasing in z."""
-    s, u, e = _levels(laws)
+    s, u, e = _levels(laws) if levels is None else levels
     # (a): levels ascend and S descends; the feasible levels at z are those
     # from the first with S <= z on: the least U among them.
     suffix = np.minimum.accumulate(u[::-1])[::-1]
@@ -254,17 +255,34 @@ def dual_tail(values, probs, z: float) -> float:
 
 
 def _grid_sum(profile_at, bound: np.ndarray) -> float:
-    """Return sum_i profile(z_i) (B(z_{i-1}) - B(z_i)), B(z_N) = 0."""
-    drops = np.maximum(bound - np.concatenate([bound[1:], [0.0]]), 0.0)
-    return float(profile_at @ drops)
+    """Return a bound on E profile(Z) from B(z_i) >= P(Z > z_i) on a grid.
+
+    ``profile_at`` is the nondecreasing profile at the grid z_0 < ... < z_N
+    (at most 1 beyond it). By parts, E profile(Z) <= profile(z_0)
+    + sum_{i<N} (profile(z_i+1) - profile(z_i)) B(z_i) + (1 - profile(z_N))
+    B(z_N), that is profile(z_0) (1 - B(z_0)) + sum_{i>=1} profile(z_i)
+    (B(z_i-1) - B(z_i)) + B(z_N): the mass in (z_i-1, z_i] is charged at
+    the interval's upper end (its most), and the mass beyond the grid at 1.
+    A step of B between grid points costs only coarseness, never validity.
+    """
+    drops = np.maximum(bound[:-1] - bound[1:], 0.0)
+    return float(profile_at[0] * (1.0 - bound[0]) + profile_at[1:] @ drops
+                 + bound[-1])
 
 
-def _mu_grid(top: float, epsilon: float) -> np.ndarray:
-    """Return 0 then geometric points up to ``top`` (mu = sqrt z)."""
+def _mu_grid(top: float, epsilon: float, breaks=()) -> np.ndarray:
+    """Return 0, geometric points up to ``top`` (mu = sqrt z) and the breaks.
+
+    ``breaks`` are the points (in mu) where the union bound steps: with them
+    on the grid, the union bound's own integral is computed exactly.
+    """
     if not top > 0:
         return np.array([0.0])
     low = min(max(epsilon / 9.0, top * 1e-5), top)
-    return np.concatenate([[0.0], np.geomspace(low, top, _GRID)])
+    breaks = np.asarray(breaks, dtype=float)
+    breaks = breaks[(breaks > 0) & (breaks < top)]
+    return np.unique(np.concatenate([[0.0], np.geomspace(low, top, _GRID),
+                                     breaks]))
 
 
 # ----------------------------------------------------------- Jensen's (c)
@@ -429,9 +447,10 @@ def _gaussian_entry(laws, scales: np.ndarray, epsilon: float
     finite = [((d / s) ** 2, p) for (d, p, _), s in zip(laws, scales,
                                                           strict=True)]
     top = math.sqrt(sum(float(v[-1]) for v, _ in finite))
-    mu = _mu_grid(top, epsilon)
+    levels = _levels(finite)
+    mu = _mu_grid(top, epsilon, np.sqrt(np.maximum(levels[0], 0.0)))
     z = mu ** 2
-    union, dual = _tail_bounds(finite, z)
+    union, dual = _tail_bounds(finite, z, levels)
     profile = _gaussian_delta_unchecked(mu, np.full(mu.shape, epsilon))
     bounds = {"union": _grid_sum(profile, union),
               "dual": _grid_sum(profile, np.minimum(union, dual)),
@@ -447,10 +466,14 @@ def _laplace_entry(laws, b: np.ndarray, epsilon: float) -> tuple[float, str]:
     top = sum(float(v[-1]) for v, _ in finite)
     if top <= epsilon:
         return min(1.0, missing), "union"
-    # The profile is 0 up to epsilon: the grid starts there.
-    loss = np.concatenate([[epsilon], epsilon + (top - epsilon)
-                           * np.linspace(0.0, 1.0, _GRID + 1)[1:] ** 2])
-    union, dual = _tail_bounds(finite, loss)
+    # The profile is 0 up to epsilon: the grid starts there, and holds the
+    # union bound's steps (its own integral exact).
+    levels = _levels(finite)
+    breaks = levels[0][(levels[0] > epsilon) & (levels[0] < top)]
+    loss = np.unique(np.concatenate(
+        [[epsilon], epsilon + (top - epsilon)
+         * np.linspace(0.0, 1.0, _GRID + 1)[1:] ** 2, breaks]))
+    union, dual = _tail_bounds(finite, loss, levels)
     profile = -np.expm1(epsilon - loss)
     bounds = {"union": _grid_sum(profile, union),
               "dual": _grid_sum(profile, np.minimum(union, dual))}
