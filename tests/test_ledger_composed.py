@@ -390,7 +390,8 @@ def _pi_law(margins):
 
 
 @pytest.mark.parametrize(("margins", "dependence"), [
-    (SPREAD, "same"), (SPREAD, "opposite"), (SPREAD, "independent")])
+    (SPREAD, "same"), (SPREAD, "opposite"), (SPREAD, "independent"),
+    (POINTS, "same")])
 def test_releases_planned_under_pi_compose_to_at_most_the_sum(margins,
                                                               dependence):
     # Three releases (mean u, mean v, mean u again) at (eps_k, delta_k),
@@ -413,6 +414,18 @@ def test_releases_planned_under_pi_compose_to_at_most_the_sum(margins,
     # At the releases' own split, the exact joint is within sum delta_k.
     assert exact_delta(margins, dependence, scales, total_eps) <= (
         total_delta * (1 + 1e-3))
+
+
+def test_the_oracle_catches_planned_releases_with_less_noise():
+    # Point masses: every moved record moves each mean by its whole range,
+    # so the bound is nearly tight; 80% of the planned noise breaks it.
+    own = [(0.6, 0.02), (0.8, 0.02), (0.5, 0.03)]
+    scales = [_oracle_planned_scale(_pi_law(POINTS), e, d) for e, d in own]
+    units = [(j, b, eps) for j, b, (eps, _) in zip((0, 1, 0), scales, own,
+                                                    strict=True)]
+    epsilon, delta = composed_epsilon(coupled_laws(POINTS), units, 0.07)
+    less = [0.8 * b for b in scales]
+    assert exact_delta(POINTS, "same", less, epsilon) > delta
 
 
 def test_releases_planned_under_another_coupling_can_exceed_the_sum():

@@ -103,25 +103,30 @@ def records_theta(ledger, query, mechanism: str):
     """Return the Theta a ledger plans a release with.
 
     The ledger's own, or the bands' under the coupling of whole records.
-    A Laplace release of one sum or mean over the default bands is planned
-    under the one coupling the ledger composes its releases under (the
-    shared records kept, each moved record's two rows independent), on the
-    same bands as the statistic alone, so that its own certificate composes
-    with the others' (:mod:`skattr._ledger._composed`). Other releases keep
-    the ledger's Theta (quantiles and stds: their move laws cost seconds).
+    A Laplace release of one sum, mean, median or quantile over the bands
+    (a Theta whose laws lie in the reference's bands, as the default's do)
+    is planned under the one coupling the ledger composes its releases
+    under (the shared records kept, each moved record's two rows
+    independent), on the same bands as the statistic alone, so that its
+    own certificate composes with the others'
+    (:mod:`skattr._ledger._composed`). Other releases (stds, several values
+    at once, Gaussian noise) keep the ledger's Theta.
     """
     from skattr.theta import ConfidenceBand
     from skattr.theta._band import records_coupled
 
     spec = resolve_theta(ledger.theta)
-    banded = (getattr(spec, "name", None) == "auto"
-              or (isinstance(spec, ConfidenceBand)
-                  and spec.coupling == "column"))
+    # A spec whose laws lie in the reference's bands (the protocol's
+    # band_confidence; the ledger's joint law reads the same bands).
+    confidence = getattr(spec, "band_confidence", None)
+    banded = (confidence is not None
+              and "bands" in (getattr(spec, "law_kinds", None) or ())
+              and getattr(spec, "coupling", "column") == "column")
     if not (banded and records_coupled(query) and mechanism in ledger.LAPLACE
             and ledger.reference is not None
             and ledger.secret.property == "proportion"):
         return ledger.theta
-    return ConfidenceBand(spec.band_confidence, coupling="records")
+    return ConfidenceBand(confidence, coupling="records")
 
 
 def laplace_loss(bounds: np.ndarray, weights: np.ndarray) -> float:
