@@ -348,3 +348,188 @@ def test_remaining_warns_of_the_epsilon_chosen_not_of_those_left(monkeypatch):
     said = [str(w.message) for w in caught]
     assert said == ["epsilon=18.75 lets an observer's odds move",
                     "delta=0.01 is at least 1/n", "clipped"]
+
+
+# --- Releases planned under the ledger's one coupling (issue 46, "ledger2").
+
+
+def _oracle_profile(epsilon, shifts):
+    """The Laplace mechanism's delta at each shift, by quadrature (no skattr)."""
+    y = np.linspace(-30.0, 32.0, 40_001)[None, :]
+    shifts = np.asarray(shifts, dtype=float)[:, None]
+    gap = np.maximum(_laplace(y, 0, 1) - math.exp(epsilon)
+                     * _laplace(y, shifts, 1), 0.0)
+    return gap.sum(axis=1) * (y[0, 1] - y[0, 0])
+
+
+def _oracle_planned_scale(law, epsilon, delta):
+    """The least Laplace scale (to 1e-4) with E_pi delta(eps) <= delta.
+
+    ``law`` is pi's exact law of |D| (values, probabilities): what a
+    release planned under the ledger's coupling certifies, computed here
+    from the oracle's own profile.
+    """
+    values, probs = law
+    moved = values > 0
+
+    def expected(scale):
+        return float(probs[moved] @ _oracle_profile(epsilon,
+                                                    values[moved] / scale))
+
+    lo, hi = 1e-3, 2.0
+    while hi - lo > 1e-4 * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if expected(mid) > delta else (lo, mid)
+    assert expected(hi) <= delta
+    return hi
+
+
+def _pi_law(margins):
+    law = coupled_laws(margins)[0][0]
+    return np.asarray(law.distances), np.asarray(law.probs)
+
+
+@pytest.mark.parametrize(("margins", "dependence"), [
+    (SPREAD, "same"), (SPREAD, "opposite"), (SPREAD, "independent"),
+    (POINTS, "same")])
+def test_releases_planned_under_pi_compose_to_at_most_the_sum(margins,
+                                                              dependence):
+    # Three releases (mean u, mean v, mean u again) at (eps_k, delta_k),
+    # each planned under pi alone; the ledger's composed bound at delta =
+    # sum delta_k is then at most sum eps_k, and the exact joint release of
+    # every record law with these marginals is within it.
+    own = [(0.6, 0.02), (0.8, 0.02), (0.5, 0.03)]
+    law = _pi_law(margins)
+    scales = [_oracle_planned_scale(law, eps, delta) for eps, delta in own]
+    units = [(j, b, eps) for j, b, (eps, _) in zip((0, 1, 0), scales, own,
+                                                    strict=True)]
+    total_eps = sum(e for e, _ in own)
+    total_delta = sum(d for _, d in own)
+    per_pair = coupled_laws(margins)
+    epsilon, delta = composed_epsilon(per_pair, units, total_delta)
+    assert epsilon <= total_eps * (1 + 1e-9)
+    assert delta <= total_delta
+    assert exact_delta(margins, dependence, scales, epsilon) <= (
+        delta * (1 + 1e-3))
+    # At the releases' own split, the exact joint is within sum delta_k.
+    assert exact_delta(margins, dependence, scales, total_eps) <= (
+        total_delta * (1 + 1e-3))
+
+
+def test_the_oracle_catches_planned_releases_with_less_noise():
+    # Point masses: every moved record moves each mean by its whole range,
+    # so the bound is nearly tight; 80% of the planned noise breaks it.
+    own = [(0.6, 0.02), (0.8, 0.02), (0.5, 0.03)]
+    scales = [_oracle_planned_scale(_pi_law(POINTS), e, d) for e, d in own]
+    units = [(j, b, eps) for j, b, (eps, _) in zip((0, 1, 0), scales, own,
+                                                    strict=True)]
+    epsilon, delta = composed_epsilon(coupled_laws(POINTS), units, 0.07)
+    less = [0.8 * b for b in scales]
+    assert exact_delta(POINTS, "same", less, epsilon) > delta
+
+
+def test_releases_planned_under_another_coupling_can_exceed_the_sum():
+    # The same means planned under one column's comonotone coupling (each
+    # moved record's two values from one uniform: a smaller move law) are
+    # quieter; under pi their deltas at their own epsilons add up past the
+    # sum of theirs, so the ledger composes them above the sum: why a
+    # ledger plans its releases under pi.
+    margins = SPREAD
+    cdf = [np.cumsum(m) for m in margins]
+    levels = np.unique(np.concatenate([[0.0], *cdf]))
+    move = {}
+    for lo, hi in zip(levels[:-1], levels[1:], strict=True):
+        u = 0.5 * (lo + hi)
+        d = int(np.searchsorted(cdf[0], u)) - int(np.searchsorted(cdf[1], u))
+        move[d] = move.get(d, 0.0) + (hi - lo)
+    law = np.ones(1)
+    step = np.array([move.get(d, 0.0) for d in range(-2, 3)])
+    for _ in range(B - A):
+        law = np.convolve(law, step)
+    shifts = np.abs(np.arange(law.size) - (law.size - 1) // 2) / N
+    values = np.unique(shifts)
+    comonotone = (values, np.array([law[shifts == v].sum() for v in values]))
+    own = [(0.6, 0.02), (0.8, 0.02), (0.5, 0.03)]
+    quiet = [_oracle_planned_scale(comonotone, e, d) for e, d in own]
+    fair = [_oracle_planned_scale(_pi_law(margins), e, d) for e, d in own]
+    assert all(q < f for q, f in zip(quiet, fair, strict=True))
+    units = [(j, b, eps) for j, b, (eps, _) in zip((0, 1, 0), quiet, own,
+                                                    strict=True)]
+    per_pair = coupled_laws(margins)
+    epsilon, _ = composed_epsilon(per_pair, units, sum(d for _, d in own))
+    assert epsilon > sum(e for e, _ in own)
+
+
+def test_a_ledger_plans_its_means_under_its_coupling():
+    # Each Laplace mean of a ledger over the default bands is planned under
+    # the records' coupling on the same bands as alone (certified by its
+    # move law under pi); the noise is larger than alone, and the composed
+    # bound at the releases' summed delta is at most their summed epsilon.
+    import warnings
+
+    import skattr
+    from skattr.datasets import make_hospital
+
+    ledger = _two_means()
+    plans = [e.release.plan for e in ledger.releases]
+    assert all("each one's two rows drawn independently"
+               in str(p.certified_by) for p in plans)
+    reference = make_hospital(500, random_state=0)
+    private = make_hospital(100, random_state=1)
+    gender = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        alone = private.attrpriv.mean(["weight"], secret=gender,
+                                      reference=reference, epsilon=1.0)
+    assert plans[0].noise_law.scales[0] > alone.plan.noise_law.scales[0]
+    entries = [e.laplace for e in ledger.releases]
+    joint = ledger._laplace
+    statistics = joint.restated(entries)
+    law, slices = joint.band_law(statistics)
+    units = joint.band_units(entries, list(statistics), slices)
+    per_pair = law.coupled_distances(100, "dataset")
+    total = sum(e["delta"] for e in entries)
+    epsilon, delta = composed_epsilon(per_pair, units, total)
+    assert epsilon <= sum(e["epsilon"] for e in entries) * (1 + 1e-9)
+    assert delta <= total
+
+
+@pytest.mark.parametrize("query", ["mean", "median"])
+def test_the_records_coupling_reads_the_same_bands_as_alone(query):
+    # The Theta of a release planned under pi is the same event as its
+    # Theta alone: the same column's bands at the same confidence (the
+    # spacings' floors too for a median), only the coupling differs.
+    import warnings
+
+    import skattr
+    from skattr.datasets import make_hospital
+    from skattr.mechanisms import MECHANISMS
+    from skattr.theta import ConfidenceBand
+
+    reference = make_hospital(500, random_state=0)
+    gender = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    statistic = (skattr.Query.mean(["weight"]) if query == "mean"
+                 else skattr.Statistic.median(["weight"]))
+    laws = []
+    for theta in (ConfidenceBand(), ConfidenceBand(coupling="records")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = MECHANISMS["approx-wasserstein"](
+                query=statistic, secret=gender, theta=theta).fit(reference)
+        laws.append(est.law_)
+    alone, records = laws[0].bands[0], laws[1].bands[0][0]
+    assert type(laws[1]).__name__ == "JointBandLaw"
+    for field in ("values", "below", "above"):
+        np.testing.assert_array_equal(getattr(alone[0], field),
+                                      getattr(records[0], field))
+        np.testing.assert_array_equal(getattr(alone[1], field),
+                                      getattr(records[1], field))
+    assert alone[0].radius == records[0].radius
+
+
+def test_a_bad_coupling_is_refused():
+    from skattr.exceptions import InvalidParameterError
+    from skattr.theta import ConfidenceBand
+
+    with pytest.raises(InvalidParameterError, match="'column'"):
+        ConfidenceBand(coupling="rows")

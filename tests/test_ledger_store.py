@@ -206,11 +206,15 @@ def test_two_processes_spending_the_remaining_budget_never_overspend(tmp_path):
         out, err = p.communicate(timeout=1800)   # 160 s at load 17
         assert p.returncode == 0, err
         said.append(out.strip())
-    # The first spends what remains; the second sees it and is refused
-    # (before, both spent the whole budget: joint epsilon 2.71 of 2.0).
+    # The first spends what remains; the second sees it and is refused, or
+    # fits in what the first's certificate left under the ledger's one
+    # coupling (a release of little epsilon); never both at the whole
+    # budget (before, both spent it: joint epsilon 2.71 of 2.0).
     kept = _open(path)
-    assert sorted(said) == ["refused", "released"]
-    assert len(kept.releases) == 1
+    assert "released" in said and set(said) <= {"refused", "released"}
+    assert len(kept.releases) == said.count("released")
+    if len(kept.releases) == 2:
+        assert min(e.release.plan.epsilon for e in kept.releases) < 0.1
     assert budget[0] * 0.99 < kept.spent[0] <= budget[0] * (1 + 1e-9)
     assert _replayed(kept.releases, budget) <= budget[0] * (1 + 1e-6)
 

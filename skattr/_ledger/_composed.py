@@ -48,6 +48,30 @@ own independent noise, is its values' releases composed (one delta_k each).
 With the releases' own epsilons and deltas that sum to at most the budget's,
 the joint epsilon is at most the sum of their epsilons: "do not add up"
 means "at most the sum, once certified under one coupling; often less".
+
+Releases planned under pi. A ledger over the default bands plans each
+Laplace release of one sum, mean, median or quantile under pi from its
+first release on (:func:`~skattr._ledger._joint.records_theta`:
+``ConfidenceBand(coupling="records")``, the one-value
+:class:`~skattr.laws._joint_band.JointBandLaw`): its scale is certified as
+E_pi delta_k(X, Y; eps_k) <= delta_k from pi's law of its move, on the same
+bands as the statistic alone (its column's, at the bands' confidence c, the
+spacings' floors included for an order statistic). So the hypothesis above
+holds with each release's own (eps_k, delta_k), and the joint release is
+(sum eps_k, sum delta_k)-private whenever every release's bands hold: with
+probability at least 1 - C (1 - c) over the reference for the C distinct
+bands the releases read (a union bound; releases of one column on one
+band share one event). The bound the ledger reports is computed over its
+own law instead (every source's bands at once, with probability at least
+c, each band at (1 - c) / 2S for S sources, so wider), each release's
+delta_k re-certified there: it holds at confidence c, and at delta = sum
+delta_k it is at most sum eps_k when those re-certified deltas fit (the
+split of the releases' own epsilons is among those tried). The price is
+the noise: under pi a moved record's two rows are independent, where one
+column's coupling draws them from one uniform, so each release is noisier
+than alone (``docs/many_releases.rst`` gives the figures). Releases of
+other statistics (stds, several values at once) keep their own Theta and
+are re-certified as before.
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ from skattr.theta._resample import Resample
 from skattr.theta._spec import resolve_theta, theta_reads_reference
 
 __all__ = ["BUDGET_RTOL", "SPAN_RTOL", "GaussianJoint", "LaplaceJoint",
-           "laplace_loss", "single_statistics"]
+           "laplace_loss", "records_theta", "single_statistics"]
 
 #: Relative tolerance of the budget check: epsilons are computed to ~1e-9.
 BUDGET_RTOL = 1e-9
@@ -97,6 +97,36 @@ def clipped_reference(frame, query, columns, bounds, secret, *, reads: bool):
                                 reads_reference=reads, needs_declared=False,
                                 secret_columns=[secret.column])
     return clip_reference(frame, clipping, [secret]) if reads else frame
+
+
+def records_theta(ledger, query, mechanism: str):
+    """Return the Theta a ledger plans a release with.
+
+    The ledger's own, or the bands' under the coupling of whole records.
+    A Laplace release of one sum, mean, median or quantile over the bands
+    (a Theta whose laws lie in the reference's bands, as the default's do)
+    is planned under the one coupling the ledger composes its releases
+    under (the shared records kept, each moved record's two rows
+    independent), on the same bands as the statistic alone, so that its
+    own certificate composes with the others'
+    (:mod:`skattr._ledger._composed`). Other releases (stds, several values
+    at once, Gaussian noise) keep the ledger's Theta.
+    """
+    from skattr.theta import ConfidenceBand
+    from skattr.theta._band import records_coupled
+
+    spec = resolve_theta(ledger.theta)
+    # A spec whose laws lie in the reference's bands (the protocol's
+    # band_confidence; the ledger's joint law reads the same bands).
+    confidence = getattr(spec, "band_confidence", None)
+    banded = (confidence is not None
+              and "bands" in (getattr(spec, "law_kinds", None) or ())
+              and getattr(spec, "coupling", "column") == "column")
+    if not (banded and records_coupled(query) and mechanism in ledger.LAPLACE
+            and ledger.reference is not None
+            and ledger.secret.property == "proportion"):
+        return ledger.theta
+    return ConfidenceBand(confidence, coupling="records")
 
 
 def laplace_loss(bounds: np.ndarray, weights: np.ndarray) -> float:

@@ -24,6 +24,7 @@ from skattr._ledger._joint import (
     BUDGET_RTOL,
     GaussianJoint,
     LaplaceJoint,
+    records_theta,
     single_statistics,
 )
 from skattr._ledger._kept import Kept
@@ -527,9 +528,8 @@ class Ledger(LedgerVerbs, Kept):
         # epsilon (Theta and its bounds do not depend on epsilon), and
         # replanned: releases of one statistic again, and epsilon="remaining"
         # trying many epsilons, refit nothing ("auto" may choose another
-        # mechanism at another epsilon, so it is rebuilt). Shared draws of a
-        # drawn law make the releases' failure events one event: counting
-        # them apart, as the joint delta does, stays conservative.
+        # mechanism at another epsilon, so it is rebuilt). Shared draws make
+        # failure events one event: counted apart, conservative.
         memo = None
         if mechanism != "auto" and "epsilon" in params:
             memo = (repr(query), mechanism, repr(policy),
@@ -541,12 +541,12 @@ class Ledger(LedgerVerbs, Kept):
                 return est, est.plan(n=self._n)
         law = params.pop("law", self.law)
         law = {} if mechanism in self.LAPLACE else {"law": law}
-        est = MECHANISMS.build(query, secret=self.secret, reference=frames[1],
-                              data=frames[0], n_rows=self._n,
-                              mechanism=mechanism,
-                              among=lambda cls: joint_noise(cls) == "gaussian",
-                              theta=self.theta, bounds=policy,
-                              random_state=self._noise_source(), **law, **params)
+        est = MECHANISMS.build(
+            query, secret=self.secret, reference=frames[1], data=frames[0],
+            n_rows=self._n, mechanism=mechanism, bounds=policy,
+            among=lambda cls: joint_noise(cls) == "gaussian",
+            theta=records_theta(self, query, mechanism),
+            random_state=self._noise_source(), **law, **params)
         if memo is not None:
             self._fitted[memo] = est
         return est, est.plan(n=self._n)

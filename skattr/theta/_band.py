@@ -17,7 +17,8 @@ from skattr.laws._joint_band import JointBandLaw
 from skattr.theta._box import ReferenceConfidence
 
 __all__ = ["ConfidenceBand", "band_coordinates", "banded_by_default",
-           "joint_statistics", "several_statistics_law", "stacked_statistics"]
+           "joint_statistics", "records_coupled", "several_statistics_law",
+           "stacked_statistics"]
 
 @persistable
 @dataclass(frozen=True)
@@ -64,6 +65,16 @@ class ConfidenceBand(ReferenceConfidence):
         The probability, over the reference sample, that the bands hold the
         population's distribution functions. It is not the certificate's
         delta (``docs/population.md`` says why).
+    coupling : {"column", "records"}, default="column"
+        How one sum or mean is certified: ``"column"`` through its one
+        column's comonotone coupling (one uniform per moved record: the
+        tightest for the statistic alone); ``"records"`` through the
+        coupling of whole records that a ledger composes its releases under
+        (the shared records kept, each moved record's two rows independent:
+        :class:`~skattr.laws._joint_band.JointBandLaw`), on the same bands.
+        Pufferfish certificates compose only under one coupling, so a
+        ledger plans its releases of sums and means under ``"records"``
+        (``docs/many_releases.rst``).
 
     Examples
     --------
@@ -82,13 +93,30 @@ class ConfidenceBand(ReferenceConfidence):
     """
 
     confidence: float = 0.999
+    coupling: str = "column"
 
     law_kinds = ("box", "bands")
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.coupling not in ("column", "records"):
+            raise InvalidParameterError(
+                "ConfidenceBand(coupling=...) is 'column' (one column's "
+                "coupling, the default) or 'records' (the coupling of whole "
+                f"records a ledger composes under); got {self.coupling!r}.")
 
     def fit_law(self, request):
         """Return the statistic's laws over the reference's confidence bands."""
         if stacked_statistics(request) is not None:
             return self._stacked_law(request)
+        if self.coupling == "records" and records_coupled(request.query):
+            # One value under the records' coupling, on the same bands as
+            # its law alone: a sum's or mean's stacked law, a median's or
+            # quantile's one-column joint law (the spacings' floors kept).
+            query = request.query
+            if query_kind(query).linear:
+                return self._stacked_law(request, [(query, query.columns[0])])
+            return self._joint_law(request, _order_outputs(query, 1))
         if joint_statistics(request) is not None:
             return self._joint_law(request)
         if "box" not in request.kinds:
@@ -143,10 +171,10 @@ class ConfidenceBand(ReferenceConfidence):
             reference_sizes=sizes)
         return build(request.query, common)
 
-    def _stacked_law(self, request):
+    def _stacked_law(self, request, outputs=None):
         """Several sums, means and counts: one band per statistic and group."""
         _check_several(request)
-        outputs = stacked_statistics(request)
+        outputs = outputs or stacked_statistics(request)
         ranges = [(0.0, 1.0) if part.kind.counts
                   else _clipping_range(request, column, part.statistic)
                   for part, column in outputs]
@@ -162,10 +190,10 @@ class ConfidenceBand(ReferenceConfidence):
             **self._per_column(request, insides, values, ranges,
                                f"{len(outputs)} statistics", spacings=False))
 
-    def _joint_law(self, request):
+    def _joint_law(self, request, outputs=None):
         """Several medians, quantiles or stds: one band per column and group."""
         _check_several(request)
-        outputs = joint_statistics(request)
+        outputs = outputs or joint_statistics(request)
         kind = request.query.kind
         ranges = [_clipping_range(request, column, kind.bounded_as)
                   for column in request.columns]
@@ -247,6 +275,24 @@ def _one_value(request, kind) -> bool:
     columns = request.query.columns if kind.linear else request.columns
     return (columns is not None and len(columns) == 1
             and kind.outputs_per_column(request.query) == 1)
+
+
+def records_coupled(query) -> bool:
+    """Whether ``ConfidenceBand(coupling="records")`` changes ``query``'s law.
+
+    One sum or mean, or one median or quantile, of one named column (its
+    kind says) is planned under the records' coupling; other statistics
+    keep their law.
+    """
+    kind = query_kind(query)
+    columns = getattr(query, "columns", None)
+    if (kind is None or isinstance(query, StackedQuery) or columns is None
+            or len(columns) != 1):
+        return False
+    if kind.linear:
+        return not kind.counts
+    return (kind.band_spacings()
+            and len(_order_outputs(query, 1) or ()) == 1)
 
 
 def _check_several(request) -> None:

@@ -238,7 +238,9 @@ def test_the_ledger_asks_the_spec_for_its_bands():
         ledger.median(["x"], mechanism="approx-wasserstein", epsilon=1.0)
         spent.append(ledger.spent)
     assert spent[0] == spent[1]
-    assert 2.0 < spent[0][0] < 10.0
+    # Both planned under the ledger's coupling on these bands: composed,
+    # at most the sum of their epsilons (above the larger one alone).
+    assert 1.0 < spent[0][0] <= 2.0 * (1 + 1e-9)
 
 
 def test_apgm_certifies_a_stated_box_as_the_confidence_box_it_equals(reference):
