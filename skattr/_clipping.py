@@ -66,6 +66,10 @@ MOST_CUT = 0.01
 _SETS_RANGE = 0.2
 
 
+#: Where a clipping's ranges came from.
+_SOURCES = frozenset({"robust", "reference", "declared", "none"})
+
+
 @persistable
 @dataclass(frozen=True)
 class Clipping:
@@ -95,6 +99,25 @@ class Clipping:
     note: str = ""
     cut: tuple = ()
     records: int = 0
+
+    def __post_init__(self):
+        # A clipping read back from a file is checked as one written here.
+        ranges_ok = all(isinstance(r, tuple) and len(r) == 3
+                        and all(isinstance(x, numbers.Real) for x in r[1:])
+                        for r in self.ranges)
+        cut_ok = all(isinstance(c, tuple) and len(c) == 2
+                     and isinstance(c[1], numbers.Integral) and c[1] >= 0
+                     for c in self.cut)
+        if (not isinstance(self.ranges, tuple) or not isinstance(self.cut, tuple)
+                or not ranges_ok or not cut_ok
+                or not isinstance(self.records, numbers.Integral)
+                or self.records < 0
+                or self.source not in _SOURCES
+                or not isinstance(self.note, str)):
+            raise InvalidParameterError(
+                "A clipping needs (column, low, high) ranges, (column, "
+                "records) cuts, a record count and a source among "
+                f"{sorted(_SOURCES)}; got {self!r}.")
 
     def as_dict(self) -> dict:
         """Return ``{column: (low, high)}``."""

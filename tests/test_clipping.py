@@ -718,3 +718,18 @@ def test_a_spec_that_does_not_say_is_clipped_with_the_reference(reference,
                                     bounds="reference").fit(reference)
     low, high = reference["weight"].min(), reference["weight"].max()
     assert mech.clipping_.ranges == (("weight", low, high),)
+
+
+def test_a_malformed_clipping_is_refused_as_a_file_would_be():
+    # A clipping read back from an edited file: a cut without its count,
+    # a range without its high end, an unknown source.
+    from skattr._clipping import Clipping
+    from skattr.exceptions import InvalidParameterError
+
+    for bad in (dict(cut=(("weight",),), source="robust"),
+                dict(ranges=(("weight", 0.0),), source="declared"),
+                dict(source="guessed")):
+        with pytest.raises(InvalidParameterError, match="clipping needs"):
+            Clipping(**bad)
+    assert Clipping(ranges=(("w", np.int64(0), 1.5),), source="robust",
+                    cut=(("w", np.int64(2)),), records=np.int64(10)).cut
