@@ -306,7 +306,7 @@ def draw(path: str) -> None:
     ax.invert_yaxis()
     ax.set_xlabel("figure / target (below 1: target met)")
     ax.set_title("Several statistics at once (issue 46), delta 1e-3")
-    ax.legend(loc="lower right", fontsize="small")
+    ax.legend(loc="upper right", fontsize="small")
     fig.savefig(path, dpi=110)
     print(f"plot written to {path}")
 
