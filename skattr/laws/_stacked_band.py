@@ -276,12 +276,7 @@ def _screen(big, small, moves, lo: float, hi: float, eta: float,
     :func:`_chernoff_quantile`), and never more than every record moving by
     the whole range.
     """
-    (xv, xp), (yv, yp) = _merged(big), _merged(small)
-    scale = max(float(np.max(np.abs(xv), initial=0.0)),
-                float(np.max(np.abs(yv), initial=0.0)), 1e-300)
-    lam = np.exp(_SCREEN_LAMS) / scale
-    one = _positive_part(log_mgf(xv, xp, lam) + log_mgf(-yv, yp, lam),
-                         positive)
+    lam, one = _record_mgf(big, small, positive)
     copies = np.array([c for c, _ in moves], dtype=float)[:, None]
     move = np.array([m for _, m in moves], dtype=float)[:, None]
     with np.errstate(divide="ignore"):
@@ -496,14 +491,23 @@ def largest_move(secrets, n: int, privacy: str) -> int:
         BandLaw._worst(s, n, privacy) for s in secrets)), default=0)
 
 
-def _one_mgf(big, small, move: float, positive: bool = False):
-    """Return (lam, L(lam)) on the screen's grid: one record's log mgf."""
+def _record_mgf(big, small, positive: bool = False):
+    """Return (lam, L(lam)) on the screen's grid: a moved record's log mgf.
+
+    L is that of X - Y (X from ``big``, Y from ``small``, independent), or
+    of its positive part; lam is scaled to the laws' largest value.
+    """
     (xv, xp), (yv, yp) = _merged(big), _merged(small)
     scale = max(float(np.max(np.abs(xv), initial=0.0)),
                 float(np.max(np.abs(yv), initial=0.0)), 1e-300)
     lam = np.exp(_SCREEN_LAMS) / scale
-    one = _positive_part(log_mgf(xv, xp, lam) + log_mgf(-yv, yp, lam),
-                         positive)
+    return lam, _positive_part(log_mgf(xv, xp, lam) + log_mgf(-yv, yp, lam),
+                               positive)
+
+
+def _one_mgf(big, small, move: float, positive: bool = False):
+    """Return (lam, L(lam)) on the screen's grid: one record's log mgf."""
+    lam, one = _record_mgf(big, small, positive)
     if move < 1.0:
         one = np.logaddexp(math.log1p(-move), math.log(move) + one)
     return lam, one
