@@ -533,3 +533,43 @@ def test_a_bad_coupling_is_refused():
 
     with pytest.raises(InvalidParameterError, match="'column'"):
         ConfidenceBand(coupling="rows")
+
+
+@pytest.mark.slow
+def test_copies_planned_under_one_coupling_hold_against_the_exact_law():
+    # A red team's case: certain groups (every record inside at 10, outside
+    # at 0), so the mean of 30 records moves by exactly 2 between 0.4 and
+    # 0.6, and eight copies of it at release delta 0.8 (an opt-in). Copies
+    # planned under the records coupling are not a (W, delta)-closeness, so
+    # (sum of epsilons, largest delta) was false: its true delta was 0.852.
+    # The exact delta at the ledger's epsilon, by Monte Carlo of the copies'
+    # privacy loss (|Y - s| - |Y| per copy, Y standard Laplace, s the move
+    # in noise scales): E (1 - e^(eps - loss))+.
+    import warnings
+
+    import pandas as pd
+
+    import skattr
+
+    rng = np.random.default_rng(46)
+    reference = pd.DataFrame({"g": np.repeat([1, 0], 200),
+                              "x": np.repeat([10.0, 0.0], 200)})
+    private = reference.sample(30, random_state=0)
+    secret = skattr.Secret.proportion("g", 1, pairs=[(0.4, 0.6)])
+    ledger = private.attrpriv.ledger(secret=secret, reference=reference,
+                                     budget=(50.0, 0.95), random_state=0,
+                                     bounds={"x": (0, 10)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        shifts = []
+        for _ in range(8):
+            ledger.mean(["x"], epsilon=1.0, delta=0.8, allow_large_delta=True)
+            shifts.append(2.0 / ledger.releases[-1].laplace["scale"])
+    epsilon, delta = ledger.spent
+    draws = 400_000
+    y = rng.laplace(size=(len(shifts), draws))
+    s = np.asarray(shifts)[:, None]
+    loss = (np.abs(y - s) - np.abs(y)).sum(axis=0)
+    exact = np.maximum(0.0, 1.0 - np.exp(epsilon - loss)).mean()
+    assert exact <= delta + 4 * np.sqrt(delta / draws)
+    assert ledger.releases[-1].joint_bound in ("box", "composed")

@@ -98,7 +98,10 @@ def test_the_mix_is_dearer_than_one_noise_and_the_plan_says_so_first():
         ledger.median(["x"], epsilon=1.0)
         assert ledger.spent[0] == pytest.approx(planned)
         spent[law] = ledger.spent[0]
-    assert 2.0 < spent["auto"] < spent["gaussian"] < math.inf
+    # Laplace on both composes under one coupling (issue 46): at most their
+    # sum, here just under it.
+    assert 1.0 < spent["auto"] <= 2.0 + 1e-9
+    assert spent["auto"] < spent["gaussian"] < math.inf
 
 
 @pytest.mark.slow

@@ -521,7 +521,8 @@ def _check_entry(entry) -> None:
         raise ValueError("a Laplace release's record holds Gaussian noise")
     if not (isinstance(laplace, dict) and isinstance(laplace.get("key"), str)
             and laplace.get("privacy") in ("dataset", "distributional")
-            and isinstance(laplace.get("resample"), bool)):
+            and isinstance(laplace.get("resample"), bool)
+            and isinstance(laplace.get("coupled", False), bool)):
         raise ValueError("a Laplace release's record is incomplete")
     for name in _LAPLACE_NUMBERS:
         _number(laplace[name], 0.0)

@@ -24,6 +24,7 @@ from skattr._ledger._joint import (
     BUDGET_RTOL,
     GaussianJoint,
     LaplaceJoint,
+    planned_under_records,
     records_theta,
     single_statistics,
 )
@@ -499,14 +500,14 @@ class Ledger(LedgerVerbs, Kept):
                 if resampled else 0.0)
         laplace = {"key": key, "epsilon": float(plan.epsilon),
                    "delta": float(plan.delta), "beta": beta,
-                   # The noise's scale on each value; the least of them is
-                   # what the joint of different statistics weighs their
-                   # moves by (a larger weight: a larger privacy loss).
+                   # Each value's noise scale; the least weighs the joint's
+                   # moves (a larger weight: a larger privacy loss).
                    "scale": (0.0 if law.is_zero
                              else float(np.min(law.scales))),
                    "scales": ([0.0] * law.k if law.is_zero
                               else law.scales.tolist()),
                    "resample": resampled,
+                   "coupled": planned_under_records(est),
                    "privacy": est.privacy,
                    "statistic": storable_statistic(est.query_, est.columns_)}
         self._laplace.queries.setdefault(key, (est.query_, est.columns_))
@@ -521,8 +522,7 @@ class Ledger(LedgerVerbs, Kept):
         """
         from skattr.mechanisms import MECHANISMS
 
-        # The Wasserstein mechanisms take no law= (they use the exact or
-        # resampled laws themselves).
+        # The Wasserstein mechanisms take no law= (exact or resampled laws).
         params = dict(params)
         # A named mechanism is fitted once per statistic and parameters but
         # epsilon (Theta and its bounds do not depend on epsilon), and
