@@ -25,9 +25,10 @@ Laplace-noise releases (:class:`LaplaceJoint`, the Wasserstein mechanisms).
 Copies of one statistic calibrated from a (W, delta)-closeness share one
 coupling of its two laws, so their epsilons add; copies planned under the
 records coupling (:func:`records_theta`) are not such a closeness and
-compose as different statistics do. Different statistics are certified from their joint law: over
-the reference's confidence bands by default, every value a coordinate of one
-band law (:func:`skattr.theta._band.several_statistics_law`), or under the
+compose as different statistics do. Different statistics are certified
+from their joint law: over the reference's confidence bands by default,
+every value a coordinate of one band law
+(:func:`skattr.theta._band.several_statistics_law`), or under the
 resampling Theta when the ledger takes it
 (:func:`skattr.laws._coupling.joint_closeness`).
 Gaussian and Laplace noise on one dataset rest on different models, and no
@@ -118,18 +119,16 @@ def records_theta(ledger, query, mechanism: str):
     from skattr.theta import ConfidenceBand
     from skattr.theta._band import records_coupled
 
-    spec = resolve_theta(ledger.theta)
     # A spec whose laws lie in the reference's bands (the protocol's
-    # band_confidence; the ledger's joint law reads the same bands).
-    confidence = getattr(spec, "band_confidence", None)
-    banded = (confidence is not None
-              and "bands" in (getattr(spec, "law_kinds", None) or ())
-              and getattr(spec, "coupling", "column") == "column")
-    if not (banded and records_coupled(query) and mechanism in ledger.LAPLACE
+    # band_confidence; the ledger's joint law reads the same bands). A
+    # ConfidenceBand already under the records' coupling is its own answer.
+    spec = resolve_theta(ledger.theta)
+    if not (spec.band_confidence is not None and "bands" in spec.law_kinds
+            and records_coupled(query) and mechanism in ledger.LAPLACE
             and ledger.reference is not None
             and ledger.secret.property == "proportion"):
         return ledger.theta
-    return ConfidenceBand(confidence, coupling="records")
+    return ConfidenceBand(spec.band_confidence, coupling="records")
 
 
 def laplace_loss(bounds: np.ndarray, weights: np.ndarray) -> float:

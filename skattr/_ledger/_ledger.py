@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import threading
-import warnings
 from typing import Any
 
 import numpy as np
@@ -20,6 +19,7 @@ import pandas as pd
 from skattr._ledger._bounds import clipping_policy, release_bounds, release_ranges
 from skattr._ledger._entry import LedgerEntry
 from skattr._ledger._files import storable_statistic
+from skattr._ledger._fitting import FitsToBudget
 from skattr._ledger._joint import (
     BUDGET_RTOL,
     GaussianJoint,
@@ -47,7 +47,6 @@ from skattr.exceptions import (
     BudgetExceededError,
     InvalidParameterError,
     NotCertifiableError,
-    PrivacyLeakWarning,
 )
 from skattr.laws import AssumeGaussian
 from skattr.utils._param_validation import as_called, validate_parameter_constraints
@@ -57,10 +56,6 @@ __all__ = ["Ledger", "LedgerEntry", "joint_noise"]
 
 # The stream of a seeded ledger's noise, apart from other uses of its seed.
 _NOISE_STREAM = 0x1ED6E5
-# epsilon="remaining": the own epsilon found to this relative precision, and
-# the largest tried (beyond it the release needs no noise in practice).
-_FIT_RTOL = 1e-3
-_MAX_FITTED_EPSILON = 1e4
 
 
 def joint_noise(cls) -> str | None:
@@ -95,7 +90,7 @@ class _Composed:
                      if joint_noise(cls) == self.noise)
 
 
-class Ledger(LedgerVerbs, Kept):
+class Ledger(LedgerVerbs, Kept, FitsToBudget):
     """Every release made on one private dataset, certified jointly, with a budget.
 
     Open one with ``df.attrpriv.ledger(secret=..., reference=...,
@@ -607,81 +602,6 @@ class Ledger(LedgerVerbs, Kept):
             return self._fitted_to_budget(query, params)
         found = self._planned(query, params)
         return (*found, self._joint_epsilon(found[0], *found[2:]))
-
-    def _fitted_to_budget(self, query, params) -> tuple:
-        """Plan the release with the largest own epsilon the budget allows.
-
-        The joint epsilon grows with the release's own epsilon (less
-        noise), so the largest own epsilon whose joint epsilon is within
-        the budget is found by bracketing and bisection in log scale, to a
-        relative 1e-3, from below: the plan returned is one whose joint
-        epsilon was computed and is within the budget.
-        """
-        limit = self.budget[0] * (1 + BUDGET_RTOL)
-        tried, caught, chosen = [], [], None
-        try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                best, chosen = self._bisected(query, params, limit, tried)
-        finally:
-            # Said again, but not of an epsilon tried and left (a bracket
-            # past epsilon 10 warns of an epsilon that is not released).
-            left = tuple(f"epsilon={e:g} " for e in tried if e != chosen)
-            for w in caught:
-                if not (issubclass(w.category, PrivacyLeakWarning)
-                        and str(w.message).startswith(left)):
-                    warnings.warn_explicit(w.message, w.category, w.filename,
-                                           w.lineno)
-        # A reused estimator was replanned at every epsilon tried: back to
-        # the one chosen (the epsilon asked for; a plan's own may differ, a
-        # relaxation's gap added), whose plan (cached) was certified.
-        est, plan = best[0], best[1]
-        est.set_params(epsilon=chosen)
-        if est.plan(n=self._n) is not plan:
-            raise NotCertifiableError(
-                "The release's plan changed while its epsilon was fitted to "
-                "the budget; nothing was released. Pass a number as epsilon.")
-        return best
-
-    def _bisected(self, query, params, limit: float, tried: list) -> tuple:
-        """Bracket and bisect the own epsilon (see :meth:`_fitted_to_budget`).
-
-        Returns the best attempt and the epsilon it was asked at; every
-        epsilon tried is appended to ``tried``.
-        """
-
-        def attempt(epsilon):
-            tried.append(epsilon)
-            found = self._planned(query, dict(params, epsilon=epsilon))
-            return (*found, self._joint_epsilon(found[0], *found[2:]))
-
-        # Bracket: double while the release fits, halve while it does not.
-        low = high = best = None
-        epsilon = max(self.remaining, 1e-3 * self.budget[0])
-        while low is None or high is None:
-            trial = attempt(epsilon)
-            if trial[-1] <= limit:
-                low, best = epsilon, trial
-                if high is None and epsilon >= _MAX_FITTED_EPSILON:
-                    return best, low    # no noise needed up to that epsilon
-                epsilon *= 2
-            else:
-                high = epsilon
-                epsilon /= 2
-                if low is None and epsilon < 1e-9 * self.budget[0]:
-                    raise BudgetExceededError(
-                        f"Refused before any noise was drawn: no epsilon fits "
-                        f"this release within the budget (spent epsilon = "
-                        f"{self.spent[0]:.4g} of {self.budget[0]:g}); the "
-                        "releases so far leave nothing for it.")
-        while high / low > 1 + _FIT_RTOL:
-            middle = math.sqrt(low * high)
-            trial = attempt(middle)
-            if trial[-1] <= limit:
-                low, best = middle, trial
-            else:
-                high = middle
-        return best, low
 
     def _release(self, query, **params: Any) -> Release:
         """Release ``query`` if the joint guarantee stays within the budget.

@@ -84,10 +84,8 @@ from skattr.exceptions import InvalidParameterError, NotCertifiableError
 
 __all__ = ["JointCertificate", "dual_tail", "jensen_bound",
            "joint_gaussian_certificate", "joint_gaussian_delta",
-           "joint_gaussian_epsilon",
-           "joint_gaussian_scales", "joint_laplace_certificate",
-           "joint_laplace_delta",
-           "joint_laplace_scales", "union_tail"]
+           "joint_gaussian_epsilon", "joint_laplace_certificate",
+           "joint_laplace_delta", "union_tail"]
 
 #: Most atoms a coordinate's law keeps (each further one rounded up to the
 #: next kept: a dominating law).
@@ -440,9 +438,14 @@ def jensen_bound(values, probs, epsilon: float, weights=None) -> float:
 
 # ------------------------------------------------------------ the deltas
 
-def _gaussian_entry(laws, scales: np.ndarray, epsilon: float
+def _gaussian_entry(laws, scales: np.ndarray, epsilon: float, enough=None
                     ) -> tuple[float, str]:
-    """Certified delta of one pair's K laws at Gaussian scales (and the bound)."""
+    """Certified delta of one pair's K laws at Gaussian scales (and the bound).
+
+    With ``enough``: Jensen's bound (its weights searched) is skipped when
+    the union or the dual bound is already at most ``enough`` (only whether
+    the least bound is at most that is asked).
+    """
     missing = sum(m for _, _, m in laws)
     finite = [((d / s) ** 2, p) for (d, p, _), s in zip(laws, scales,
                                                           strict=True)]
@@ -453,13 +456,16 @@ def _gaussian_entry(laws, scales: np.ndarray, epsilon: float
     union, dual = _tail_bounds(finite, z, levels)
     profile = _gaussian_delta_unchecked(mu, np.full(mu.shape, epsilon))
     bounds = {"union": _grid_sum(profile, union),
-              "dual": _grid_sum(profile, np.minimum(union, dual)),
-              "jensen": _jensen(finite, epsilon)}
+              "dual": _grid_sum(profile, np.minimum(union, dual))}
     name = min(bounds, key=bounds.get)
+    if enough is None or not missing + bounds[name] <= enough:
+        bounds["jensen"] = _jensen(finite, epsilon)
+        name = min(bounds, key=bounds.get)
     return min(1.0, missing + bounds[name]), name
 
 
-def _laplace_entry(laws, b: np.ndarray, epsilon: float) -> tuple[float, str]:
+def _laplace_entry(laws, b: np.ndarray, epsilon: float, enough=None
+                   ) -> tuple[float, str]:
     """Certified delta of one pair's K laws at Laplace scales (and the bound)."""
     missing = sum(m for _, _, m in laws)
     finite = [(d / s, p) for (d, p, _), s in zip(laws, b, strict=True)]
@@ -492,6 +498,24 @@ def _worst(prepared, entry, scales, epsilon) -> tuple[float, str]:
         if delta >= worst:
             worst, name = delta, bound
     return worst * (1 + _ROUNDING) + _ABSOLUTE, name
+
+
+def _certifies(prepared, entry, scales, epsilon, delta) -> bool:
+    """Whether ``_worst(...)[0] <= delta``, each pair's bounds cut short.
+
+    A pair is certified as soon as one bound is small enough, and the first
+    pair that is not ends the check: the same answer, with less work.
+    """
+    enough = (delta - _ABSOLUTE) / (1 + _ROUNDING)
+    for laws in prepared:
+        found, _ = entry(laws, scales, epsilon, enough)
+        if not math.isfinite(found):
+            raise NotCertifiableError(
+                "A joint certificate's delta is not finite; nothing is "
+                "certified.")
+        if not found * (1 + _ROUNDING) + _ABSOLUTE <= delta:
+            return False
+    return True
 
 
 def joint_gaussian_delta(per_pair, scales, epsilon: float) -> float:
@@ -559,7 +583,7 @@ def joint_gaussian_epsilon(per_pair, scales, delta: float) -> float:
 
 
 class JointCertificate:
-    """Scales found by :func:`joint_gaussian_scales` or :func:`joint_laplace_scales`.
+    """Scales found by :func:`joint_gaussian_certificate` or its Laplace twin.
 
     Attributes
     ----------
@@ -603,7 +627,9 @@ def _search(prepared, entry, epsilon, delta, start, allocate, targets):
     def certificate(direction, guess):
         """Least sigma (checked) with direction sigma certified, from ``guess``."""
         def ok(sigma):
-            return at(sigma * direction)[0] <= delta
+            counter[0] += 1
+            return _certifies(prepared, entry, sigma * direction, epsilon,
+                              delta)
 
         lo = hi = guess
         factor = 1.05
@@ -697,17 +723,6 @@ def _check_request(epsilon, delta, allocate, targets, k):
     return None
 
 
-def joint_gaussian_scales(per_pair, epsilon: float, delta: float, *,
-                          allocate: str = "error", targets=None
-                          ) -> np.ndarray:
-    """Per-statistic Gaussian sds certifying (epsilon, delta) for every pair.
-
-    See :func:`joint_gaussian_certificate` for the scales with their bound.
-    """
-    return joint_gaussian_certificate(per_pair, epsilon, delta,
-                                      allocate=allocate, targets=targets).scales
-
-
 def joint_gaussian_certificate(per_pair, epsilon: float, delta: float, *,
                                allocate: str = "error", targets=None
                                ) -> JointCertificate:
@@ -718,26 +733,13 @@ def joint_gaussian_certificate(per_pair, epsilon: float, delta: float, *,
     ratios for the least sum of variances, ``"relative"`` fixes them to the
     public ``targets``.
     """
-    prepared = _prepared(per_pair)
-    k = len(prepared[0])
-    targets = _check_request(epsilon, delta, allocate, targets, k)
-    per_pair = [tuple(laws) for laws in per_pair]
-    start = np.array([max(math.sqrt(coupled_required_noise_variance(
-        laws[j], epsilon, delta)) for laws in per_pair) for j in range(k)])
-    start = np.where(start > 0, start, max(start.max(), 1.0) * 1e-6)
-    return _search(prepared, _gaussian_entry, float(epsilon), float(delta),
-                   start, allocate, targets)
+    def start(prepared, k):
+        return np.array([max(math.sqrt(coupled_required_noise_variance(
+            tuple(laws)[j], epsilon, delta)) for laws in per_pair)
+            for j in range(k)])
 
-
-def joint_laplace_scales(per_pair, epsilon: float, delta: float, *,
-                         allocate: str = "error", targets=None
-                         ) -> np.ndarray:
-    """Per-statistic Laplace scales certifying (epsilon, delta) for every pair.
-
-    See :func:`joint_laplace_certificate` for the scales with their bound.
-    """
-    return joint_laplace_certificate(per_pair, epsilon, delta,
-                                     allocate=allocate, targets=targets).scales
+    return _certificate(per_pair, _gaussian_entry, start, epsilon, delta,
+                        allocate, targets)
 
 
 def joint_laplace_certificate(per_pair, epsilon: float, delta: float, *,
@@ -748,14 +750,28 @@ def joint_laplace_certificate(per_pair, epsilon: float, delta: float, *,
     The start is each statistic's W at delta / K over epsilon (the union
     bound's split); ``allocate`` as for the Gaussian.
     """
+    def start(prepared, k):
+        return np.array([max(_quantile(laws[j], delta / k)
+                             for laws in prepared) for j in range(k)]) / epsilon
+
+    return _certificate(per_pair, _laplace_entry, start, epsilon, delta,
+                        allocate, targets)
+
+
+def _certificate(per_pair, entry, start, epsilon, delta, allocate, targets
+                 ) -> JointCertificate:
+    """Check the request, then search from ``start(prepared, k)``.
+
+    A value that cannot move (a start of 0) starts at a millionth of the
+    largest.
+    """
     prepared = _prepared(per_pair)
     k = len(prepared[0])
     targets = _check_request(epsilon, delta, allocate, targets, k)
-    start = np.array([max(_quantile(laws[j], delta / k)
-                          for laws in prepared) for j in range(k)]) / epsilon
-    start = np.where(start > 0, start, max(start.max(), 1.0) * 1e-6)
-    return _search(prepared, _laplace_entry, float(epsilon), float(delta),
-                   start, allocate, targets)
+    first = start(prepared, k)
+    first = np.where(first > 0, first, max(first.max(), 1.0) * 1e-6)
+    return _search(prepared, entry, float(epsilon), float(delta), first,
+                   allocate, targets)
 
 
 def _quantile(law, level: float) -> float:

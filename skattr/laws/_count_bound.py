@@ -162,20 +162,11 @@ def _many_at_most(parts, t) -> np.ndarray:
     if exact.any():
         top = int(t[exact].max())
         picked = [(c, np.broadcast_to(p, (rows,))[exact]) for c, p in parts]
-        count = int(exact.sum())
-        values = np.arange(top + 1)
-        size = 1 << int(math.ceil(math.log2(len(parts) * (top + 1))))
-        spectrum = np.ones((count, size // 2 + 1), dtype=complex)
-        for c, p in picked:
-            if c == 0:
-                continue
-            pmf = binomial_pmf(values, c, np.clip(p, 0.0, 1.0))
-            spectrum *= np.fft.rfft(pmf, size, axis=1)
-        law = np.clip(np.fft.irfft(spectrum, size, axis=1)[:, :top + 1], 0.0,
-                      None)
+        law = _truncated_law(picked, top, int(exact.sum()))
         # Each row's mass up to its own threshold (the law is exact below
         # top + 1, so below each row's t + 1).
-        below = np.where(values[None, :] <= t[exact][:, None], law, 0.0)
+        below = np.where(np.arange(top + 1)[None, :] <= t[exact][:, None],
+                         law, 0.0)
         out[exact] = np.minimum(1.0, below.sum(axis=1) + _FFT_SLACK)
     return out
 
@@ -194,8 +185,19 @@ def _rows_at_most(parts, t: int, rows: int) -> np.ndarray:
             p = np.clip(np.broadcast_to(p, (rows,)), 0.0, 1.0)[:, None]
             log = log + c * np.log((1.0 - p) + p * np.exp(-lam))
         return np.minimum(1.0, np.exp(np.minimum(log.min(axis=1), 0.0)))
-    values = np.arange(t + 1)
-    size = 1 << int(math.ceil(math.log2(len(parts) * (t + 1))))
+    law = _truncated_law(parts, t, rows)
+    return np.minimum(1.0, law.sum(axis=1) + _FFT_SLACK)
+
+
+def _truncated_law(parts, top: int, rows: int) -> np.ndarray:
+    """Return the law of the binomials of ``parts`` summed, row by row, on 0..top.
+
+    The pmfs truncated at ``top`` and convolved by one FFT long enough for
+    their full convolution, so the law is exact below top + 1 (up to the
+    FFT's rounding, clipped at 0); shape (rows, top + 1).
+    """
+    values = np.arange(top + 1)
+    size = 1 << int(math.ceil(math.log2(len(parts) * (top + 1))))
     spectrum = np.ones((rows, size // 2 + 1), dtype=complex)
     for c, p in parts:
         if c == 0:
@@ -203,10 +205,8 @@ def _rows_at_most(parts, t: int, rows: int) -> np.ndarray:
         pmf = binomial_pmf(values, c, np.clip(np.broadcast_to(p, (rows,)),
                                               0.0, 1.0))
         spectrum *= np.fft.rfft(pmf, size, axis=1)
-    # The product of the pmfs truncated at t, exact below t + 1 (the
-    # transform is long enough for the full convolution of the truncations).
-    law = np.fft.irfft(spectrum, size, axis=1)[:, :t + 1]
-    return np.minimum(1.0, np.clip(law, 0.0, None).sum(axis=1) + _FFT_SLACK)
+    return np.clip(np.fft.irfft(spectrum, size, axis=1)[:, :top + 1], 0.0,
+                   None)
 
 
 def _bisect_many(values, ok_many, first: bool) -> list[float]:

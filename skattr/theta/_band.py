@@ -188,7 +188,8 @@ class ConfidenceBand(ReferenceConfidence):
             outputs=tuple((j, *coordinate)
                           for j, coordinate in enumerate(coordinates)),
             **self._per_column(request, insides, values, ranges,
-                               f"{len(outputs)} statistics", spacings=False))
+                               _each(len(outputs), "statistic"),
+                               spacings=False))
 
     def _joint_law(self, request, outputs=None):
         """Several medians, quantiles or stds: one band per column and group."""
@@ -203,7 +204,7 @@ class ConfidenceBand(ReferenceConfidence):
         # A quantile's bands also bound the spacings (half of each group's
         # alpha): an interval holding many records has mass.
         return JointBandLaw(outputs=tuple(outputs), **self._per_column(
-            request, insides, values, ranges, f"{len(ranges)} column(s)",
+            request, insides, values, ranges, _each(len(ranges), "column"),
             spacings=kind.band_spacings()))
 
     def _per_column(self, request, insides, values, ranges, what: str, *,
@@ -232,7 +233,7 @@ class ConfidenceBand(ReferenceConfidence):
             bands=bands, low=tuple(lo for lo, _ in ranges),
             high=tuple(hi for _, hi in ranges), secrets=tuple(request.secrets),
             query=request.query,
-            description=(f"every group law of each of the {what} within the "
+            description=(f"every group law of {what} within the "
                          f"reference's simultaneous {self.confidence:g} bands "
                          "(Dvoretzky-Kiefer-Wolfowitz, narrower in the tails"
                          + (", with the spacings' floors" if spacings else "")
@@ -240,6 +241,11 @@ class ConfidenceBand(ReferenceConfidence):
             assumptions=(Assumption.of("reference.band",
                                        confidence=self.confidence),),
             reference_sizes=sizes)
+
+
+def _each(count: int, noun: str) -> str:
+    """Return 'the column' or 'each of the 3 columns' (a law's description)."""
+    return f"the {noun}" if count == 1 else f"each of the {count} {noun}s"
 
 
 def banded_by_default(request) -> bool:

@@ -31,7 +31,6 @@ from skattr.calibration._joint_coupled import (
     joint_gaussian_certificate,
     joint_gaussian_delta,
     joint_gaussian_epsilon,
-    joint_gaussian_scales,
     joint_laplace_certificate,
     joint_laplace_delta,
     union_tail,
@@ -213,7 +212,7 @@ def test_jensen_gives_sqrt_k_over_one_statistic_alone():
         lo, hi = (lo, mid) if alone <= delta * (1 - 1e-6) else (mid, hi)
     scales = np.full(k, math.sqrt(k) * hi)
     assert joint_gaussian_delta([(law,) * k], scales, eps) <= delta
-    assert np.all(joint_gaussian_scales([(law,) * k], eps, delta)
+    assert np.all(joint_gaussian_certificate([(law,) * k], eps, delta).scales
                   <= scales * (1 + 1e-3))
 
 
@@ -229,15 +228,16 @@ def test_missing_mass_is_charged_and_bad_scales_refused():
     with pytest.raises(NotCertifiableError):
         joint_gaussian_delta([(law, law), (law,)], [1.0, 1.0], 1.0)
     with pytest.raises(NotCertifiableError, match="unbounded"):
-        joint_gaussian_scales([(law, law)], 1.0, 1e-2)
+        joint_gaussian_certificate([(law, law)], 1.0, 1e-2)
     with pytest.raises(InvalidParameterError, match="targets"):
-        joint_gaussian_scales([(law, law)], 1.0, 0.5, allocate="relative")
+        joint_gaussian_certificate([(law, law)], 1.0, 0.5, allocate="relative")
 
 
 def test_relative_allocation_keeps_the_targets_ratio():
     law = CoupledDistances(np.array([0.0, 1.0]), np.array([0.95, 0.05]))
-    scales = joint_gaussian_scales([(law, law)], 1.0, 1e-2,
-                                   allocate="relative", targets=[10.0, -40.0])
+    scales = joint_gaussian_certificate([(law, law)], 1.0, 1e-2,
+                                        allocate="relative",
+                                        targets=[10.0, -40.0]).scales
     assert scales[1] / scales[0] == pytest.approx(4.0)
     assert joint_gaussian_delta([(law, law)], scales, 1.0) <= 1e-2
 

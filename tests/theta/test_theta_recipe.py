@@ -44,7 +44,12 @@ def theta_block() -> str:
 @pytest.fixture(scope="module")
 def CountRates():
     # The recipe's module: @persistable takes skattr's own classes only. The
-    # allowlist is restored afterwards, so no other test sees the class.
+    # allowlist is restored afterwards, so no other test sees the class. Every
+    # skattr class is registered first: a module imported for the first time
+    # while the copy stood (skattr.predicates, say) registered its classes in
+    # the copy alone, and a later test could not save an Above(0).
+    for load in _persistence._IMPORTERS:
+        load()
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_persistence, "_ALLOWED", dict(_persistence._ALLOWED))
         namespace = {"__name__": "skattr.theta._count_rates"}
