@@ -193,7 +193,7 @@ class AttributePrivacyAccessor(AccessorVerbs):
                           budget=budget, theta=theta, law=law,
                           random_state=random_state, bounds=bounds)
 
-    def describe(self, columns, *, secret=None, reference=None, epsilon=1.0,
+    def describe(self, columns=None, *, secret=None, reference=None, epsilon=1.0,
                  delta=1e-3, percentiles=(0.25, 0.5, 0.75), theta="auto",
                  bounds="robust", random_state=None):
         """Release count, means and quartiles of ``columns``, certified jointly.
@@ -202,7 +202,9 @@ class AttributePrivacyAccessor(AccessorVerbs):
         column's mean and its quartiles (or ``percentiles``) through one
         ledger whose budget is ``(epsilon, delta)``, half of it on the means
         and the rest on the percentiles, so the whole table holds that
-        guarantee jointly.
+        guarantee jointly. Without ``columns``, every numeric column (as
+        ``DataFrame.describe()`` takes them: numbers, not booleans) but the
+        secrets' own, whose statistics the noise is set to hide.
 
         Returns
         -------
@@ -241,14 +243,16 @@ class AttributePrivacyAccessor(AccessorVerbs):
                 raise InvalidParameterError(
                     f"The {name!r} parameter of {caller} must be {wanted}. "
                     f"Got {value!r} instead.")
-        labels = column_labels(columns)
+        frame = self._frame()
+        labels = (column_labels(columns) if columns is not None
+                  else _described_columns(frame, secret, caller))
         if labels is None:
             raise InvalidParameterError(
                 f"{caller} needs at least one column: describe(['age', ...]).")
         with as_called(caller, {"columns", "secret", "reference", "epsilon",
                                 "delta", "percentiles", "theta", "bounds",
                                 "random_state"}):
-            return describe(self._frame(), list(labels), secret=secret,
+            return describe(frame, list(labels), secret=secret,
                             reference=reference, epsilon=epsilon, delta=delta,
                             percentiles=percentiles, theta=theta,
                             bounds=bounds, random_state=random_state)
@@ -554,3 +558,25 @@ def _refuse_unknown(method, unknown: dict) -> None:
         + "".join(f" Did you mean {h[0]!r} for {k!r}?"
                   for k, h in hints.items() if h)
         + f" It takes: {', '.join(known)}.")
+
+
+def _described_columns(frame, secret, caller: str) -> list:
+    """Return the columns ``describe()`` takes by default: numbers, not secrets.
+
+    As ``DataFrame.describe()`` does (numeric dtypes, booleans left out);
+    the secrets' own columns are left out too (their statistics are what
+    the noise hides). Refused when none is left.
+    """
+    hidden = {s.column for s in (secret if isinstance(secret, (list, tuple))
+                                 else [secret])
+              if isinstance(s, Secret)}
+    numeric = frame.select_dtypes(include="number").columns
+    labels = [c for c in numeric if c not in hidden]
+    if not labels:
+        raise DataValidationError(
+            f"{caller}() found no numeric column to describe but the secret's "
+            f"(the data's columns: {list(frame.columns)}); name the columns, "
+            "e.g. describe(['age', 'income']), converting text numbers first "
+            "(pd.to_numeric).")
+    return labels
+

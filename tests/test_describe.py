@@ -6,7 +6,7 @@ import pytest
 
 import skattr
 from skattr.datasets import make_hospital
-from skattr.exceptions import InvalidParameterError
+from skattr.exceptions import DataValidationError, InvalidParameterError
 
 SECRET = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
 
@@ -73,3 +73,32 @@ def test_bad_arguments_are_refused_before_any_release(hospital, kwargs, says):
     private, reference = hospital
     with pytest.raises(InvalidParameterError, match=says):
         private.attrpriv.describe(secret=SECRET, reference=reference, **kwargs)
+
+
+def test_without_columns_every_numeric_column_but_the_secrets_is_described(
+        hospital):
+    # As DataFrame.describe(): numbers only (the text column 'gender' is the
+    # secret's anyway); the same table as naming them, seed for seed.
+    private, reference = hospital
+    common = dict(secret=SECRET, reference=reference, percentiles=(),
+                  random_state=0)
+    d = private.attrpriv.describe(**common)
+    numeric = ["height", "weight", "blood_pressure", "temperature"]
+    assert d.table.columns.tolist() == numeric
+    named = private.attrpriv.describe(numeric, **common)
+    pd.testing.assert_frame_equal(d.table, named.table)
+    # A numeric secret's own column is left out; booleans are not numbers.
+    coded = private.assign(female=(private["gender"] == "female").astype(int),
+                           tall=private["height"] > 66)
+    secret = skattr.Secret.proportion("female", 1, pairs=[(0.4, 0.6)])
+    ref = reference.assign(female=(reference["gender"] == "female").astype(int))
+    d = coded.attrpriv.describe(secret=secret, reference=ref, percentiles=(),
+                                random_state=0)
+    assert d.table.columns.tolist() == numeric
+
+
+def test_without_columns_a_table_of_text_is_refused_first(hospital):
+    private, reference = hospital
+    text = private[["gender"]].assign(weight=private["weight"].astype(str))
+    with pytest.raises(DataValidationError, match="no numeric column"):
+        text.attrpriv.describe(secret=SECRET, reference=reference)
