@@ -570,12 +570,15 @@ def _described_columns(frame, secret, caller: str) -> list:
     hidden = {s.column for s in (secret if isinstance(secret, (list, tuple))
                                  else [secret])
               if isinstance(s, Secret)}
-    numeric = frame.select_dtypes(include="number").columns
+    # Real numbers: no durations or complex numbers, which no verb releases.
+    numeric = frame.select_dtypes(include="number",
+                                  exclude=["timedelta", "complex"]).columns
     labels = [c for c in numeric if c not in hidden]
     if not labels:
+        but = " but the secret's" if hidden & set(numeric) else ""
         raise DataValidationError(
-            f"{caller}() found no numeric column to describe but the secret's "
-            f"(the data's columns: {list(frame.columns)}); name the columns, "
+            f"{caller}() found no numeric column to describe{but} (the "
+            f"data's columns: {list(frame.columns)}); name the columns, "
             "e.g. describe(['age', 'income']), converting text numbers first "
             "(pd.to_numeric).")
     return labels

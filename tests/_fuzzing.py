@@ -73,8 +73,8 @@ def no_local_constants():
         yield
         return
     providers._get_local_constants = lambda: pool
-    cache.cache.clear()
     try:
+        cache.cache.clear()
         yield
     finally:
         providers._get_local_constants = getter

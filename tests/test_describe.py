@@ -97,6 +97,17 @@ def test_without_columns_every_numeric_column_but_the_secrets_is_described(
     assert d.table.columns.tolist() == numeric
 
 
+def test_without_columns_durations_and_complex_numbers_are_left_out(hospital):
+    # pandas counts them as numbers; no verb releases them.
+    private, reference = hospital
+    extra = dict(stay=pd.to_timedelta(np.arange(len(private)), unit="h"),
+                 wave=np.ones(len(private)) * (1 + 2j))
+    d = private.assign(**extra).attrpriv.describe(
+        secret=SECRET, reference=reference, percentiles=(), random_state=0)
+    assert d.table.columns.tolist() == ["height", "weight", "blood_pressure",
+                                        "temperature"]
+
+
 def test_without_columns_a_table_of_text_is_refused_first(hospital):
     private, reference = hospital
     text = private[["gender"]].assign(weight=private["weight"].astype(str))

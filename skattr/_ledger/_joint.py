@@ -120,15 +120,18 @@ def records_theta(ledger, query, mechanism: str):
     from skattr.theta._band import records_coupled
 
     # A spec whose laws lie in the reference's bands (the protocol's
-    # band_confidence; the ledger's joint law reads the same bands). A
-    # ConfidenceBand already under the records' coupling is its own answer.
+    # band_confidence; the ledger's joint law reads the same bands). A spec
+    # GivesLaw takes may answer fit_law alone: the protocol's defaults then.
+    # A ConfidenceBand already under the records' coupling is its own answer.
     spec = resolve_theta(ledger.theta)
-    if not (spec.band_confidence is not None and "bands" in spec.law_kinds
+    confidence = getattr(spec, "band_confidence", None)
+    if not (confidence is not None
+            and "bands" in (getattr(spec, "law_kinds", None) or ())
             and records_coupled(query) and mechanism in ledger.LAPLACE
             and ledger.reference is not None
             and ledger.secret.property == "proportion"):
         return ledger.theta
-    return ConfidenceBand(spec.band_confidence, coupling="records")
+    return ConfidenceBand(confidence, coupling="records")
 
 
 def laplace_loss(bounds: np.ndarray, weights: np.ndarray) -> float:

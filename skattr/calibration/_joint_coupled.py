@@ -438,13 +438,13 @@ def jensen_bound(values, probs, epsilon: float, weights=None) -> float:
 
 # ------------------------------------------------------------ the deltas
 
-def _gaussian_entry(laws, scales: np.ndarray, epsilon: float, enough=None
+def _gaussian_entry(laws, scales: np.ndarray, epsilon: float, asked=None
                     ) -> tuple[float, str]:
     """Certified delta of one pair's K laws at Gaussian scales (and the bound).
 
-    With ``enough``: Jensen's bound (its weights searched) is skipped when
-    the union or the dual bound is already at most ``enough`` (only whether
-    the least bound is at most that is asked).
+    With ``asked`` (a delta): Jensen's bound (its weights searched) is
+    skipped when the union or the dual bound already certifies ``asked``
+    (:func:`_certified`; only whether the least bound does is asked).
     """
     missing = sum(m for _, _, m in laws)
     finite = [((d / s) ** 2, p) for (d, p, _), s in zip(laws, scales,
@@ -458,13 +458,14 @@ def _gaussian_entry(laws, scales: np.ndarray, epsilon: float, enough=None
     bounds = {"union": _grid_sum(profile, union),
               "dual": _grid_sum(profile, np.minimum(union, dual))}
     name = min(bounds, key=bounds.get)
-    if enough is None or not missing + bounds[name] <= enough:
+    if asked is None or not _certified(min(1.0, missing + bounds[name]),
+                                       asked):
         bounds["jensen"] = _jensen(finite, epsilon)
         name = min(bounds, key=bounds.get)
     return min(1.0, missing + bounds[name]), name
 
 
-def _laplace_entry(laws, b: np.ndarray, epsilon: float, enough=None
+def _laplace_entry(laws, b: np.ndarray, epsilon: float, asked=None
                    ) -> tuple[float, str]:
     """Certified delta of one pair's K laws at Laplace scales (and the bound)."""
     missing = sum(m for _, _, m in laws)
@@ -500,20 +501,29 @@ def _worst(prepared, entry, scales, epsilon) -> tuple[float, str]:
     return worst * (1 + _ROUNDING) + _ABSOLUTE, name
 
 
+def _certified(found: float, delta: float) -> bool:
+    """Whether a pair's delta ``found`` is at most ``delta``.
+
+    Rounded outward as :func:`_worst` rounds the largest over the pairs.
+    """
+    return found * (1 + _ROUNDING) + _ABSOLUTE <= delta
+
+
 def _certifies(prepared, entry, scales, epsilon, delta) -> bool:
     """Whether ``_worst(...)[0] <= delta``, each pair's bounds cut short.
 
     A pair is certified as soon as one bound is small enough, and the first
-    pair that is not ends the check: the same answer, with less work.
+    pair that is not ends the check: the same answer, with less work. (A
+    pair not reached is checked for a finite delta by the certificate's
+    final ``_worst``.)
     """
-    enough = (delta - _ABSOLUTE) / (1 + _ROUNDING)
     for laws in prepared:
-        found, _ = entry(laws, scales, epsilon, enough)
+        found, _ = entry(laws, scales, epsilon, delta)
         if not math.isfinite(found):
             raise NotCertifiableError(
                 "A joint certificate's delta is not finite; nothing is "
                 "certified.")
-        if not found * (1 + _ROUNDING) + _ABSOLUTE <= delta:
+        if not _certified(found, delta):
             return False
     return True
 

@@ -257,3 +257,26 @@ def test_every_convex_majorant_lies_above_the_profile(epsilon):
         psi, slope = _psi(z, epsilon, majorant)
         assert np.all(psi >= phi - 1e-13)
         assert np.all(np.diff(slope) >= -1e-12)
+
+
+@pytest.mark.parametrize("entry", ["gaussian", "laplace"])
+def test_the_cut_short_check_answers_as_the_full_one(entry):
+    # A scale's check skips Jensen's bound where the union or dual bound
+    # certifies, and stops at the first pair not certified
+    # (_joint_coupled._certifies): at a delta equal to the full check's own
+    # value (a tie, where rounding decides) and a hair either side, it gives
+    # the full check's answer.
+    from skattr.calibration import _joint_coupled as jc
+
+    rng = np.random.default_rng(11)
+    entry = {"gaussian": jc._gaussian_entry, "laplace": jc._laplace_entry}[entry]
+    for _ in range(12):
+        per_pair = [tuple(CoupledDistances(np.sort(rng.random(5) * 3),
+                                           rng.dirichlet(np.ones(6))[:5])
+                          for _ in range(3)) for _ in range(2)]
+        prepared = jc._prepared(per_pair)
+        scales = rng.random(3) + 0.5
+        full, _ = jc._worst(prepared, entry, scales, 1.0)
+        for delta in (full, np.nextafter(full, 0.0), np.nextafter(full, 1.0)):
+            assert jc._certifies(prepared, entry, scales, 1.0, delta) == (
+                full <= delta)

@@ -243,6 +243,28 @@ def test_the_ledger_asks_the_spec_for_its_bands():
     assert 1.0 < spent[0][0] <= 2.0 * (1 + 1e-9)
 
 
+def test_a_ledger_takes_a_spec_that_answers_fit_law_alone():
+    # theta= takes any object with fit_law (GivesLaw); the protocol's other
+    # members have defaults, which a ledger reads for such a spec (no bands
+    # declared: the spec is kept as it is). Issue 46's review: reading
+    # band_confidence off it was a bare AttributeError in every release.
+    from skattr.theta import ConfidenceBand
+
+    class Duck:
+        def fit_law(self, request):
+            return ConfidenceBand(0.99).fit_law(request)
+
+    rng = np.random.default_rng(5)
+    g = rng.random(3000) < 0.5
+    reference = pd.DataFrame({"s": g, "x": rng.normal(np.where(g, 5.0, 3.0), 1.0)})
+    ledger = reference.iloc[:200].attrpriv.ledger(
+        secret=SECRET, reference=reference, theta=Duck(),
+        bounds={"x": (0, 10)}, budget=(10.0, 1e-3), random_state=0)
+    release = ledger.mean(["x"], mechanism="approx-wasserstein", epsilon=1.0)
+    assert np.isfinite(release.values).all()
+    assert ledger.spent == (1.0, 1e-3)
+
+
 def test_apgm_certifies_a_stated_box_as_the_confidence_box_it_equals(reference):
     # Taken by what it gives (a box of count laws), a ProbabilityBox now
     # reaches apgm, which certifies a box law through the swap coupling
