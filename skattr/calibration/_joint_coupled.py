@@ -341,11 +341,22 @@ def _psi(x: np.ndarray, epsilon: float, majorant=None
 
     ``majorant`` one of :func:`_majorants` (default: the tangent at z_c).
     """
-    z1, top, slope = majorant or _majorants(epsilon)[0]
+    z1 = (majorant or _majorants(epsilon)[0])[0]
+    xb = np.where(x <= z1, x, z1)
+    return _psi_on(x, (_phi(xb, epsilon), _phi_slope(xb, epsilon)),
+                   majorant or _majorants(epsilon)[0])
+
+
+def _psi_on(x: np.ndarray, curve, majorant) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_psi` from phi and phi' already read at x (``curve``).
+
+    Only their values at x <= z_1 are read, so one curve serves every
+    majorant.
+    """
+    z1, top, slope = majorant
     below = x <= z1
-    xb = np.where(below, x, z1)
-    value = np.where(below, _phi(xb, epsilon), top + slope * (x - z1))
-    return value, np.where(below, _phi_slope(xb, epsilon), slope)
+    value = np.where(below, curve[0], top + slope * (x - z1))
+    return value, np.where(below, curve[1], slope)
 
 
 def _phi_slope(z: np.ndarray, epsilon: float) -> np.ndarray:
@@ -371,9 +382,17 @@ def _jensen(laws, epsilon: float) -> float:
     probs = np.concatenate([p for _, p in laws])
     group = np.repeat(np.arange(k), [v.size for v, _ in laws])
 
-    def value_and_gradient(w, majorant):
+    curves = {}
+
+    def value_and_gradient(w, majorant, start=None):
         x = values / w[group]
-        psi, slope = _psi(x, epsilon, majorant)
+        # phi and phi' at x, read once for a start's every majorant.
+        curve = curves.get(start)
+        if curve is None:
+            curve = (_phi(x, epsilon), _phi_slope(x, epsilon))
+            if start is not None:
+                curves[start] = curve
+        psi, slope = _psi_on(x, curve, majorant)
         total = float((w[group] * probs) @ psi)
         grad = np.bincount(group, weights=probs * (psi - x * slope),
                            minlength=k)
@@ -389,8 +408,8 @@ def _jensen(laws, epsilon: float) -> float:
     # majorant, then descent on the best one's.
     best, w, grad, majorant = math.inf, None, None, None
     for candidate in _majorants(epsilon):
-        for start in starts:
-            value, g = value_and_gradient(start, candidate)
+        for index, start in enumerate(starts):
+            value, g = value_and_gradient(start, candidate, index)
             if value < best:
                 best, w, grad, majorant = value, start, g, candidate
     step = 1.0
