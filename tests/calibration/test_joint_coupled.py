@@ -25,9 +25,9 @@ from _joint_oracle import (
     sum_law,
 )
 
+from skattr.calibration._jensen import jensen_bound
 from skattr.calibration._joint_coupled import (
     dual_tail,
-    jensen_bound,
     joint_gaussian_certificate,
     joint_gaussian_delta,
     joint_gaussian_epsilon,
@@ -248,14 +248,14 @@ def test_every_convex_majorant_lies_above_the_profile(epsilon):
     # convex: its slopes never decrease.
     from _joint_oracle import _profile
 
-    from skattr.calibration._joint_coupled import _majorants, _psi
+    from skattr.calibration._jensen import majorants, psi
 
     z = np.concatenate([np.linspace(0, 5 * epsilon + 5, 20001),
                         np.geomspace(5 * epsilon + 5, 1e4, 2000)])
     phi = _profile(np.sqrt(z), epsilon)
-    for majorant in _majorants(epsilon):
-        psi, slope = _psi(z, epsilon, majorant)
-        assert np.all(psi >= phi - 1e-13)
+    for majorant in majorants(epsilon):
+        above, slope = psi(z, epsilon, majorant)
+        assert np.all(above >= phi - 1e-13)
         assert np.all(np.diff(slope) >= -1e-12)
 
 
