@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -618,3 +619,58 @@ def test_a_warning_reads_in_the_commands_options(tmp_path, capsys):
     assert err.startswith("skattr: warning: --bounds robust (the default) clipped")
     assert "e.g. --bounds weight=" in err and "pass --bounds reference" in err
     assert "ClippingWarning" not in err and "bounds={" not in err
+
+
+def _describe_files(tmp_path, n=200):
+    private, reference = tmp_path / "private.csv", tmp_path / "reference.csv"
+    make_hospital(n, random_state=1).to_csv(private, index=False)
+    make_hospital(2000, random_state=0).to_csv(reference, index=False)
+    return str(private), str(reference)
+
+
+_DESCRIBE_SECRET = ["--secret-column", "gender", "--secret-value", "female",
+                    "--pairs", "0.4,0.6"]
+
+
+def test_describe_prints_and_writes_the_table_the_accessor_gives(tmp_path,
+                                                                 capsys):
+    # skattr describe is df.attrpriv.describe on a CSV file: the same table,
+    # seed for seed, printed with its guarantee, and written long by --output.
+    private, reference = _describe_files(tmp_path)
+    out_csv = tmp_path / "table.csv"
+    assert main(["describe", private, "--columns", "weight", "height",
+                 *_DESCRIBE_SECRET, "--reference", reference, "--epsilon", "2",
+                 "--percentiles", "--seed", "0", "--output", str(out_csv)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Hidden: whether the share of records with gender")
+    assert "+/- " in out
+    expected = pd.read_csv(private).attrpriv.describe(
+        ["weight", "height"], reference=pd.read_csv(reference), epsilon=2.0,
+        secret=skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)]),
+        percentiles=(), random_state=0)
+    written = pd.read_csv(out_csv)
+    assert written.columns.tolist() == ["statistic", "column", "value",
+                                        "noise_sd"]
+    means = written[written["statistic"] == "mean"].set_index("column")
+    np.testing.assert_allclose(means.loc[["weight", "height"], "value"],
+                               expected.table.loc["mean"])
+    np.testing.assert_allclose(means.loc[["weight", "height"], "noise_sd"],
+                               expected.noise_std.loc["mean"])
+    counts = written[written["statistic"] == "count"]
+    assert (counts["value"] == 200).all() and (counts["noise_sd"] == 0).all()
+
+
+def test_describe_without_columns_and_its_errors(tmp_path, capsys):
+    private, reference = _describe_files(tmp_path)
+    assert main(["describe", private, *_DESCRIBE_SECRET, "--reference",
+                 reference, "--percentiles", "--seed", "0"]) == 0
+    table = capsys.readouterr().out.split("value +/- noise sd:")[1]
+    for column in ("height", "weight", "blood_pressure", "temperature"):
+        assert column in table
+    # A misspelt column is refused with the closest name, before any release.
+    assert main(["describe", private, "--columns", "wieght", *_DESCRIBE_SECRET,
+                 "--reference", reference]) == 2
+    assert "Did you mean 'weight'?" in capsys.readouterr().err
+    assert main(["describe", private, "--columns", "weight", *_DESCRIBE_SECRET,
+                 "--reference", reference, "--percentiles", "0.5", "1.5"]) == 2
+    assert "distinct levels" in capsys.readouterr().err

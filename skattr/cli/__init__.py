@@ -1,4 +1,4 @@
-"""The ``skattr`` command line: ``skattr demo``, ``release`` and ``synthesize``."""
+"""The ``skattr`` command line: ``demo``, ``release``, ``describe``, ``synthesize``."""
 
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ from skattr._version import __version__
 from skattr.cli._common import (
     Output,
     add_secret_options,
+    as_bounds,
+    bounds_option,
     check_columns,
     pairs,
     read_key_file,
@@ -31,41 +33,11 @@ from skattr.cli._common import (
     seed,
     typed_value,
 )
+from skattr.cli._describe import add_describe
 from skattr.cli._synthesize import PRIVACY_HELP, add_synthesize, in_options
 from skattr.exceptions import InvalidParameterError, SkattrError
 
 __all__ = ["main"]
-
-
-def _bounds(text: str):
-    """Parse ``LO,HI`` (every released column), ``COLUMN=LO,HI`` or a policy."""
-    if text in ("robust", "reference", "none"):
-        return text
-    column, sep, pair = text.rpartition("=")
-    try:
-        low, high = pairs(pair)
-    except argparse.ArgumentTypeError as exc:
-        raise argparse.ArgumentTypeError(
-            f"bounds are LO,HI or COLUMN=LO,HI, e.g. 0,120 or age=0,120; got "
-            f"{text!r}") from exc
-    return (column, (low, high)) if sep else (low, high)
-
-
-def _as_bounds(given):
-    """One LO,HI for every column, a {column: (lo, hi)} dict, or a policy."""
-    if given is None:
-        return None
-    if any(isinstance(b, str) for b in given):
-        if len(given) > 1:
-            raise SkattrError("Give --bounds robust, --bounds reference or "
-                              "--bounds none alone.")
-        return given[0]
-    if len(given) == 1 and isinstance(given[0][1], float):
-        return given[0]
-    if any(isinstance(b[1], float) for b in given):
-        raise SkattrError("Give --bounds once as LO,HI (every column), or as "
-                          "COLUMN=LO,HI for each column; not both.")
-    return dict(given)
 
 
 # The demo's hospital: what it publishes, in which units.
@@ -208,7 +180,7 @@ def _release(args) -> int:
     given = {"delta": args.delta, "calibration": args.calibration,
              "privacy": args.privacy,
              "law": law, "group_size": args.group_size,
-             "bounds": _as_bounds(args.bounds),
+             "bounds": as_bounds(args.bounds),
              "progress": args.progress, "secure": args.secure or None}
     kwargs.update({k: v for k, v in given.items() if v is not None})
     if kwargs.get("bounds") == "none":
@@ -575,7 +547,7 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--calibration", default=None,
                      choices=["analytic", "classic"],
                      help="Gaussian calibration (default: analytic)")
-    rel.add_argument("--bounds", type=_bounds, nargs="+", default=None,
+    rel.add_argument("--bounds", type=bounds_option, nargs="+", default=None,
                      metavar="[COLUMN=]LO,HI",
                      help="the range each released column is clipped to: "
                           "declared LO,HI or COLUMN=LO,HI (required by the "
@@ -629,6 +601,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "when the name ends in .json, otherwise CSV (one row "
                           "per statistic)")
     rel.set_defaults(run=_release)
+    add_describe(sub)
     add_synthesize(sub)
     return parser
 

@@ -12,8 +12,9 @@ import pandas as pd
 from skattr._secret import Secret
 from skattr.exceptions import SkattrError
 
-__all__ = ["Output", "add_secret_options", "check_columns", "pairs",
-           "read_key_file", "read_secret", "read_table", "seed", "typed_value"]
+__all__ = ["Output", "add_secret_options", "as_bounds", "bounds_option",
+           "check_columns", "pairs", "read_key_file", "read_secret",
+           "read_table", "seed", "typed_value"]
 
 
 def pairs(text: str) -> tuple[float, float]:
@@ -231,3 +232,34 @@ def seed(text: str) -> int:
         raise argparse.ArgumentTypeError(
             f"a seed is a whole number from 0 to {2**32 - 1}, not {text!r}")
     return seed
+
+
+def bounds_option(text: str):
+    """Parse ``LO,HI`` (every released column), ``COLUMN=LO,HI`` or a policy."""
+    if text in ("robust", "reference", "none"):
+        return text
+    column, sep, pair = text.rpartition("=")
+    try:
+        low, high = pairs(pair)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(
+            f"bounds are LO,HI or COLUMN=LO,HI, e.g. 0,120 or age=0,120; got "
+            f"{text!r}") from exc
+    return (column, (low, high)) if sep else (low, high)
+
+
+def as_bounds(given):
+    """One LO,HI for every column, a {column: (lo, hi)} dict, or a policy."""
+    if given is None:
+        return None
+    if any(isinstance(b, str) for b in given):
+        if len(given) > 1:
+            raise SkattrError("Give --bounds robust, --bounds reference or "
+                              "--bounds none alone.")
+        return given[0]
+    if len(given) == 1 and isinstance(given[0][1], float):
+        return given[0]
+    if any(isinstance(b[1], float) for b in given):
+        raise SkattrError("Give --bounds once as LO,HI (every column), or as "
+                          "COLUMN=LO,HI for each column; not both.")
+    return dict(given)
