@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import warnings
 from collections.abc import Sequence
 from numbers import Real
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -245,7 +246,7 @@ class AttributePrivacyAccessor(AccessorVerbs):
                     f"Got {value!r} instead.")
         frame = self._frame()
         labels = (column_labels(columns) if columns is not None
-                  else _described_columns(frame, secret, caller))
+                  else _described_columns(frame, secret, reference, caller))
         if labels is None:
             raise InvalidParameterError(
                 f"{caller} needs at least one column: describe(['age', ...]).")
@@ -560,12 +561,13 @@ def _refuse_unknown(method, unknown: dict) -> None:
         + f" It takes: {', '.join(known)}.")
 
 
-def _described_columns(frame, secret, caller: str) -> list:
+def _described_columns(frame, secret, reference, caller: str) -> list:
     """Return the columns ``describe()`` takes by default: numbers, not secrets.
 
     As ``DataFrame.describe()`` does (numeric dtypes, booleans left out);
     the secrets' own columns are left out too (their statistics are what
-    the noise hides). Refused when none is left.
+    the noise hides), and, with a warning, those the reference data lacks
+    (no release reads them). Refused when none is left.
     """
     hidden = {s.column for s in (secret if isinstance(secret, (list, tuple))
                                  else [secret])
@@ -574,6 +576,15 @@ def _described_columns(frame, secret, caller: str) -> list:
     numeric = frame.select_dtypes(include="number",
                                   exclude=["timedelta", "complex"]).columns
     labels = [c for c in numeric if c not in hidden]
+    public = getattr(reference, "columns", None)
+    if public is not None and any(c not in public for c in labels):
+        lacking = [c for c in labels if c not in public]
+        labels = [c for c in labels if c in public]
+        warnings.warn(
+            f"{caller}() leaves out {lacking}: the reference data has no such "
+            "column (a release reads each column in both frames). Name the "
+            "columns to describe, or add them to the reference.",
+            UserWarning, stacklevel=3)
     if not labels:
         but = " but the secret's" if hidden & set(numeric) else ""
         raise DataValidationError(

@@ -113,3 +113,12 @@ def test_without_columns_a_table_of_text_is_refused_first(hospital):
     text = private[["gender"]].assign(weight=private["weight"].astype(str))
     with pytest.raises(DataValidationError, match="no numeric column"):
         text.attrpriv.describe(secret=SECRET, reference=reference)
+
+
+def test_without_columns_a_column_the_reference_lacks_is_left_out_said(hospital):
+    private, reference = hospital
+    coded = private.assign(code=np.arange(len(private), dtype=float))
+    with pytest.warns(UserWarning, match=r"leaves out \['code'\]"):
+        d = coded.attrpriv.describe(secret=SECRET, reference=reference,
+                                    percentiles=(), random_state=0)
+    assert "code" not in d.table.columns
