@@ -567,7 +567,8 @@ def _described_columns(frame, secret, reference, caller: str) -> list:
     As ``DataFrame.describe()`` does (numeric dtypes, booleans left out);
     the secrets' own columns are left out too (their statistics are what
     the noise hides), and, with a warning, those the reference data lacks
-    (no release reads them). Refused when none is left.
+    or holds as other than numbers (no release reads them). Refused when
+    none is left.
     """
     hidden = {s.column for s in (secret if isinstance(secret, (list, tuple))
                                  else [secret])
@@ -576,14 +577,17 @@ def _described_columns(frame, secret, reference, caller: str) -> list:
     numeric = frame.select_dtypes(include="number",
                                   exclude=["timedelta", "complex"]).columns
     labels = [c for c in numeric if c not in hidden]
-    public = getattr(reference, "columns", None)
+    public = getattr(reference, "select_dtypes", None)
+    if public is not None:
+        public = public(include="number",
+                        exclude=["timedelta", "complex"]).columns
     if public is not None and any(c not in public for c in labels):
         lacking = [c for c in labels if c not in public]
         labels = [c for c in labels if c in public]
         warnings.warn(
             f"{caller}() leaves out {lacking}: the reference data has no such "
-            "column (a release reads each column in both frames). Name the "
-            "columns to describe, or add them to the reference.",
+            "numeric column (a release reads each column in both frames). "
+            "Name the columns to describe, or add them to the reference.",
             UserWarning, stacklevel=3)
     if not labels:
         but = " but the secret's" if hidden & set(numeric) else ""

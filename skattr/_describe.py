@@ -111,6 +111,11 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
         raise InvalidParameterError(
             f"percentiles must be distinct levels in [0, 1], such as "
             f"(0.25, 0.5, 0.75); got {tuple(percentiles)!r}.")
+    if len({f"{100 * q:g}%" for q in levels}) != len(levels):
+        raise InvalidParameterError(
+            f"percentiles {tuple(percentiles)!r} are distinct but their rows "
+            "would read the same (each labelled with 6 digits, e.g. 12.3457%); "
+            "give levels that differ in their first six digits.")
     if not (isinstance(epsilon, (int, float)) and np.isfinite(epsilon)
             and epsilon > 0):
         raise InvalidParameterError(

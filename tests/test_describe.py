@@ -122,3 +122,28 @@ def test_without_columns_a_column_the_reference_lacks_is_left_out_said(hospital)
         d = coded.attrpriv.describe(secret=SECRET, reference=reference,
                                     percentiles=(), random_state=0)
     assert "code" not in d.table.columns
+
+
+def test_percentiles_whose_rows_would_read_the_same_are_refused(hospital):
+    private, reference = hospital
+    with pytest.raises(InvalidParameterError, match="read the same"):
+        private.attrpriv.describe(["weight"], secret=SECRET, reference=reference,
+                                  percentiles=(0.1234561, 0.1234562))
+
+
+def test_a_constant_column_is_described_without_noise_or_a_traceback(hospital):
+    # A site code, the same in every record: its mean and median cannot
+    # move, so they need no noise (before: a ValueError from the sums' grid
+    # of a one-point range, then a scale search that never stopped).
+    private, reference = hospital
+    site = dict(site=1)
+    d = private.assign(**site).attrpriv.describe(
+        ["site"], secret=SECRET, reference=reference.assign(**site),
+        percentiles=(0.5,), random_state=0)
+    assert d.table.loc[["mean", "50%"], "site"].tolist() == [1.0, 1.0]
+    assert d.noise_std.loc[["mean", "50%"], "site"].tolist() == [0.0, 0.0]
+    d = private.assign(**site).attrpriv.describe(
+        ["weight", "site"], secret=SECRET, reference=reference.assign(**site),
+        percentiles=(), random_state=0)
+    assert d.table.loc["mean", "site"] == pytest.approx(1.0, abs=1e-3)
+    assert d.noise_std.loc["mean", "weight"] > 1.0

@@ -623,6 +623,11 @@ def _certificate(per_pair, entry, start, epsilon, delta, allocate, targets
     prepared = _prepared(per_pair)
     k = len(prepared[0])
     targets = _check_request(epsilon, delta, allocate, targets, k)
+    if all(missing == 0 and not np.any(values > 0)
+           for laws in prepared for values, _, missing in laws):
+        # No value can move (constant columns, clipped): no noise is needed,
+        # and no scale is too small for the search to stop at.
+        return JointCertificate(np.zeros(k), 0.0, "union", 0)
     first = start(prepared, k)
     first = np.where(first > 0, first, max(first.max(), 1.0) * 1e-6)
     return _search(prepared, entry, float(epsilon), float(delta), first,

@@ -82,7 +82,8 @@ def _describe(args) -> int:
     with Output(args.output) as output:
         described = data.attrpriv.describe(args.columns, **kwargs)
         print(described)
-        output.write(described, _write, print)
+        # Printed already: a failed write only says so.
+        output.write(described, _write, lambda described: None)
     return 0
 
 

@@ -473,7 +473,12 @@ def sum_bound(out, inside, lo: float, hi: float, secret, n: int, privacy: str,
 
     ``moves``: the (copies, move) of the pairs to bound, in place of every
     pair of ``secret`` (:func:`~skattr.laws._band.pair_moves`).
+
+    A range of one point (a constant column, clipped) moves by 0: every
+    record's value is that point.
     """
+    if not float(hi) > float(lo):
+        return 0.0
     laws = {(band, upper): _envelope(band, lo, hi, upper)
             for band in (out, inside) for upper in (False, True)}
     sums = [(laws[inside, True], laws[out, False], lo, hi),

@@ -280,3 +280,12 @@ def test_the_cut_short_check_answers_as_the_full_one(entry):
         for delta in (full, np.nextafter(full, 0.0), np.nextafter(full, 1.0)):
             assert jc._certifies(prepared, entry, scales, 1.0, delta) == (
                 full <= delta)
+
+
+def test_values_that_cannot_move_need_no_noise():
+    # Constant columns: every law a point mass at 0. No scale is too small,
+    # so the search returns no noise at once (it did not stop before).
+    still = CoupledDistances(np.zeros(1), np.ones(1), largest=0.0)
+    for certify in (joint_gaussian_certificate, joint_laplace_certificate):
+        found = certify([(still, still)], 1.0, 1e-3)
+        assert found.scales.tolist() == [0.0, 0.0] and found.delta == 0.0
