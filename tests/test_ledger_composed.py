@@ -227,6 +227,20 @@ def test_never_above_the_values_recertified_alone():
 
 
 @pytest.mark.slow
+def _composed_parts(ledger, n):
+    """A ledger's Laplace entries, their band law, units and move laws at n.
+
+    The pieces its composed bound reads (LaplaceJoint's band law, restated
+    over every value released), for a test to bound them otherwise.
+    """
+    entries = [e.laplace for e in ledger.releases]
+    joint = ledger._laplace
+    statistics = joint.restated(entries)
+    law, slices = joint.band_law(statistics)
+    units = joint.band_units(entries, list(statistics), slices)
+    return entries, law, units, law.coupled_distances(n, "dataset")
+
+
 def test_the_benchmark_ledger_is_composed():
     # benchmarks/joint_release.py's ledger, its first three releases.
     import warnings
@@ -244,12 +258,7 @@ def test_the_benchmark_ledger_is_composed():
         ledger.mean(["weight"], epsilon=1.0, delta=1e-3)
         ledger.mean(["blood_pressure"], epsilon=1.0, delta=1e-3)
         ledger.median(["weight"], epsilon=1.0, delta=1e-3)
-    entries = [e.laplace for e in ledger.releases]
-    joint = ledger._laplace
-    statistics = joint.restated(entries)
-    law, slices = joint.band_law(statistics)
-    units = joint.band_units(entries, list(statistics), slices)
-    per_pair = law.coupled_distances(200, "dataset")
+    entries, law, units, per_pair = _composed_parts(ledger, 200)
     alone = sum(composed_epsilon(per_pair, [u], 1e-3 / 3)[0] for u in units)
     box = float(np.sum(law.per_statistic(200, "dataset", 1e-3)
                        / np.array([u[1] for u in units])))
@@ -482,12 +491,7 @@ def test_a_ledger_plans_its_means_under_its_coupling():
         alone = private.attrpriv.mean(["weight"], secret=gender,
                                       reference=reference, epsilon=1.0)
     assert plans[0].noise_law.scales[0] > alone.plan.noise_law.scales[0]
-    entries = [e.laplace for e in ledger.releases]
-    joint = ledger._laplace
-    statistics = joint.restated(entries)
-    law, slices = joint.band_law(statistics)
-    units = joint.band_units(entries, list(statistics), slices)
-    per_pair = law.coupled_distances(100, "dataset")
+    entries, _, units, per_pair = _composed_parts(ledger, 100)
     total = sum(e["delta"] for e in entries)
     epsilon, delta = composed_epsilon(per_pair, units, total)
     assert epsilon <= sum(e["epsilon"] for e in entries) * (1 + 1e-9)
