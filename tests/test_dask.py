@@ -783,3 +783,19 @@ def test_the_check_adds_no_pass_and_hashes_only_the_columns_read(frames,
         ["weight", "height"], reference=reference, **GAUSS)
     assert len(passes) == 2
     assert hashed == [(150, [])] * 4 + [(150, ["weight", "height"])] * 4
+
+
+@pytest.mark.slow
+def test_apgm_quartiles_from_a_dask_reference_equal_pandas(frames):
+    # Gaussian noise on quantile levels reads the reference's values (its
+    # bands): the used columns are collected from a Dask reference, and the
+    # plan and release are the pandas ones, seed for seed.
+    private, reference = frames
+    query = Statistic.quantile(["height"], q=[0.25, 0.75])
+    fitted = [skattr.mechanisms.AttributePrivateGaussian(
+        query=query, secret=SECRET, random_state=4).fit(ref)
+        for ref in (reference, dd.from_pandas(reference, npartitions=5))]
+    plans = [est.plan(n=len(private)) for est in fitted]
+    assert np.array_equal(plans[0].noise_covariance, plans[1].noise_covariance)
+    same_release(fitted[0].release(private),
+                 fitted[1].release(with_empty_partitions(private, 16)))

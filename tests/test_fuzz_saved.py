@@ -59,7 +59,8 @@ def saved():
         PRIVATE.attrpriv.mean(["weight", "height"], law="gaussian",
                               mechanism="apgm", **kw),
         PRIVATE.attrpriv.median(["weight"], delta=0.01, **kw),
-        PRIVATE.attrpriv.quantile(["weight"], [0.25, 0.75], delta=0.01, **kw),
+        PRIVATE.attrpriv.quantile(["weight"], [0.25, 0.75], delta=0.01,
+                                  mechanism="approx-wasserstein", **kw),
         PRIVATE.attrpriv.mean(["weight"], mechanism="dp-laplace",
                               bounds=(0, 400), random_state=0),
     ]
@@ -71,9 +72,13 @@ def saved():
                    epsilon=1.0)
     laplace = PRIVATE.attrpriv.ledger(budget=(20.0, 0.1), **kw)
     laplace.median(["weight"], epsilon=1.0, delta=0.01)
+    # Gaussian noise on quantile levels (the default for several values
+    # since issue 46): a file of its own, after the earlier ones.
+    levels = PRIVATE.attrpriv.quantile(["weight"], [0.25, 0.75], delta=0.01,
+                                       mechanism="apgm", **kw)
     return ([("release", r.to_json()) for r in releases]
             + [("plan", plan.to_json()), ("ledger", gaussian.to_json()),
-               ("ledger", laplace.to_json())])
+               ("ledger", laplace.to_json()), ("release", levels.to_json())])
 
 
 #: Values an edit puts in place of another: other types, ranges and shapes,
@@ -202,10 +207,11 @@ def load_and_use(kind, text):
     return attempt(f"saved.{kind}", run, check=lambda found: None)
 
 
-# Loaded and worked 11 of 60.
-@pytest.mark.floors({"saved": 5}, refused_by=REFUSED_BY)
-@FUZZ_SETTINGS
-@given(which=st.integers(0, 6), rnd=st.randoms(use_true_random=False),
+# Loaded and worked 15 of 200 (eight files; 9 of 60 of the seven before
+# the Gaussian quantile file).
+@pytest.mark.floors({"saved": 8}, refused_by=REFUSED_BY)
+@settings(FUZZ_SETTINGS, max_examples=200)   # most edits refuse in ms
+@given(which=st.integers(0, 7), rnd=st.randoms(use_true_random=False),
        edits=st.sampled_from([1, 1, 2, 3]))
 def test_edited_files_load_and_work_or_are_refused(saved, which, rnd, edits):
     kind, text = saved[which]
@@ -213,11 +219,12 @@ def test_edited_files_load_and_work_or_are_refused(saved, which, rnd, edits):
     load_and_use(kind, text)
 
 
-# Loaded and worked 49 of 400.
+# Loaded and worked 38 of 400 (eight files; 49 of the seven before the
+# Gaussian quantile file).
 @pytest.mark.slow
 @pytest.mark.floors({"saved": 24}, refused_by=REFUSED_BY)
 @settings(CAMPAIGN_SETTINGS, max_examples=400)
-@given(which=st.integers(0, 6), rnd=st.randoms(use_true_random=False),
+@given(which=st.integers(0, 7), rnd=st.randoms(use_true_random=False),
        edits=st.sampled_from([1, 1, 2, 3]))
 def test_campaign_edited_files(saved, which, rnd, edits):
     test_edited_files_load_and_work_or_are_refused.hypothesis.inner_test(

@@ -419,6 +419,16 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
         if mechanism == "auto" and not linear:
             # No Gaussian law of a non-linear statistic here.
             mechanism = "approx-wasserstein"
+        if not linear and mechanism in self.GAUSSIAN:
+            # apgm's Gaussian noise on medians, quantiles and stds is
+            # certified for a release alone; no joint law of it is composed.
+            raise NotCertifiableError(
+                f"A ledger composes Gaussian noise on sums, means and counts "
+                f"only; mechanism={mechanism!r} on a "
+                f"{getattr(query, 'statistic', 'statistic')} is certified for "
+                "a release alone (df.attrpriv.quantile(..., mechanism="
+                f"{mechanism!r})). In a ledger, drop mechanism= (Laplace noise, "
+                "approx-wasserstein).")
         from skattr.mechanisms import MECHANISMS
 
         if mechanism not in MECHANISMS and mechanism != "auto":

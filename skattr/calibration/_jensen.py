@@ -154,6 +154,9 @@ def jensen_least(laws, epsilon: float) -> float:
             value, g = value_and_gradient(start, candidate, index)
             if value < best:
                 best, w, grad, majorant = value, start, g, candidate
+    if w is None:
+        # No majorant gave a finite bound (moves beyond floats' range): none.
+        return math.inf
     step = 1.0
     for _ in range(_JENSEN_STEPS if k > 1 else 0):
         spread = float(np.ptp(grad)) or 1.0

@@ -106,6 +106,11 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
     auto_candidate: bool = True
     #: It releases non-linear statistics (:class:`~skattr.Statistic`).
     accepts_statistics: bool = False
+
+    @classmethod
+    def auto_takes(cls, query) -> bool:
+        """Whether ``mechanism="auto"`` considers it for a non-linear ``query``."""
+        return cls.accepts_statistics
     #: Parameters without which ``"auto"`` does not consider it (the Markov
     #: quilt mechanism needs its ``network``).
     auto_requires: tuple = ()

@@ -179,11 +179,7 @@ class GaussianPairLawMechanism(BaseMechanism):
             secrets=tuple(secrets), moments=True,
             ranges=self.clipping_.ranges,
             sampling=(self._gaussian or AssumeGaussian()).sampling,
-            # law="gaussian" takes no exact law, so none is looked for (it
-            # would read the records' values).
-            kinds=(("gaussian",) if self._gaussian is not None else
-                   tuple(k for k in (*self.calibrates, *self._default_kinds)
-                         if k != "gaussian")))
+            kinds=self._law_kinds())
         try:
             self.law_ = request.fit(spec)
         except LawUnavailable as why:
@@ -202,6 +198,17 @@ class GaussianPairLawMechanism(BaseMechanism):
             raise refusal from None
         if self.law_.kind not in (*self.calibrates, *self._default_kinds):
             raise self._uncalibrated()
+
+    def _law_kinds(self) -> tuple:
+        """Return the kinds of law of F asked of Theta, in this class's order.
+
+        law="gaussian" takes no exact law, so none is looked for (it would
+        read the records' values).
+        """
+        if self._gaussian is not None:
+            return ("gaussian",)
+        return tuple(k for k in (*self.calibrates, *self._default_kinds)
+                     if k != "gaussian")
 
     def _uncalibrated(self) -> NotCertifiableError:
         """Return the refusal of a law of a kind this mechanism does not calibrate."""

@@ -114,8 +114,9 @@ class Registry(Mapping):
 
         ``"auto"``'s candidates are the attribute/distribution-private
         mechanisms (``auto_candidate``) that release the query: for a
-        non-linear :class:`~skattr.Statistic`, those declaring
-        ``accepts_statistics``.
+        non-linear :class:`~skattr.Statistic`, those that take it
+        (``auto_takes``: ``accepts_statistics``, and for apgm several
+        values).
         """
         if not isinstance(mechanism, str) or (
                 mechanism != "auto" and mechanism not in self._classes):
@@ -123,7 +124,7 @@ class Registry(Mapping):
         linear = query is None or query.is_linear
         if mechanism == "auto":
             return {name: cls for name, cls in self.items()
-                    if cls.auto_candidate and (linear or cls.accepts_statistics)}
+                    if cls.auto_candidate and (linear or cls.auto_takes(query))}
         cls = self._classes[mechanism]
         if not linear and not cls.accepts_statistics:
             accepting = [name for name, c in self.items()

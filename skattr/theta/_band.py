@@ -120,6 +120,11 @@ class ConfidenceBand(ReferenceConfidence):
         if joint_statistics(request) is not None:
             return self._joint_law(request)
         if "box" not in request.kinds:
+            # One median, quantile or std asked by a mechanism that calibrates
+            # several values' bands only (apgm): their joint law of one value.
+            if _bands_alone(request):
+                return self._joint_law(request, _order_outputs(
+                    request.query, len(request.columns)))
             request.refuse("ConfidenceBand", "laws over confidence bands")
         # One value of one column: the law its kind registered (the "band"
         # family: skattr.laws' BandLaw, StdBandLaw, OrderBandLaw, ...).
@@ -272,7 +277,21 @@ def banded_by_default(request) -> bool:
             return True
     return "bands" in request.kinds and (
         stacked_statistics(request) is not None
-        or joint_statistics(request) is not None)
+        or joint_statistics(request) is not None
+        or _bands_alone(request))
+
+
+def _bands_alone(request) -> bool:
+    """Whether one median, quantile or std is asked as several values' bands.
+
+    A mechanism that calibrates the joint law of several values over the
+    bands and no one value's law (apgm's Gaussian noise on order statistics
+    and stds: ``"bands"`` asked, ``"box"`` not) takes that law for one value
+    too: the joint certificate of one value.
+    """
+    return ("bands" in request.kinds and "box" not in request.kinds
+            and request.columns is not None
+            and _order_outputs(request.query, len(request.columns)) is not None)
 
 
 def _one_value(request, kind) -> bool:

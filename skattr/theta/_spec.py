@@ -287,13 +287,13 @@ class FitAndBootstrap(ThetaSpec):
 
     def _confidence_law(self, request: LawRequest, spec, what: str,
                         otherwise: str):
-        """Return ``spec``'s law (a "box" kind), or the bootstrap's moments.
+        """Return ``spec``'s law (a "box" or "bands" kind), or the bootstrap's moments.
 
         A mechanism that calibrates no box gets the bootstrap's Gaussian law
         under ``law="gaussian"`` (an opt-in, recorded as not proven) and is
         refused otherwise.
         """
-        if "box" in request.kinds:
+        if "box" in request.kinds or "bands" in request.kinds:
             reference = request.reference()
             for s in request.secrets:
                 check_group_sizes(reference.groups(s) == 1, s.label)

@@ -49,7 +49,30 @@ def test_capabilities_are_declared_on_the_base_with_defaults():
                             "group-dp-gaussian", "markov-quilt",
                             "markov-quilt-swc"}
     assert {n for n, c in MECHANISMS.items() if c.accepts_statistics} == {
-        "wasserstein", "approx-wasserstein"}
+        "wasserstein", "approx-wasserstein", "apgm"}
+
+
+def test_auto_considers_apgm_for_several_medians_quantiles_or_stds_only():
+    from skattr import Statistic
+
+    def auto(query):
+        return set(MECHANISMS.classes_for("auto", query))
+
+    laplace = {"wasserstein", "approx-wasserstein"}
+    # One value: the Wasserstein mechanisms' one-column coupling gives less
+    # noise (apgm's docstring has the figures), so apgm is not fitted.
+    assert auto(Statistic.median("x")) == laplace
+    assert auto(Statistic.quantile("x", [0.9])) == laplace
+    assert auto(Statistic.std("x")) == laplace
+    for several in (Statistic.quantile("x", [0.25, 0.75]),
+                    Statistic.median(["x", "y"]), Statistic.std(["x", "y"]),
+                    Statistic.median()):        # every column: maybe several
+        assert auto(several) == laplace | {"apgm"}, several
+    # Statistics the bands bound otherwise, or not at all: never apgm.
+    for other in (Statistic.trimmed_mean(["x", "y"]),
+                  Statistic.ols("y", ["x"]),
+                  Statistic.function(lambda frame: frame.mean(), "x")):
+        assert auto(other) == laplace, other
 
 
 def test_register_refuses_a_nameless_class_or_a_taken_name():

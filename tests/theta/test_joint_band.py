@@ -136,9 +136,19 @@ def test_the_default_of_several_quantiles_is_the_bands_each_its_own_scale():
     reference = skattr.datasets.make_hospital(2000, random_state=0)
     private = skattr.datasets.make_hospital(200, random_state=1)
     gender = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    # The default takes the least expected error: Gaussian noise certified
+    # jointly (apgm), each median its own sd in its own units.
+    default = private.attrpriv.plan(["weight", "temperature"],
+                                    statistic="median", secret=gender,
+                                    reference=reference)
+    assert default.mechanism == "apgm" and default.assumes("reference.band")
+    sd_weight, sd_temperature = np.sqrt(np.diag(default.noise_covariance))
+    assert sd_temperature < sd_weight / 20
+    # Laplace noise on the same bands, each its own scale.
     plan = private.attrpriv.plan(["weight", "temperature"], statistic="median",
-                                 secret=gender, reference=reference)
-    assert plan.mechanism == "approx-wasserstein"
+                                 secret=gender, reference=reference,
+                                 mechanism="approx-wasserstein")
+    assert plan.expected_error > default.expected_error
     assert plan.assumes("reference.band")
     weight, temperature = plan.noise_law.scales
     # Each statistic in its own units.
