@@ -492,8 +492,10 @@ def build_parser() -> argparse.ArgumentParser:
                                   "header), or a Parquet file (.parquet)")
     rel.add_argument("--statistic", default="mean",
                      choices=[kind.name for kind in kinds() if kind.verb],
-                     help="what to release (default: mean); median, quantile "
-                          "and std go through the Wasserstein mechanisms")
+                     help="what to release (default: mean); one median, "
+                          "quantile or std goes through the Wasserstein "
+                          "mechanisms, several at once through them or apgm "
+                          "(the least expected error)")
     rel.add_argument("--q", type=float, nargs="+", default=[0.5],
                      help="for quantile: the level(s) in [0, 1] (default: 0.5)")
     rel.add_argument("--columns", nargs="+", required=True,
