@@ -121,6 +121,17 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
         raise InvalidParameterError(
             f"epsilon is the whole table's joint guarantee, a positive number; "
             f"got {epsilon!r}.")
+    if isinstance(bounds, dict):
+        missing = [c for c in columns if c not in bounds]
+        if missing:
+            # Said before any work, in describe()'s words (the ledger would
+            # name one of its releases).
+            raise InvalidParameterError(
+                f"bounds names no (low, high) for column(s) {missing}; give "
+                "one for every column described (bounds={column: (low, "
+                "high), ...}; on the command line --bounds COLUMN=LO,HI for "
+                "each), or pass bounds='robust' (the default: each column's "
+                "reference range within its far-out fences) or 'reference'.")
     ledger = Ledger(frame, secret=secret, reference=reference,
                     budget=(float(epsilon), delta), theta=theta,
                     bounds=bounds, random_state=random_state)

@@ -674,3 +674,32 @@ def test_describe_without_columns_and_its_errors(tmp_path, capsys):
     assert main(["describe", private, "--columns", "weight", *_DESCRIBE_SECRET,
                  "--reference", reference, "--percentiles", "0.5", "1.5"]) == 2
     assert "distinct levels" in capsys.readouterr().err
+    # A range for one column of two: the others are named, with how to give
+    # them, before any release (it was the ledger's message, naming a
+    # release of a ledger the user never opened).
+    assert main(["describe", private, "--columns", "weight", "height",
+                 *_DESCRIBE_SECRET, "--reference", reference,
+                 "--bounds", "weight=0,400"]) == 2
+    err = capsys.readouterr().err
+    assert "['height']" in err and "--bounds COLUMN=LO,HI" in err
+    assert "ledger" not in err
+
+
+def test_unreadable_files_are_named(tmp_path, capsys):
+    private, reference = _describe_files(tmp_path)
+    empty, broken = tmp_path / "empty.csv", tmp_path / "broken.csv"
+    binary, csv_named_parquet = tmp_path / "binary.csv", tmp_path / "t.parquet"
+    empty.write_text("")
+    broken.write_text('a,b\n1,2,3,4\n"x\n')
+    binary.write_bytes(bytes(range(128, 256)))
+    csv_named_parquet.write_text(open(private).read())
+    for path, said in ((empty, "is empty"), (broken, "not a readable CSV"),
+                       (binary, "not a readable CSV"),
+                       (csv_named_parquet, "a CSV file is named .csv")):
+        for command in ("describe", "release"):
+            args = [command, str(path), "--columns", "weight",
+                    *_DESCRIBE_SECRET, "--reference", reference]
+            assert main(args) == 2, (command, path)
+            err = capsys.readouterr().err
+            assert str(path) in err and said in err, err
+            assert "Traceback" not in err

@@ -68,6 +68,8 @@ def test_means_alone_and_a_string_column(hospital):
     ({"columns": ["weight"], "percentiles": (0.5, 0.5)}, "distinct levels"),
     ({"columns": ["weight"], "epsilon": 0}, "positive number"),
     ({"columns": ["weight"], "epsilon": float("nan")}, "positive number"),
+    ({"columns": ["weight", "height"], "bounds": {"weight": (0, 400)}},
+     r"no \(low, high\) for column\(s\) \['height'\]"),
 ])
 def test_bad_arguments_are_refused_before_any_release(hospital, kwargs, says):
     private, reference = hospital

@@ -62,8 +62,16 @@ def read_table(path: str) -> pd.DataFrame:
             raise
         except Exception as exc:  # noqa: BLE001 - each engine has its own errors
             raise SkattrError(f"{path} is not a readable Parquet file: "
-                              f"{exc}") from None
-    return pd.read_csv(path)
+                              f"{exc} (a CSV file is named .csv).") from None
+    try:
+        return pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise SkattrError(f"{path} is empty: skattr reads a CSV file with a "
+                          "header row (the column names) and a row per "
+                          "record.") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise SkattrError(f"{path} is not a readable CSV file ({exc}); a "
+                          "Parquet file is named .parquet.") from None
 
 
 def check_columns(columns, data: pd.DataFrame, path: str, option: str) -> None:
