@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import warnings
 from collections.abc import Sequence
 from numbers import Real
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -230,7 +229,7 @@ class AttributePrivacyAccessor(AccessorVerbs):
         >>> d.ledger.spent[0] <= 4.0
         True
         """
-        from skattr._describe import describe
+        from skattr._describe import describe, described_columns
 
         caller = "df.attrpriv.describe"
         # Its own guarantee, checked here: inside, it is a ledger's budget.
@@ -246,7 +245,8 @@ class AttributePrivacyAccessor(AccessorVerbs):
                     f"Got {value!r} instead.")
         frame = self._frame()
         labels = (column_labels(columns) if columns is not None
-                  else _described_columns(frame, secret, reference, caller))
+                  else described_columns(frame, secret, reference,
+                                         f"{caller}()"))
         if labels is None:
             raise InvalidParameterError(
                 f"{caller} needs at least one column: describe(['age', ...]).")
@@ -559,42 +559,4 @@ def _refuse_unknown(method, unknown: dict) -> None:
         + "".join(f" Did you mean {h[0]!r} for {k!r}?"
                   for k, h in hints.items() if h)
         + f" It takes: {', '.join(known)}.")
-
-
-def _described_columns(frame, secret, reference, caller: str) -> list:
-    """Return the columns ``describe()`` takes by default: numbers, not secrets.
-
-    As ``DataFrame.describe()`` does (numeric dtypes, booleans left out);
-    the secrets' own columns are left out too (their statistics are what
-    the noise hides), and, with a warning, those the reference data lacks
-    or holds as other than numbers (no release reads them). Refused when
-    none is left.
-    """
-    hidden = {s.column for s in (secret if isinstance(secret, (list, tuple))
-                                 else [secret])
-              if isinstance(s, Secret)}
-    # Real numbers: no durations or complex numbers, which no verb releases.
-    numeric = frame.select_dtypes(include="number",
-                                  exclude=["timedelta", "complex"]).columns
-    labels = [c for c in numeric if c not in hidden]
-    public = getattr(reference, "select_dtypes", None)
-    if public is not None:
-        public = public(include="number",
-                        exclude=["timedelta", "complex"]).columns
-    if public is not None and any(c not in public for c in labels):
-        lacking = [c for c in labels if c not in public]
-        labels = [c for c in labels if c in public]
-        warnings.warn(
-            f"{caller}() leaves out {lacking}: the reference data has no such "
-            "numeric column (a release reads each column in both frames). "
-            "Name the columns to describe, or add them to the reference.",
-            UserWarning, stacklevel=3)
-    if not labels:
-        but = " but the secret's" if hidden & set(numeric) else ""
-        raise DataValidationError(
-            f"{caller}() found no numeric column to describe{but} (the "
-            f"data's columns: {list(frame.columns)}); name the columns, "
-            "e.g. describe(['age', 'income']), converting text numbers first "
-            "(pd.to_numeric).")
-    return labels
 

@@ -11,15 +11,17 @@ the percentiles (``epsilon="remaining"``).
 from __future__ import annotations
 
 import textwrap
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from skattr.exceptions import InvalidParameterError
+from skattr._secret import Secret
+from skattr.exceptions import DataValidationError, InvalidParameterError
 from skattr.utils._stack import warnings_once
 
-__all__ = ["Description", "describe"]
+__all__ = ["Description", "describe", "described_columns"]
 
 
 @dataclass(frozen=True)
@@ -156,3 +158,42 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
                        noise_std=pd.DataFrame(noise, index=index,
                                               columns=columns),
                        ledger=ledger)
+
+
+def described_columns(frame, secret, reference, caller: str,
+                      example: str = "describe(['age', 'income'])") -> list:
+    """Return the columns ``describe()`` takes by default: numbers, not secrets.
+
+    As ``DataFrame.describe()`` does (numeric dtypes, booleans left out);
+    the secrets' own columns are left out too (their statistics are what
+    the noise hides), and, with a warning, those the reference data lacks
+    or holds as other than numbers (no release reads them). Refused when
+    none is left.
+    """
+    hidden = {s.column for s in (secret if isinstance(secret, (list, tuple))
+                                 else [secret])
+              if isinstance(s, Secret)}
+    # Real numbers: no durations or complex numbers, which no verb releases.
+    numeric = frame.select_dtypes(include="number",
+                                  exclude=["timedelta", "complex"]).columns
+    labels = [c for c in numeric if c not in hidden]
+    public = getattr(reference, "select_dtypes", None)
+    if public is not None:
+        public = public(include="number",
+                        exclude=["timedelta", "complex"]).columns
+    if public is not None and any(c not in public for c in labels):
+        lacking = [c for c in labels if c not in public]
+        labels = [c for c in labels if c in public]
+        warnings.warn(
+            f"{caller} leaves out {lacking}: the reference data has no such "
+            "numeric column (a release reads each column in both frames). "
+            "Name the columns to describe, or add them to the reference.",
+            UserWarning, stacklevel=3)
+    if not labels:
+        but = " but the secret's" if hidden & set(numeric) else ""
+        raise DataValidationError(
+            f"{caller} found no numeric column to describe{but} (the "
+            f"data's columns: {list(frame.columns)}); name the columns, "
+            f"e.g. {example}, converting text numbers first "
+            "(pd.to_numeric).")
+    return labels

@@ -685,6 +685,30 @@ def test_describe_without_columns_and_its_errors(tmp_path, capsys):
     assert "ledger" not in err
 
 
+def test_describe_drops_missing_values_when_asked(tmp_path, capsys):
+    private, reference = _describe_files(tmp_path)
+    table = pd.read_csv(private)
+    table.loc[[3, 7], "weight"] = np.nan
+    holed = tmp_path / "holed.csv"
+    table.to_csv(holed, index=False)
+    args = ["describe", str(holed), *_DESCRIBE_SECRET, "--reference", reference,
+            "--percentiles", "--seed", "0"]
+    # Without --dropna: refused, naming the column and the option.
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "['weight']" in err and "pass --dropna" in err
+    # With it: the two records dropped, n counted again and said, the table
+    # the accessor gives on the frame without them, seed for seed.
+    assert main([*args, "--dropna"]) == 0
+    out = capsys.readouterr().out
+    assert "--dropna: dropped 2 of 200 records" in out and "n = 198" in out
+    expected = table.dropna().attrpriv.describe(
+        reference=pd.read_csv(reference), percentiles=(), random_state=0,
+        secret=skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)]))
+    for column in expected.table.columns:
+        assert f"{expected.table.at['mean', column]:.4g}" in out
+
+
 def test_unreadable_files_are_named(tmp_path, capsys):
     private, reference = _describe_files(tmp_path)
     empty, broken = tmp_path / "empty.csv", tmp_path / "broken.csv"

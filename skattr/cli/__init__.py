@@ -21,11 +21,13 @@ from skattr._release import Release
 from skattr._secret import Secret
 from skattr._version import __version__
 from skattr.cli._common import (
+    DROPNA_REVEALS,
     Output,
     add_secret_options,
     as_bounds,
     bounds_option,
     check_columns,
+    drop_missing,
     pairs,
     read_key_file,
     read_secret,
@@ -155,7 +157,8 @@ def _release(args) -> int:
     secret = read_secret(args, data)
     dropped = None
     if args.dropna:
-        data, reference, dropped = _drop_missing(args, data, reference)
+        data, reference, dropped = drop_missing(
+            args.columns, args.secret_column, data, reference)
     kind = kind_of(args.statistic)
     if args.value is not None and kind.takes_value():
         # The counted value, read as its column's type too (a 0/1 column's
@@ -207,40 +210,6 @@ def _release(args) -> int:
         output.write(rel, writer, _print_release)
     _print_release(rel)
     return 0
-
-
-#: What --dropna reveals, said where it is documented and when it drops.
-DROPNA_REVEALS = (
-    "n is public, so the number of records dropped is revealed too: if values "
-    "are missing more often in one of the secret's groups, it hints at the "
-    "share.")
-
-
-def _drop_missing(args, data, reference):
-    """--dropna: drop the records missing a value the release reads.
-
-    The released columns and the secret's, in the private data and (public,
-    so nothing is revealed by it) the reference. Prints what was dropped;
-    returns the frames and a record of it for ``--output``.
-    """
-    columns = list(dict.fromkeys([*args.columns, args.secret_column]))
-    kept = data[columns].notna().all(axis=1)
-    dropped = {"columns": columns, "records_read": len(data),
-               "records_dropped": int((~kept).sum()), "n": int(kept.sum())}
-    data = data[kept]
-    print(f"--dropna: dropped {dropped['records_dropped']} of "
-          f"{dropped['records_read']} records missing a value in "
-          f"{', '.join(map(str, columns))}; n = {dropped['n']}. "
-          f"{DROPNA_REVEALS}")
-    if isinstance(reference, pd.DataFrame):
-        present = [c for c in columns if c in reference.columns]
-        held = reference[present].notna().all(axis=1)
-        if not held.all():
-            print(f"--dropna: dropped {int((~held).sum())} of {len(reference)} "
-                  "reference records missing a value (public: reveals "
-                  "nothing).")
-            reference = reference[held]
-    return data, reference, dropped
 
 
 def _call_verb(verb, args, kwargs) -> Release:
@@ -696,12 +665,11 @@ class _Parser(argparse.ArgumentParser):
 def _translated(message: str, args) -> str:
     """Return the library's message in the command's words (its options)."""
     message = _as_options(message)
-    if (args.command == "release" and not args.dropna
-            and "holds missing (NaN) or infinite values" in message
-            and "of the private data" in message):
+    if (args.command in ("release", "describe") and not args.dropna
+            and "NaN" in message and "private data" in message):
         message += (" Or pass --dropna to drop the records that miss a value "
-                    "(n is counted again and printed; see skattr release "
-                    "--help for what that reveals).")
+                    "(n is counted again and printed; see skattr "
+                    f"{args.command} --help for what that reveals).")
     return message
 
 

@@ -12,9 +12,10 @@ import pandas as pd
 from skattr._secret import Secret
 from skattr.exceptions import SkattrError
 
-__all__ = ["Output", "add_secret_options", "as_bounds", "bounds_option",
-           "check_columns", "pairs", "read_key_file", "read_secret",
-           "read_table", "seed", "typed_value"]
+__all__ = ["DROPNA_REVEALS", "Output", "add_secret_options", "as_bounds",
+           "bounds_option", "check_columns", "drop_missing", "pairs",
+           "read_key_file", "read_secret", "read_table", "seed",
+           "typed_value"]
 
 
 def pairs(text: str) -> tuple[float, float]:
@@ -271,3 +272,37 @@ def as_bounds(given):
         raise SkattrError("Give --bounds once as LO,HI (every column), or as "
                           "COLUMN=LO,HI for each column; not both.")
     return dict(given)
+
+
+#: What --dropna reveals, said where it is documented and when it drops.
+DROPNA_REVEALS = (
+    "n is public, so the number of records dropped is revealed too: if values "
+    "are missing more often in one of the secret's groups, it hints at the "
+    "share.")
+
+
+def drop_missing(columns, secret_column, data, reference):
+    """--dropna: drop the records missing a value the release reads.
+
+    The released columns and the secret's, in the private data and (public,
+    so nothing is revealed by it) the reference. Prints what was dropped;
+    returns the frames and a record of it for ``--output``.
+    """
+    columns = list(dict.fromkeys([*columns, secret_column]))
+    kept = data[columns].notna().all(axis=1)
+    dropped = {"columns": columns, "records_read": len(data),
+               "records_dropped": int((~kept).sum()), "n": int(kept.sum())}
+    data = data[kept]
+    print(f"--dropna: dropped {dropped['records_dropped']} of "
+          f"{dropped['records_read']} records missing a value in "
+          f"{', '.join(map(str, columns))}; n = {dropped['n']}. "
+          f"{DROPNA_REVEALS}")
+    if isinstance(reference, pd.DataFrame):
+        present = [c for c in columns if c in reference.columns]
+        held = reference[present].notna().all(axis=1)
+        if not held.all():
+            print(f"--dropna: dropped {int((~held).sum())} of {len(reference)} "
+                  "reference records missing a value (public: reveals "
+                  "nothing).")
+            reference = reference[held]
+    return data, reference, dropped

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import pandas as pd
 
+from skattr._describe import described_columns
 from skattr.cli._common import (
+    DROPNA_REVEALS,
     Output,
     add_secret_options,
     as_bounds,
     bounds_option,
     check_columns,
+    drop_missing,
     read_secret,
     read_table,
     seed,
@@ -54,6 +57,10 @@ def add_describe(sub) -> None:
                            "COLUMN=LO,HI, 'robust' (the default: the "
                            "reference's range within its far-out fences) or "
                            "'reference' (its whole range)")
+    desc.add_argument("--dropna", action="store_true",
+                      help="drop the records missing a value in the described "
+                           "columns or the secret's (as pandas' dropna), count "
+                           "n again and print it. " + DROPNA_REVEALS)
     desc.add_argument("--output", default=None,
                       help="also write the table as CSV: one row per value "
                            "(statistic, column, value, noise sd)")
@@ -73,6 +80,13 @@ def _describe(args) -> int:
         check_columns(args.columns, reference, where, "--columns")
     check_columns([args.secret_column], reference, where, "--secret-column")
     secret = read_secret(args, data)
+    # The columns pandas' describe would take, in this command's words.
+    columns = (args.columns if args.columns is not None else
+               described_columns(data, secret, reference, "skattr describe",
+                                 example="--columns age income"))
+    if args.dropna:
+        data, reference, _ = drop_missing(columns, args.secret_column, data,
+                                          reference)
     kwargs = dict(secret=secret, reference=reference, epsilon=args.epsilon,
                   delta=args.delta, percentiles=tuple(args.percentiles),
                   random_state=args.random_state)
@@ -80,7 +94,7 @@ def _describe(args) -> int:
     if bounds is not None:
         kwargs["bounds"] = None if bounds == "none" else bounds
     with Output(args.output) as output:
-        described = data.attrpriv.describe(args.columns, **kwargs)
+        described = data.attrpriv.describe(columns, **kwargs)
         print(described)
         # Printed already: a failed write only says so.
         output.write(described, _write, lambda described: None)
