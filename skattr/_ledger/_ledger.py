@@ -419,16 +419,6 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
         if mechanism == "auto" and not linear:
             # No Gaussian law of a non-linear statistic here.
             mechanism = "approx-wasserstein"
-        if not linear and mechanism in self.GAUSSIAN:
-            # apgm's Gaussian noise on medians, quantiles and stds is
-            # certified for a release alone; no joint law of it is composed.
-            raise NotCertifiableError(
-                f"A ledger composes Gaussian noise on sums, means and counts "
-                f"only; mechanism={mechanism!r} on a "
-                f"{getattr(query, 'statistic', 'statistic')} is certified for "
-                "a release alone (df.attrpriv.quantile(..., mechanism="
-                f"{mechanism!r})). In a ledger, drop mechanism= (Laplace noise, "
-                "approx-wasserstein).")
         from skattr.mechanisms import MECHANISMS
 
         if mechanism not in MECHANISMS and mechanism != "auto":
@@ -439,6 +429,16 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
             raise InvalidParameterError(
                 f"Unknown mechanism {mechanism!r}.{hint} The ledger releases "
                 f"through {', '.join(self.GAUSSIAN + self.LAPLACE)}.")
+        if (not linear and mechanism in self.GAUSSIAN
+                and MECHANISMS[mechanism].releases_statistic(query)):
+            # apgm's Gaussian noise on medians, quantiles and stds is
+            # certified for a release alone; no joint law of it is composed.
+            raise NotCertifiableError(
+                f"A ledger composes Gaussian noise on sums, means and counts "
+                f"only; mechanism={mechanism!r} on a {query.statistic} is "
+                f"certified for a release alone (df.attrpriv."
+                f"{query.statistic}(..., mechanism={mechanism!r})). In a "
+                "ledger, drop mechanism= (Laplace noise, approx-wasserstein).")
         # The columns the release reads, from each frame alike (issue 42).
         frames = release_frames(query, self.secret, self._data, self.reference,
                                 bounds=self.bounds)

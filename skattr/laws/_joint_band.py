@@ -470,6 +470,12 @@ class JointBandLaw(BandsLaw):
         for c, js in columns.items():
             out, inside = per_column[c]
             lo, hi = float(self.low[c]), float(self.high[c])
+            if not hi > lo:
+                # A one-point range (a constant column): no level can move.
+                for j in js:
+                    laws[j] = CoupledDistances(np.zeros(1), np.ones(1),
+                                               largest=0.0)
+                continue
             ranks = [order_bracket(n, float(self.outputs[j][2])) for j in js]
             coarse = np.linspace(0.0, hi - lo, _ORDER_COARSE)
             tails = count_tails(out, inside, lo, hi, n, a, b, ranks, coarse)

@@ -26,6 +26,7 @@ from skattr.mechanisms._pair_laws import GaussianPairLawMechanism
 from skattr.mechanisms._registry import register
 from skattr.mechanisms._relaxations import MaxDivergenceGap
 from skattr.noise import GaussianNoise
+from skattr.theta._band import order_outputs
 from skattr.theta._spec import resolve_theta
 from skattr.utils._docstrings import fill_doc
 from skattr.utils._param_validation import Interval
@@ -187,17 +188,32 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
         self.allow_large_delta = allow_large_delta
 
     @classmethod
-    def auto_takes(cls, query) -> bool:
-        """Whether ``"auto"`` considers apgm for a median, quantile or std.
+    def releases_statistic(cls, query) -> bool:
+        """Whether apgm releases this Statistic: a median, quantile or std.
+
+        The values the bands' joint law bounds one by one (order and spread
+        coordinates, :func:`~skattr.theta._band.order_outputs`); not a
+        trimmed mean (certified by its own band law), a regression or a
+        function.
+        """
+        return order_outputs(query, 1) is not None
+
+    @classmethod
+    def auto_takes(cls, query, secrets=()) -> bool:
+        """Whether ``"auto"`` fits apgm for a median, quantile or std.
 
         For several values at once: their Gaussian noise, certified jointly,
         gains over the union of per-value tails the Wasserstein mechanisms
         split delta by. For one value their one-column coupling's Laplace
         noise is less (measured on the hospital's weight, n = 50 to 1,000,
         epsilon 0.2 to 20: 1.1x to 12x less expected error for a median, a
-        std and a 0.9 quantile), so it is not fitted for nothing.
+        std and a 0.9 quantile), so it is not fitted for nothing. Nor for a
+        secret whose pairs nest (a window, sets, pairs inside pairs): the
+        values' move laws are then read off a ladder of bounds, about 100
+        CPU-s for two quartiles (the Wasserstein mechanisms' 6).
         """
-        if not _banded(query):
+        if not cls.releases_statistic(query) or any(
+                _nested(secret) for secret in secrets):
             return False
         columns = getattr(query, "columns", None)
         return columns is None or (
@@ -206,7 +222,7 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
     @property
     def _ordered(self) -> bool:
         """Whether the query is a median, quantile or std (not linear)."""
-        return self.query is not None and not self.query.is_linear
+        return isinstance(self.query, Statistic) and not self.query.is_linear
 
     def _law_kinds(self) -> tuple:
         # A median, quantile or std: the joint law of its values over the
@@ -214,37 +230,56 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
         return ("bands",) if self._ordered else super()._law_kinds()
 
     def _validate_params(self):
-        super()._validate_params()
         if self._ordered:
+            # First: the generic checks would name Thetas and laws a median
+            # cannot take.
             self._check_ordered()
+        super()._validate_params()
 
     def _check_ordered(self) -> None:
         """Refuse, before any fit, a non-linear statistic apgm cannot certify.
 
         Gaussian noise on a median, quantile or std is certified over the
         reference's confidence bands alone (the values' coupled moves,
-        :meth:`_joint_coupled_plan`): no Gaussian or exact law of such a
-        statistic is modelled, and the bands bound no other.
+        :meth:`_joint_coupled_plan`), hiding a proportion: no Gaussian or
+        exact law of such a statistic is modelled, and the bands bound no
+        other.
         """
         query = self.query
-        if not _banded(query):
+        if not self.releases_statistic(query):
             raise NotCertifiableError(
                 f"apgm adds Gaussian noise to means, sums, counts, medians, "
                 f"quantiles and stds; Statistic {query.statistic!r} has no "
-                "certificate here. Use mechanism='approx-wasserstein' (or "
-                "'auto').")
+                "certificate here. Use mechanism='approx-wasserstein' (a "
+                "trimmed mean's default), with theta=skattr.theta.Resample() "
+                "for a regression or a function.")
         if self.law != "auto":
             raise NotCertifiableError(
                 f"apgm certifies a {query.statistic} over the reference's "
                 f"confidence bands, with no model of its law; law={self.law!r} "
-                "names a model it has none of. Drop law= (or pass "
-                "mechanism='approx-wasserstein').")
-        if "bands" not in resolve_theta(self.theta).law_kinds:
+                "names a model it has none of. Pass law='auto' (the default), "
+                "or mechanism='approx-wasserstein'.")
+        try:
+            kinds = tuple(getattr(resolve_theta(self.theta), "law_kinds", ()))
+        except (TypeError, ValueError):
+            kinds = ("bands",)    # not a Theta: the generic check says so
+        if "bands" not in kinds:
             raise NotCertifiableError(
                 f"apgm certifies a {query.statistic} over the reference's "
                 f"confidence bands only (theta='auto' or ConfidenceBand()); "
                 f"theta={self.theta!r} gives no such law. Use "
                 "mechanism='approx-wasserstein' for this Theta.")
+        secrets = (self.secret if isinstance(self.secret, (list, tuple))
+                   else [self.secret])
+        if any(getattr(secret, "property", "proportion") != "proportion"
+               for secret in secrets):
+            raise NotCertifiableError(
+                f"apgm certifies a {query.statistic} over the groups' "
+                "confidence bands, for a secret that hides a proportion "
+                "(Secret.proportion); a secret of a mean has no such bound. "
+                "Pass theta=skattr.theta.Resample() with mechanism="
+                "'approx-wasserstein' (the reference's records taken as the "
+                "population, recorded).")
 
     def _required_variance(self, laws: PairLaws
                            ) -> tuple[np.ndarray, MethodStep]:
@@ -378,13 +413,12 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
             assumed=tuple(assumptions))
 
 
-def _banded(query) -> bool:
-    """Whether the bands' joint law bounds a statistic's values one by one.
 
-    Medians, quantiles and stds (order and spread coordinates); not a
-    trimmed mean (a weighted sum of the records' moves, certified by its
-    own band law), a regression or a function.
-    """
-    kind = query.kind
-    return (not kind.band_summed()
-            and kind.band_coordinates(query, 1) is not None)
+def _nested(secret) -> bool:
+    """Whether a secret's pairs nest: a window, sets, or a pair inside a pair."""
+    if getattr(secret, "window", None) is not None or getattr(
+            secret, "sets", None) is not None:
+        return True
+    pairs = [tuple(sorted(p)) for p in (getattr(secret, "pairs", None) or ())]
+    return any(a <= c and d <= b and (a, b) != (c, d)
+               for a, b in pairs for c, d in pairs)

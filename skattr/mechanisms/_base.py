@@ -106,11 +106,6 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
     auto_candidate: bool = True
     #: It releases non-linear statistics (:class:`~skattr.Statistic`).
     accepts_statistics: bool = False
-
-    @classmethod
-    def auto_takes(cls, query) -> bool:
-        """Whether ``mechanism="auto"`` considers it for a non-linear ``query``."""
-        return cls.accepts_statistics
     #: Parameters without which ``"auto"`` does not consider it (the Markov
     #: quilt mechanism needs its ``network``).
     auto_requires: tuple = ()
@@ -131,6 +126,16 @@ class BaseMechanism(TransformerMixin, BaseEstimator, metaclass=ABCMeta,
     #: ledger composes: Gaussian noise through the statistics' joint
     #: Gaussian law, Laplace noise on each value through a coupling).
     noise: str = ""
+
+    @classmethod
+    def releases_statistic(cls, query) -> bool:
+        """Whether it releases this non-linear ``query`` (a Statistic) at all."""
+        return cls.accepts_statistics
+
+    @classmethod
+    def auto_takes(cls, query, secrets=()) -> bool:
+        """Whether ``mechanism="auto"`` fits it for a non-linear ``query``."""
+        return cls.releases_statistic(query)
 
     @property
     def _reads_pairs_on_grid(self) -> bool:

@@ -50,8 +50,9 @@ class GaussianPairLawMechanism(BaseMechanism):
 
     _reads_dask_reference = True
     calibrates = ("gaussian", "exact")
-    #: Kinds of law the default Theta may give besides ``calibrates``, which
-    #: a ``theta=`` spec cannot name (apgm: several statistics' bands).
+    #: Kinds of law the default Theta may give besides ``calibrates`` (apgm:
+    #: several statistics' bands, and a median's, quantile's or std's);
+    #: a ``theta=`` spec giving one is taken too (``ConfidenceBand``).
     _default_kinds: tuple = ()
     # Dataset privacy: a share of the n records at hand, on the grid k / n.
     _reads_pairs_on_grid = True
@@ -73,7 +74,7 @@ class GaussianPairLawMechanism(BaseMechanism):
         # Gaussian laws only).
         cls._parameter_constraints = {
             **cls._parameter_constraints,
-            "theta": [GivesLaw(tuple(cls.calibrates))
+            "theta": [GivesLaw((*cls.calibrates, *cls._default_kinds))
                       if isinstance(c, GivesLaw) else c
                       for c in cls._parameter_constraints["theta"]]}
 

@@ -19,6 +19,7 @@ import pandas as pd
 
 from skattr._persistence import persistable
 from skattr._query import check_counted_values, check_present, check_value_occurs
+from skattr._validation import numeric_block
 from skattr.backends import backend_of, is_frame
 from skattr.exceptions import (
     InvalidParameterError,
@@ -109,26 +110,32 @@ class Registry(Mapping):
         return InvalidParameterError(
             f"Unknown mechanism {mechanism!r}; available: {available}.{hint}")
 
-    def classes_for(self, mechanism: str, query=None) -> dict[str, type]:
+    def classes_for(self, mechanism: str, query=None, secret=None
+                    ) -> dict[str, type]:
         """Return the classes ``mechanism=`` means: one, or auto's candidates.
 
         ``"auto"``'s candidates are the attribute/distribution-private
         mechanisms (``auto_candidate``) that release the query: for a
-        non-linear :class:`~skattr.Statistic`, those that take it
-        (``auto_takes``: ``accepts_statistics``, and for apgm several
-        values).
+        non-linear :class:`~skattr.Statistic`, those ``auto_takes`` for it
+        and the ``secret`` (the Wasserstein mechanisms; apgm for several
+        values, its pairs not nested). A named mechanism that does not
+        release the statistic (``releases_statistic``) is refused, naming
+        those that do.
         """
         if not isinstance(mechanism, str) or (
                 mechanism != "auto" and mechanism not in self._classes):
             raise self._unknown(mechanism)
         linear = query is None or query.is_linear
         if mechanism == "auto":
+            secrets = (() if secret is None else tuple(secret)
+                       if isinstance(secret, (list, tuple)) else (secret,))
             return {name: cls for name, cls in self.items()
-                    if cls.auto_candidate and (linear or cls.auto_takes(query))}
+                    if cls.auto_candidate
+                    and (linear or cls.auto_takes(query, secrets))}
         cls = self._classes[mechanism]
-        if not linear and not cls.accepts_statistics:
+        if not linear and not cls.releases_statistic(query):
             accepting = [name for name, c in self.items()
-                         if c.accepts_statistics]
+                         if c.releases_statistic(query)]
             raise InvalidParameterError(
                 f"mechanism={mechanism!r} releases linear statistics (mean, "
                 f"sum, count, proportion); a {query.statistic} needs one of "
@@ -213,7 +220,7 @@ class Registry(Mapping):
         (``bounds=None``). ``fits`` holds outcomes already known, by name,
         and is updated.
         """
-        classes = self.classes_for(mechanism, query)
+        classes = self.classes_for(mechanism, query, secret)
         params = self.fold_keywords_of_0_2(mechanism, classes, params)
         self.check_params(mechanism, classes, params)
         _check_data(query, secret, data, reference)
@@ -458,6 +465,13 @@ def _check_data(query, secret, data, reference) -> None:
             column = getattr(s, "column", None)
             if column is not None and column in data.columns:
                 check_present(data[column], column, what="the private data")
+        columns = getattr(query, "columns", None)
+        if (query is not None and not query.is_linear and columns
+                and all(c in data.columns and pd.api.types.is_numeric_dtype(
+                    data[c].dtype) for c in columns)):
+            # A median's NaN, refused now as the release would, not after
+            # seconds of plans (a linear query's columns are checked as read).
+            numeric_block(data, list(columns), what="the private data")
     _warn_if_secret_released(query, secret)
 
 

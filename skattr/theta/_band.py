@@ -17,8 +17,8 @@ from skattr.laws._joint_band import JointBandLaw
 from skattr.theta._box import ReferenceConfidence
 
 __all__ = ["ConfidenceBand", "band_coordinates", "banded_by_default",
-           "joint_statistics", "records_coupled", "several_statistics_law",
-           "stacked_statistics"]
+           "joint_statistics", "order_outputs", "records_coupled",
+           "several_statistics_law", "stacked_statistics"]
 
 @persistable
 @dataclass(frozen=True)
@@ -41,10 +41,12 @@ class ConfidenceBand(ReferenceConfidence):
     that holds for the population.
 
     Several medians, quantiles or stds at once (quartiles, or the medians of
-    several columns; also the default, for the Wasserstein mechanisms) are
-    bounded together through the independent coupling of the moved
-    records, each value at delta / K with its own Laplace scale
-    (:class:`~skattr.laws._joint_band.JointBandLaw`).
+    several columns; also the default, for the Wasserstein mechanisms and
+    apgm) are bounded together through the independent coupling of the
+    moved records (:class:`~skattr.laws._joint_band.JointBandLaw`): each
+    value at delta / K with its own Laplace scale, or each value's law of
+    its move, for Gaussian noise certified jointly (apgm, which takes that
+    law for one such value too).
 
     For one median or quantile of one column (also the default), the
     Wasserstein mechanisms certify the quantile coupling of its two laws,
@@ -116,14 +118,14 @@ class ConfidenceBand(ReferenceConfidence):
             query = request.query
             if query_kind(query).linear:
                 return self._stacked_law(request, [(query, query.columns[0])])
-            return self._joint_law(request, _order_outputs(query, 1))
+            return self._joint_law(request, order_outputs(query, 1))
         if joint_statistics(request) is not None:
             return self._joint_law(request)
         if "box" not in request.kinds:
             # One median, quantile or std asked by a mechanism that calibrates
             # several values' bands only (apgm): their joint law of one value.
             if _bands_alone(request):
-                return self._joint_law(request, _order_outputs(
+                return self._joint_law(request, order_outputs(
                     request.query, len(request.columns)))
             request.refuse("ConfidenceBand", "laws over confidence bands")
         # One value of one column: the law its kind registered (the "band"
@@ -135,7 +137,7 @@ class ConfidenceBand(ReferenceConfidence):
                 "ConfidenceBand covers the sum, mean or trimmed mean of one "
                 "column, several sums, means and counts at once, medians, "
                 "quantiles or stds (several at once for the Wasserstein "
-                "mechanisms); use "
+                "mechanisms and apgm); use "
                 "ConfidenceBox for one count, theta=skattr.theta.Resample() "
                 "for other statistics (the reference taken as the population, "
                 "recorded).")
@@ -291,7 +293,7 @@ def _bands_alone(request) -> bool:
     """
     return ("bands" in request.kinds and "box" not in request.kinds
             and request.columns is not None
-            and _order_outputs(request.query, len(request.columns)) is not None)
+            and order_outputs(request.query, len(request.columns)) is not None)
 
 
 def _one_value(request, kind) -> bool:
@@ -317,7 +319,7 @@ def records_coupled(query) -> bool:
     if kind.linear:
         return not kind.counts
     return (kind.band_spacings()
-            and len(_order_outputs(query, 1) or ()) == 1)
+            and len(order_outputs(query, 1) or ()) == 1)
 
 
 def _check_several(request) -> None:
@@ -370,11 +372,11 @@ def joint_statistics(request) -> list[tuple[int, str, float]] | None:
     of one or more columns, in the order the statistic releases them (a
     column's levels side by side); None for one value, or another statistic.
     """
-    outputs = _order_outputs(request.query, len(request.columns))
+    outputs = order_outputs(request.query, len(request.columns))
     return outputs if outputs is not None and len(outputs) > 1 else None
 
 
-def _order_outputs(query, columns: int) -> list[tuple[int, str, float]] | None:
+def order_outputs(query, columns: int) -> list[tuple[int, str, float]] | None:
     """Return (column index, kind, parameter) per value of quantiles or stds.
 
     In the order the statistic releases them (a column's levels side by

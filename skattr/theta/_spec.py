@@ -176,8 +176,8 @@ class FitAndBootstrap(ThetaSpec):
       valid for the population the reference was sampled from;
     - the sum or mean, or one median or quantile, of one column, hiding a
       proportion, and (for the Wasserstein mechanisms) one column's std or
-      trimmed mean, several sums, means and counts at once, or several
-      medians, quantiles or stds at once: the reference's simultaneous
+      trimmed mean, and (for them and apgm) several sums, means and counts
+      at once, or medians, quantiles or stds: the reference's simultaneous
       confidence bands and the clipping range
       (:class:`~skattr.theta.ConfidenceBand`), valid for the population; a
       column with no clipping range is refused. The statistic's kind
@@ -221,8 +221,8 @@ class FitAndBootstrap(ThetaSpec):
         A count's is its confidence box; one column's sum, mean, median or
         quantile, hiding a proportion, its confidence bands (and, for the
         Wasserstein mechanisms, a std's or trimmed mean's, any value whose
-        kind registered a band law, several sums', means' and counts', and
-        several medians', quantiles' or stds'). Another statistic asked
+        kind registered a band law; for them and apgm, several sums', means'
+        and counts', and medians', quantiles' or stds'). Another statistic asked
         of the Wasserstein mechanisms is refused (``theta=Resample()`` is
         the explicit choice of the resampling model); under
         ``law="gaussian"``, the bootstrap's moments.
@@ -232,7 +232,7 @@ class FitAndBootstrap(ThetaSpec):
         # What the confidence bands cover, as the statistic's kind says: one
         # value whose kind registered a band law (for the mechanisms the
         # kind names), and several sums, means and counts, or medians,
-        # quantiles and stds, for the Wasserstein mechanisms.
+        # quantiles and stds, for the Wasserstein mechanisms and apgm.
         if banded_by_default(request):
             return self._band_law(request)
         if "resampling" in request.kinds and not request.counting():

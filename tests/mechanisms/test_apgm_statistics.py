@@ -14,7 +14,11 @@ import pytest
 import skattr
 from skattr import Statistic
 from skattr.datasets import make_hospital
-from skattr.exceptions import NotCertifiableError
+from skattr.exceptions import (
+    DataValidationError,
+    InvalidParameterError,
+    NotCertifiableError,
+)
 from skattr.mechanisms import AttributePrivateGaussian
 
 REFERENCE = make_hospital(2000, random_state=0)
@@ -77,22 +81,36 @@ def no_fit(monkeypatch):
 
 @pytest.mark.parametrize("query, options, said", [
     (Statistic.trimmed_mean("weight"), {}, "approx-wasserstein"),
-    (Statistic.ols("weight", ["height"]), {}, "approx-wasserstein"),
-    (Statistic.median("weight"), {"law": "gaussian"}, "Drop law="),
+    (Statistic.ols("weight", ["height"]), {}, "Resample"),
+    (Statistic.median("weight"), {"law": "gaussian"}, "law='auto'"),
     (Statistic.quantile("weight", [0.25, 0.75]), {"theta": "moments"},
      "ConfidenceBand"),
+    # Named before the generic constraint, which lists Thetas a median
+    # cannot take either.
+    (Statistic.median("weight"), {"theta": skattr.theta.Resample()},
+     "confidence bands only"),
+    (Statistic.quantile("weight", [0.25, 0.75]),
+     {"secret": skattr.Secret.mean("weight", pairs=[(140, 150)])},
+     "hides a proportion"),
 ])
 def test_what_apgm_cannot_certify_is_refused_before_any_fit(query, options,
                                                             said, no_fit):
-    mech = AttributePrivateGaussian(query=query, secret=SECRET, **options)
+    options = {"secret": SECRET, **options}
+    mech = AttributePrivateGaussian(query=query, **options)
     with pytest.raises(NotCertifiableError, match=said):
         mech.fit(REFERENCE)
 
 
 def test_a_ledger_refuses_gaussian_noise_on_quantiles_before_spending():
     ledger = PRIVATE.attrpriv.ledger(budget=(3.0, 1e-3), **KW)
-    with pytest.raises(NotCertifiableError, match="in a ledger|In a ledger"):
+    with pytest.raises(NotCertifiableError, match="In a ledger") as refused:
         ledger.quantile("weight", [0.25, 0.75], epsilon=1.0, mechanism="apgm")
+    assert "df.attrpriv.quantile(" in str(refused.value)
+    with pytest.raises(NotCertifiableError, match="df.attrpriv.std\\("):
+        ledger.std("weight", epsilon=1.0, mechanism="apgm")
+    # A Gaussian mechanism that releases no median at all is told so.
+    with pytest.raises(InvalidParameterError, match="linear statistics"):
+        ledger.median("weight", epsilon=1.0, mechanism="expm-gaussian")
     assert ledger.spent == (0.0, 0.0) and not ledger.releases
     # Its default for quantiles stays Laplace noise, certified jointly.
     release = ledger.quantile("weight", [0.25, 0.75], epsilon=1.0)
@@ -110,6 +128,16 @@ def test_a_fitted_estimator_survives_its_file():
     assert after.summary().as_text() == before.summary().as_text()
 
 
+def test_a_constant_column_s_levels_take_no_noise():
+    # A site code: its clipping range is one point, so no level can move.
+    private, reference = PRIVATE.assign(site=7.0), REFERENCE.assign(site=7.0)
+    release = private.attrpriv.quantile(
+        "site", [0.25, 0.75], secret=SECRET, reference=reference,
+        mechanism="apgm", random_state=0)
+    assert release.values.tolist() == [7.0, 7.0]
+    assert np.all(release.noise_std == 0)
+
+
 def test_a_noise_whose_variance_underflows_is_refused():
     # Values of order 1e-170: the certified sd squares to 0 in floating
     # point, which would release the quantiles bare.
@@ -121,3 +149,12 @@ def test_a_noise_whose_variance_underflows_is_refused():
             "x", [0.25, 0.75], secret=skattr.Secret.proportion(
                 "g", 1, pairs=[(0.4, 0.6)]), reference=reference,
             bounds={"x": (0, 1e-170)}, mechanism="apgm")
+
+
+def test_a_missing_value_is_refused_before_any_fit(no_fit):
+    # auto would fit and plan apgm and the Wasserstein mechanisms (seconds)
+    # before the release read the NaN.
+    private = PRIVATE.copy()
+    private.loc[private.index[5], "weight"] = np.nan
+    with pytest.raises(DataValidationError, match=r"NaN .* \['weight'\]"):
+        private.attrpriv.quantile("weight", [0.25, 0.75], **KW)

@@ -257,9 +257,14 @@ def test_accessor_verbs_for_any_statistic():
     assert private.attrpriv.agg("median", ["age"], **kw).sensitivity == \
         pytest.approx(median.sensitivity)
     pd.testing.assert_frame_equal(private, before)
+    # A mechanism that releases linear statistics only names those that
+    # release a median.
+    with pytest.raises(InvalidParameterError, match="linear statistics"):
+        private.attrpriv.median(["age"], mechanism="expm-gaussian", **kw)
     # apgm's Gaussian noise on a median rests on the bands alone: the
-    # resampling Theta is refused, naming the Thetas it takes.
-    with pytest.raises(InvalidParameterError, match="'theta' parameter"):
+    # resampling Theta is refused, naming the laws it takes (the bare
+    # estimator says why: tests/mechanisms/test_apgm_statistics.py).
+    with pytest.raises(InvalidParameterError, match="'bands'"):
         private.attrpriv.median(["age"], mechanism="apgm", **kw)
     with pytest.raises(InvalidParameterError, match="linear statistics"):
         private.attrpriv.leakage(["age"], statistic="median", secret=secret,

@@ -73,6 +73,23 @@ def test_auto_considers_apgm_for_several_medians_quantiles_or_stds_only():
                   Statistic.ols("y", ["x"]),
                   Statistic.function(lambda frame: frame.mean(), "x")):
         assert auto(other) == laplace, other
+        # Named, apgm is refused for them, and not offered as the way out.
+        with pytest.raises(InvalidParameterError, match="linear statistics"
+                           ) as refused:
+            MECHANISMS.classes_for("expm-gaussian", other)
+        assert "apgm" not in str(refused.value)
+    # A secret whose pairs nest: the move laws come off a ladder of bounds
+    # (about 100 CPU-s for two quartiles), so auto does not fit apgm.
+    quartiles = Statistic.quantile("x", [0.25, 0.75])
+    flat = skattr.Secret.proportion("g", 1, pairs=[(0.4, 0.6)])
+    assert "apgm" in MECHANISMS.classes_for("auto", quartiles, flat)
+    for nested in (skattr.Secret.proportion("g", 1, window=0.2,
+                                            support=(0.3, 0.7)),
+                   skattr.Secret.proportion("g", 1,
+                                            pairs=[(0.3, 0.7), (0.4, 0.6)]),
+                   [flat, skattr.Secret.proportion("g", 1, sets=[(0, 0.3),
+                                                                 (0.6, 1)])]):
+        assert set(MECHANISMS.classes_for("auto", quartiles, nested)) == laplace
 
 
 def test_register_refuses_a_nameless_class_or_a_taken_name():

@@ -195,8 +195,8 @@ def test_a_spec_giving_no_law_a_mechanism_calibrates_is_refused_before_fit(
     monkeypatch.setattr(Resample, "fit_law",
                         lambda self, request: asked.append(request))
     with pytest.raises(InvalidParameterError, match=(
-            r"giving a law this mechanism calibrates \('gaussian', 'exact' "
-            r"or 'box'\)\. Got Resample")):
+            r"giving a law this mechanism calibrates \('gaussian', 'exact', "
+            r"'box' or 'bands'\)\. Got Resample")):
         AttributePrivateGaussian(query=skattr.Query.mean(["x"]), secret=SECRET,
                                  theta=Resample()).fit(reference)
     assert asked == []
@@ -359,9 +359,10 @@ def test_a_theta_class_is_refused_as_a_parameter_not_called(reference):
 
 
 def test_each_mechanism_takes_the_kinds_of_law_it_calibrates():
-    # The theta= constraint follows each class's calibrates: the Laplace
-    # Expected Value mechanisms take Gaussian laws only, so a stated box is
-    # refused by their parameter check, not at fit with a loop of advice.
+    # The theta= constraint follows each class's calibrates (and the kinds
+    # its default Theta gives: apgm's bands): the Laplace Expected Value
+    # mechanisms take Gaussian laws only, so a stated box is refused by
+    # their parameter check, not at fit with a loop of advice.
     from skattr.mechanisms import MECHANISMS
     from skattr.theta import ProbabilityBox
     from skattr.theta._protocol import GivesLaw
@@ -372,7 +373,8 @@ def test_each_mechanism_takes_the_kinds_of_law_it_calibrates():
         gives = [c for c in cls._parameter_constraints.get("theta", ())
                  if isinstance(c, GivesLaw)]
         if gives:
-            assert gives[0].kinds == tuple(cls.calibrates), name
+            assert gives[0].kinds == (*cls.calibrates,
+                                      *getattr(cls, "_default_kinds", ())), name
             seen += 1
     assert seen >= 10
     box = ProbabilityBox([0.2, 0.4], [0.3, 0.5])
