@@ -20,27 +20,12 @@ would have probability below 3e-4 if it held.
 import numpy as np
 import pandas as pd
 import pytest
+from _populations import SUPPORT, lognormal, pareto, points, two_modes
 from scipy import stats
 
 import skattr
 
 N, PAIR, REFERENCE = 30, (0.4, 0.6), 200
-SUPPORT = np.arange(11)
-
-
-def _discretised(weights):
-    weights = np.asarray(weights, dtype=float)
-    return weights / weights.sum()
-
-
-def _lognormal(mu, sigma):
-    cdf = stats.lognorm.cdf(SUPPORT + 0.5, sigma, scale=np.exp(mu))
-    return _discretised(np.diff(np.concatenate([[0.0], cdf[:-1], [1.0]])))
-
-
-def _pareto(shape):
-    cdf = stats.pareto.cdf(SUPPORT + 1.5, shape)
-    return _discretised(np.diff(np.concatenate([[0.0], cdf[:-1], [1.0]])))
 
 
 def _function_of_x(px, f):
@@ -60,43 +45,31 @@ def _bernoulli(p):
     return law
 
 
-def _two_modes(low, high, weight):
-    law = (weight * stats.binom.pmf(SUPPORT, 10, low)
-           + (1 - weight) * stats.binom.pmf(SUPPORT, 10, high))
-    return _discretised(law)
-
-
-def _points(p):
-    law = np.zeros(11)
-    law[[0, 10]] = [1 - p, p]
-    return law
-
-
 # Per population: (joint law in the group, joint law outside, ranges).
 POPULATIONS = {
     "lognormal, y = x + 1 (difference constant)": (
-        _function_of_x(_lognormal(0.6, 0.5), lambda x: np.minimum(x + 1, 10)),
-        _function_of_x(_lognormal(0.2, 0.9), lambda x: np.minimum(x + 1, 10)),
+        _function_of_x(lognormal(0.6, 0.5), lambda x: np.minimum(x + 1, 10)),
+        _function_of_x(lognormal(0.2, 0.9), lambda x: np.minimum(x + 1, 10)),
         {"x": (0, 10), "y": (0, 10)}),
     "pareto, y = 10 - x (falling)": (
-        _function_of_x(_pareto(1.2), lambda x: 10 - x),
-        _function_of_x(_pareto(2.5), lambda x: 10 - x),
+        _function_of_x(pareto(1.2), lambda x: 10 - x),
+        _function_of_x(pareto(2.5), lambda x: 10 - x),
         {"x": (0, 10), "y": (0, 10)}),
     "point masses, y = 10 - x": (
-        _function_of_x(_points(0.7), lambda x: 10 - x),
-        _function_of_x(_points(0.3), lambda x: 10 - x),
+        _function_of_x(points(0.7), lambda x: 10 - x),
+        _function_of_x(points(0.3), lambda x: 10 - x),
         {"x": (0, 10), "y": (0, 10)}),
     "certain: (10, 0) inside, (0, 10) outside": (
-        _function_of_x(_points(1.0), lambda x: 10 - x),
-        _function_of_x(_points(0.0), lambda x: 10 - x),
+        _function_of_x(points(1.0), lambda x: 10 - x),
+        _function_of_x(points(0.0), lambda x: 10 - x),
         {"x": (0, 10), "y": (0, 10)}),
     "nearly certain, y = x": (
-        _function_of_x(_points(0.9), lambda x: x),
-        _function_of_x(_points(0.1), lambda x: x),
+        _function_of_x(points(0.9), lambda x: x),
+        _function_of_x(points(0.1), lambda x: x),
         {"x": (0, 10), "y": (0, 10)}),
     "two modes and a rare 0/1": (
-        _independent(_two_modes(0.1, 0.9, 0.3), _bernoulli(0.02)),
-        _independent(_two_modes(0.1, 0.9, 0.6), _bernoulli(0.10)),
+        _independent(two_modes(0.1, 0.9, 0.3), _bernoulli(0.02)),
+        _independent(two_modes(0.1, 0.9, 0.6), _bernoulli(0.10)),
         {"x": (0, 10), "y": (0, 1)}),
 }
 

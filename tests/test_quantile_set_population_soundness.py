@@ -36,50 +36,31 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from _populations import (
+    SUPPORT,
+    lognormal,
+    normalised,
+    pareto,
+    points,
+    two_modes,
+)
 from scipy import stats
 from scipy.signal import fftconvolve
 
 import skattr
 
 N, PAIR, REFERENCE, EPSILON = 25, (0.2, 0.8), 2000, 1.0
-SUPPORT = np.arange(11)
-
-
-def _normalised(weights):
-    weights = np.asarray(weights, dtype=float)
-    return weights / weights.sum()
-
-
-def _points(p, low=0, high=10):
-    law = np.zeros(11)
-    law[[low, high]] = [1 - p, p]
-    return law
-
-
-def _two_modes(low, high, weight):
-    return _normalised(weight * stats.binom.pmf(SUPPORT, 10, low)
-                       + (1 - weight) * stats.binom.pmf(SUPPORT, 10, high))
-
-
-def _lognormal(mu, sigma):
-    cdf = stats.lognorm.cdf(SUPPORT + 0.5, sigma, scale=np.exp(mu))
-    return _normalised(np.diff(np.concatenate([[0.0], cdf[:-1], [1.0]])))
-
-
-def _pareto(shape):
-    cdf = stats.pareto.cdf(SUPPORT + 1.5, shape)
-    return _normalised(np.diff(np.concatenate([[0.0], cdf[:-1], [1.0]])))
 
 
 # Per population: (law in the group, law outside).
 POPULATIONS = {
-    "certain: 10 inside, 0 outside": (_points(1.0), _points(0.0)),
-    "nearly certain: 10 inside, 0 outside": (_points(0.95), _points(0.05)),
-    "point masses at 0 and 10": (_points(0.7), _points(0.3)),
-    "two modes": (_two_modes(0.1, 0.9, 0.3), _two_modes(0.1, 0.9, 0.6)),
-    "lognormal": (_lognormal(0.6, 0.5), _lognormal(0.2, 0.9)),
-    "pareto": (_pareto(1.2), _pareto(2.5)),
-    "a gap: 2 or 8": (_points(0.55, 2, 8), _points(0.45, 2, 8)),
+    "certain: 10 inside, 0 outside": (points(1.0), points(0.0)),
+    "nearly certain: 10 inside, 0 outside": (points(0.95), points(0.05)),
+    "point masses at 0 and 10": (points(0.7), points(0.3)),
+    "two modes": (two_modes(0.1, 0.9, 0.3), two_modes(0.1, 0.9, 0.6)),
+    "lognormal": (lognormal(0.6, 0.5), lognormal(0.2, 0.9)),
+    "pareto": (pareto(1.2), pareto(2.5)),
+    "a gap: 2 or 8": (points(0.55, 2, 8), points(0.45, 2, 8)),
 }
 
 
@@ -209,8 +190,8 @@ def test_the_check_can_tell_a_false_certificate():
 def test_the_order_law_matches_every_dataset_enumerated():
     # Five records (two inside, three out) on 0..10 with sparse laws: every
     # dataset enumerated, its order statistics at ranks 1 and 3 tallied.
-    inside = _normalised([1, 0, 2, 0, 0, 3, 0, 0, 1, 0, 1])
-    outside = _normalised([0, 2, 0, 1, 0, 0, 2, 0, 0, 3, 0])
+    inside = normalised([1, 0, 2, 0, 0, 3, 0, 0, 1, 0, 1])
+    outside = normalised([0, 2, 0, 1, 0, 0, 2, 0, 0, 3, 0])
     k, n, ranks = 2, 5, (1, 3)
     want = np.zeros((11, 11))
     support_in, support_out = np.flatnonzero(inside), np.flatnonzero(outside)
