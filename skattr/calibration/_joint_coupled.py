@@ -291,9 +291,7 @@ def _gaussian_entry(laws, scales: np.ndarray, epsilon: float, asked=None
     skipped when the union or the dual bound already certifies ``asked``
     (:func:`_certified`; only whether the least bound does is asked).
     """
-    missing = sum(m for _, _, m in laws)
-    finite = [((d / s) ** 2, p) for (d, p, _), s in zip(laws, scales,
-                                                          strict=True)]
+    finite, missing = _scaled(laws, scales, 2)
     top = math.sqrt(sum(float(v[-1]) for v, _ in finite))
     levels = _levels(finite)
     mu = _mu_grid(top, epsilon, np.sqrt(np.maximum(levels[0], 0.0)))
@@ -310,11 +308,33 @@ def _gaussian_entry(laws, scales: np.ndarray, epsilon: float, asked=None
     return min(1.0, missing + bounds[name]), name
 
 
+def _scaled(laws, scales, power: int) -> tuple[list, float]:
+    """Return each law's (|D_j| / s_j) ** power, finite part, and the missing mass.
+
+    A value without noise (s_j = 0) that moves, or a ratio beyond floating
+    point, is at an infinite distance: its mass joins the laws' missing
+    mass, charged whole (the hockey-stick is at most 1), as a law's own
+    missing mass is; a value without noise that does not move is at 0.
+    """
+    finite, missing = [], 0.0
+    for (d, p, m), s in zip(laws, scales, strict=True):
+        with np.errstate(over="ignore"):
+            v = ((d / s) ** power if s > 0
+                 else np.where(d > 0, np.inf, 0.0))
+        far = ~np.isfinite(v)
+        missing += m + float(p[far].sum())
+        if far.all():
+            v, p = np.zeros(1), np.zeros(1)
+        else:
+            v, p = v[~far], p[~far]
+        finite.append((v, p))
+    return finite, missing
+
+
 def _laplace_entry(laws, b: np.ndarray, epsilon: float, asked=None
                    ) -> tuple[float, str]:
     """Certified delta of one pair's K laws at Laplace scales (and the bound)."""
-    missing = sum(m for _, _, m in laws)
-    finite = [(d / s, p) for (d, p, _), s in zip(laws, b, strict=True)]
+    finite, missing = _scaled(laws, b, 1)
     top = sum(float(v[-1]) for v, _ in finite)
     if top <= epsilon:
         return min(1.0, missing), "union"
@@ -538,7 +558,10 @@ def _search(prepared, entry, epsilon, delta, start, allocate, targets):
             direction /= np.exp(np.mean(np.log(direction)))
             found = certificate(direction, best[3])
             total = float(np.sum(found[0] ** 2))
-            over = float(np.max(found[0] / cap))
+            # A value capped at no noise may take none (0 / 0 is not over).
+            over = float(np.max(np.divide(
+                found[0], cap, out=np.where(found[0] > 0, np.inf, 0.0),
+                where=cap > 0)))
             if over > 1:
                 return total * over * over
             if total < np.sum(best[0] ** 2):

@@ -50,6 +50,29 @@ def test_a_point_mass_is_certified_at_least_its_exact_delta(d, eps):
     assert got <= exact * 1.01 + 1e-12          # the breaks make it exact
 
 
+@pytest.mark.parametrize("noise", ["gaussian", "laplace"])
+def test_a_value_without_noise_is_charged_its_chance_of_moving(noise):
+    # Value 1 moves with chance 0.01 under a scale so small that its ratio
+    # overflows (as a search's scale can, on a quantile whose union split
+    # gave it next to no noise); value 2 is a point mass at 1, scale 2. The
+    # moving mass is charged whole, on top of value 2's exact delta, with no
+    # NaN or floating-point warning on the way (a red team saw 0/0 and
+    # inf - inf).
+    import warnings
+
+    delta_of = joint_gaussian_delta if noise == "gaussian" else joint_laplace_delta
+    alone = delta_of([_laws(([1.0], [1.0]))], [2.0], 1.0)
+    for tiny in (1e-300, 5e-324):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = delta_of([_laws(([0.0, 5.0], [0.99, 0.01]), ([1.0], [1.0]))],
+                           [tiny, 2.0], 1.0)
+        assert alone + 0.01 * 0.99 <= got <= alone + 0.01 + 1e-9
+    # Not moving at all: nothing charged, however little its noise.
+    got = delta_of([_laws(([0.0], [1.0]), ([1.0], [1.0]))], [5e-324, 2.0], 1.0)
+    assert got == pytest.approx(alone, rel=1e-6, abs=1e-12)
+
+
 @pytest.mark.parametrize("far", [10.0, 1e3, 1e5])
 def test_a_far_rare_atom_does_not_hide_a_coordinate(far):
     # Coordinate 1 sits at d; coordinate 2 is 0 but for chance 1e-12 at far.
