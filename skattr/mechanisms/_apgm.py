@@ -18,6 +18,7 @@ from skattr.calibration._pair_noise import (
 )
 from skattr.exceptions import NotCertifiableError
 from skattr.laws._gaussian import PairLaws
+from skattr.laws._joint_band import widest_pairs_of
 from skattr.mechanisms._keywords_of_0_2 import (
     pair_law_keywords,
     takes_keywords_of_0_2,
@@ -413,12 +414,14 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
             assumed=tuple(assumptions))
 
 
-
 def _nested(secret) -> bool:
-    """Whether a secret's pairs nest: a window, sets, or a pair inside a pair."""
+    """Whether a secret's pairs nest: a window, sets, or a pair inside a pair.
+
+    The test the joint law's move laws make (``widest_pairs_of``'s inner
+    pairs send them to the ladder of bounds), on the stated pairs.
+    """
     if getattr(secret, "window", None) is not None or getattr(
             secret, "sets", None) is not None:
         return True
-    pairs = [tuple(sorted(p)) for p in (getattr(secret, "pairs", None) or ())]
-    return any(a <= c and d <= b and (a, b) != (c, d)
-               for a, b in pairs for c, d in pairs)
+    pairs = [tuple(map(float, p)) for p in (getattr(secret, "pairs", None) or ())]
+    return any(inner for _, _, inner in widest_pairs_of(pairs))
