@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from skattr._secret import Secret
+from skattr._statistic import Statistic
 from skattr.exceptions import DataValidationError, InvalidParameterError
 from skattr.utils._stack import warnings_once
 
@@ -138,10 +139,12 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
                     budget=(float(epsilon), delta), theta=theta,
                     bounds=bounds, random_state=random_state)
     share = float(epsilon) / 2 if levels else float(epsilon)
+    noise = ({"mechanism": "apgm"} if _gaussian(columns, levels, secret, theta)
+             else {})
     with warnings_once():   # the means and percentiles clip the same columns
-        means = ledger.mean(columns, epsilon=share, delta=delta)
+        means = ledger.mean(columns, epsilon=share, delta=delta, **noise)
         found = (ledger.quantile(columns, levels, epsilon="remaining",
-                                 delta=delta) if levels else None)
+                                 delta=delta, **noise) if levels else None)
     index = ["count", "mean"]
     values = [[float(len(frame))] * len(columns), list(means.values)]
     noise = [[0.0] * len(columns), list(means.noise_std)]
@@ -158,6 +161,33 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
                        noise_std=pd.DataFrame(noise, index=index,
                                               columns=columns),
                        ledger=ledger)
+
+
+def _gaussian(columns, levels, secret, theta) -> bool:
+    """Whether the table's values take Gaussian noise (apgm), certified jointly.
+
+    When apgm takes its percentiles (several values at once,
+    :meth:`~skattr.mechanisms.AttributePrivateGaussian.auto_takes`) over
+    the reference's bands (a proportion secret, a Theta of bands): the
+    means and percentiles are then one Gaussian block of the ledger's
+    joint certificate, each value its own scale. The weight's quartiles
+    of the hospital (n = 200, epsilon 4) take noise of sd 36-43, against
+    148-157 with each value's Laplace tail at its share of delta
+    (``docs/performance.md``). Otherwise Laplace noise, as a ledger's
+    default.
+    """
+    from skattr.mechanisms import AttributePrivateGaussian
+    from skattr.theta._spec import resolve_theta
+
+    if not levels or not isinstance(secret, Secret) or (
+            secret.property != "proportion"):
+        return False
+    try:
+        bands = getattr(resolve_theta(theta), "band_confidence", None)
+    except ValueError:
+        return False            # refused by the ledger, in its words
+    return bands is not None and AttributePrivateGaussian.auto_takes(
+        Statistic.quantile(columns, levels), [secret])
 
 
 def described_columns(frame, secret, reference, caller: str,

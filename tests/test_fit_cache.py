@@ -347,7 +347,9 @@ def test_a_repeated_describe_fits_plans_and_bounds_nothing_again(
 
     first = describe()
     work = (len(counted), len(planned), len(laws))
-    assert work[0] >= 1 and work[1] >= 5 and work[2] == 1  # epsilon searched
+    # The mean, then the median's epsilon searched (bracketed, then regula
+    # falsi: two plans at least).
+    assert work[0] >= 1 and work[1] >= 3 and work[2] == 1
     again = describe()
     assert (len(counted), len(planned), len(laws)) == work
     pd.testing.assert_frame_equal(again.table, first.table)

@@ -226,3 +226,44 @@ def test_a_quantile_is_the_order_statistic_the_oracle_reads():
     values = skattr.Statistic.quantile("x", [0.25, 0.5, 0.75]).evaluate(private)
     ordered = np.sort(private["x"].to_numpy())
     assert np.array_equal(np.asarray(values, dtype=float), ordered[[6, 12, 18]])
+
+
+def _ledger_releases(name, draws, seed=47):
+    """Per reference drawn: a default ledger's two apgm releases (0.25, then 0.75)."""
+    inside, outside = POPULATIONS[name]
+    rng = np.random.default_rng(seed)
+    secret = skattr.Secret.proportion("g", 1, pairs=[PAIR])
+    laws = [order_law(inside, outside, round(a * N), N, [6, 18])
+            for a in PAIR]
+    for _ in range(draws):
+        reference = _reference(rng, inside, outside)
+        private = reference.sample(N, random_state=0)
+        ledger = private.attrpriv.ledger(
+            secret=secret, reference=reference, budget=(2.0, 1e-3),
+            bounds={"x": (0, 10)}, random_state=0)
+        for level in (0.25, 0.75):
+            ledger.quantile("x", level, epsilon=1.0, mechanism="apgm")
+        yield ledger, laws
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["certain: 10 inside, 0 outside",
+                                  "a gap: 2 or 8", "lognormal"])
+def test_a_ledger_of_gaussian_quantiles_holds_for_the_population(name):
+    # Two releases of one level each, Gaussian noise, composed by the
+    # ledger over the bands' one coupling (no stated model): the joint
+    # release of both values, at the ledger's joint epsilon, against the
+    # exact law of the two order statistics.
+    draws, false = 3, 0
+    for ledger, laws in _ledger_releases(name, draws):
+        assert [e.release.plan.noise for e in ledger.releases] == [
+            "gaussian", "gaussian"]
+        scales = [float(np.sqrt(e.noise_cov[0, 0])) for e in ledger.releases]
+        eps, delta = ledger.spent
+        assert eps <= 2.0 * (1 + 1e-9)
+        truth = true_delta(laws, scales, eps)
+        false += truth > delta * 1.02 + 1e-9
+        if name.startswith("certain"):
+            # The check is not idle there: 0.6 of the noise is false.
+            assert true_delta(laws, [0.6 * s for s in scales], eps) > delta
+    assert false <= 1, f"{false} of {draws} joint certificates are false"

@@ -91,6 +91,8 @@ SPLIT_GRID = np.concatenate([np.linspace(0.0, 0.1, 11)[1:],
                              np.geomspace(0.1, 8.0, 120)[1:]])
 # The Lagrange multipliers tried (delta's price in epsilon).
 _PRICES = np.geomspace(1e-2, 1e9, 221)
+# The Gaussian values alone: their epsilon to this relative precision.
+_BISECTION_RTOL = 1e-4
 # Relative slack on a delta compared with the budget (sums of a few
 # thousand non-negative floats).
 _ROUNDING = 1e-9
@@ -169,6 +171,37 @@ def _gaussian_table(per_pair, block, grid) -> np.ndarray:
         for laws in per_pair])
 
 
+def _gaussian_alone(per_pair, block, delta: float) -> tuple[float, float]:
+    """Return the least epsilon (relative 1e-4) at which the block fits ``delta``.
+
+    Bisection between 0 and the split grid's largest epsilon; only an
+    epsilon whose worst pair's delta was computed to fit is returned, so
+    the answer is a certificate whatever the bound's shape in epsilon.
+    """
+    coords, scales, own = block
+
+    def worst(epsilon):
+        return max(joint_gaussian_delta([tuple(laws[j] for j in coords)],
+                                        scales, epsilon)
+                   for laws in per_pair)
+
+    found = worst(0.0)
+    if found <= delta:
+        return 0.0, found
+    low, high = 0.0, float(own * SPLIT_GRID[-1])
+    found = worst(high)
+    if found > delta:
+        return math.inf, math.inf
+    while high - low > _BISECTION_RTOL * high:
+        middle = (low + high) / 2
+        at = worst(middle)
+        if at <= delta:
+            high, found = middle, at
+        else:
+            low = middle
+    return high, found
+
+
 def composed_epsilon(per_pair, units, delta: float, *,
                      gaussian=None) -> tuple[float, float]:
     """Return the least joint epsilon found at ``delta`` and its delta.
@@ -209,6 +242,9 @@ def composed_epsilon(per_pair, units, delta: float, *,
     if len(per_pair) == 0 or not np.all(np.isfinite(own)) or np.any(own <= 0):
         # Nothing to compose over, or no grid to read a split on: no bound.
         return math.inf, math.inf
+    if not units:
+        # The Gaussian values alone: no split, the least epsilon they fit.
+        return _gaussian_alone(per_pair, gaussian, delta)
     grids = own[:, None] * SPLIT_GRID[None, :]
     grids = np.concatenate([grids, own[:, None]], axis=1)
     tables = _tables(per_pair, units, grids[:len(units)])  # pair x unit x grid

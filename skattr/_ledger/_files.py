@@ -480,6 +480,19 @@ def _check_header(record) -> None:
 _LAPLACE_NUMBERS = ("epsilon", "delta", "beta", "scale")
 
 
+def _base(query) -> bool:
+    """Whether ``query`` is a Gaussian release's base statistic.
+
+    A sum or count (:func:`~skattr._ledger._joint.single_statistics`), or
+    one median, quantile or std of one column (no function: code is never
+    saved).
+    """
+    return isinstance(query, Query) or (
+        isinstance(query, Statistic) and query.func is None
+        and query.columns is not None and len(query.columns) == 1
+        and query.n_outputs(query.columns) == 1)
+
+
 def _check_entry(entry) -> None:
     if not isinstance(entry, LedgerEntry):
         raise ValueError("a release is not a LedgerEntry")
@@ -488,7 +501,7 @@ def _check_entry(entry) -> None:
             and isinstance(entry.record.get("values"), dict))):
         raise ValueError("a release holds neither its Release nor its record")
     if not isinstance(entry.statistics, tuple) or not all(
-            isinstance(s, tuple) and len(s) == 2 and isinstance(s[0], Query)
+            isinstance(s, tuple) and len(s) == 2 and _base(s[0])
             for s in entry.statistics):
         raise ValueError("the statistics are not (query, weight) pairs")
     for query, weight in entry.statistics:

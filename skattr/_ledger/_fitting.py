@@ -2,9 +2,9 @@
 
 :class:`FitsToBudget` gives :class:`~skattr.Ledger` the search: the joint
 epsilon grows with a release's own epsilon (less noise), so the release is
-planned at epsilons bracketed and bisected in log scale, and the last plan
-whose joint epsilon was computed and is within the budget is the one
-released.
+planned at epsilons bracketed and narrowed in log scale (regula falsi), and
+the last plan whose joint epsilon was computed and is within the budget is
+the one released.
 """
 
 from __future__ import annotations
@@ -41,9 +41,10 @@ class FitsToBudget:
 
         The joint epsilon grows with the release's own epsilon (less
         noise), so the largest own epsilon whose joint epsilon is within
-        the budget is found by bracketing and bisection in log scale, to a
-        relative 1e-3, from below: the plan returned is one whose joint
-        epsilon was computed and is within the budget.
+        the budget is found by bracketing and regula falsi in log scale, to
+        a relative 1e-3 (or until the joint epsilon is within 0.1% of the
+        budget), from below: the plan returned is one whose joint epsilon
+        was computed and is within the budget.
         """
         limit = self.budget[0] * (1 + BUDGET_RTOL)
         tried, caught, chosen = [], [], None
@@ -89,6 +90,7 @@ class FitsToBudget:
 
         # Bracket: double while the release fits, halve while it does not.
         low = high = best = None
+        over = math.inf           # the joint epsilon at `high`
         epsilon = max(self.remaining, 1e-3 * self.budget[0])
         while low is None or high is None:
             trial = attempt(epsilon)
@@ -98,7 +100,7 @@ class FitsToBudget:
                     return best, low    # no noise needed up to that epsilon
                 epsilon *= 2
             else:
-                high = epsilon
+                high, over = epsilon, trial[-1]
                 epsilon /= 2
                 if low is None and epsilon < 1e-9 * self.budget[0]:
                     raise BudgetExceededError(
@@ -106,11 +108,38 @@ class FitsToBudget:
                         f"this release within the budget (spent epsilon = "
                         f"{self.spent[0]:.4g} of {self.budget[0]:g}); the "
                         "releases so far leave nothing for it.")
-        while high / low > 1 + _FIT_RTOL:
-            middle = math.sqrt(low * high)
+        # Then regula falsi (Illinois) on g = log joint - log limit over
+        # log own epsilon: a side's g is halved when the other side moved
+        # twice running, and a step within 0.1% of the bracket's width
+        # of an end is its midpoint instead. It stops when the bracket is
+        # within the precision or the budget is spent to within it.
+        g_low, g_high = _gap(best[-1], limit), _gap(over, limit)
+        w_low, w_high = g_low, g_high       # the Illinois weights
+        side = 0
+        while high / low > 1 + _FIT_RTOL and g_low < -_FIT_RTOL:
+            a, b = math.log(low), math.log(high)
+            step = (a - w_low * (b - a) / (w_high - w_low)
+                    if math.isfinite(w_low) and math.isfinite(w_high)
+                    and w_high > w_low else a)
+            if not a + 1e-3 * (b - a) <= step <= b - 1e-3 * (b - a):
+                step = (a + b) / 2
+            middle = math.exp(step)
             trial = attempt(middle)
             if trial[-1] <= limit:
                 low, best = middle, trial
+                g_low = w_low = _gap(trial[-1], limit)
+                w_high = w_high / 2 if side == -1 else w_high
+                side = -1
             else:
                 high = middle
+                g_high = w_high = _gap(trial[-1], limit)
+                w_low = w_low / 2 if side == 1 else w_low
+                side = 1
         return best, low
+
+
+def _gap(joint: float, limit: float) -> float:
+    """Return log(joint / limit): below 0 within the budget (inf for inf)."""
+    if joint <= 0:
+        return -math.inf
+    return math.log(joint / limit)

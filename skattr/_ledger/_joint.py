@@ -580,13 +580,29 @@ class LaplaceJoint:
 
 
 def single_statistics(query, n: int) -> tuple:
-    """Split a linear query into (base statistic, weight) per released value.
+    """Split a query into (base statistic, weight) per released value.
 
-    A released value is w(n) times the sum over records of a contribution h:
+    A linear value is w(n) times the sum over records of a contribution h:
     a mean and a sum of one column share h (the column), as do a count and a
     proportion of one value; the base statistic is that sum, so a mean and a
-    sum of the same column are one statistic of the joint law.
+    sum of the same column are one statistic of the joint law. A median,
+    quantile or std (apgm's Gaussian noise over the bands) is its own base,
+    one column and one level a value, weight 1: a median and the 0.5
+    quantile of one column are both that column's order statistic at 0.5.
     """
+    if not getattr(query, "is_linear", True):
+        from skattr.theta._band import order_outputs
+
+        outputs = order_outputs(query, len(query.columns))
+        if outputs is None:
+            raise NotCertifiableError(
+                f"A ledger composes Gaussian noise on sums, means, counts, "
+                f"medians, quantiles and stds; not on a {query.statistic}.")
+        several = len(query.q) > 1
+        return tuple(
+            (replace(query, columns=(query.columns[c],),
+                     **({"q": (level,)} if several else {})), 1.0)
+            for c, _, level in outputs)
     parts = query.parts if isinstance(query, StackedQuery) else (query,)
     out = []
     for part in parts:

@@ -49,6 +49,7 @@ from skattr.exceptions import (
     NotCertifiableError,
 )
 from skattr.laws import AssumeGaussian
+from skattr.theta._spec import resolve_theta
 from skattr.utils._param_validation import as_called, validate_parameter_constraints
 from skattr.utils._stack import warnings_once
 
@@ -429,16 +430,6 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
             raise InvalidParameterError(
                 f"Unknown mechanism {mechanism!r}.{hint} The ledger releases "
                 f"through {', '.join(self.GAUSSIAN + self.LAPLACE)}.")
-        if (not linear and mechanism in self.GAUSSIAN
-                and MECHANISMS[mechanism].releases_statistic(query)):
-            # apgm's Gaussian noise on medians, quantiles and stds is
-            # certified for a release alone; no joint law of it is composed.
-            raise NotCertifiableError(
-                f"A ledger composes Gaussian noise on sums, means and counts "
-                f"only; mechanism={mechanism!r} on a {query.statistic} is "
-                f"certified for a release alone (df.attrpriv."
-                f"{query.statistic}(..., mechanism={mechanism!r})). In a "
-                "ledger, drop mechanism= (Laplace noise, approx-wasserstein).")
         # The columns the release reads, from each frame alike (issue 42).
         frames = release_frames(query, self.secret, self._data, self.reference,
                                 bounds=self.bounds)
@@ -686,6 +677,12 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
             computed = self._laplace.epsilon(laplace)     # sets its bound
             bound = self._laplace.bound or ("alone" if len(laplace) == 1 else (
                 "copies" if len({e["key"] for e in laplace}) == 1 else "resampled"))
+        elif self._gaussian_over_bands(gaussian):
+            # Gaussian noise on different statistics, or on medians,
+            # quantiles and stds, with no stated Gaussian model: through
+            # the bands' one coupling, as a mix is (_mixed).
+            computed = mixed_epsilon(self._laplace, [], gaussian)
+            bound = self._laplace.bound
         else:
             computed = self._gaussian.epsilon(
                 [(stats, cov) for stats, cov, _ in gaussian], est.law_)
@@ -695,6 +692,24 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
         joint = max(computed, self.spent[0])
         self._bounds[float(joint)] = bound
         return joint
+
+    def _gaussian_over_bands(self, gaussian: list) -> bool:
+        """Whether Gaussian-noise releases are certified over the bands.
+
+        So are, in a ledger of the default law (``law="auto"``), releases
+        of several distinct statistics (no exact joint law of theirs is
+        computed) or of any median, quantile or std: their statistics'
+        moves under the bands' one coupling
+        (:func:`~skattr._ledger._mixed.mixed_epsilon`). Releases of one
+        sum, mean or count, again and again, keep its exact law; a ledger
+        of ``law="exact"`` or ``"gaussian"``, or of a Theta other than the
+        bands', keeps the law it states.
+        """
+        if self.law != "auto" or getattr(resolve_theta(self.theta),
+                                         "band_confidence", None) is None:
+            return False        # a stated law or Theta: its own joint law
+        bases = {base for stats, _, _ in gaussian for base, _ in stats}
+        return len(bases) > 1 or not all(base.is_linear for base in bases)
 
     @property
     def records_iid(self) -> bool:

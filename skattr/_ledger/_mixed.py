@@ -107,7 +107,8 @@ def mixed_epsilon(band, laplace: list, gaussian: list) -> float:
         statistic has no bound over the bands.
     """
     ledger = band.ledger
-    privacy = band.one_privacy(laplace)
+    # Gaussian releases alone hide the dataset's share (their own privacy).
+    privacy = band.one_privacy(laplace) if laplace else "dataset"
     if privacy != "dataset":
         raise NotCertifiableError(
             "Gaussian-noise releases hide the dataset's own share (dataset "

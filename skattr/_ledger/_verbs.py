@@ -39,7 +39,9 @@ class LedgerVerbs:
             ``mechanism`` (by default the accessor's, ``"approx-wasserstein"``;
             ``"apgm"`` for linear statistics in a ledger of ``law="gaussian"`` or
             ``"exact"``, and for a statistic already released with Gaussian noise;
-            ``"auto"`` the
+            ``mechanism="apgm"`` also takes sums, means and counts of several
+            columns, medians, quantiles and stds in a ledger of the default law and
+            Theta, certified together over the bands; ``"auto"`` the
             least-error Gaussian-noise mechanism) and any parameter of
             that mechanism. The secret, reference, Theta, law and noise source are
             the ledger's; so is the clipping, but ``bounds={column: (low, high)}``
@@ -74,7 +76,9 @@ class LedgerVerbs:
             ``mechanism`` (by default the accessor's, ``"approx-wasserstein"``;
             ``"apgm"`` for linear statistics in a ledger of ``law="gaussian"`` or
             ``"exact"``, and for a statistic already released with Gaussian noise;
-            ``"auto"`` the
+            ``mechanism="apgm"`` also takes sums, means and counts of several
+            columns, medians, quantiles and stds in a ledger of the default law and
+            Theta, certified together over the bands; ``"auto"`` the
             least-error Gaussian-noise mechanism) and any parameter of
             that mechanism. The secret, reference, Theta, law and noise source are
             the ledger's; so is the clipping, but ``bounds={column: (low, high)}``
@@ -112,7 +116,9 @@ class LedgerVerbs:
             ``mechanism`` (by default the accessor's, ``"approx-wasserstein"``;
             ``"apgm"`` for linear statistics in a ledger of ``law="gaussian"`` or
             ``"exact"``, and for a statistic already released with Gaussian noise;
-            ``"auto"`` the
+            ``mechanism="apgm"`` also takes sums, means and counts of several
+            columns, medians, quantiles and stds in a ledger of the default law and
+            Theta, certified together over the bands; ``"auto"`` the
             least-error Gaussian-noise mechanism) and any parameter of
             that mechanism. The secret, reference, Theta, law and noise source are
             the ledger's; so is the clipping, but ``bounds={column: (low, high)}``
@@ -151,7 +157,9 @@ class LedgerVerbs:
             ``mechanism`` (by default the accessor's, ``"approx-wasserstein"``;
             ``"apgm"`` for linear statistics in a ledger of ``law="gaussian"`` or
             ``"exact"``, and for a statistic already released with Gaussian noise;
-            ``"auto"`` the
+            ``mechanism="apgm"`` also takes sums, means and counts of several
+            columns, medians, quantiles and stds in a ledger of the default law and
+            Theta, certified together over the bands; ``"auto"`` the
             least-error Gaussian-noise mechanism) and any parameter of
             that mechanism. The secret, reference, Theta, law and noise source are
             the ledger's; so is the clipping, but ``bounds={column: (low, high)}``
@@ -187,7 +195,9 @@ class LedgerVerbs:
             ``mechanism`` (by default the accessor's, ``"approx-wasserstein"``;
             ``"apgm"`` for linear statistics in a ledger of ``law="gaussian"`` or
             ``"exact"``, and for a statistic already released with Gaussian noise;
-            ``"auto"`` the
+            ``mechanism="apgm"`` also takes sums, means and counts of several
+            columns, medians, quantiles and stds in a ledger of the default law and
+            Theta, certified together over the bands; ``"auto"`` the
             least-error Gaussian-noise mechanism) and any parameter of
             that mechanism. The secret, reference, Theta, law and noise source are
             the ledger's; so is the clipping, but ``bounds={column: (low, high)}``
@@ -232,7 +242,9 @@ class LedgerVerbs:
             ``mechanism`` (by default the accessor's, ``"approx-wasserstein"``;
             ``"apgm"`` for linear statistics in a ledger of ``law="gaussian"`` or
             ``"exact"``, and for a statistic already released with Gaussian noise;
-            ``"auto"`` the
+            ``mechanism="apgm"`` also takes sums, means and counts of several
+            columns, medians, quantiles and stds in a ledger of the default law and
+            Theta, certified together over the bands; ``"auto"`` the
             least-error Gaussian-noise mechanism) and any parameter of
             that mechanism. The secret, reference, Theta, law and noise source are
             the ledger's; so is the clipping, but ``bounds={column: (low, high)}``
@@ -271,7 +283,9 @@ class LedgerVerbs:
             ``mechanism`` (by default the accessor's, ``"approx-wasserstein"``;
             ``"apgm"`` for linear statistics in a ledger of ``law="gaussian"`` or
             ``"exact"``, and for a statistic already released with Gaussian noise;
-            ``"auto"`` the
+            ``mechanism="apgm"`` also takes sums, means and counts of several
+            columns, medians, quantiles and stds in a ledger of the default law and
+            Theta, certified together over the bands; ``"auto"`` the
             least-error Gaussian-noise mechanism) and any parameter of
             that mechanism. The secret, reference, Theta, law and noise source are
             the ledger's; so is the clipping, but ``bounds={column: (low, high)}``
@@ -314,7 +328,9 @@ class LedgerVerbs:
             ``mechanism`` (by default the accessor's, ``"approx-wasserstein"``;
             ``"apgm"`` for linear statistics in a ledger of ``law="gaussian"`` or
             ``"exact"``, and for a statistic already released with Gaussian noise;
-            ``"auto"`` the
+            ``mechanism="apgm"`` also takes sums, means and counts of several
+            columns, medians, quantiles and stds in a ledger of the default law and
+            Theta, certified together over the bands; ``"auto"`` the
             least-error Gaussian-noise mechanism) and any parameter of
             that mechanism. The secret, reference, Theta, law and noise source are
             the ledger's; so is the clipping, but ``bounds={column: (low, high)}``
