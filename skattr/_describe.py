@@ -5,7 +5,9 @@ The private counterpart of ``DataFrame.describe()`` (issue 28): the row count
 their quartiles (or other percentiles), released through one
 :class:`~skattr.Ledger` whose budget is the ``epsilon`` asked for, so the
 whole table is certified jointly: half the budget on the means, the rest on
-the percentiles (``epsilon="remaining"``).
+the percentiles (``epsilon="remaining"``). Several percentiles take Gaussian
+noise (``apgm``) for every cell, certified over the bands' one coupling;
+one percentile alone Laplace noise.
 """
 
 from __future__ import annotations

@@ -180,3 +180,23 @@ def test_describe_takes_gaussian_noise_for_several_percentiles(hospital):
         "laplace", "laplace"]
     assert math.isfinite(float(one.noise_std.loc["50%", "weight"]))
     assert isinstance(table.table, pd.DataFrame)
+
+
+@pytest.mark.slow
+def test_a_large_epsilon_is_charged_its_own_not_the_box(hospital):
+    # Found by review: the Gaussian values alone were searched up to
+    # epsilon 8 only, and a release at 9 was charged the box's 13.8.
+    ledger = _ledger(hospital, budget=(20.0, 1e-3))
+    ledger.quantile("weight", [0.25, 0.75], epsilon=9.0, mechanism="apgm")
+    assert ledger.spent[0] <= 9.0 * (1 + 1e-9)
+    assert ledger.releases[-1].joint_bound == "composed"
+
+
+@pytest.mark.parametrize("law", ["gaussian", "exact"])
+def test_a_ledger_stating_its_law_refuses_gaussian_quantiles_first(hospital,
+                                                                   law):
+    ledger = _ledger(hospital, law=law)
+    with pytest.raises(NotCertifiableError, match="drop mechanism="):
+        ledger.quantile("weight", [0.25, 0.75], epsilon=1.0,
+                        mechanism="apgm")
+    assert ledger.spent == (0.0, 0.0) and not ledger.releases

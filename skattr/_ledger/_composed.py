@@ -93,6 +93,7 @@ SPLIT_GRID = np.concatenate([np.linspace(0.0, 0.1, 11)[1:],
 _PRICES = np.geomspace(1e-2, 1e9, 221)
 # The Gaussian values alone: their epsilon to this relative precision.
 _BISECTION_RTOL = 1e-4
+_LARGEST_EPSILON = 1e4
 # Relative slack on a delta compared with the budget (sums of a few
 # thousand non-negative floats).
 _ROUNDING = 1e-9
@@ -174,7 +175,8 @@ def _gaussian_table(per_pair, block, grid) -> np.ndarray:
 def _gaussian_alone(per_pair, block, delta: float) -> tuple[float, float]:
     """Return the least epsilon (relative 1e-4) at which the block fits ``delta``.
 
-    Bisection between 0 and the split grid's largest epsilon; only an
+    Bisection between 0 and the split grid's largest epsilon (doubled
+    while it does not fit, up to 1e4); only an
     epsilon whose worst pair's delta was computed to fit is returned, so
     the answer is a certificate whatever the bound's shape in epsilon.
     """
@@ -188,14 +190,19 @@ def _gaussian_alone(per_pair, block, delta: float) -> tuple[float, float]:
     found = worst(0.0)
     if found <= delta:
         return 0.0, found
+    # Bracketed upward from the grid's largest epsilon, doubling up to
+    # _LARGEST_EPSILON (a release certified alone at a large epsilon).
     low, high = 0.0, float(own * SPLIT_GRID[-1])
     found = worst(high)
-    if found > delta:
-        return math.inf, math.inf
+    while not found <= delta:
+        if high >= _LARGEST_EPSILON:
+            return math.inf, math.inf
+        low, high = high, 2 * high
+        found = worst(high)
     while high - low > _BISECTION_RTOL * high:
         middle = (low + high) / 2
         at = worst(middle)
-        if at <= delta:
+        if at <= delta:         # a NaN never fits
             high, found = middle, at
         else:
             low = middle

@@ -179,7 +179,10 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
     coupling. Gaussian-noise releases (``"apgm"``, the default for linear
     statistics under ``law="gaussian"`` or ``"exact"``, the Expected Value
     family, ``"optimal"``; ``mechanism="auto"`` picks the one of least
-    expected error) are certified from their joint law. Laplace and
+    expected error) are certified from their joint law; in a ledger of the
+    default law and Theta, apgm's releases of several statistics, or of
+    medians, quantiles and stds, through the bands' one coupling
+    (:mod:`skattr._ledger._mixed`, with no Laplace release). Laplace and
     Gaussian noise on one dataset are certified together through the
     bands' one coupling (:mod:`skattr._ledger._mixed`: dearer than either
     alone, ``ledger.plan`` shows it first); any other mechanism is refused
@@ -430,6 +433,20 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
             raise InvalidParameterError(
                 f"Unknown mechanism {mechanism!r}.{hint} The ledger releases "
                 f"through {', '.join(self.GAUSSIAN + self.LAPLACE)}.")
+        if (not linear and mechanism in self.GAUSSIAN
+                and MECHANISMS[mechanism].releases_statistic(query)
+                and not self._gaussian_over_bands([])):
+            # apgm's Gaussian noise on medians, quantiles and stds is
+            # composed over the bands, in a ledger of the default law and
+            # Theta only.
+            raise NotCertifiableError(
+                f"A ledger of law={self.law!r} and theta={self.theta!r} "
+                f"composes Gaussian noise on sums, means and counts only; "
+                f"mechanism={mechanism!r} on a {query.statistic} is composed "
+                "in a ledger of the default law and Theta (the reference's "
+                "bands), or certified for a release alone (df.attrpriv."
+                f"{query.statistic}(..., mechanism={mechanism!r})). In this "
+                "ledger, drop mechanism= (Laplace noise, approx-wasserstein).")
         # The columns the release reads, from each frame alike (issue 42).
         frames = release_frames(query, self.secret, self._data, self.reference,
                                 bounds=self.bounds)
@@ -703,13 +720,15 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
         (:func:`~skattr._ledger._mixed.mixed_epsilon`). Releases of one
         sum, mean or count, again and again, keep its exact law; a ledger
         of ``law="exact"`` or ``"gaussian"``, or of a Theta other than the
-        bands', keeps the law it states.
+        bands', keeps the law it states. With no release given: whether
+        the ledger would take that route at all.
         """
         if self.law != "auto" or getattr(resolve_theta(self.theta),
                                          "band_confidence", None) is None:
             return False        # a stated law or Theta: its own joint law
         bases = {base for stats, _, _ in gaussian for base, _ in stats}
-        return len(bases) > 1 or not all(base.is_linear for base in bases)
+        return not gaussian or len(bases) > 1 or not all(
+            base.is_linear for base in bases)
 
     @property
     def records_iid(self) -> bool:

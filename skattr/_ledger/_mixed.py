@@ -1,5 +1,10 @@
 """The joint certificate of Gaussian- and Laplace-noise releases on one dataset.
 
+Also of Gaussian-noise releases alone in a ledger of the default law and
+Theta, when they are of several statistics or of medians, quantiles or
+stds (no exact joint law of theirs is computed): the rule below with no
+Laplace value, eps_L = 0.
+
 A ledger's Gaussian-noise releases are certified from their statistics'
 joint law, its Laplace-noise ones through a coupling; neither model holds
 the other's. When one dataset has both, every release is certified again
