@@ -141,8 +141,7 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
                     budget=(float(epsilon), delta), theta=theta,
                     bounds=bounds, random_state=random_state)
     share = float(epsilon) / 2 if levels else float(epsilon)
-    noise = ({"mechanism": "apgm"} if _gaussian(columns, levels, secret, theta)
-             else {})
+    noise = {"mechanism": "apgm"} if _gaussian(ledger, columns, levels) else {}
     with warnings_once():   # the means and percentiles clip the same columns
         means = ledger.mean(columns, epsilon=share, delta=delta, **noise)
         found = (ledger.quantile(columns, levels, epsilon="remaining",
@@ -165,31 +164,24 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
                        ledger=ledger)
 
 
-def _gaussian(columns, levels, secret, theta) -> bool:
+def _gaussian(ledger, columns, levels) -> bool:
     """Whether the table's values take Gaussian noise (apgm), certified jointly.
 
     When apgm takes its percentiles (several values at once,
-    :meth:`~skattr.mechanisms.AttributePrivateGaussian.auto_takes`) over
-    the reference's bands (a proportion secret, a Theta of bands): the
-    means and percentiles are then one Gaussian block of the ledger's
-    joint certificate, each value its own scale. The weight's quartiles
-    of the hospital (n = 200, epsilon 4) take noise of sd 36-43, against
-    148-157 with each value's Laplace tail at its share of delta
-    (``docs/performance.md``). Otherwise Laplace noise, as a ledger's
-    default.
+    :meth:`~skattr.mechanisms.AttributePrivateGaussian.auto_takes`) and the
+    ledger composes Gaussian noise over the reference's bands
+    (:attr:`~skattr.Ledger.gaussian_over_bands`): the means and percentiles
+    are then one Gaussian block of the ledger's joint certificate, each
+    value its own scale. The weight's quartiles of the hospital (n = 200,
+    epsilon 4) take noise of sd 36-43, against 148-157 with each value's
+    Laplace tail at its share of delta (``docs/performance.md``).
+    Otherwise Laplace noise, as a ledger's default.
     """
     from skattr.mechanisms import AttributePrivateGaussian
-    from skattr.theta._spec import resolve_theta
 
-    if not levels or not isinstance(secret, Secret) or (
-            secret.property != "proportion"):
-        return False
-    try:
-        bands = getattr(resolve_theta(theta), "band_confidence", None)
-    except ValueError:
-        return False            # refused by the ledger, in its words
-    return bands is not None and AttributePrivateGaussian.auto_takes(
-        Statistic.quantile(columns, levels), [secret])
+    return bool(levels) and ledger.gaussian_over_bands and (
+        AttributePrivateGaussian.auto_takes(Statistic.quantile(columns, levels),
+                                            [ledger.secret]))
 
 
 def described_columns(frame, secret, reference, caller: str,

@@ -347,8 +347,8 @@ def test_a_repeated_describe_fits_plans_and_bounds_nothing_again(
 
     first = describe()
     work = (len(counted), len(planned), len(laws))
-    # The mean, then the median's epsilon searched (bracketed, then regula
-    # falsi: two plans at least).
+    # The mean, then the median's epsilon searched (bracketed, then Brent's
+    # method: two plans at least).
     assert work[0] >= 1 and work[1] >= 3 and work[2] == 1
     again = describe()
     assert (len(counted), len(planned), len(laws)) == work

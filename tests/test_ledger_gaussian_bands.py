@@ -196,6 +196,8 @@ def test_a_large_epsilon_is_charged_its_own_not_the_box(hospital):
 def test_a_ledger_stating_its_law_refuses_gaussian_quantiles_first(hospital,
                                                                    law):
     ledger = _ledger(hospital, law=law)
+    assert _ledger(hospital).gaussian_over_bands
+    assert not ledger.gaussian_over_bands
     with pytest.raises(NotCertifiableError, match="drop mechanism="):
         ledger.quantile("weight", [0.25, 0.75], epsilon=1.0,
                         mechanism="apgm")

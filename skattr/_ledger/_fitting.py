@@ -2,9 +2,9 @@
 
 :class:`FitsToBudget` gives :class:`~skattr.Ledger` the search: the joint
 epsilon grows with a release's own epsilon (less noise), so the release is
-planned at epsilons bracketed and narrowed in log scale (regula falsi), and
-the last plan whose joint epsilon was computed and is within the budget is
-the one released.
+planned at epsilons bracketed, then narrowed in log scale by Brent's
+method, and the largest planned whose joint epsilon was computed and is
+within the budget is the one released.
 """
 
 from __future__ import annotations
@@ -41,10 +41,10 @@ class FitsToBudget:
 
         The joint epsilon grows with the release's own epsilon (less
         noise), so the largest own epsilon whose joint epsilon is within
-        the budget is found by bracketing and regula falsi in log scale, to
-        a relative 1e-3 (or until the joint epsilon is within 0.1% of the
-        budget), from below: the plan returned is one whose joint epsilon
-        was computed and is within the budget.
+        the budget is found by bracketing, then Brent's method
+        (``scipy.optimize.brentq``) in log scale, to a relative 1e-3, from
+        below: the plan returned is the largest epsilon planned whose joint
+        epsilon was computed and is within the budget.
         """
         limit = self.budget[0] * (1 + BUDGET_RTOL)
         tried, caught, chosen = [], [], None
@@ -90,7 +90,7 @@ class FitsToBudget:
 
         # Bracket: double while the release fits, halve while it does not.
         low = high = best = None
-        over = math.inf           # the joint epsilon at `high`
+        over = math.inf             # the joint epsilon at `high`
         epsilon = max(self.remaining, 1e-3 * self.budget[0])
         while low is None or high is None:
             trial = attempt(epsilon)
@@ -108,38 +108,32 @@ class FitsToBudget:
                         f"this release within the budget (spent epsilon = "
                         f"{self.spent[0]:.4g} of {self.budget[0]:g}); the "
                         "releases so far leave nothing for it.")
-        # Then regula falsi (Illinois) on g = log joint - log limit over
-        # log own epsilon: a side's g is halved when the other side moved
-        # twice running, and a step within 0.1% of the bracket's width
-        # of an end is its midpoint instead. It stops when the bracket is
-        # within the precision or the budget is spent to within it.
-        g_low, g_high = _gap(best[-1], limit), _gap(over, limit)
-        w_low, w_high = g_low, g_high       # the Illinois weights
-        side = 0
-        while high / low > 1 + _FIT_RTOL and g_low < -_FIT_RTOL:
-            a, b = math.log(low), math.log(high)
-            step = (a - w_low * (b - a) / (w_high - w_low)
-                    if math.isfinite(w_low) and math.isfinite(w_high)
-                    and w_high > w_low else a)
-            if not a + 1e-3 * (b - a) <= step <= b - 1e-3 * (b - a):
-                step = (a + b) / 2
-            middle = math.exp(step)
-            trial = attempt(middle)
-            if trial[-1] <= limit:
-                low, best = middle, trial
-                g_low = w_low = _gap(trial[-1], limit)
-                w_high = w_high / 2 if side == -1 else w_high
-                side = -1
-            else:
-                high = middle
-                g_high = w_high = _gap(trial[-1], limit)
-                w_low = w_low / 2 if side == 1 else w_low
-                side = 1
-        return best, low
+        # Then Brent's method (scipy) on g = log joint - log limit over log
+        # own epsilon, to the precision; each epsilon it asks is planned
+        # once, and the largest planned within the budget is taken.
+        from scipy.optimize import brentq  # heavy: imported when used
+
+        # By log epsilon: (the epsilon planned, its joint, its attempt).
+        planned = {math.log(low): (low, best[-1], best),
+                   math.log(high): (high, over, None)}
+
+        def gap(log_epsilon):
+            if log_epsilon not in planned:
+                epsilon = math.exp(log_epsilon)
+                trial = attempt(epsilon)
+                planned[log_epsilon] = (epsilon, trial[-1], trial)
+            return _gap(planned[log_epsilon][1], limit)
+
+        if high / low > 1 + _FIT_RTOL:
+            brentq(gap, math.log(low), math.log(high),
+                   xtol=math.log1p(_FIT_RTOL))
+        epsilon, _, trial = max((p for p in planned.values() if p[1] <= limit),
+                                key=lambda p: p[0])
+        return trial, epsilon
 
 
 def _gap(joint: float, limit: float) -> float:
-    """Return log(joint / limit): below 0 within the budget (inf for inf)."""
-    if joint <= 0:
-        return -math.inf
-    return math.log(joint / limit)
+    """Return log(joint / limit), within +/- 1e3: at most 0 within the budget."""
+    if not joint > 0:
+        return -1e3 if joint <= 0 else 1e3      # NaN: over
+    return min(math.log(joint / limit), 1e3)

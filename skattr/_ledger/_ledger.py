@@ -435,16 +435,14 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
                 f"through {', '.join(self.GAUSSIAN + self.LAPLACE)}.")
         if (not linear and mechanism in self.GAUSSIAN
                 and MECHANISMS[mechanism].releases_statistic(query)
-                and not self._gaussian_over_bands([])):
-            # apgm's Gaussian noise on medians, quantiles and stds is
-            # composed over the bands, in a ledger of the default law and
-            # Theta only.
+                and not self.gaussian_over_bands):
             raise NotCertifiableError(
                 f"A ledger of law={self.law!r} and theta={self.theta!r} "
                 f"composes Gaussian noise on sums, means and counts only; "
                 f"mechanism={mechanism!r} on a {query.statistic} is composed "
                 "in a ledger of the default law and Theta (the reference's "
-                "bands), or certified for a release alone (df.attrpriv."
+                "bands) hiding a proportion, or certified for a release "
+                "alone (df.attrpriv."
                 f"{query.statistic}(..., mechanism={mechanism!r})). In this "
                 "ledger, drop mechanism= (Laplace noise, approx-wasserstein).")
         # The columns the release reads, from each frame alike (issue 42).
@@ -710,25 +708,32 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
         self._bounds[float(joint)] = bound
         return joint
 
-    def _gaussian_over_bands(self, gaussian: list) -> bool:
-        """Whether Gaussian-noise releases are certified over the bands.
+    @property
+    def gaussian_over_bands(self) -> bool:
+        """Whether the ledger composes Gaussian noise over the reference's bands.
 
-        So are, in a ledger of the default law (``law="auto"``), releases
-        of several distinct statistics (no exact joint law of theirs is
-        computed) or of any median, quantile or std: their statistics'
-        moves under the bands' one coupling
-        (:func:`~skattr._ledger._mixed.mixed_epsilon`). Releases of one
-        sum, mean or count, again and again, keep its exact law; a ledger
-        of ``law="exact"`` or ``"gaussian"``, or of a Theta other than the
-        bands', keeps the law it states. With no release given: whether
-        the ledger would take that route at all.
+        True in a ledger of the default law (``law="auto"``) and a Theta of
+        bands (``theta="auto"``, the confidence sets) hiding a proportion:
+        there ``mechanism="apgm"`` releases of several statistics, and of
+        medians, quantiles and stds, are certified together through the
+        bands' one coupling (:func:`~skattr._ledger._mixed.mixed_epsilon`).
+        A ledger stating its law or Theta keeps the joint law it states.
         """
-        if self.law != "auto" or getattr(resolve_theta(self.theta),
-                                         "band_confidence", None) is None:
-            return False        # a stated law or Theta: its own joint law
+        return (self.law == "auto" and self.secret.property == "proportion"
+                and getattr(resolve_theta(self.theta), "band_confidence",
+                            None) is not None)
+
+    def _gaussian_over_bands(self, gaussian: list) -> bool:
+        """Whether these Gaussian-noise releases are certified over the bands.
+
+        Releases of several distinct statistics (no exact joint law of
+        theirs is computed) or of any median, quantile or std, in a ledger
+        that composes them so (:attr:`gaussian_over_bands`); releases of
+        one sum, mean or count, again and again, keep its exact law.
+        """
         bases = {base for stats, _, _ in gaussian for base, _ in stats}
-        return not gaussian or len(bases) > 1 or not all(
-            base.is_linear for base in bases)
+        return self.gaussian_over_bands and (
+            len(bases) > 1 or not all(base.is_linear for base in bases))
 
     @property
     def records_iid(self) -> bool:
