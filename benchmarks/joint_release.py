@@ -177,22 +177,31 @@ def together_alone(label, columns, statistic, issue, **extra):
          time.process_time() - start)
 
 
-def ledger_five():
-    reference, gender = hospital()
-    private = make_hospital(200, random_state=1)
-    start = time.process_time()
+def _ledger_of_five(private, reference, gender, **options):
+    """The five releases at epsilon 1 each: (joint after each, noise sds)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ledger = private.attrpriv.ledger(secret=gender, reference=reference,
                                          budget=(100.0, DELTA), random_state=0)
-        steps = []
+        steps, sds = [], []
         for column in THREE:
-            ledger.mean([column], epsilon=1.0, delta=DELTA)
+            sds.append(float(ledger.mean([column], epsilon=1.0, delta=DELTA,
+                                         **options).noise_std[0]))
             steps.append(ledger.spent[0])
-        ledger.median(["weight"], epsilon=1.0, delta=DELTA)
+        sds.append(float(ledger.median(["weight"], epsilon=1.0, delta=DELTA,
+                                       **options).noise_std[0]))
         steps.append(ledger.spent[0])
-        ledger.mean(["temperature"], epsilon=1.0, delta=DELTA)
+        sds.append(float(ledger.mean(["temperature"], epsilon=1.0,
+                                     delta=DELTA, **options).noise_std[0]))
         steps.append(ledger.spent[0])
+    return ledger, steps, np.array(sds)
+
+
+def ledger_five():
+    reference, gender = hospital()
+    private = make_hospital(200, random_state=1)
+    start = time.process_time()
+    ledger, steps, laplace = _ledger_of_five(private, reference, gender)
     figures.append(("ledger of five, joint epsilon", 8.20, steps[-1], 4.0))
     path = " -> ".join(f"{s:.2f}" for s in steps)
     bound = getattr(ledger.releases[-1], "joint_bound", None)
@@ -201,6 +210,17 @@ def ledger_five():
          + (f"; bound {bound}" if bound else "") + ")",
          f"{steps[-1]:.2f}", "8.20 (sum 5)", "<= 4",
          f"{steps[-1] / 4:.2f}", time.process_time() - start)
+    # The same five with Gaussian noise (mechanism="apgm", composed over the
+    # bands' one coupling): each release's sd against the default's.
+    start = time.process_time()
+    _, steps, gaussian = _ledger_of_five(private, reference, gender,
+                                         mechanism="apgm")
+    path = " -> ".join(f"{s:.2f}" for s in steps)
+    ratios = ", ".join(f"{r:.2f}" for r in gaussian / laplace)
+    _row(f"ledger of the same five, mechanism='apgm' (joint eps {path}; each "
+         f"release's sd over the default's: {ratios})",
+         f"{steps[-1]:.2f}", "-", "<= 4", f"{steps[-1] / 4:.2f}",
+         time.process_time() - start)
 
 
 def describe_four(n):
@@ -208,22 +228,25 @@ def describe_four(n):
     private = make_hospital(n, random_state=1)
     truth = private[HOSPITAL].describe().loc[["mean", "25%", "50%", "75%"]]
     truth.index = ["mean", "25%", "50%", "75%"]
-    for epsilon in (4.0, 1.0):
+    for epsilon, allocate in ((4.0, "error"), (4.0, "relative"),
+                              (1.0, "error"), (1.0, "relative")):
         start = time.process_time()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             found = private.attrpriv.describe(HOSPITAL, secret=gender,
                                               reference=reference,
                                               epsilon=epsilon, delta=DELTA,
+                                              allocate=allocate,
                                               random_state=0)
         relative = (found.noise_std.loc[truth.index] / truth.abs()).stack()
         worst = relative.idxmax()
-        if epsilon == 4.0 and n == 200:
+        if epsilon == 4.0 and n == 200 and allocate == "error":
             figures.append(("describe(), eps 4: largest sd / value", 1.41,
                             float(relative.max()), 0.10))
         weight = (float(found.noise_std.loc["mean", "weight"]),
                   float(truth.loc["mean", "weight"]))
-        _row(f"describe() of four columns (n = {n}), eps {epsilon:g}: "
+        _row(f"describe() of four columns (n = {n}), eps {epsilon:g}, "
+             f"allocate={allocate!r}: "
              f"largest sd / true value ({worst[1]} {worst[0]}; mean weight "
              f"sd {weight[0]:.3g}, true {weight[1]:.3g})",
              f"{relative.max():.0%}", "mean weight sd 70.9 (eps 1)",

@@ -195,7 +195,7 @@ class AttributePrivacyAccessor(AccessorVerbs):
 
     def describe(self, columns=None, *, secret=None, reference=None, epsilon=1.0,
                  delta=1e-3, percentiles=(0.25, 0.5, 0.75), theta="auto",
-                 bounds="robust", random_state=None):
+                 bounds="robust", allocate="error", random_state=None):
         """Release count, means and quartiles of ``columns``, certified jointly.
 
         The private ``DataFrame.describe()``: the row count (public), each
@@ -205,6 +205,9 @@ class AttributePrivacyAccessor(AccessorVerbs):
         guarantee jointly. Without ``columns``, every numeric column (as
         ``DataFrame.describe()`` takes them: numbers, not booleans) but the
         secrets' own, whose statistics the noise is set to hide.
+        ``allocate="relative"`` gives each value noise in proportion to its
+        value in the reference data (equal relative errors), instead of the
+        least expected squared error.
 
         Returns
         -------
@@ -252,11 +255,12 @@ class AttributePrivacyAccessor(AccessorVerbs):
                 f"{caller} needs at least one column: describe(['age', ...]).")
         with as_called(caller, {"columns", "secret", "reference", "epsilon",
                                 "delta", "percentiles", "theta", "bounds",
-                                "random_state"}):
+                                "allocate", "random_state"}):
             return describe(frame, list(labels), secret=secret,
                             reference=reference, epsilon=epsilon, delta=delta,
                             percentiles=percentiles, theta=theta,
-                            bounds=bounds, random_state=random_state)
+                            bounds=bounds, allocate=allocate,
+                            random_state=random_state)
 
     # The signature and docstring are the default synthesiser's parameters,
     # written by tools/generate_verbs.py.

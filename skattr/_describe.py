@@ -85,7 +85,7 @@ class Description:
 
 def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
              percentiles=(0.25, 0.5, 0.75), theta="auto", bounds="robust",
-             random_state=None) -> Description:
+             allocate="error", random_state=None) -> Description:
     """Release count, means and percentiles of ``columns`` in one ledger.
 
     Parameters
@@ -100,6 +100,15 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
         The joint guarantee of the whole table (the ledger's budget).
     percentiles : sequence of float in [0, 1], default=(0.25, 0.5, 0.75)
         The quantile levels released; empty for means alone.
+    allocate : {"error", "relative"}, default="error"
+        How each release shares its Gaussian noise among its values
+        (:class:`~skattr.mechanisms.AttributePrivateGaussian`): the least
+        expected squared error, or each value's sd in proportion to its
+        value in the reference data (equal relative errors: a column of
+        large values, weight in pounds, takes more noise; one far from 0,
+        a temperature, much more than its spread). ``"relative"`` needs
+        the default Theta and a secret hiding a proportion (Gaussian noise
+        over the reference's bands).
 
     Returns
     -------
@@ -137,11 +146,24 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
                 "high), ...}; on the command line --bounds COLUMN=LO,HI for "
                 "each), or pass bounds='robust' (the default: each column's "
                 "reference range within its far-out fences) or 'reference'.")
+    if not (isinstance(allocate, str) and allocate in ("error", "relative")):
+        raise InvalidParameterError(
+            f"describe()'s allocate must be 'error' (the least expected "
+            f"squared error) or 'relative' (equal relative errors); got "
+            f"{allocate!r}.")
     ledger = Ledger(frame, secret=secret, reference=reference,
                     budget=(float(epsilon), delta), theta=theta,
                     bounds=bounds, random_state=random_state)
     share = float(epsilon) / 2 if levels else float(epsilon)
     noise = {"mechanism": "apgm"} if _gaussian(ledger, columns, levels) else {}
+    if allocate != "error":
+        if not ledger.gaussian_over_bands:
+            raise InvalidParameterError(
+                "describe(allocate='relative') shares Gaussian noise over the "
+                "reference's confidence bands, which this table's Theta or "
+                "secret does not give (theta='auto' and a Secret.proportion "
+                "do). Drop allocate=.")
+        noise = {"mechanism": "apgm", "allocate": allocate}
     with warnings_once():   # the means and percentiles clip the same columns
         means = ledger.mean(columns, epsilon=share, delta=delta, **noise)
         found = (ledger.quantile(columns, levels, epsilon="remaining",

@@ -660,6 +660,33 @@ def test_describe_prints_and_writes_the_table_the_accessor_gives(tmp_path,
     assert (counts["value"] == 200).all() and (counts["noise_sd"] == 0).all()
 
 
+def test_describe_takes_relative_noise_as_the_accessor_does(tmp_path,
+                                                           capsys):
+    private, reference = _describe_files(tmp_path)
+    out_csv = tmp_path / "table.csv"
+    assert main(["describe", private, "--columns", "weight", "height",
+                 *_DESCRIBE_SECRET, "--reference", reference, "--epsilon", "2",
+                 "--percentiles", "--allocate", "relative", "--seed", "0",
+                 "--output", str(out_csv)]) == 0
+    capsys.readouterr()
+    expected = pd.read_csv(private).attrpriv.describe(
+        ["weight", "height"], reference=pd.read_csv(reference), epsilon=2.0,
+        secret=skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)]),
+        percentiles=(), allocate="relative", random_state=0)
+    written = pd.read_csv(out_csv)
+    means = written[written["statistic"] == "mean"].set_index("column")
+    np.testing.assert_allclose(means.loc[["weight", "height"], "noise_sd"],
+                               expected.noise_std.loc["mean"])
+    # Each mean's sd in proportion to its value in the reference.
+    public = pd.read_csv(reference)[["weight", "height"]].mean()
+    ratio = expected.noise_std.loc["mean"] / public
+    assert ratio.iloc[0] == pytest.approx(ratio.iloc[1], rel=1e-3)
+    with pytest.raises(SystemExit):
+        main(["describe", private, *_DESCRIBE_SECRET, "--reference", reference,
+              "--allocate", "relativ"])
+    assert "Did you mean 'relative'?" in capsys.readouterr().err
+
+
 def test_describe_without_columns_and_its_errors(tmp_path, capsys):
     private, reference = _describe_files(tmp_path)
     assert main(["describe", private, *_DESCRIBE_SECRET, "--reference",

@@ -418,8 +418,11 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
         # through the dearer coupling of a mix (skattr._ledger._mixed).
         gaussian = linear and (self.law != "auto"
                                or self._released_with_gaussian(query))
+        # allocate= shares Gaussian noise among the values: apgm's.
+        shared = not isinstance(params.get("allocate", "error"), str) or (
+            params.get("allocate", "error") != "error")
         mechanism = params.pop(
-            "mechanism", "apgm" if gaussian else "approx-wasserstein")
+            "mechanism", "apgm" if gaussian or shared else "approx-wasserstein")
         if mechanism == "auto" and not linear:
             # No Gaussian law of a non-linear statistic here.
             mechanism = "approx-wasserstein"

@@ -51,6 +51,13 @@ def add_describe(sub) -> None:
                       default=[0.25, 0.5, 0.75], metavar="Q",
                       help="the quantile levels released (default: 0.25 0.5 "
                            "0.75; none: the means alone)")
+    desc.add_argument("--allocate", choices=("error", "relative"),
+                      default="error",
+                      help="how each release shares its noise among its "
+                           "values: 'error' (the default: the least expected "
+                           "squared error) or 'relative' (each value's noise "
+                           "in proportion to its value in the reference: "
+                           "equal relative errors)")
     desc.add_argument("--bounds", type=bounds_option, nargs="+", default=None,
                       metavar="[COLUMN=]LO,HI",
                       help="the range each column is clipped to: LO,HI, "
@@ -89,7 +96,7 @@ def _describe(args) -> int:
                                           reference)
     kwargs = dict(secret=secret, reference=reference, epsilon=args.epsilon,
                   delta=args.delta, percentiles=tuple(args.percentiles),
-                  random_state=args.random_state)
+                  allocate=args.allocate, random_state=args.random_state)
     bounds = as_bounds(args.bounds)
     if bounds is not None:
         kwargs["bounds"] = None if bounds == "none" else bounds

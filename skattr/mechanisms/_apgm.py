@@ -8,6 +8,7 @@ from skattr._certificate import Assumption, Method, MethodStep, unique
 from skattr._query import Query, StackedQuery
 from skattr._release import Certificate
 from skattr._statistic import Statistic
+from skattr.backends import backend_of
 from skattr.calibration._coupled import pairs_coupled_variance
 from skattr.calibration._exact_noise import exact_required_noise_variance
 from skattr.calibration._joint_coupled import joint_gaussian_certificate
@@ -16,7 +17,7 @@ from skattr.calibration._pair_noise import (
     pairs_certified,
     required_noise_variance,
 )
-from skattr.exceptions import NotCertifiableError
+from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.laws._gaussian import PairLaws
 from skattr.laws._joint_band import widest_pairs_of
 from skattr.mechanisms._keywords_of_0_2 import (
@@ -30,9 +31,13 @@ from skattr.noise import GaussianNoise
 from skattr.theta._band import order_outputs
 from skattr.theta._spec import resolve_theta
 from skattr.utils._docstrings import fill_doc
-from skattr.utils._param_validation import Interval
+from skattr.utils._param_validation import Interval, Options, PositiveNumbers
 
 __all__ = ["AttributePrivateGaussian"]
+
+
+def _shown(allocate) -> str:
+    return repr(allocate) if isinstance(allocate, str) else "[...]"
 
 
 @fill_doc()
@@ -65,6 +70,19 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
         is honoured only if its noise certifies; ``"assume-equal"`` takes the
         theorem's assumption, using each side's covariance for both.
     %(max_divergence)s
+    allocate : {"error", "relative"} or array-like of shape (n_values,), \
+default="error"
+        How the noise is shared among several values certified together
+        over the reference's bands (the default Theta and law): ``"error"``
+        the least expected squared error (sum of the values' variances,
+        each value's noise capped at what splitting delta among them would
+        give it); ``"relative"`` each value's sd in proportion to its value
+        in the reference data (equal relative errors, in the release's
+        units: a sum or count scaled to the n released); an array, each
+        value's sd in proportion to these public positive numbers (in the
+        release's order). The guarantee is the same; only where the noise
+        goes changes. Other laws (``law="gaussian"``, exact laws) add one
+        variance to every value and refuse anything but ``"error"``.
     %(theta_bounds)s
     %(secure)s
     %(random_state)s
@@ -72,7 +90,12 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
 
     Attributes
     ----------
-    %(pair_law_attributes)s
+    %(query_attributes)s
+    %(pair_law_fitted)s
+    reference_values_ : ndarray of shape (n_values,)
+        With ``allocate="relative"``, the statistic computed on the
+        (clipped) reference data: the public values the noise follows.
+    %(input_attributes)s
 
     See Also
     --------
@@ -159,6 +182,9 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
         "delta": [Interval("real", 0, 1, closed="neither")],
         # Theorem 4.7's extra Laplace noise is the Expected Value family's.
         "relaxation": [MaxDivergenceGap, None],
+        "allocate": [Options(frozenset({"error", "relative"})),
+                     PositiveNumbers("a list of positive numbers, one per "
+                                     "value")],
     }
 
     mechanism_name = "apgm"
@@ -173,8 +199,9 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
     @takes_keywords_of_0_2
     def __init__(self, *, query=None, secret=None, epsilon=1.0, delta=1e-3,
                  calibration="analytic", theta="auto", law="auto",
-                 relaxation=None, bounds="robust", secure=False,
-                 random_state=None, allow_large_delta=False, **deprecated):
+                 relaxation=None, allocate="error", bounds="robust",
+                 secure=False, random_state=None, allow_large_delta=False,
+                 **deprecated):
         self.query = query
         self.secret = secret
         self.epsilon = epsilon
@@ -183,6 +210,7 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
         self.theta = theta
         self.law, self.relaxation = pair_law_keywords(
             law, relaxation, deprecated, type(self).__name__, wasserstein=False)
+        self.allocate = allocate
         self.bounds = bounds
         self.secure = secure
         self.random_state = random_state
@@ -282,6 +310,77 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
                 "'approx-wasserstein' (the reference's records taken as the "
                 "population, recorded).")
 
+    def _fit_theta(self, frame, secrets) -> None:
+        super()._fit_theta(frame, secrets)
+        self._fit_allocation(frame)
+
+    def _fit_allocation(self, frame) -> None:
+        """Check ``allocate=`` against the fitted law; read the reference's values.
+
+        Before any plan: anything but ``"error"`` needs the bands' joint
+        plan (each value its own sd), an array one positive number per
+        value, and ``"relative"`` the statistic's values on the (clipped)
+        reference, none of them 0.
+        """
+        self.__dict__.pop("reference_values_", None)
+        allocate = self.allocate
+        self._fitted_allocate = repr(allocate)
+        if isinstance(allocate, str) and allocate == "error":
+            return
+        k = len(self.query_.names(self.columns_))
+        if self.law_.kind != "bands":
+            raise InvalidParameterError(
+                f"allocate={_shown(allocate)} shares the noise among values "
+                "certified together over the reference's bands (the default "
+                f"Theta and law='auto'); this release's law ({self.law_.kind}) "
+                "adds one variance to every value. Drop allocate=, or release "
+                "with theta='auto' and law='auto'.")
+        if not isinstance(allocate, str):
+            targets = np.asarray(allocate, dtype=float).ravel()
+            if targets.size != k:
+                raise InvalidParameterError(
+                    f"allocate= gives {targets.size} number(s); this release "
+                    f"has {k} value(s) ({', '.join(self.query_.names(self.columns_))}"
+                    "): give one public positive number per value, in that "
+                    "order.")
+            return
+        n_rows, values = backend_of(frame).statistic(
+            frame, self.query_, self.columns_, secrets=self.secrets_,
+            what="the reference data")
+        values = np.atleast_1d(np.asarray(values, dtype=float)).ravel()
+        if k > 1 and not np.all(np.isfinite(values) & (values != 0)):
+            names = self.query_.names(self.columns_)
+            zero = [name for name, v in zip(names, values, strict=True)
+                    if not (np.isfinite(v) and v != 0)]
+            raise InvalidParameterError(
+                f"allocate='relative' gives each value noise in proportion to "
+                f"its value in the reference data; {', '.join(zero)} is 0 "
+                "there (or not a number), so its noise would be none. Pass "
+                "allocate=[...] with a public positive scale per value (e.g. "
+                "each column's spread), or allocate='error'.")
+        self.reference_values_ = values
+        self._reference_rows = int(n_rows)
+
+    def _allocation(self, n: int) -> tuple[str, np.ndarray | None]:
+        """Return (allocate, targets) for the joint certificate at n records."""
+        allocate = self.allocate
+        if isinstance(allocate, str) and allocate == "error":
+            return "error", None
+        if getattr(self, "_fitted_allocate", None) != repr(allocate):
+            raise InvalidParameterError(
+                f"allocate={_shown(allocate)} was set after fit, which checked "
+                "and read the reference for another; call fit again.")
+        if not isinstance(allocate, str):
+            return "relative", np.asarray(allocate, dtype=float).ravel()
+        values = self.reference_values_
+        if self.query_.is_linear:
+            # A sum or count at the n released: the reference's per-record
+            # total times n w(n) (a mean's or proportion's is its own).
+            m = self._reference_rows
+            values = values * (n * np.asarray(self.query_.weight(n), float)
+                               / (m * np.asarray(self.query_.weight(m), float)))
+        return "relative", values
+
     def _required_variance(self, laws: PairLaws
                            ) -> tuple[np.ndarray, MethodStep]:
         """Each pair's least isotropic variance, honouring ``calibration``.
@@ -380,7 +479,9 @@ class AttributePrivateGaussian(GaussianPairLawMechanism):
         variance its bounded search finds.
         """
         per_pair = self.law_.coupled_distances(n, "dataset")
-        found = joint_gaussian_certificate(per_pair, self.epsilon, self.delta)
+        allocate, targets = self._allocation(n)
+        found = joint_gaussian_certificate(per_pair, self.epsilon, self.delta,
+                                           allocate=allocate, targets=targets)
         k = len(found.scales)
         method = Method((MethodStep.of("joint-coupled", statistics=k,
                                        noise="Gaussian", bound=found.bound),))
@@ -425,3 +526,4 @@ def _nested(secret) -> bool:
         return True
     pairs = [tuple(map(float, p)) for p in (getattr(secret, "pairs", None) or ())]
     return any(inner for _, _, inner in widest_pairs_of(pairs))
+

@@ -341,16 +341,30 @@ class Registry(Mapping):
         return candidates[self.least_error(candidates)][0]
 
 
+#: Parameters whose value, other than this default, only the classes taking
+#: them honour: ``"auto"`` then considers those alone (an ``allocate=`` of
+#: the noise among values is not dropped for a mechanism that has none).
+_BINDING = {"allocate": "error"}
+
+
 def _considered(cls, params: Mapping, among) -> bool:
     """Whether ``"auto"`` considers ``cls`` for these parameters.
 
     Not a candidate: one the caller's ``among`` excludes, one that cannot
-    give the privacy asked for, or one whose Theta was not given (a Markov
-    quilt mechanism without its network).
+    give the privacy asked for, one whose Theta was not given (a Markov
+    quilt mechanism without its network), or one that takes no parameter
+    of :data:`_BINDING` given another value than its default.
     """
+    own = _parameters(cls)
     return ((among is None or among(cls))
-            and not ("privacy" in params and "privacy" not in _parameters(cls))
-            and all(params.get(p) is not None for p in cls.auto_requires))
+            and not ("privacy" in params and "privacy" not in own)
+            and all(params.get(p) is not None for p in cls.auto_requires)
+            and all(p in own for p, default in _BINDING.items()
+                    if p in params and not _is(params[p], default)))
+
+
+def _is(value, default) -> bool:
+    return isinstance(value, str) and value == default
 
 
 def _fitted(cls, query, secret, params: Mapping, frame, raises: tuple):

@@ -146,6 +146,9 @@ clipping_ : skattr._clipping.Clipping
     The ranges a release clips the released columns to (``bounds=``).""",
     "pair_law_attributes": """\
 %(query_attributes)s
+%(pair_law_fitted)s
+%(input_attributes)s""",
+    "pair_law_fitted": """\
 secrets_ : tuple of Secret
     The secrets.
 theta_spec_ : object
@@ -154,8 +157,7 @@ law_ : GaussianLaw or ExactLaw
     The law of F the noise is certified against
     (:class:`~skattr.laws.GaussianLaw`: the models' moments, taken as
     Gaussian; :class:`~skattr.laws.ExactLaw`: the exact pmfs of a count or
-    an integer sum, with their moments).
-%(input_attributes)s""",
+    an integer sum, with their moments).""",
     "input_attributes": """\
 n_features_in_ : int
     Number of columns seen in ``fit``.

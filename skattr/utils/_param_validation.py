@@ -17,8 +17,8 @@ import numpy as np
 
 from skattr.exceptions import InvalidParameterError
 
-__all__ = ["HasMethods", "Interval", "OneOrMore", "Options", "as_called",
-           "validate_parameter_constraints"]
+__all__ = ["HasMethods", "Interval", "OneOrMore", "Options", "PositiveNumbers",
+           "as_called", "validate_parameter_constraints"]
 
 
 @dataclass(frozen=True)
@@ -143,6 +143,35 @@ class OneOrMore:
     def __str__(self) -> str:
         what = self.what or f"an instance of {self.type.__name__!r}"
         return f"{what} or a non-empty list of them"
+
+
+@dataclass(frozen=True)
+class PositiveNumbers:
+    """A non-empty list, tuple or 1-d array of finite positive real numbers.
+
+    Examples
+    --------
+    >>> PositiveNumbers().is_satisfied_by([1, 2.5])
+    True
+    >>> PositiveNumbers().is_satisfied_by([1, 0])
+    False
+    >>> PositiveNumbers().is_satisfied_by([True])
+    False
+    """
+
+    what: str = "a list of positive numbers"
+
+    def is_satisfied_by(self, value) -> bool:
+        """Whether ``value`` is such a list (booleans and text are not numbers)."""
+        if not isinstance(value, (list, tuple, np.ndarray)):
+            return False
+        array = np.asarray(value)
+        return (array.ndim == 1 and array.size > 0
+                and array.dtype.kind in "iuf"
+                and bool(np.all(np.isfinite(array) & (array > 0))))
+
+    def __str__(self) -> str:
+        return self.what
 
 
 def _describe(constraint) -> str:

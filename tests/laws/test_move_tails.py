@@ -367,8 +367,32 @@ def test_a_median_law_dominates_its_exact_move_and_fails_without_binomials(
     monkeypatch.setattr(_count_bound, "_many_at_most",
                         lambda parts, t: np.zeros(np.broadcast(
                             *[p for _, p in parts]).shape[0]))
+    # (The tails are kept by the content of their bands: forgotten here, so
+    # the same bands are counted again with the binomials dropped.)
+    monkeypatch.setattr(_count_bound, "_TAILS", type(_count_bound._TAILS)())
     (laws,) = _order_law(0, [0.5]).coupled_distances(ORDER_N, "dataset")
     assert _violations(laws[0], truth) > 0
+
+
+def test_the_count_tails_of_equal_bands_are_counted_once(monkeypatch):
+    # Two laws fitted on the same reference (a release's and a ledger's)
+    # hold equal bands, not the same objects: their quantiles' tails are
+    # counted once; a band that differs in one value is counted anew.
+    calls = []
+    counted = _count_bound._count_chances
+    monkeypatch.setattr(_count_bound, "_TAILS", type(_count_bound._TAILS)())
+    monkeypatch.setattr(_count_bound, "_count_chances",
+                        lambda *args: calls.append(1) or counted(*args))
+    first = _order_law(0, [0.5]).coupled_distances(ORDER_N, "dataset")
+    counted_once = len(calls)
+    assert counted_once >= 1
+    again = _order_law(0, [0.5]).coupled_distances(ORDER_N, "dataset")
+    assert len(calls) == counted_once
+    np.testing.assert_array_equal(first[0][0].distances,
+                                  again[0][0].distances)
+    np.testing.assert_array_equal(first[0][0].probs, again[0][0].probs)
+    _order_law(1, [0.5]).coupled_distances(ORDER_N, "dataset")
+    assert len(calls) > counted_once
 
 
 @pytest.mark.slow

@@ -18,7 +18,13 @@ from skattr.datasets import make_hospital
 from skattr.exceptions import InvalidParameterError
 from skattr.theta._protocol import GivesLaw
 from skattr.utils import all_estimators
-from skattr.utils._param_validation import HasMethods, Interval, OneOrMore, Options
+from skattr.utils._param_validation import (
+    HasMethods,
+    Interval,
+    OneOrMore,
+    Options,
+    PositiveNumbers,
+)
 
 SECRET = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
 
@@ -88,6 +94,17 @@ def _accepts(constraint, value) -> bool:
         return callable(value)
     if constraint == "boolean":
         return isinstance(value, (bool, np.bool_))
+    if isinstance(constraint, PositiveNumbers):
+        # A non-empty flat list, tuple or array of real numbers (no bools,
+        # no text), each finite and above 0.
+        if isinstance(value, np.ndarray):
+            if value.ndim != 1:
+                return False
+            value = value.tolist()
+        if not isinstance(value, (list, tuple)) or not value:
+            return False
+        return all(isinstance(v, numbers.Real) and not isinstance(v, bool)
+                   and math.isfinite(v) and v > 0 for v in value)
     if isinstance(constraint, (HasMethods, GivesLaw)):
         # An instance (not a class) answering the methods; a Theta spec
         # also stating law kinds must state one the mechanism calibrates.
@@ -146,6 +163,9 @@ def _violators(constraint) -> list:
         return [42]
     if constraint == "boolean":
         return [1, "yes", None]
+    if isinstance(constraint, PositiveNumbers):
+        return [[], [0.0], [1.0, -1.0], [1.0, float("nan")], [1.0, float("inf")],
+                [[1.0, 2.0]], [True], ["1"], "12", 3.0, _Opaque()]
     if isinstance(constraint, (HasMethods, GivesLaw)):
         # No method at all; the class instead of an instance; a spec of
         # another kind of law.

@@ -1,0 +1,175 @@
+"""``allocate=``: how Gaussian noise over the bands is shared among the values.
+
+"error" (the default) takes the least total variance; "relative" gives each
+value an sd in proportion to its value in the reference (a sum or count at
+the n released); an array, in proportion to those public numbers. The
+guarantee is the same in every case: each plan is checked against the joint
+certificate's own delta at its scales.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import skattr
+from skattr.calibration._joint_coupled import joint_gaussian_delta
+from skattr.datasets import make_hospital
+from skattr.exceptions import InvalidParameterError
+
+COLUMNS = ["height", "weight", "blood_pressure"]
+SECRET = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+N = 200
+
+
+@pytest.fixture(scope="module")
+def frames():
+    return make_hospital(N, random_state=1), make_hospital(1500, random_state=0)
+
+
+def _fit(reference, query=None, **params):
+    return skattr.mechanisms.AttributePrivateGaussian(
+        query=query or skattr.Query.mean(COLUMNS), secret=SECRET, epsilon=1.0,
+        delta=1e-3, **params).fit(reference)
+
+
+def _sd(mech):
+    return np.sqrt(np.diag(mech.plan(n=N).noise_covariance))
+
+
+def _certified(mech):
+    """The joint delta of the plan's own scales, under its law: within delta."""
+    per_pair = mech.law_.coupled_distances(N, "dataset")
+    return joint_gaussian_delta(per_pair, _sd(mech), mech.epsilon)
+
+
+def test_relative_noise_follows_the_reference_values(frames):
+    _, reference = frames
+    mech = _fit(reference, allocate="relative")
+    values = reference[COLUMNS].clip(  # the robust range clips nothing here
+        *np.array(mech.clipping_.ranges)[:, 1:].T.astype(float)).mean()
+    np.testing.assert_allclose(mech.reference_values_, values.to_numpy(),
+                               rtol=1e-12)
+    sd = _sd(mech)
+    np.testing.assert_allclose(sd / mech.reference_values_,
+                               sd[0] / mech.reference_values_[0], rtol=1e-9)
+    assert _certified(mech) <= 1e-3
+
+
+def test_an_array_sets_the_ratios_and_error_is_the_least_total_variance(frames):
+    _, reference = frames
+    shares = [1.0, 10.0, 2.0]
+    given = _sd(_fit(reference, allocate=shares))
+    np.testing.assert_allclose(given / shares, given[0], rtol=1e-9)
+    least = _fit(reference)
+    relative = _fit(reference, allocate="relative")
+    # Each allocation is certified at the same guarantee; "error" spends the
+    # least total variance of the three.
+    for mech in (least, relative, _fit(reference, allocate=shares)):
+        assert _certified(mech) <= 1e-3
+    assert np.sum(_sd(least) ** 2) < np.sum(given ** 2)
+    assert np.sum(_sd(least) ** 2) < np.sum(_sd(relative) ** 2)
+
+
+def test_a_sum_and_a_count_are_scaled_to_the_n_released(frames):
+    _, reference = frames
+    query = skattr.Query.mean("height") + skattr.Query.sum("weight")
+    mech = _fit(reference, query=query, allocate="relative")
+    sd = _sd(mech)
+    rows = len(reference)
+    mean_height, total_weight = mech.reference_values_
+    assert total_weight == pytest.approx(
+        reference["weight"].clip(*mech.clipping_.ranges[1][1:]).sum())
+    # The sum's target is its expected value at the n released.
+    np.testing.assert_allclose(sd[1] / sd[0],
+                               (total_weight * N / rows) / mean_height,
+                               rtol=1e-9)
+
+
+def test_auto_takes_apgm_for_an_allocation(frames):
+    private, reference = frames
+    release = private.attrpriv.mean(COLUMNS, secret=SECRET,
+                                    reference=reference, epsilon=1.0,
+                                    allocate=[1, 10, 1], random_state=0)
+    assert release.mechanism == "apgm"
+    sd = np.asarray(release.noise_std)
+    np.testing.assert_allclose(sd / [1, 10, 1], sd[0], rtol=1e-9)
+
+
+@pytest.mark.parametrize("bad", ["rel", [0, 1, 1], [1, np.nan, 1], [[1, 2, 3]],
+                                 [], 3.0])
+def test_a_bad_allocation_is_refused_before_any_fit(frames, bad):
+    private, reference = frames
+    with pytest.raises(InvalidParameterError, match="allocate"):
+        private.attrpriv.mean(COLUMNS, secret=SECRET, reference=reference,
+                              mechanism="apgm", allocate=bad)
+
+
+def test_an_allocation_of_another_length_is_refused_naming_the_values(frames):
+    _, reference = frames
+    with pytest.raises(InvalidParameterError,
+                       match=r"2 number\(s\).*3 value\(s\) \(height, weight"):
+        _fit(reference, allocate=[1, 2])
+
+
+def test_a_value_of_zero_in_the_reference_is_refused(frames):
+    _, reference = frames
+    reference = reference.assign(offset=np.tile([-1.0, 1.0], len(reference) // 2))
+    with pytest.raises(InvalidParameterError, match="offset is 0 there"):
+        _fit(reference, query=skattr.Query.mean(["height", "offset"]),
+             allocate="relative")
+
+
+def test_a_law_of_one_variance_refuses_an_allocation(frames):
+    private, reference = frames
+    with pytest.raises(InvalidParameterError, match="adds one variance"):
+        private.attrpriv.mean(COLUMNS, secret=SECRET, reference=reference,
+                              law="gaussian", allocate="relative")
+
+
+def test_an_allocation_set_after_fit_asks_for_fit_again(frames):
+    _, reference = frames
+    mech = _fit(reference, allocate="relative")
+    mech.set_params(allocate=[1.0, 1.0, 1.0])
+    with pytest.raises(InvalidParameterError, match="call fit again"):
+        mech.plan(n=N)
+    mech.fit(reference)
+    sd = _sd(mech)
+    np.testing.assert_allclose(sd, sd[0], rtol=1e-9)
+
+
+def test_a_ledger_takes_apgm_for_an_allocation(frames):
+    private, reference = frames
+    ledger = private.attrpriv.ledger(secret=SECRET, reference=reference,
+                                     budget=(2.0, 1e-3), random_state=0)
+    release = ledger.mean(COLUMNS, epsilon=1.0, allocate="relative")
+    assert release.mechanism == "apgm"
+    sd = np.asarray(release.noise_std)
+    values = reference[COLUMNS].mean().to_numpy()
+    np.testing.assert_allclose(sd / values, sd[0] / values[0], rtol=1e-3)
+    assert ledger.spent[0] <= 1.0 + 1e-9
+
+
+def test_describe_refuses_another_allocation_before_any_release(frames):
+    private, reference = frames
+    with pytest.raises(InvalidParameterError, match="'error'.*'relative'"):
+        private.attrpriv.describe(COLUMNS, secret=SECRET, reference=reference,
+                                  allocate=[1, 2, 3])
+    of_mean = skattr.Secret.mean("weight", pairs=[(70, 80)])
+    with pytest.raises(InvalidParameterError, match="Drop allocate"):
+        private.attrpriv.describe(["height"], secret=of_mean,
+                                  reference=reference, allocate="relative")
+
+
+@pytest.mark.slow
+def test_describe_relative_gives_every_cell_of_a_release_one_relative_sd(frames):
+    private, reference = frames
+    found = private.attrpriv.describe(COLUMNS, secret=SECRET,
+                                      reference=reference, epsilon=4.0,
+                                      allocate="relative", random_state=0)
+    for row in ("mean", "25%", "50%", "75%"):
+        public = (reference[COLUMNS].mean() if row == "mean" else
+                  reference[COLUMNS].quantile(float(row[:-1]) / 100))
+        ratio = found.noise_std.loc[row] / public
+        np.testing.assert_allclose(ratio, ratio.iloc[0], rtol=0.02)
+    assert found.ledger.spent[0] <= 4.0 * (1 + 1e-9)
+    assert isinstance(found.table, pd.DataFrame)
