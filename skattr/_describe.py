@@ -162,7 +162,7 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
                 "describe(allocate='relative') shares Gaussian noise over the "
                 "reference's confidence bands, which this table's Theta or "
                 "secret does not give (theta='auto' and a Secret.proportion "
-                "do). Drop allocate=.")
+                "do). Drop allocate= (--allocate on the command line).")
         noise = {"mechanism": "apgm", "allocate": allocate}
     with warnings_once():   # the means and percentiles clip the same columns
         means = ledger.mean(columns, epsilon=share, delta=delta, **noise)

@@ -418,9 +418,12 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
         # through the dearer coupling of a mix (skattr._ledger._mixed).
         gaussian = linear and (self.law != "auto"
                                or self._released_with_gaussian(query))
-        # allocate= shares Gaussian noise among the values: apgm's.
-        shared = not isinstance(params.get("allocate", "error"), str) or (
-            params.get("allocate", "error") != "error")
+        # allocate= shares Gaussian noise among the values: apgm's (its
+        # default, "error", is every mechanism's way).
+        if isinstance(params.get("allocate"), str) and (
+                params["allocate"] == "error"):
+            del params["allocate"]
+        shared = "allocate" in params
         mechanism = params.pop(
             "mechanism", "apgm" if gaussian or shared else "approx-wasserstein")
         if mechanism == "auto" and not linear:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import threading
 from collections import OrderedDict
 
 import numpy as np
@@ -52,6 +53,7 @@ _TAIL_SHARES = (1e-3, 1e-5, 1e-7)
 #: ledger's joint one) are computed once.
 _TAILS: OrderedDict = OrderedDict()
 _TAILS_SIZE = 32
+_TAILS_LOCK = threading.Lock()
 
 
 def binomials_at_most(parts, t: int) -> float:
@@ -523,18 +525,25 @@ def count_tails(out, inside, low: float, high: float, n: int, a: float,
         Each at most 1.
     """
     distances = np.asarray(distances, dtype=float)
+    # Everything the tails are computed from: the arguments and the module's
+    # constants (read now: a test may set one).
     key = (_digest(out), _digest(inside), float(low), float(high), int(n),
            float(a), float(b), tuple(tuple(int(r) for r in ranks)
                                      for ranks in ranks_list),
-           distances.tobytes())
-    if key in _TAILS:
-        _TAILS.move_to_end(key)
-        return _TAILS[key].copy()
+           distances.shape, distances.tobytes(),
+           (_CELLS, _RANGE_SHARE, _EXACT_MOVED, _STEPS, _FFT_SLACK,
+            _TAIL_SHARES))
+    with _TAILS_LOCK:
+        kept = _TAILS.get(key)
+        if kept is not None:
+            _TAILS.move_to_end(key)
+            return kept.copy()
     found = _count_tails(out, inside, low, high, n, a, b, ranks_list,
                          distances)
-    _TAILS[key] = found.copy()
-    if len(_TAILS) > _TAILS_SIZE:
-        _TAILS.popitem(last=False)
+    with _TAILS_LOCK:
+        _TAILS[key] = found.copy()
+        while len(_TAILS) > _TAILS_SIZE:
+            _TAILS.popitem(last=False)
     return found
 
 

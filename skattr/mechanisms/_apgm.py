@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import pandas as pd
 
 from skattr._certificate import Assumption, Method, MethodStep, unique
 from skattr._query import Query, StackedQuery
 from skattr._release import Certificate
 from skattr._statistic import Statistic
 from skattr.backends import backend_of
-from skattr.calibration._coupled import pairs_coupled_variance
+from skattr.calibration._coupled import (
+    coupled_required_noise_variance,
+    pairs_coupled_variance,
+)
 from skattr.calibration._exact_noise import exact_required_noise_variance
 from skattr.calibration._joint_coupled import joint_gaussian_certificate
 from skattr.calibration._pair_noise import (
@@ -32,12 +38,64 @@ from skattr.theta._band import order_outputs
 from skattr.theta._spec import resolve_theta
 from skattr.utils._docstrings import fill_doc
 from skattr.utils._param_validation import Interval, Options, PositiveNumbers
+from skattr.utils._stack import warn_once
 
 __all__ = ["AttributePrivateGaussian"]
 
 
+#: The widest span (largest over least) of an allocation's sds.
+_SPAN = 1e12
+#: A value given more than this many times sqrt(K) its noise alone warns.
+_LOPSIDED = 10.0
+
+
 def _shown(allocate) -> str:
     return repr(allocate) if isinstance(allocate, str) else "[...]"
+
+
+def _kept(allocate):
+    """Return a copy of ``allocate`` as fit read it (an array's values, exactly)."""
+    if isinstance(allocate, str):
+        return allocate
+    if isinstance(allocate, pd.Series):
+        return allocate.copy()
+    return np.array(allocate, dtype=float, copy=True)
+
+
+def _same(kept, allocate) -> bool:
+    """Whether ``allocate`` is what fit read (``kept``)."""
+    if isinstance(kept, str) or isinstance(allocate, str):
+        return isinstance(kept, str) and isinstance(allocate, str) and (
+            kept == allocate)
+    if isinstance(kept, pd.Series) != isinstance(allocate, pd.Series):
+        return False
+    if isinstance(kept, pd.Series):
+        return kept.equals(allocate)
+    return np.array_equal(kept, np.asarray(allocate, dtype=float))
+
+
+def _in_order(allocate, names: list) -> np.ndarray:
+    """Return an allocation's numbers in the release's order of ``names``.
+
+    A Series whose index holds the values' names is read by name; any
+    other sequence by position. Its length must be the number of values.
+    """
+    if isinstance(allocate, pd.Series):
+        index = [str(label) for label in allocate.index]
+        if sorted(index) == sorted(names) and len(set(index)) == len(index):
+            return allocate.set_axis(index).loc[names].to_numpy(dtype=float)
+        if not isinstance(allocate.index, pd.RangeIndex):
+            raise InvalidParameterError(
+                f"allocate= is a Series indexed by {index}; name the values "
+                f"released ({', '.join(names)}) in its index, or pass a list "
+                "in that order.")
+    shares = np.asarray(allocate, dtype=float).ravel()
+    if shares.size != len(names):
+        raise InvalidParameterError(
+            f"allocate= gives {shares.size} number(s); this release has "
+            f"{len(names)} value(s) ({', '.join(names)}): give one public "
+            "positive number per value, in that order.")
+    return shares
 
 
 @fill_doc()
@@ -317,61 +375,73 @@ default="error"
     def _fit_allocation(self, frame) -> None:
         """Check ``allocate=`` against the fitted law; read the reference's values.
 
-        Before any plan: anything but ``"error"`` needs the bands' joint
-        plan (each value its own sd), an array one positive number per
-        value, and ``"relative"`` the statistic's values on the (clipped)
-        reference, none of them 0.
+        Before any plan. One value alone takes its noise whatever the
+        allocation (there is nothing to share). Otherwise anything but
+        ``"error"`` needs the bands' joint plan (each value its own sd), an
+        array one positive number per value (a Series named by the values
+        is read by name), and ``"relative"`` the statistic's values on the
+        (clipped) reference, none of them 0; the ratios must span at most
+        :data:`_SPAN` (beyond, floating point cannot hold the noise).
         """
         self.__dict__.pop("reference_values_", None)
         allocate = self.allocate
-        self._fitted_allocate = repr(allocate)
+        self._allocate_fitted = _kept(allocate)
+        self._shares = None
         if isinstance(allocate, str) and allocate == "error":
             return
-        k = len(self.query_.names(self.columns_))
+        names = self.query_.names(self.columns_)
+        k = len(names)
+        if not isinstance(allocate, str):
+            shares = _in_order(allocate, names)
+        if k == 1:
+            return
         if self.law_.kind != "bands":
             raise InvalidParameterError(
                 f"allocate={_shown(allocate)} shares the noise among values "
                 "certified together over the reference's bands (the default "
                 f"Theta and law='auto'); this release's law ({self.law_.kind}) "
-                "adds one variance to every value. Drop allocate=, or release "
-                "with theta='auto' and law='auto'.")
-        if not isinstance(allocate, str):
-            targets = np.asarray(allocate, dtype=float).ravel()
-            if targets.size != k:
-                raise InvalidParameterError(
-                    f"allocate= gives {targets.size} number(s); this release "
-                    f"has {k} value(s) ({', '.join(self.query_.names(self.columns_))}"
-                    "): give one public positive number per value, in that "
-                    "order.")
-            return
-        n_rows, values = backend_of(frame).statistic(
-            frame, self.query_, self.columns_, secrets=self.secrets_,
-            what="the reference data")
-        values = np.atleast_1d(np.asarray(values, dtype=float)).ravel()
-        if k > 1 and not np.all(np.isfinite(values) & (values != 0)):
-            names = self.query_.names(self.columns_)
+                "adds one variance to every value. Drop allocate= (--allocate "
+                "on the command line), or release with theta='auto' and "
+                "law='auto'.")
+        if isinstance(allocate, str):
+            rows, values = backend_of(frame).statistic(
+                frame, self.query_, self.columns_, secrets=self.secrets_,
+                what="the reference data")
+            values = np.atleast_1d(np.asarray(values, dtype=float)).ravel()
             zero = [name for name, v in zip(names, values, strict=True)
                     if not (np.isfinite(v) and v != 0)]
+            if zero:
+                raise InvalidParameterError(
+                    f"allocate='relative' gives each value noise in "
+                    f"proportion to its value in the reference data; "
+                    f"{', '.join(zero)} is 0 there (or not a number), so its "
+                    "noise would be none. Pass allocate=[...] with a public "
+                    "positive scale per value (e.g. each column's spread), or "
+                    "allocate='error'.")
+            self.reference_values_ = values
+            self._reference_rows = int(rows)
+            shares = np.abs(values)
+        span = float(shares.max() / shares.min())
+        if not span <= _SPAN:
             raise InvalidParameterError(
-                f"allocate='relative' gives each value noise in proportion to "
-                f"its value in the reference data; {', '.join(zero)} is 0 "
-                "there (or not a number), so its noise would be none. Pass "
-                "allocate=[...] with a public positive scale per value (e.g. "
-                "each column's spread), or allocate='error'.")
-        self.reference_values_ = values
-        self._reference_rows = int(n_rows)
+                f"allocate={_shown(allocate)} asks for noise whose sds span "
+                f"{span:.3g} times (largest over least), more than "
+                f"{_SPAN:.0e}: floating point cannot hold both. Give ratios "
+                "closer together, or allocate='error'.")
+        self._shares = None if isinstance(allocate, str) else shares
 
     def _allocation(self, n: int) -> tuple[str, np.ndarray | None]:
         """Return (allocate, targets) for the joint certificate at n records."""
         allocate = self.allocate
-        if isinstance(allocate, str) and allocate == "error":
-            return "error", None
-        if getattr(self, "_fitted_allocate", None) != repr(allocate):
+        if not _same(getattr(self, "_allocate_fitted", "error"), allocate):
             raise InvalidParameterError(
                 f"allocate={_shown(allocate)} was set after fit, which checked "
                 "and read the reference for another; call fit again.")
-        if not isinstance(allocate, str):
-            return "relative", np.asarray(allocate, dtype=float).ravel()
+        if isinstance(allocate, str) and allocate == "error" or len(
+                self.query_.names(self.columns_)) == 1:
+            return "error", None
+        if self._shares is not None:
+            return "relative", self._shares
         values = self.reference_values_
         if self.query_.is_linear:
             # A sum or count at the n released: the reference's per-record
@@ -380,6 +450,34 @@ default="error"
             values = values * (n * np.asarray(self.query_.weight(n), float)
                                / (m * np.asarray(self.query_.weight(m), float)))
         return "relative", values
+
+    def _warn_lopsided(self, per_pair, scales, allocate: str) -> None:
+        """Warn when an allocation gives a value far more noise than it needs.
+
+        Each value alone at this epsilon and delta needs sd a_j (its own
+        coupled law); the least-error allocation gives each about sqrt(K)
+        a_j. A value given more than ``_LOPSIDED`` sqrt(K) a_j pays for
+        another's small share (a value near 0 under ``"relative"``).
+        """
+        if allocate == "error":
+            return
+        k = len(scales)
+        alone = np.array([max(math.sqrt(coupled_required_noise_variance(
+            laws[j], self.epsilon, self.delta)) for laws in per_pair)
+            for j in range(k)])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(alone > 0, scales / alone, 0.0)
+        worst = int(np.argmax(ratio))
+        if ratio[worst] > _LOPSIDED * math.sqrt(k):
+            names = self.query_.names(self.columns_)
+            warn_once(
+                f"allocate={_shown(self.allocate)} gives {names[worst]} noise "
+                f"of sd {scales[worst]:.4g}, {ratio[worst]:.0f} times what it "
+                f"needs alone (the least expected error gives each value "
+                f"about {math.sqrt(k):.2g} times): a value given a small share "
+                "(one near 0 in the reference, under 'relative') raises every "
+                "other's. Pass allocate=[...] with each value's public scale "
+                "(its column's spread), or allocate='error'.", UserWarning)
 
     def _required_variance(self, laws: PairLaws
                            ) -> tuple[np.ndarray, MethodStep]:
@@ -482,6 +580,7 @@ default="error"
         allocate, targets = self._allocation(n)
         found = joint_gaussian_certificate(per_pair, self.epsilon, self.delta,
                                            allocate=allocate, targets=targets)
+        self._warn_lopsided(per_pair, found.scales, allocate)
         k = len(found.scales)
         method = Method((MethodStep.of("joint-coupled", statistics=k,
                                        noise="Gaussian", bound=found.bound),))

@@ -147,7 +147,7 @@ class OneOrMore:
 
 @dataclass(frozen=True)
 class PositiveNumbers:
-    """A non-empty list, tuple or 1-d array of finite positive real numbers.
+    """A non-empty list, tuple, 1-d array or Series of finite positive reals.
 
     Examples
     --------
@@ -163,9 +163,10 @@ class PositiveNumbers:
 
     def is_satisfied_by(self, value) -> bool:
         """Whether ``value`` is such a list (booleans and text are not numbers)."""
-        if not isinstance(value, (list, tuple, np.ndarray)):
+        series = hasattr(value, "to_numpy") and getattr(value, "ndim", 0) == 1
+        if not (series or isinstance(value, (list, tuple, np.ndarray))):
             return False
-        array = np.asarray(value)
+        array = value.to_numpy() if series else np.asarray(value)
         return (array.ndim == 1 and array.size > 0
                 and array.dtype.kind in "iuf"
                 and bool(np.all(np.isfinite(array) & (array > 0))))

@@ -96,7 +96,8 @@ def test_auto_takes_apgm_for_an_allocation(frames):
 
 
 @pytest.mark.parametrize("bad", ["rel", [0, 1, 1], [1, np.nan, 1], [[1, 2, 3]],
-                                 [], 3.0])
+                                 [], 3.0, [True, True, True],
+                                 pd.Series([1.0, -1.0, 1.0])])
 def test_a_bad_allocation_is_refused_before_any_fit(frames, bad):
     private, reference = frames
     with pytest.raises(InvalidParameterError, match="allocate"):
@@ -173,3 +174,60 @@ def test_describe_relative_gives_every_cell_of_a_release_one_relative_sd(frames)
         np.testing.assert_allclose(ratio, ratio.iloc[0], rtol=0.02)
     assert found.ledger.spent[0] <= 4.0 * (1 + 1e-9)
     assert isinstance(found.table, pd.DataFrame)
+
+
+def test_a_series_named_by_the_values_is_read_by_name(frames):
+    _, reference = frames
+    shares = pd.Series({"weight": 10.0, "blood_pressure": 2.0, "height": 1.0})
+    sd = _sd(_fit(reference, allocate=shares))
+    np.testing.assert_allclose(sd / [1.0, 10.0, 2.0], sd[0], rtol=1e-9)
+    # Positions, when the index is 0..K-1; other names are refused.
+    sd = _sd(_fit(reference, allocate=pd.Series([1.0, 10.0, 2.0])))
+    np.testing.assert_allclose(sd / [1.0, 10.0, 2.0], sd[0], rtol=1e-9)
+    with pytest.raises(InvalidParameterError, match="name the values"):
+        _fit(reference, allocate=pd.Series({"a": 1.0, "b": 1.0, "c": 1.0}))
+
+
+def test_one_value_takes_any_allocation_as_nothing_to_share(frames):
+    private, reference = frames
+    # A mean alone (a box law, not the bands'), a median alone: no refusal,
+    # the noise of the default; a wrong length is still refused.
+    for verb in ("mean", "median"):
+        default = getattr(private.attrpriv, verb)(
+            "height", secret=SECRET, reference=reference, mechanism="apgm",
+            random_state=0)
+        for allocate in ("relative", [3.0]):
+            given = getattr(private.attrpriv, verb)(
+                "height", secret=SECRET, reference=reference,
+                mechanism="apgm", allocate=allocate, random_state=0)
+            np.testing.assert_array_equal(given.noise_std, default.noise_std)
+    with pytest.raises(InvalidParameterError, match="2 number"):
+        private.attrpriv.mean("height", secret=SECRET, reference=reference,
+                              mechanism="apgm", allocate=[1.0, 2.0])
+
+
+def test_ratios_beyond_floating_point_are_refused_saying_so(frames):
+    _, reference = frames
+    with pytest.raises(InvalidParameterError, match="span 1e"):
+        _fit(reference, allocate=[1.0, 1e300, 1.0])
+
+
+def test_a_lopsided_allocation_warns_naming_the_value(frames):
+    _, reference = frames
+    with pytest.warns(UserWarning, match="gives height noise.*times what it "
+                                         "needs alone"):
+        _sd(_fit(reference, allocate=[1.0, 1e-4, 1.0]))
+    # A balanced one does not.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        _sd(_fit(reference, allocate="relative"))
+
+
+def test_a_ledger_takes_the_default_allocation_named(frames):
+    private, reference = frames
+    ledger = private.attrpriv.ledger(secret=SECRET, reference=reference,
+                                     budget=(2.0, 1e-3), random_state=0)
+    release = ledger.mean(COLUMNS, epsilon=0.5, allocate="error")
+    assert release.mechanism == "approx-wasserstein"   # the ledger's default

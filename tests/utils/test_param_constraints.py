@@ -11,6 +11,7 @@ import re
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import skattr
@@ -97,6 +98,8 @@ def _accepts(constraint, value) -> bool:
     if isinstance(constraint, PositiveNumbers):
         # A non-empty flat list, tuple or array of real numbers (no bools,
         # no text), each finite and above 0.
+        if isinstance(value, pd.Series):
+            value = value.tolist()
         if isinstance(value, np.ndarray):
             if value.ndim != 1:
                 return False
@@ -165,7 +168,8 @@ def _violators(constraint) -> list:
         return [1, "yes", None]
     if isinstance(constraint, PositiveNumbers):
         return [[], [0.0], [1.0, -1.0], [1.0, float("nan")], [1.0, float("inf")],
-                [[1.0, 2.0]], [True], ["1"], "12", 3.0, _Opaque()]
+                [[1.0, 2.0]], [True], ["1"], "12", 3.0, _Opaque(),
+                pd.Series([1.0, 0.0]), pd.DataFrame({"a": [1.0]})]
     if isinstance(constraint, (HasMethods, GivesLaw)):
         # No method at all; the class instead of an instance; a spec of
         # another kind of law.
