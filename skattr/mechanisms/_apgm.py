@@ -57,6 +57,8 @@ def _kept(allocate):
     """Return a copy of ``allocate`` as fit read it (an array's values, exactly)."""
     if isinstance(allocate, str):
         return allocate
+    if isinstance(allocate, dict):
+        return pd.Series(allocate, dtype=float)
     if isinstance(allocate, pd.Series):
         return allocate.copy()
     return np.array(allocate, dtype=float, copy=True)
@@ -67,6 +69,8 @@ def _same(kept, allocate) -> bool:
     if isinstance(kept, str) or isinstance(allocate, str):
         return isinstance(kept, str) and isinstance(allocate, str) and (
             kept == allocate)
+    if isinstance(allocate, dict):
+        allocate = pd.Series(allocate, dtype=float)
     if isinstance(kept, pd.Series) != isinstance(allocate, pd.Series):
         return False
     if isinstance(kept, pd.Series):
@@ -77,16 +81,20 @@ def _same(kept, allocate) -> bool:
 def _in_order(allocate, names: list) -> np.ndarray:
     """Return an allocation's numbers in the release's order of ``names``.
 
-    A Series whose index holds the values' names is read by name; any
-    other sequence by position. Its length must be the number of values.
+    A dict, or a Series whose index holds the values' names, is read by
+    name; any other sequence by position. Its length must be the number of
+    values.
     """
+    named = isinstance(allocate, dict)
+    if named:
+        allocate = pd.Series(allocate, dtype=float)
     if isinstance(allocate, pd.Series):
         index = [str(label) for label in allocate.index]
         if sorted(index) == sorted(names) and len(set(index)) == len(index):
             return allocate.set_axis(index).loc[names].to_numpy(dtype=float)
-        if not isinstance(allocate.index, pd.RangeIndex):
+        if named or not isinstance(allocate.index, pd.RangeIndex):
             raise InvalidParameterError(
-                f"allocate= is a Series indexed by {index}; name the values "
+                f"allocate= is indexed by {index}; name the values "
                 f"released ({', '.join(names)}) in its index, or pass a list "
                 "in that order.")
     shares = np.asarray(allocate, dtype=float).ravel()
@@ -138,7 +146,9 @@ default="error"
         in the reference data (equal relative errors, in the release's
         units: a sum or count scaled to the n released); an array, each
         value's sd in proportion to these public positive numbers (in the
-        release's order). The guarantee is the same; only where the noise
+        release's order; a dict or Series keyed by the values' names, such
+        as ``height`` or ``height:q0.25``, by name). The guarantee is the
+        same; only where the noise
         goes changes. Other laws (``law="gaussian"``, exact laws) add one
         variance to every value and refuse anything but ``"error"``.
     %(theta_bounds)s
@@ -378,8 +388,8 @@ default="error"
         Before any plan. One value alone takes its noise whatever the
         allocation (there is nothing to share). Otherwise anything but
         ``"error"`` needs the bands' joint plan (each value its own sd), an
-        array one positive number per value (a Series named by the values
-        is read by name), and ``"relative"`` the statistic's values on the
+        array one positive number per value (a dict or Series named by the
+        values is read by name), and ``"relative"`` the statistic's values on the
         (clipped) reference, none of them 0; the ratios must span at most
         :data:`_SPAN` (beyond, floating point cannot hold the noise).
         """

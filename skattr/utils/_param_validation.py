@@ -147,7 +147,7 @@ class OneOrMore:
 
 @dataclass(frozen=True)
 class PositiveNumbers:
-    """A non-empty list, tuple, 1-d array or Series of finite positive reals.
+    """A non-empty list, tuple, 1-d array, Series or dict of finite positive reals.
 
     Examples
     --------
@@ -164,7 +164,9 @@ class PositiveNumbers:
     def is_satisfied_by(self, value) -> bool:
         """Whether ``value`` is such a list (booleans and text are not numbers)."""
         series = hasattr(value, "to_numpy") and getattr(value, "ndim", 0) == 1
-        if not (series or isinstance(value, (list, tuple, np.ndarray))):
+        if isinstance(value, dict):
+            value = list(value.values())
+        elif not (series or isinstance(value, (list, tuple, np.ndarray))):
             return False
         array = value.to_numpy() if series else np.asarray(value)
         return (array.ndim == 1 and array.size > 0

@@ -186,6 +186,12 @@ def test_a_series_named_by_the_values_is_read_by_name(frames):
     np.testing.assert_allclose(sd / [1.0, 10.0, 2.0], sd[0], rtol=1e-9)
     with pytest.raises(InvalidParameterError, match="name the values"):
         _fit(reference, allocate=pd.Series({"a": 1.0, "b": 1.0, "c": 1.0}))
+    # A dict by name (only).
+    sd = _sd(_fit(reference, allocate={"blood_pressure": 2.0, "height": 1.0,
+                                       "weight": 10.0}))
+    np.testing.assert_allclose(sd / [1.0, 10.0, 2.0], sd[0], rtol=1e-9)
+    with pytest.raises(InvalidParameterError, match="name the values"):
+        _fit(reference, allocate={0: 1.0, 1: 10.0, 2: 2.0})
 
 
 def test_one_value_takes_any_allocation_as_nothing_to_share(frames):

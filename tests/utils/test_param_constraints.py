@@ -100,6 +100,8 @@ def _accepts(constraint, value) -> bool:
         # no text), each finite and above 0.
         if isinstance(value, pd.Series):
             value = value.tolist()
+        if isinstance(value, dict):
+            value = list(value.values())
         if isinstance(value, np.ndarray):
             if value.ndim != 1:
                 return False
@@ -169,7 +171,8 @@ def _violators(constraint) -> list:
     if isinstance(constraint, PositiveNumbers):
         return [[], [0.0], [1.0, -1.0], [1.0, float("nan")], [1.0, float("inf")],
                 [[1.0, 2.0]], [True], ["1"], "12", 3.0, _Opaque(),
-                pd.Series([1.0, 0.0]), pd.DataFrame({"a": [1.0]})]
+                pd.Series([1.0, 0.0]), pd.DataFrame({"a": [1.0]}), {},
+                {"a": 0.0}, {"a": "1"}]
     if isinstance(constraint, (HasMethods, GivesLaw)):
         # No method at all; the class instead of an instance; a spec of
         # another kind of law.
