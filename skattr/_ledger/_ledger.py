@@ -179,9 +179,11 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
     coupling. Gaussian-noise releases (``"apgm"``, the default for linear
     statistics under ``law="gaussian"`` or ``"exact"``, the Expected Value
     family, ``"optimal"``; ``mechanism="auto"`` picks the one of least
-    expected error) are certified from their joint law; in a ledger of the
-    default law and Theta, apgm's releases of several statistics, or of
-    medians, quantiles and stds, through the bands' one coupling
+    expected error, and on several medians, quantiles or stds over the
+    bands apgm, as the accessor's does) are certified from their joint
+    law; in a ledger of the default law and Theta, apgm's releases of
+    several statistics, or of medians, quantiles and stds, through the
+    bands' one coupling
     (:mod:`skattr._ledger._mixed`, with no Laplace release). Laplace and
     Gaussian noise on one dataset are certified together through the
     bands' one coupling (:mod:`skattr._ledger._mixed`: dearer than either
@@ -426,10 +428,15 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
         shared = "allocate" in params
         mechanism = params.pop(
             "mechanism", "apgm" if gaussian or shared else "approx-wasserstein")
-        if mechanism == "auto" and not linear:
-            # No Gaussian law of a non-linear statistic here.
-            mechanism = "approx-wasserstein"
         from skattr.mechanisms import MECHANISMS
+
+        if mechanism == "auto" and not linear and not (
+                self.gaussian_over_bands and MECHANISMS["apgm"].auto_takes(
+                    query, [self.secret])):
+            # A median, quantile or std takes Gaussian noise where the
+            # accessor's "auto" would fit it (several values, over the
+            # bands); otherwise Laplace noise.
+            mechanism = "approx-wasserstein"
 
         if mechanism not in MECHANISMS and mechanism != "auto":
             import difflib
