@@ -687,6 +687,25 @@ def test_describe_takes_relative_noise_as_the_accessor_does(tmp_path,
     assert "Did you mean 'relative'?" in capsys.readouterr().err
 
 
+def test_release_takes_allocate_and_says_its_refusal_in_options(tmp_path,
+                                                               capsys):
+    private, reference = _describe_files(tmp_path)
+    base = ["release", private, "--columns", "weight", "height",
+            *_DESCRIBE_SECRET, "--reference", reference, "--seed", "0"]
+    out_csv = tmp_path / "release.csv"
+    assert main(base + ["--allocate", "relative", "--output",
+                        str(out_csv)]) == 0
+    capsys.readouterr()
+    written = pd.read_csv(out_csv)
+    public = pd.read_csv(reference)[["weight", "height"]].mean().to_numpy()
+    ratio = written["noise_sd"].to_numpy() / public
+    assert ratio[0] == pytest.approx(ratio[1], rel=1e-6)
+    assert main(base + ["--allocate", "relative", "--law", "gaussian"]) == 2
+    err = capsys.readouterr().err
+    assert "--allocate relative shares the noise" in err
+    assert "--law auto" in err
+
+
 def test_describe_without_columns_and_its_errors(tmp_path, capsys):
     private, reference = _describe_files(tmp_path)
     assert main(["describe", private, *_DESCRIBE_SECRET, "--reference",

@@ -181,7 +181,7 @@ def _release(args) -> int:
     if args.covariances is not None and law == "gaussian":
         law = skattr.laws.AssumeGaussian(covariances=args.covariances)
     given = {"delta": args.delta, "calibration": args.calibration,
-             "privacy": args.privacy,
+             "allocate": args.allocate, "privacy": args.privacy,
              "law": law, "group_size": args.group_size,
              "bounds": as_bounds(args.bounds),
              "progress": args.progress, "secure": args.secure or None}
@@ -356,14 +356,14 @@ def _write(rel: Release, path: str, name: str, dropped=None) -> None:
 # The library's messages name keyword arguments (law='gaussian'); on the command
 # line they are options (--law gaussian).
 _KEYWORD = re.compile(r"\b(law|theta|mechanism|privacy|calibration|covariances|"
-                      r"delta|epsilon|reference)='([^']*)'")
+                      r"delta|epsilon|reference|allocate)='([^']*)'")
 _RATIO = re.compile(r"\bmax_error_ratio=(None|[0-9.]+)")
 # A parameter error names the verb the command called (df.attrpriv.mean,
 # ledger.mean): on the command line, the option.
 _PARAMETER = re.compile(r"The '(epsilon|delta|mechanism|privacy|calibration|"
                         r"bounds|group_size|theta|law|covariances|"
                         r"max_error_ratio|random_state|q|value|columns|"
-                        r"secure|progress|budget)' parameter of "
+                        r"secure|progress|budget|allocate)' parameter of "
                         r"(?:(?:df\.attrpriv|ledger)\.\w+|Ledger\b)"
                         r"(?: \(mechanism='([^']*)'\))?")
 _MODEL = re.compile(r"\blaw=AssumeGaussian\(covariances='([^']*)'\)")
@@ -518,6 +518,11 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--calibration", default=None,
                      choices=["analytic", "classic"],
                      help="Gaussian calibration (default: analytic)")
+    rel.add_argument("--allocate", default=None, choices=["error", "relative"],
+                     help="how Gaussian noise on several values is shared: "
+                          "'error' (the default: the least expected squared "
+                          "error) or 'relative' (each value's noise in "
+                          "proportion to its value in the reference)")
     rel.add_argument("--bounds", type=bounds_option, nargs="+", default=None,
                      metavar="[COLUMN=]LO,HI",
                      help="the range each released column is clipped to: "

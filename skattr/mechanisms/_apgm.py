@@ -466,8 +466,9 @@ default="error"
 
         Each value alone at this epsilon and delta needs sd a_j (its own
         coupled law); the least-error allocation gives each about sqrt(K)
-        a_j. A value given more than ``_LOPSIDED`` sqrt(K) a_j pays for
-        another's small share (a value near 0 under ``"relative"``).
+        a_j. A value given more than ``_LOPSIDED`` sqrt(K) a_j takes a share
+        far beyond its moves (a value large beside its spread under
+        ``"relative"``), or pays for another's share near 0.
         """
         if allocate == "error":
             return
@@ -484,10 +485,12 @@ default="error"
                 f"allocate={_shown(self.allocate)} gives {names[worst]} noise "
                 f"of sd {scales[worst]:.4g}, {ratio[worst]:.0f} times what it "
                 f"needs alone (the least expected error gives each value "
-                f"about {math.sqrt(k):.2g} times): a value given a small share "
-                "(one near 0 in the reference, under 'relative') raises every "
-                "other's. Pass allocate=[...] with each value's public scale "
-                "(its column's spread), or allocate='error'.", UserWarning)
+                f"about {math.sqrt(k):.2g} times): the allocation's ratios are "
+                "far from the values' moves (under 'relative', a value large "
+                "beside its spread, such as a temperature in degrees, or "
+                "another near 0 that forces the rest up). Pass allocate=[...] "
+                "with each value's public scale (its column's spread in the "
+                "reference), or allocate='error'.", UserWarning)
 
     def _required_variance(self, laws: PairLaws
                            ) -> tuple[np.ndarray, MethodStep]:
