@@ -126,7 +126,7 @@ def _scales(plan):
     return np.sqrt(np.diag(covariance))
 
 
-def _plans(name, draws, seed=46):
+def _plans(name, draws, seed=46, **options):
     inside, outside, bounds = POPULATIONS[name]
     rng = np.random.default_rng(seed)
     secret = skattr.Secret.proportion("g", 1, pairs=[PAIR])
@@ -137,7 +137,7 @@ def _plans(name, draws, seed=46):
         private = reference.sample(N, random_state=0)
         plan = private.attrpriv.plan(["x", "y"], statistic="mean",
                                      secret=secret, reference=reference,
-                                     bounds=bounds)
+                                     bounds=bounds, **options)
         yield plan, laws, ranges
 
 
@@ -152,6 +152,32 @@ def test_two_means_at_once_hold_for_the_population(name):
         delta = _true_delta(laws, N, plan.noise, scales, plan.epsilon, ranges)
         false += delta > plan.delta * 1.02 + 1e-9
     assert false <= 1, f"{false} of {draws} certificates are false"
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:allocate=.*times what it needs alone")
+@pytest.mark.parametrize("allocate", ["relative", [1.0, 20.0]])
+@pytest.mark.parametrize("name", [
+    "certain: (10, 0) inside, (0, 10) outside", "pareto, y = 10 - x (falling)",
+    "two modes and a rare 0/1"])
+def test_an_allocation_of_the_noise_holds_for_the_population(name, allocate):
+    # allocate= moves the noise between the two means (one is given twenty
+    # times the other's sd, or each its reference mean's share): the same
+    # certificate, checked against the exact joint law of the two means.
+    draws, false = 10, 0
+    for plan, laws, ranges in _plans(name, draws, allocate=allocate):
+        assert plan.mechanism == "apgm"
+        scales = _scales(plan)
+        if not isinstance(allocate, str):
+            assert scales[1] / scales[0] == pytest.approx(20.0, rel=1e-9)
+        delta = _true_delta(laws, N, plan.noise, scales, plan.epsilon, ranges)
+        false += delta > plan.delta * 1.02 + 1e-9
+    assert false <= 1, f"{false} of {draws} certificates are false"
+    if name.startswith("certain"):
+        # Nearly tight there: four fifths of the noise is false.
+        cut = _true_delta(laws, N, plan.noise, 0.8 * scales, plan.epsilon,
+                          ranges)
+        assert cut > 1.2 * plan.delta
 
 
 @pytest.mark.slow
