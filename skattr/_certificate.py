@@ -138,6 +138,11 @@ def _check_weight(weight: float, **_) -> None:
                          f"{weight!r}")
 
 
+def _check_allocated(by: str) -> None:
+    if by not in ("reference", "given"):
+        raise ValueError(f"noise allocated by {by!r}: 'reference' or 'given'")
+
+
 def _boxes(mass: float, faces: str) -> str:
     how = {"exact": "at exact tails",
            "chernoff": "at Chernoff tails of the moment generating function",
@@ -402,6 +407,13 @@ STEPS: dict[str, _Kind] = {
         "dependence by joint convexity of the hockey-stick divergence, the "
         "expected divergence bounded from the values' laws alone ({bound} "
         "bound)", "statistics", "noise", "bound"),
+    "noise.allocated": _kind(
+        lambda by: "the noise shared among the values in proportion to "
+        + ("each one's value in the reference data (allocate='relative')"
+           if by == "reference" else
+           "public numbers the release was given (allocate=[...])")
+        + ": where the noise goes, not the guarantee, changes", "by",
+        check=_check_allocated),
     "w-inf.joint-band": _kind(
         "per value ({statistics} of them): each anywhere in its range (a "
         "quantile's clipping range, a std's largest, a sum's every moved "

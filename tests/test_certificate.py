@@ -300,6 +300,10 @@ STEP_TEXTS = {
         "the Gaussian noise on each value is certified for every dependence "
         "by joint convexity of the hockey-stick divergence, the expected "
         "divergence bounded from the values' laws alone (jensen bound)")),
+    "noise.allocated": ({"by": "reference"}, (
+        "the noise shared among the values in proportion to each one's value "
+        "in the reference data (allocate='relative'): where the noise goes, "
+        "not the guarantee, changes")),
     "w-inf.joint-band": ({"statistics": 3}, (
         "per value (3 of them): each anywhere in its range (a quantile's "
         "clipping range, a std's largest, a sum's every moved record across "

@@ -155,7 +155,7 @@ def test_two_means_at_once_hold_for_the_population(name):
 
 
 @pytest.mark.slow
-@pytest.mark.filterwarnings("ignore:allocate=.*times what it needs alone")
+@pytest.mark.filterwarnings("ignore:allocate=.*times the noise it needs")
 @pytest.mark.parametrize("allocate", ["relative", [1.0, 20.0]])
 @pytest.mark.parametrize("name", [
     "certain: (10, 0) inside, (0, 10) outside", "pareto, y = 10 - x (falling)",

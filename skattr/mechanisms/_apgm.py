@@ -440,13 +440,23 @@ default="error"
                 "closer together, or allocate='error'.")
         self._shares = None if isinstance(allocate, str) else shares
 
-    def _allocation(self, n: int) -> tuple[str, np.ndarray | None]:
-        """Return (allocate, targets) for the joint certificate at n records."""
+    def _cached_plan(self, n: int):
+        # Checked before the plans kept (keyed by the parameters' repr, which
+        # may round an array): an allocation set after fit is refused.
+        self._check_allocation_fitted()
+        return super()._cached_plan(n)
+
+    def _check_allocation_fitted(self) -> None:
         allocate = self.allocate
         if not _same(getattr(self, "_allocate_fitted", "error"), allocate):
             raise InvalidParameterError(
                 f"allocate={_shown(allocate)} was set after fit, which checked "
                 "and read the reference for another; call fit again.")
+
+    def _allocation(self, n: int) -> tuple[str, np.ndarray | None]:
+        """Return (allocate, targets) for the joint certificate at n records."""
+        self._check_allocation_fitted()
+        allocate = self.allocate
         if isinstance(allocate, str) and allocate == "error" or len(
                 self.query_.names(self.columns_)) == 1:
             return "error", None
@@ -480,17 +490,19 @@ default="error"
             ratio = np.where(alone > 0, scales / alone, 0.0)
         worst = int(np.argmax(ratio))
         if ratio[worst] > _LOPSIDED * math.sqrt(k):
+            # No figure in the text: said once a call however many epsilons
+            # a ledger tries (warn_once).
             names = self.query_.names(self.columns_)
             warn_once(
-                f"allocate={_shown(self.allocate)} gives {names[worst]} noise "
-                f"of sd {scales[worst]:.4g}, {ratio[worst]:.0f} times what it "
-                f"needs alone (the least expected error gives each value "
-                f"about {math.sqrt(k):.2g} times): the allocation's ratios are "
-                "far from the values' moves (under 'relative', a value large "
-                "beside its spread, such as a temperature in degrees, or "
-                "another near 0 that forces the rest up). Pass allocate=[...] "
-                "with each value's public scale (its column's spread in the "
-                "reference), or allocate='error'.", UserWarning)
+                f"allocate={_shown(self.allocate)} gives {names[worst]} more "
+                f"than {_LOPSIDED:g} sqrt(K) times the noise it needs alone "
+                "(the least expected error gives each of the K values about "
+                "sqrt(K) times): the allocation's ratios are far from the "
+                "values' moves (under 'relative', a value large beside its "
+                "spread, such as a temperature in degrees, or another near 0 "
+                "that forces the rest up). Pass allocate=[...] with each "
+                "value's public scale (its column's spread in the reference), "
+                "or allocate='error'.", UserWarning)
 
     def _required_variance(self, laws: PairLaws
                            ) -> tuple[np.ndarray, MethodStep]:
@@ -595,8 +607,12 @@ default="error"
                                            allocate=allocate, targets=targets)
         self._warn_lopsided(per_pair, found.scales, allocate)
         k = len(found.scales)
-        method = Method((MethodStep.of("joint-coupled", statistics=k,
-                                       noise="Gaussian", bound=found.bound),))
+        steps = [MethodStep.of("joint-coupled", statistics=k,
+                               noise="Gaussian", bound=found.bound)]
+        if allocate != "error":
+            steps.append(MethodStep.of("noise.allocated", by=(
+                "reference" if isinstance(self.allocate, str) else "given")))
+        method = Method(tuple(steps))
         # What the bands' coupling assumes (the law's own, as its closeness
         # records them): records independent given the group, each drawn
         # from its group's law in the population.

@@ -14,7 +14,7 @@ import pytest
 import skattr
 from skattr.calibration._joint_coupled import joint_gaussian_delta
 from skattr.datasets import make_hospital
-from skattr.exceptions import InvalidParameterError
+from skattr.exceptions import InvalidParameterError, NotCertifiableError
 
 COLUMNS = ["height", "weight", "blood_pressure"]
 SECRET = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
@@ -40,6 +40,17 @@ def _certified(mech):
     """The joint delta of the plan's own scales, under its law: within delta."""
     per_pair = mech.law_.coupled_distances(N, "dataset")
     return joint_gaussian_delta(per_pair, _sd(mech), mech.epsilon)
+
+
+def test_the_plan_records_how_its_noise_was_shared(frames):
+    _, reference = frames
+    said = {"relative": "each one's value in the reference data",
+            (1.0, 2.0, 3.0): "public numbers the release was given"}
+    for allocate, words in said.items():
+        plan = _fit(reference, allocate=allocate).plan(n=N)
+        assert plan.certified_by.uses("noise.allocated")
+        assert words in plan.method
+    assert not _fit(reference).plan(n=N).certified_by.uses("noise.allocated")
 
 
 def test_relative_noise_follows_the_reference_values(frames):
@@ -136,6 +147,10 @@ def test_an_allocation_set_after_fit_asks_for_fit_again(frames):
     mech.fit(reference)
     sd = _sd(mech)
     np.testing.assert_allclose(sd, sd[0], rtol=1e-9)
+    # A change the plans' keys (reprs) would round is refused too.
+    mech.set_params(allocate=np.array([1.0, 1.0, 1.0 + 1e-12]))
+    with pytest.raises(InvalidParameterError, match="call fit again"):
+        mech.plan(n=N)
 
 
 def test_a_ledger_takes_apgm_for_an_allocation(frames):
@@ -220,8 +235,8 @@ def test_ratios_beyond_floating_point_are_refused_saying_so(frames):
 
 def test_a_lopsided_allocation_warns_naming_the_value(frames):
     _, reference = frames
-    with pytest.warns(UserWarning, match="gives height noise.*times what it "
-                                         "needs alone"):
+    with pytest.warns(UserWarning, match="gives height more than 10 sqrt.K. "
+                                         "times the noise it needs alone"):
         _sd(_fit(reference, allocate=[1.0, 1e-4, 1.0]))
     # A balanced one does not.
     import warnings
@@ -237,3 +252,20 @@ def test_a_ledger_takes_the_default_allocation_named(frames):
                                      budget=(2.0, 1e-3), random_state=0)
     release = ledger.mean(COLUMNS, epsilon=0.5, allocate="error")
     assert release.mechanism == "approx-wasserstein"   # the ledger's default
+
+
+def test_a_ledger_s_auto_takes_apgm_for_an_allocation_or_says_to_drop_it(frames):
+    private, reference = frames
+    ledger = private.attrpriv.ledger(secret=SECRET, reference=reference,
+                                     budget=(3.0, 1e-3), random_state=0)
+    release = ledger.median("height", epsilon=0.5, mechanism="auto",
+                            allocate="relative")
+    assert release.mechanism == "apgm"
+    stated = private.attrpriv.ledger(secret=SECRET, reference=reference,
+                                     budget=(3.0, 1e-3), law="gaussian",
+                                     random_state=0)
+    with pytest.raises(NotCertifiableError,
+                       match="drop mechanism= and allocate="):
+        stated.quantile("height", [0.25, 0.75], epsilon=0.5,
+                        mechanism="auto", allocate="relative")
+    assert not stated.releases

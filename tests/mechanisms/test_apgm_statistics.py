@@ -112,12 +112,6 @@ def test_a_ledger_takes_what_a_gaussian_mechanism_releases():
     # Its default for quantiles stays Laplace noise, certified jointly.
     release = ledger.quantile("weight", [0.25, 0.75], epsilon=1.0)
     assert release.mechanism == "approx-wasserstein"
-    # "auto" fits apgm where the accessor's would: several values, not one.
-    release = ledger.quantile("height", [0.25, 0.75], epsilon=0.5,
-                              mechanism="auto")
-    assert release.mechanism == "apgm"
-    release = ledger.median("height", epsilon=0.5, mechanism="auto")
-    assert release.mechanism == "approx-wasserstein"
 
 
 @pytest.mark.slow
