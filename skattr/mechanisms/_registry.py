@@ -479,13 +479,16 @@ def _check_data(query, secret, data, reference) -> None:
             column = getattr(s, "column", None)
             if column is not None and column in data.columns:
                 check_present(data[column], column, what="the private data")
-        columns = getattr(query, "columns", None)
-        if (query is not None and not query.is_linear and columns
-                and all(c in data.columns and pd.api.types.is_numeric_dtype(
-                    data[c].dtype) for c in columns)):
-            # A median's NaN, refused now as the release would, not after
-            # seconds of plans (a linear query's columns are checked as read).
-            numeric_block(data, list(columns), what="the private data")
+        # A NaN in a released column (a mean's, a median's), refused now as
+        # the release would, not after seconds of plans; a count matches
+        # its value and reads no number.
+        for part in (getattr(query, "parts", None) or (query,)):
+            columns = getattr(part, "columns", None)
+            if (part is not None and columns
+                    and not getattr(getattr(part, "kind", None), "counts", False)
+                    and all(c in data.columns and pd.api.types.is_numeric_dtype(
+                        data[c].dtype) for c in columns)):
+                numeric_block(data, list(columns), what="the private data")
     _warn_if_secret_released(query, secret)
 
 

@@ -155,3 +155,21 @@ def test_a_missing_value_is_refused_before_any_fit(no_fit):
     private.loc[private.index[5], "weight"] = np.nan
     with pytest.raises(DataValidationError, match=r"NaN .* \['weight'\]"):
         private.attrpriv.quantile("weight", [0.25, 0.75], **KW)
+    # Means too (before: planned for a second, then refused as read), alone,
+    # beside a count, in a ledger and in describe().
+    with pytest.raises(DataValidationError, match=r"NaN .* \['weight'\]"):
+        private.attrpriv.mean(["height", "weight"], **KW)
+    with pytest.raises(DataValidationError, match=r"NaN .* \['weight'\]"):
+        private.attrpriv.plan(statistic=skattr.Query.count("gender", "female")
+                              + skattr.Query.mean("weight"), **KW)
+    ledger = private.attrpriv.ledger(budget=(2.0, 1e-3), **KW)
+    with pytest.raises(DataValidationError, match=r"NaN .* \['weight'\]"):
+        ledger.mean(["weight"], epsilon=1.0)
+    with pytest.raises(DataValidationError, match=r"NaN .* \['weight'\]"):
+        private.attrpriv.describe(["height", "weight"], **KW)
+    # A count reads no number: its column's NaN is not a released value.
+    counted = PRIVATE.assign(site=np.where(np.arange(len(PRIVATE)) == 3,
+                                           np.nan, 1.0))
+    with pytest.raises(AssertionError, match="Theta was fitted"):
+        counted.attrpriv.plan(statistic=skattr.Query.count("site", 1.0),
+                              **dict(KW, reference=REFERENCE.assign(site=1.0)))
