@@ -148,9 +148,10 @@ default="error"
         value's sd in proportion to these public positive numbers (in the
         release's order; a dict or Series keyed by the values' names, such
         as ``height`` or ``height:q0.25``, by name). The guarantee is the
-        same; only where the noise
-        goes changes. Other laws (``law="gaussian"``, exact laws) add one
-        variance to every value and refuse anything but ``"error"``.
+        same; only where the noise goes changes (the plan's method says
+        how). One value alone has nothing to share. Other laws
+        (``law="gaussian"``, exact laws) add one variance to every value
+        and refuse anything but ``"error"``.
     %(theta_bounds)s
     %(secure)s
     %(random_state)s
@@ -389,9 +390,9 @@ default="error"
         allocation (there is nothing to share). Otherwise anything but
         ``"error"`` needs the bands' joint plan (each value its own sd), an
         array one positive number per value (a dict or Series named by the
-        values is read by name), and ``"relative"`` the statistic's values on the
-        (clipped) reference, none of them 0; the ratios must span at most
-        :data:`_SPAN` (beyond, floating point cannot hold the noise).
+        values is read by name), and ``"relative"`` the statistic's values
+        on the (clipped) reference, none of them 0; the ratios must span at
+        most :data:`_SPAN` (beyond, floating point cannot hold the noise).
         """
         self.__dict__.pop("reference_values_", None)
         allocate = self.allocate
@@ -457,7 +458,7 @@ default="error"
         """Return (allocate, targets) for the joint certificate at n records."""
         self._check_allocation_fitted()
         allocate = self.allocate
-        if isinstance(allocate, str) and allocate == "error" or len(
+        if (isinstance(allocate, str) and allocate == "error") or len(
                 self.query_.names(self.columns_)) == 1:
             return "error", None
         if self._shares is not None:
