@@ -183,10 +183,10 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
     their joint law; in a ledger of the default law and Theta, apgm's
     releases of several statistics, or of medians, quantiles and stds,
     through the bands' one coupling (:mod:`skattr._ledger._mixed`, with no
-    Laplace release). Laplace and
-    Gaussian noise on one dataset are certified together through the
-    bands' one coupling (:mod:`skattr._ledger._mixed`: dearer than either
-    alone, ``ledger.plan`` shows it first); any other mechanism is refused
+    Laplace release). Laplace and Gaussian noise on one dataset are
+    certified together through the bands' one coupling
+    (:mod:`skattr._ledger._mixed`: dearer than either alone, ``ledger.plan``
+    shows it first); any other mechanism is refused
     (fail closed). The joint certificate of different statistics is never a
     sum of epsilons: see the module notes of ``skattr/_ledger/_joint.py``.
 
