@@ -202,3 +202,20 @@ def test_a_ledger_stating_its_law_refuses_gaussian_quantiles_first(hospital,
         ledger.quantile("weight", [0.25, 0.75], epsilon=1.0,
                         mechanism="apgm")
     assert ledger.spent == (0.0, 0.0) and not ledger.releases
+
+
+def test_a_budget_spent_on_laplace_releases_points_to_gaussian_noise(hospital):
+    # Three Laplace releases at epsilon 1 fill a budget of 3; the fourth is
+    # refused, and the refusal says Gaussian noise composes better (the
+    # hint comes only once a ledger holds several Laplace releases).
+    ledger = _ledger(hospital, budget=(3.2, 1e-3))
+    for column in ("weight", "height", "blood_pressure"):
+        ledger.mean([column], epsilon=1.0)
+    with pytest.raises(skattr.exceptions.BudgetExceededError,
+                       match="Gaussian noise on every release "
+                             r"\(mechanism='apgm'"):
+        ledger.mean(["temperature"], epsilon=1.0)
+    alone = _ledger(hospital, budget=(0.5, 1e-3))
+    with pytest.raises(skattr.exceptions.BudgetExceededError) as refused:
+        alone.mean(["weight"], epsilon=1.0)
+    assert "Gaussian noise" not in str(refused.value)

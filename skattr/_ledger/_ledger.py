@@ -662,7 +662,13 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
                 "Release it with a smaller epsilon (more noise)"
                 + (" or a smaller delta (the releases' deltas add up past the "
                    "budget's)" if math.isinf(joint) and self._laplace_only()
-                   else "") + ", or release fewer statistics.")
+                   else "") + ", or release fewer statistics."
+                + (" A ledger meant for many releases spends less with "
+                   "Gaussian noise on every release (mechanism='apgm'; "
+                   "docs/many_releases.rst, 'Laplace or Gaussian noise in a "
+                   "ledger')." if self.gaussian_over_bands and laplace
+                   and len(self.releases) >= 2 and self._laplace_only()
+                   else ""))
         nonce = self._nonce()
         # The private data's columns as they were planned (release_frames):
         # feature_names_in_ is set only when every label is a string.
