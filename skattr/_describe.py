@@ -26,6 +26,13 @@ from skattr.utils._stack import warnings_once
 
 __all__ = ["Description", "describe", "described_columns"]
 
+#: What the summary says when percentiles were put in increasing order.
+REARRANGED = (
+    "Each column's percentiles are shown in increasing order, as the true "
+    "ones are: a free post-processing of the released values, never further "
+    "from the true percentiles taken together (the releases in the ledger "
+    "keep them as drawn); each cell's noise sd is its level's.")
+
 
 @dataclass(frozen=True)
 class Description:
@@ -41,11 +48,15 @@ class Description:
     ledger : Ledger
         The ledger of the releases: ``ledger.spent`` is the table's joint
         guarantee, ``ledger.releases`` each release with its certificate.
+    rearranged : bool
+        Whether some column's percentiles were put in increasing order
+        (:func:`describe`); the releases keep them as drawn.
     """
 
     table: pd.DataFrame
     noise_std: pd.DataFrame
     ledger: object
+    rearranged: bool = False
 
     def to_frame(self) -> pd.DataFrame:
         """Return a copy of the released table."""
@@ -69,7 +80,8 @@ class Description:
             lambda c: c.map(lambda v: "" if v == 0 else f" +/- {v:.3g}"))
         shown = cells + spread
         words = " ".join(filter(None, (self.in_plain_words(), plain_noise_of(
-            e.release for e in self.ledger.releases))))
+            e.release for e in self.ledger.releases), REARRANGED
+            if self.rearranged else "")))
         return "\n".join([*textwrap.wrap(words, 88, break_on_hyphens=False), "",
                           "value +/- noise sd:", shown.to_string()])
 
@@ -79,8 +91,9 @@ class Description:
     def _repr_html_(self) -> str:
         import html
 
-        return (f"<p>{html.escape(self.in_plain_words())}</p>\n"
-                + self.table.to_html())
+        words = " ".join(filter(None, (self.in_plain_words(), REARRANGED
+                                      if self.rearranged else "")))
+        return f"<p>{html.escape(words)}</p>\n" + self.table.to_html()
 
 
 def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
@@ -99,7 +112,10 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
     epsilon, delta : float, default=(1.0, 1e-3)
         The joint guarantee of the whole table (the ledger's budget).
     percentiles : sequence of float in [0, 1], default=(0.25, 0.5, 0.75)
-        The quantile levels released; empty for means alone.
+        The quantile levels released; empty for means alone. Each column's
+        are shown in increasing order of level (noise can swap them; the
+        sorted values are never further from the true ones taken together,
+        a free post-processing the summary states).
     allocate : {"error", "relative"}, default="error"
         How each release shares its Gaussian noise among its values
         (:class:`~skattr.mechanisms.AttributePrivateGaussian`): the least
@@ -171,11 +187,22 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
     index = ["count", "mean"]
     values = [[float(len(frame))] * len(columns), list(means.values)]
     noise = [[0.0] * len(columns), list(means.noise_std)]
+    rearranged = False
     if levels:
         cells = np.asarray(found.values, dtype=float).reshape(len(columns),
                                                               len(levels))
         sd = np.asarray(found.noise_std, dtype=float).reshape(len(columns),
                                                               len(levels))
+        # A column's percentiles rise with their level; noise can swap them.
+        # Sorting each column's values over the levels (post-processing) is
+        # never further from the true, increasing, percentiles in any L^p
+        # norm, p >= 1 (the rearrangement inequality; Chernozhukov,
+        # Fernandez-Val and Galichon 2009), and reads as describe() does.
+        order = np.argsort(levels)
+        increasing = cells.copy()
+        increasing[:, order] = np.sort(cells[:, order], axis=1)
+        rearranged = not np.array_equal(increasing, cells)
+        cells = increasing
         index += [f"{100 * q:g}%" for q in levels]
         values += cells.T.tolist()
         noise += sd.T.tolist()
@@ -183,7 +210,7 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
     return Description(table=table,
                        noise_std=pd.DataFrame(noise, index=index,
                                               columns=columns),
-                       ledger=ledger)
+                       ledger=ledger, rearranged=rearranged)
 
 
 def _gaussian(ledger, columns, levels) -> bool:
