@@ -31,7 +31,9 @@ REARRANGED = (
     "Each column's percentiles are shown in increasing order, as the true "
     "ones are: a free post-processing of the released values, never further "
     "from the true percentiles taken together (the releases in the ledger "
-    "keep them as drawn); each cell's noise sd is its level's.")
+    "keep them as drawn). The sd shown is the noise of the release at that "
+    "level; a cell whose value was moved has an error that is not exactly "
+    "that noise.")
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ class Description:
     rearranged: bool = False
 
     def to_frame(self) -> pd.DataFrame:
-        """Return a copy of the released table."""
+        """Return a copy of the table (percentiles in increasing order)."""
         return self.table.copy()
 
     def in_plain_words(self) -> str:
@@ -200,8 +202,10 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
         # Fernandez-Val and Galichon 2009), and reads as describe() does.
         order = np.argsort(levels)
         increasing = cells.copy()
-        increasing[:, order] = np.sort(cells[:, order], axis=1)
-        rearranged = not np.array_equal(increasing, cells)
+        finite = np.all(np.isfinite(cells), axis=1)   # a NaN row stays
+        increasing[np.ix_(finite, order)] = np.sort(
+            cells[np.ix_(finite, order)], axis=1)
+        rearranged = not np.array_equal(increasing, cells, equal_nan=True)
         cells = increasing
         index += [f"{100 * q:g}%" for q in levels]
         values += cells.T.tolist()

@@ -205,17 +205,21 @@ def test_a_ledger_stating_its_law_refuses_gaussian_quantiles_first(hospital,
 
 
 def test_a_budget_spent_on_laplace_releases_points_to_gaussian_noise(hospital):
-    # Three Laplace releases at epsilon 1 fill a budget of 3; the fourth is
-    # refused, and the refusal says Gaussian noise composes better (the
-    # hint comes only once a ledger holds several Laplace releases).
-    ledger = _ledger(hospital, budget=(3.2, 1e-3))
-    for column in ("weight", "height", "blood_pressure"):
-        ledger.mean([column], epsilon=1.0)
+    # Four Laplace releases at epsilon 0.5 fill a budget of 2.1; the fifth
+    # is refused, and the refusal says Gaussian noise serves many releases
+    # better, chosen from the first (never a new ledger of the same data).
+    ledger = _ledger(hospital, budget=(2.1, 1e-3))
+    for column in ("weight", "height", "blood_pressure", "temperature"):
+        ledger.mean([column], epsilon=0.5)
     with pytest.raises(skattr.exceptions.BudgetExceededError,
-                       match="Gaussian noise on every release "
-                             r"\(mechanism='apgm'"):
-        ledger.mean(["temperature"], epsilon=1.0)
-    alone = _ledger(hospital, budget=(0.5, 1e-3))
+                       match=r"Gaussian noise on every release "
+                             r"\(mechanism='apgm'\), chosen from its first "
+                             r"release: the releases made stay spent"):
+        ledger.median(["weight"], epsilon=0.5)
+    # A few releases: no such hint (the default is the less noisy there).
+    few = _ledger(hospital, budget=(1.2, 1e-3))
+    few.mean(["weight"], epsilon=0.6)
+    few.mean(["height"], epsilon=0.6)
     with pytest.raises(skattr.exceptions.BudgetExceededError) as refused:
-        alone.mean(["weight"], epsilon=1.0)
+        few.mean(["blood_pressure"], epsilon=0.6)
     assert "Gaussian noise" not in str(refused.value)

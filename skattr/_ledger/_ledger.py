@@ -91,6 +91,12 @@ class _Composed:
                      if joint_noise(cls) == self.noise)
 
 
+#: From this many Laplace releases (the refused one counted), a refusal
+#: says Gaussian noise would have served the budget better: about where it
+#: takes less noise at the same total (docs/many_releases.rst).
+_MANY = 5
+
+
 class Ledger(LedgerVerbs, Kept, FitsToBudget):
     """Every release made on one private dataset, certified jointly, with a budget.
 
@@ -663,11 +669,15 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
                 + (" or a smaller delta (the releases' deltas add up past the "
                    "budget's)" if math.isinf(joint) and self._laplace_only()
                    else "") + ", or release fewer statistics."
-                + (" A ledger meant for many releases spends less with "
-                   "Gaussian noise on every release (mechanism='apgm'; "
-                   "docs/many_releases.rst, 'Laplace or Gaussian noise in a "
-                   "ledger')." if self.gaussian_over_bands and laplace
-                   and len(self.releases) >= 2 and self._laplace_only()
+                + (" A ledger meant for many releases (five or more, or "
+                   "small epsilons each) takes less noise for its budget with "
+                   "Gaussian noise on every release (mechanism='apgm'), "
+                   "chosen from its first release: the releases made stay "
+                   "spent, and another ledger of the same data would not "
+                   "renew the budget (docs/many_releases.rst, 'Laplace or "
+                   "Gaussian noise in a ledger')."
+                   if self.gaussian_over_bands and laplace
+                   and len(self.releases) >= _MANY - 1 and self._laplace_only()
                    else ""))
         nonce = self._nonce()
         # The private data's columns as they were planned (release_frames):

@@ -19,7 +19,7 @@ import pandas as pd
 
 from skattr._persistence import persistable
 from skattr._query import check_counted_values, check_present, check_value_occurs
-from skattr._validation import numeric_block
+from skattr._validation import column_sums
 from skattr.backends import backend_of, is_frame
 from skattr.exceptions import (
     InvalidParameterError,
@@ -481,14 +481,17 @@ def _check_data(query, secret, data, reference) -> None:
                 check_present(data[column], column, what="the private data")
         # A NaN in a released column (a mean's, a median's), refused now as
         # the release would, not after seconds of plans; a count matches
-        # its value and reads no number.
+        # its value and reads no number. Summed where each column lies (no
+        # copy of the data unless a sum is not finite, to name the column).
         for part in (getattr(query, "parts", None) or (query,)):
             columns = getattr(part, "columns", None)
-            if (part is not None and columns
-                    and not getattr(getattr(part, "kind", None), "counts", False)
-                    and all(c in data.columns and pd.api.types.is_numeric_dtype(
-                        data[c].dtype) for c in columns)):
-                numeric_block(data, list(columns), what="the private data")
+            if part is None or not columns or getattr(
+                    getattr(part, "kind", None), "counts", False):
+                continue
+            numbers = [c for c in columns if c in data.columns
+                       and pd.api.types.is_numeric_dtype(data[c].dtype)]
+            if numbers:
+                column_sums(data, numbers, what="the private data")
     _warn_if_secret_released(query, secret)
 
 
