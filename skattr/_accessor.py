@@ -206,8 +206,10 @@ class AttributePrivacyAccessor(AccessorVerbs):
         ``DataFrame.describe()`` takes them: numbers, not booleans) but the
         secrets' own, whose statistics the noise is set to hide.
         ``allocate="relative"`` gives each value noise in proportion to its
-        value in the reference data (equal relative errors), instead of the
-        least expected squared error.
+        value in the reference data (equal relative errors), and a dict or
+        Series of public scales by column (``reference[columns].std()``)
+        in proportion to its column's, instead of the least expected
+        squared error.
 
         Returns
         -------

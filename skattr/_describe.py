@@ -118,15 +118,17 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
         are shown in increasing order of level (noise can swap them; the
         sorted values are never further from the true ones taken together,
         a free post-processing the summary states).
-    allocate : {"error", "relative"}, default="error"
+    allocate : {"error", "relative"}, dict or Series, default="error"
         How each release shares its Gaussian noise among its values
         (:class:`~skattr.mechanisms.AttributePrivateGaussian`): the least
-        expected squared error, or each value's sd in proportion to its
-        value in the reference data (equal relative errors: a column of
-        large values, weight in pounds, takes more noise; one far from 0,
-        a temperature, much more than its spread). ``"relative"`` needs
-        the default Theta and a secret hiding a proportion (Gaussian noise
-        over the reference's bands).
+        expected squared error; each value's sd in proportion to its
+        value in the reference data (``"relative"``, equal relative errors:
+        a column of large values, weight in pounds, takes more noise; one
+        far from 0, a temperature, much more than its spread); or a public
+        positive scale per column, such as ``reference[columns].std()``
+        (each cell's sd in proportion to its column's scale). Anything but
+        ``"error"`` needs the default Theta and a secret hiding a
+        proportion (Gaussian noise over the reference's bands).
 
     Returns
     -------
@@ -164,28 +166,34 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
                 "high), ...}; on the command line --bounds COLUMN=LO,HI for "
                 "each), or pass bounds='robust' (the default: each column's "
                 "reference range within its far-out fences) or 'reference'.")
-    if not (isinstance(allocate, str) and allocate in ("error", "relative")):
-        raise InvalidParameterError(
-            f"describe()'s allocate must be 'error' (the least expected "
-            f"squared error) or 'relative' (equal relative errors); got "
-            f"{allocate!r}.")
+    scales = _column_scales(allocate, columns)
     ledger = Ledger(frame, secret=secret, reference=reference,
                     budget=(float(epsilon), delta), theta=theta,
                     bounds=bounds, random_state=random_state)
     share = float(epsilon) / 2 if levels else float(epsilon)
     noise = {"mechanism": "apgm"} if _gaussian(ledger, columns, levels) else {}
-    if allocate != "error":
+    shared = {}
+    if scales is not None or allocate != "error":
         if not ledger.gaussian_over_bands:
             raise InvalidParameterError(
-                "describe(allocate='relative') shares Gaussian noise over the "
+                "describe(allocate=...) shares Gaussian noise over the "
                 "reference's confidence bands, which this table's Theta or "
                 "secret does not give (theta='auto' and a Secret.proportion "
                 "do). Drop allocate= (--allocate on the command line).")
-        noise = {"mechanism": "apgm", "allocate": allocate}
+        noise = {"mechanism": "apgm"}
+        # Each release's values in its order: the means by column, the
+        # percentiles column by column, each level of a column its scale.
+        shared = ({"means": "relative", "levels": "relative"}
+                  if scales is None else
+                  {"means": list(scales),
+                   "levels": [v for v in scales for _ in levels]})
     with warnings_once():   # the means and percentiles clip the same columns
-        means = ledger.mean(columns, epsilon=share, delta=delta, **noise)
+        means = ledger.mean(columns, epsilon=share, delta=delta, **noise,
+                            **_allocated(shared, "means"))
         found = (ledger.quantile(columns, levels, epsilon="remaining",
-                                 delta=delta, **noise) if levels else None)
+                                 delta=delta, **noise,
+                                 **_allocated(shared, "levels"))
+                 if levels else None)
     index = ["count", "mean"]
     values = [[float(len(frame))] * len(columns), list(means.values)]
     noise = [[0.0] * len(columns), list(means.noise_std)]
@@ -215,6 +223,39 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
                        noise_std=pd.DataFrame(noise, index=index,
                                               columns=columns),
                        ledger=ledger, rearranged=rearranged)
+
+
+def _column_scales(allocate, columns) -> list | None:
+    """Return ``allocate``'s public scale per column, or None for a word.
+
+    Refused before any release: a word other than "error" and "relative",
+    or scales that do not name each described column once with a positive
+    finite number.
+    """
+    if isinstance(allocate, str):
+        if allocate in ("error", "relative"):
+            return None
+    elif isinstance(allocate, (dict, pd.Series)):
+        given = {str(k): v for k, v in dict(allocate).items()}
+        names = [str(c) for c in columns]
+        try:
+            scales = [float(given[c]) for c in names]
+        except (KeyError, TypeError, ValueError):
+            scales = None
+        if (scales is not None and sorted(given) == sorted(names)
+                and all(np.isfinite(v) and v > 0 for v in scales)):
+            return scales
+    raise InvalidParameterError(
+        f"describe()'s allocate must be 'error' (the least expected squared "
+        f"error), 'relative' (equal relative errors) or a public positive "
+        f"scale for each described column ({', '.join(map(str, columns))}), "
+        f"as a dict or Series by column, such as reference[columns].std() "
+        f"(each cell's noise in proportion to its column's); got "
+        f"{allocate!r}.")
+
+
+def _allocated(shared: dict, release: str) -> dict:
+    return {"allocate": shared[release]} if shared else {}
 
 
 def _gaussian(ledger, columns, levels) -> bool:

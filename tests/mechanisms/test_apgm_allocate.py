@@ -167,9 +167,13 @@ def test_a_ledger_takes_apgm_for_an_allocation(frames):
 
 def test_describe_refuses_another_allocation_before_any_release(frames):
     private, reference = frames
-    with pytest.raises(InvalidParameterError, match="'error'.*'relative'"):
-        private.attrpriv.describe(COLUMNS, secret=SECRET, reference=reference,
-                                  allocate=[1, 2, 3])
+    for bad in ([1, 2, 3], "rel", {"height": 1.0, "weight": 2.0},
+                {"height": 1.0, "weight": 2.0, "blood_pressure": 0.0},
+                {**dict.fromkeys(COLUMNS, 1.0), "other": 1.0}):
+        with pytest.raises(InvalidParameterError,
+                           match="'error'.*'relative'.*each described column"):
+            private.attrpriv.describe(COLUMNS, secret=SECRET,
+                                      reference=reference, allocate=bad)
     of_mean = skattr.Secret.mean("weight", pairs=[(70, 80)])
     with pytest.raises(InvalidParameterError, match="Drop allocate"):
         private.attrpriv.describe(["height"], secret=of_mean,
@@ -269,3 +273,18 @@ def test_a_ledger_s_auto_takes_apgm_for_an_allocation_or_says_to_drop_it(frames)
         stated.quantile("height", [0.25, 0.75], epsilon=0.5,
                         mechanism="auto", allocate="relative")
     assert not stated.releases
+
+
+@pytest.mark.slow
+def test_describe_takes_a_public_scale_per_column(frames):
+    # The reference's standard deviations: each cell's sd in proportion to
+    # its column's, in both releases (the means and the quartiles).
+    private, reference = frames
+    spread = reference[COLUMNS].std()
+    found = private.attrpriv.describe(COLUMNS, secret=SECRET,
+                                      reference=reference, epsilon=4.0,
+                                      allocate=spread, random_state=0)
+    for row in ("mean", "25%", "50%", "75%"):
+        ratio = found.noise_std.loc[row] / spread
+        np.testing.assert_allclose(ratio, ratio.iloc[0], rtol=1e-6)
+    assert found.ledger.spent[0] <= 4.0 * (1 + 1e-9)
