@@ -172,27 +172,25 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
                     bounds=bounds, random_state=random_state)
     share = float(epsilon) / 2 if levels else float(epsilon)
     noise = {"mechanism": "apgm"} if _gaussian(ledger, columns, levels) else {}
-    shared = {}
-    if scales is not None or allocate != "error":
+    levels_noise = noise
+    if not (isinstance(allocate, str) and allocate == "error"):
         if not ledger.gaussian_over_bands:
             raise InvalidParameterError(
                 "describe(allocate=...) shares Gaussian noise over the "
                 "reference's confidence bands, which this table's Theta or "
                 "secret does not give (theta='auto' and a Secret.proportion "
                 "do). Drop allocate= (--allocate on the command line).")
-        noise = {"mechanism": "apgm"}
         # Each release's values in its order: the means by column, the
         # percentiles column by column, each level of a column its scale.
-        shared = ({"means": "relative", "levels": "relative"}
-                  if scales is None else
-                  {"means": list(scales),
-                   "levels": [v for v in scales for _ in levels]})
+        noise = {"mechanism": "apgm",
+                 "allocate": "relative" if scales is None else scales}
+        levels_noise = {"mechanism": "apgm", "allocate": (
+            "relative" if scales is None
+            else [v for v in scales for _ in levels])}
     with warnings_once():   # the means and percentiles clip the same columns
-        means = ledger.mean(columns, epsilon=share, delta=delta, **noise,
-                            **_allocated(shared, "means"))
+        means = ledger.mean(columns, epsilon=share, delta=delta, **noise)
         found = (ledger.quantile(columns, levels, epsilon="remaining",
-                                 delta=delta, **noise,
-                                 **_allocated(shared, "levels"))
+                                 delta=delta, **levels_noise)
                  if levels else None)
     index = ["count", "mean"]
     values = [[float(len(frame))] * len(columns), list(means.values)]
@@ -252,10 +250,6 @@ def _column_scales(allocate, columns) -> list | None:
         f"as a dict or Series by column, such as reference[columns].std() "
         f"(each cell's noise in proportion to its column's); got "
         f"{allocate!r}.")
-
-
-def _allocated(shared: dict, release: str) -> dict:
-    return {"allocate": shared[release]} if shared else {}
 
 
 def _gaussian(ledger, columns, levels) -> bool:

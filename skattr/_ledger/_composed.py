@@ -80,7 +80,10 @@ import math
 
 import numpy as np
 
-from skattr.calibration._joint_coupled import joint_gaussian_delta
+from skattr.calibration._joint_coupled import (
+    joint_gaussian_delta,
+    joint_gaussian_epsilon,
+)
 
 __all__ = ["SPLIT_GRID", "composed_delta", "composed_epsilon",
            "laplace_profile"]
@@ -91,9 +94,6 @@ SPLIT_GRID = np.concatenate([np.linspace(0.0, 0.1, 11)[1:],
                              np.geomspace(0.1, 8.0, 120)[1:]])
 # The Lagrange multipliers tried (delta's price in epsilon).
 _PRICES = np.geomspace(1e-2, 1e9, 221)
-# The Gaussian values alone: their epsilon to this relative precision.
-_BISECTION_RTOL = 1e-4
-_LARGEST_EPSILON = 1e4
 # Relative slack on a delta compared with the budget (sums of a few
 # thousand non-negative floats).
 _ROUNDING = 1e-9
@@ -172,43 +172,6 @@ def _gaussian_table(per_pair, block, grid) -> np.ndarray:
         for laws in per_pair])
 
 
-def _gaussian_alone(per_pair, block, delta: float) -> tuple[float, float]:
-    """Return the least epsilon (relative 1e-4) at which the block fits ``delta``.
-
-    Bisection between 0 and the split grid's largest epsilon (doubled
-    while it does not fit, up to 1e4); only an
-    epsilon whose worst pair's delta was computed to fit is returned, so
-    the answer is a certificate whatever the bound's shape in epsilon.
-    """
-    coords, scales, own = block
-
-    def worst(epsilon):
-        return max(joint_gaussian_delta([tuple(laws[j] for j in coords)],
-                                        scales, epsilon)
-                   for laws in per_pair)
-
-    found = worst(0.0)
-    if found <= delta:
-        return 0.0, found
-    # Bracketed upward from the grid's largest epsilon, doubling up to
-    # _LARGEST_EPSILON (a release certified alone at a large epsilon).
-    low, high = 0.0, float(own * SPLIT_GRID[-1])
-    found = worst(high)
-    while not found <= delta:
-        if high >= _LARGEST_EPSILON:
-            return math.inf, math.inf
-        low, high = high, 2 * high
-        found = worst(high)
-    while high - low > _BISECTION_RTOL * high:
-        middle = (low + high) / 2
-        at = worst(middle)
-        if at <= delta:         # a NaN never fits
-            high, found = middle, at
-        else:
-            low = middle
-    return high, found
-
-
 def composed_epsilon(per_pair, units, delta: float, *,
                      gaussian=None) -> tuple[float, float]:
     """Return the least joint epsilon found at ``delta`` and its delta.
@@ -250,8 +213,14 @@ def composed_epsilon(per_pair, units, delta: float, *,
         # Nothing to compose over, or no grid to read a split on: no bound.
         return math.inf, math.inf
     if not units:
-        # The Gaussian values alone: no split, the least epsilon they fit.
-        return _gaussian_alone(per_pair, gaussian, delta)
+        # The Gaussian values alone: no split, the least epsilon they fit
+        # (to a relative 1e-4).
+        coords, scales, _ = gaussian
+        block = [tuple(laws[j] for j in coords) for laws in per_pair]
+        epsilon = joint_gaussian_epsilon(block, scales, delta, rtol=1e-4)
+        if not math.isfinite(epsilon):
+            return math.inf, math.inf
+        return epsilon, joint_gaussian_delta(block, scales, epsilon)
     grids = own[:, None] * SPLIT_GRID[None, :]
     grids = np.concatenate([grids, own[:, None]], axis=1)
     tables = _tables(per_pair, units, grids[:len(units)])  # pair x unit x grid

@@ -429,10 +429,12 @@ def joint_laplace_delta(per_pair, b, epsilon: float) -> float:
     return _worst(prepared, _laplace_entry, s, float(epsilon))[0]
 
 
-def joint_gaussian_epsilon(per_pair, scales, delta: float) -> float:
+def joint_gaussian_epsilon(per_pair, scales, delta: float, *,
+                           rtol: float = 1e-6) -> float:
     """Least epsilon (rounded up) at which the joint Gaussian delta is <= ``delta``.
 
-    ``inf`` when none is.
+    ``inf`` when none is. Bisection to a relative ``rtol``; only an epsilon
+    whose delta was computed to fit is returned (a NaN never fits).
     """
     prepared = _prepared(per_pair)
     s = _checked_scales(scales, len(prepared[0]), "scales")
@@ -452,7 +454,7 @@ def joint_gaussian_epsilon(per_pair, scales, delta: float) -> float:
             hi = mid
         else:
             lo = mid
-        if hi - lo <= 1e-6 * hi:
+        if hi - lo <= rtol * hi:
             break
     return hi
 
@@ -470,13 +472,17 @@ class JointCertificate:
         The bound that certified the worst pair.
     evaluations : int
         Deltas computed.
+    alone : ndarray of shape (K,)
+        Per statistic, its scale certified alone at the same epsilon and
+        delta (the search's start; 0 for a value that cannot move).
     """
 
-    def __init__(self, scales, delta, bound, evaluations):
+    def __init__(self, scales, delta, bound, evaluations, alone=None):
         self.scales = scales
         self.delta = delta
         self.bound = bound
         self.evaluations = evaluations
+        self.alone = np.zeros(len(scales)) if alone is None else alone
 
     def __repr__(self) -> str:
         return (f"JointCertificate(scales={self.scales!r}, delta={self.delta!r}, "
@@ -651,10 +657,12 @@ def _certificate(per_pair, entry, start, epsilon, delta, allocate, targets
         # No value can move (constant columns, clipped): no noise is needed,
         # and no scale is too small for the search to stop at.
         return JointCertificate(np.zeros(k), 0.0, "union", 0)
-    first = start(prepared, k)
-    first = np.where(first > 0, first, max(first.max(), 1.0) * 1e-6)
-    return _search(prepared, entry, float(epsilon), float(delta), first,
-                   allocate, targets)
+    alone = start(prepared, k)
+    first = np.where(alone > 0, alone, max(alone.max(), 1.0) * 1e-6)
+    found = _search(prepared, entry, float(epsilon), float(delta), first,
+                    allocate, targets)
+    found.alone = alone
+    return found
 
 
 def _quantile(law, level: float) -> float:

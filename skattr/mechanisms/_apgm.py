@@ -12,10 +12,7 @@ from skattr._query import Query, StackedQuery
 from skattr._release import Certificate
 from skattr._statistic import Statistic
 from skattr.backends import backend_of
-from skattr.calibration._coupled import (
-    coupled_required_noise_variance,
-    pairs_coupled_variance,
-)
+from skattr.calibration._coupled import pairs_coupled_variance
 from skattr.calibration._exact_noise import exact_required_noise_variance
 from skattr.calibration._joint_coupled import joint_gaussian_certificate
 from skattr.calibration._pair_noise import (
@@ -455,8 +452,11 @@ default="error"
                 "and read the reference for another; call fit again.")
 
     def _allocation(self, n: int) -> tuple[str, np.ndarray | None]:
-        """Return (allocate, targets) for the joint certificate at n records."""
-        self._check_allocation_fitted()
+        """Return (allocate, targets) for the joint certificate at n records.
+
+        The allocation is fit's (checked by :meth:`_cached_plan`, the one
+        way to a plan).
+        """
         allocate = self.allocate
         if (isinstance(allocate, str) and allocate == "error") or len(
                 self.query_.names(self.columns_)) == 1:
@@ -472,21 +472,19 @@ default="error"
                                / (m * np.asarray(self.query_.weight(m), float)))
         return "relative", values
 
-    def _warn_lopsided(self, per_pair, scales, allocate: str) -> None:
+    def _warn_lopsided(self, found, allocate: str) -> None:
         """Warn when an allocation gives a value far more noise than it needs.
 
         Each value alone at this epsilon and delta needs sd a_j (its own
-        coupled law); the least-error allocation gives each about sqrt(K)
-        a_j. A value given more than ``_LOPSIDED`` sqrt(K) a_j takes a share
-        far beyond its moves (a value large beside its spread under
-        ``"relative"``), or pays for another's share near 0.
+        coupled law, ``found.alone``); the least-error allocation gives each
+        about sqrt(K) a_j. A value given more than ``_LOPSIDED`` sqrt(K) a_j
+        takes a share far beyond its moves (a value large beside its spread
+        under ``"relative"``), or pays for another's share near 0.
         """
         if allocate == "error":
             return
+        scales, alone = found.scales, found.alone
         k = len(scales)
-        alone = np.array([max(math.sqrt(coupled_required_noise_variance(
-            laws[j], self.epsilon, self.delta)) for laws in per_pair)
-            for j in range(k)])
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.where(alone > 0, scales / alone, 0.0)
         worst = int(np.argmax(ratio))
@@ -606,7 +604,7 @@ default="error"
         allocate, targets = self._allocation(n)
         found = joint_gaussian_certificate(per_pair, self.epsilon, self.delta,
                                            allocate=allocate, targets=targets)
-        self._warn_lopsided(per_pair, found.scales, allocate)
+        self._warn_lopsided(found, allocate)
         k = len(found.scales)
         steps = [MethodStep.of("joint-coupled", statistics=k,
                                noise="Gaussian", bound=found.bound)]
