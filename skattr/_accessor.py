@@ -163,27 +163,32 @@ class AttributePrivacyAccessor(AccessorVerbs):
 
     def ledger(self, *, secret=None, reference=None, budget=None,
                theta="auto", law=None, random_state=None, bounds="robust",
-               **unknown):
+               noise="auto", **unknown):
         """Open a :class:`~skattr.Ledger` on this frame: joint releases under a budget.
 
         Every release through it is certified jointly with those before it,
         and refused (:class:`~skattr.exceptions.BudgetExceededError`, before
         any noise is drawn) when the joint guarantee would exceed
         ``budget=(epsilon, delta)``. ``bounds`` is the clipping of every
-        release (see :class:`~skattr.Ledger`). A mechanism's parameters
-        (``mechanism=``, ``delta=``, ...) go to each release, not here.
+        release and ``noise`` (``"auto"``, ``"laplace"`` or ``"gaussian"``)
+        the noise of every release that names no mechanism (see
+        :class:`~skattr.Ledger`): ``noise="gaussian"`` for a ledger of many
+        releases. A mechanism's parameters (``mechanism=``, ``delta=``,
+        ...) go to each release, not here.
         """
         from skattr._ledger import Ledger
 
         self._frame()
         given = {"secret", "reference", "budget", "theta", "law",
-                 "random_state", "bounds"}
+                 "random_state", "bounds", "noise"}
         if unknown:
+            hint = (" For Gaussian noise on every release, open it with "
+                    "noise='gaussian'." if "mechanism" in unknown else "")
             raise InvalidParameterError(
                 f"ledger() takes no parameter(s) {sorted(unknown)}; it takes "
-                "secret, reference, budget, theta, law, random_state and "
-                "bounds. Pass a release's own parameters to each release "
-                "(ledger.mean([...], epsilon=..., mechanism=...)).")
+                "secret, reference, budget, theta, law, random_state, bounds "
+                "and noise. Pass a release's own parameters to each release "
+                f"(ledger.mean([...], epsilon=..., mechanism=...)).{hint}")
         if budget is None:
             raise InvalidParameterError(
                 "A ledger needs budget=(epsilon, delta): the joint guarantee "
@@ -191,7 +196,8 @@ class AttributePrivacyAccessor(AccessorVerbs):
         with as_called("df.attrpriv.ledger", given):
             return Ledger(self._obj, secret=secret, reference=reference,
                           budget=budget, theta=theta, law=law,
-                          random_state=random_state, bounds=bounds)
+                          random_state=random_state, bounds=bounds,
+                          noise=noise)
 
     def describe(self, columns=None, *, secret=None, reference=None, epsilon=1.0,
                  delta=1e-3, percentiles=(0.25, 0.5, 0.75), theta="auto",

@@ -290,8 +290,13 @@ def plain_ledger(ledger) -> str:
     refuses = (f"The ledger refuses, before drawing any noise, a release that "
                f"would take this past a factor {_odds(budget)} (epsilon = "
                f"{budget:g}).")
+    noise = ("Every release that names no mechanism takes Gaussian noise "
+             "(noise='gaussian'): the joint epsilon of many grows about as the "
+             "square root of their number, not as their sum."
+             if getattr(ledger, "noise", "auto") == "gaussian" else "")
     if count == 0:
-        return f"Hidden: {hidden}. Nothing released yet. {RECORDS} {refuses}"
+        return " ".join(filter(None, (f"Hidden: {hidden}. Nothing released yet.",
+                                      noise, RECORDS, refuses)))
     epsilon, delta = ledger.spent
     them = "this release" if count == 1 else f"all {count} releases together"
     text = (f"Hidden: {hidden}. Whatever an observer believed about it, "
@@ -305,7 +310,7 @@ def plain_ledger(ledger) -> str:
                          if e.release is not None))
     return " ".join(filter(None, (text, _joint_words(ledger),
                                   _rests_on(assumed, where="on each release"),
-                                  clipped, RECORDS, refuses)))
+                                  clipped, noise, RECORDS, refuses)))
 
 
 def _secrets(ledger):

@@ -23,11 +23,21 @@ def reference(rng, size):
     return pd.DataFrame({"g": g, "x": x})
 
 
-def coupled_pairs(rng, draws, n=N):
-    """Datasets under a = 0.4 and b = 0.6: the moved records redrawn."""
+def coupled_pairs(rng, draws, n=N, comonotone=False):
+    """Datasets under a = 0.4 and b = 0.6: the moved records redrawn.
+
+    ``comonotone``: each moved record's value in the group is its value
+    outside at the same normal quantile (one uniform per moved record)
+    rather than an independent draw.
+    """
     k_in, moved = round(0.4 * n), round(0.2 * n)
     a = np.hstack([draw(rng, 1, (draws, k_in)),
                    draw(rng, 0, (draws, n - k_in))])
     b = a.copy()
-    b[:, k_in:k_in + moved] = draw(rng, 1, (draws, moved))
+    if comonotone:
+        z = rng.standard_normal((draws, moved))
+        a[:, k_in:k_in + moved] = np.clip(np.exp(z), 0, 20)
+        b[:, k_in:k_in + moved] = np.clip(np.exp(0.3 + 0.5 * z), 0, 20)
+    else:
+        b[:, k_in:k_in + moved] = draw(rng, 1, (draws, moved))
     return a, b

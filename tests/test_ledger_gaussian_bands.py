@@ -212,9 +212,9 @@ def test_a_budget_spent_on_laplace_releases_points_to_gaussian_noise(hospital):
     for column in ("weight", "height", "blood_pressure", "temperature"):
         ledger.mean([column], epsilon=0.5)
     with pytest.raises(skattr.exceptions.BudgetExceededError,
-                       match=r"Gaussian noise on every release "
-                             r"\(mechanism='apgm'\), chosen from its first "
-                             r"release: the releases made stay spent"):
+                       match=r"Gaussian noise on every release, chosen when "
+                             r"it is opened \(noise='gaussian'\): the "
+                             r"releases made stay spent"):
         ledger.median(["weight"], epsilon=0.5)
     # A few releases: no such hint (the default is the less noisy there).
     few = _ledger(hospital, budget=(1.2, 1e-3))

@@ -194,6 +194,9 @@ class LedgerFile:
     releases : tuple of LedgerEntry
     theta_seed : int or None
         The seed of the joint draws of different Laplace statistics.
+    noise : str
+        The noise of every release that names no mechanism (``"auto"`` in
+        files written before it was kept).
     schema : int
     """
 
@@ -206,6 +209,7 @@ class LedgerFile:
     reference: dict | None
     releases: tuple
     theta_seed: int | None = None
+    noise: str = "auto"
     schema: int = SCHEMA_VERSION
 
 
@@ -221,7 +225,7 @@ def _record(ledger, releases: tuple, reference=None) -> LedgerFile:
         budget=tuple(ledger.budget), secret=ledger.secret, theta=ledger.theta,
         law=ledger.law, bounds=ledger.bounds, data=data,
         reference=reference, releases=releases,
-        theta_seed=ledger._laplace.seed)
+        theta_seed=ledger._laplace.seed, noise=ledger.noise)
 
 
 def to_json(ledger) -> str:
@@ -237,7 +241,7 @@ def _restored(cls, record: LedgerFile, data, reference, random_state):
         ledger = cls(data, secret=record.secret, reference=reference,
                      budget=tuple(record.budget), theta=record.theta,
                      law=record.law, random_state=random_state,
-                     bounds=record.bounds)
+                     bounds=record.bounds, noise=record.noise)
     ledger._laplace.seed = record.theta_seed
     ledger._columns.update(record.data["columns"])
     return ledger
@@ -300,14 +304,15 @@ def from_json(cls, text: str, data, *, reference=None, random_state=None):
 
 # ------------------------------------------------------------- the store
 #: Parameters of Ledger.open that a store resumed must match when given.
-_STORED_DEFAULTS = {"theta": "auto", "law": None, "bounds": "robust"}
+_STORED_DEFAULTS = {"theta": "auto", "law": None, "bounds": "robust",
+                    "noise": "auto"}
 
 
 def open_ledger(cls, store, data, *, reference, random_state, **given):
     """Create or resume the ledger a store holds (:meth:`Ledger.open`).
 
-    ``given`` holds ``secret``, ``budget``, ``theta``, ``law`` and
-    ``bounds``. A new store needs a secret and a budget; a store resumed
+    ``given`` holds ``secret``, ``budget``, ``theta``, ``law``, ``bounds``
+    and ``noise``. A new store needs a secret and a budget; a store resumed
     takes its own, and refuses one given that differs (a parameter left at
     its default takes the stored one).
     """
@@ -341,7 +346,7 @@ def open_ledger(cls, store, data, *, reference, random_state, **given):
 def _check_resumed(store, record: LedgerFile, given: dict) -> None:
     stored = {"secret": record.secret, "budget": tuple(record.budget),
               "theta": record.theta, "law": record.law,
-              "bounds": record.bounds}
+              "bounds": record.bounds, "noise": record.noise}
     for name, value in given.items():
         if value is None or (name in _STORED_DEFAULTS
                              and _same(value, _STORED_DEFAULTS[name])):

@@ -113,11 +113,14 @@ def records_theta(ledger, query, mechanism: str):
     under (the shared records kept, each moved record's two rows
     independent), on the same bands as the statistic alone, so that its
     own certificate composes with the others'
-    (:mod:`skattr._ledger._composed`). Other releases (stds, several values
-    at once, Gaussian noise) keep the ledger's Theta.
+    (:mod:`skattr._ledger._composed`). So is any release of one column's
+    medians and quantiles (several levels, or Gaussian noise), whose law
+    alone would couple that column's values by one uniform
+    (:func:`~skattr.theta._band.column_coupled`). Other releases (stds,
+    several columns' values at once) keep the ledger's Theta.
     """
     from skattr.theta import ConfidenceBand
-    from skattr.theta._band import records_coupled
+    from skattr.theta._band import column_coupled, records_coupled
 
     # A spec whose laws lie in the reference's bands (the protocol's
     # band_confidence; the ledger's joint law reads the same bands). A spec
@@ -127,7 +130,8 @@ def records_theta(ledger, query, mechanism: str):
     confidence = getattr(spec, "band_confidence", None)
     if not (confidence is not None
             and "bands" in (getattr(spec, "law_kinds", None) or ())
-            and records_coupled(query) and mechanism in ledger.LAPLACE
+            and ((records_coupled(query) and mechanism in ledger.LAPLACE)
+                 or column_coupled(query))
             and ledger.reference is not None
             and ledger.secret.property == "proportion"):
         return ledger.theta

@@ -109,7 +109,7 @@ class Kept:
     @classmethod
     def open(cls, path, data, *, secret=None, reference=None, budget=None,
              theta="auto", law=None, random_state=None, bounds="robust",
-             key=None, anchor=None) -> Kept:
+             key=None, anchor=None, noise="auto") -> Kept:
         """Create or resume a ledger kept in a store (one SQLite file).
 
         Every release is then planned (fitted) outside the store's lock and
@@ -132,11 +132,11 @@ class Kept:
         secret, budget :
             Required to create a store; when resuming, the stored ones are
             taken, and one given must be the same.
-        reference, theta, law, random_state, bounds :
-            As for :class:`Ledger`; when resuming, ``theta``, ``law`` and
-            ``bounds`` left at their defaults take the stored ones, and one
-            given otherwise must be the same; ``reference`` must be the data
-            the ledger was opened with.
+        reference, theta, law, random_state, bounds, noise :
+            As for :class:`Ledger`; when resuming, ``theta``, ``law``,
+            ``bounds`` and ``noise`` left at their defaults take the stored
+            ones, and one given otherwise must be the same; ``reference``
+            must be the data the ledger was opened with.
         key : str, bytes or None, default=None
             An HMAC key (16 bytes or more) that makes edits to the store
             detectable; None reads the environment variable
@@ -199,7 +199,7 @@ class Kept:
         ledger = open_ledger(cls, store, data, reference=reference,
                              random_state=random_state, secret=secret,
                              budget=budget, theta=theta, law=law,
-                             bounds=bounds)
+                             bounds=bounds, noise=noise)
         if kept is not None:
             with store.transaction() as transaction:
                 anchored = kept.check(store, transaction.count(),

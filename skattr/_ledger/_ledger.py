@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from skattr._ledger._bounds import clipping_policy, release_bounds, release_ranges
+from skattr._ledger._choice import check_noise, release_mechanism
 from skattr._ledger._entry import LedgerEntry
 from skattr._ledger._files import storable_statistic
 from skattr._ledger._fitting import FitsToBudget
@@ -164,6 +165,20 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
         (``ledger.mean(["height"], bounds={"height": (100, 220)})``), fixed
         from then on (:mod:`skattr._ledger._bounds`); a column released
         keeps its range.
+    noise : {"auto", "laplace", "gaussian"}, default="auto"
+        The noise of every release that names no ``mechanism=``.
+        ``"gaussian"`` (apgm, each value its own scale): the joint epsilon
+        grows about as the square root of the releases' number, so a ledger
+        of many releases, or of small epsilons each, takes less noise for its
+        budget (five releases at epsilon 1 each on the hospital: 3.30 against
+        5.24), each release alone up to 1.6x noisier at its epsilon.
+        ``"laplace"`` (approx-wasserstein): the less noisy for a few releases
+        near epsilon 1 or above; their epsilons about add up. ``"auto"``:
+        Laplace noise, or Gaussian noise on sums, means and counts when the
+        ledger's law is a stated model or the statistic was released with it
+        before. A release's own ``mechanism=`` (or ``allocate=``, which is
+        apgm's) is always taken. Kept in the ledger's file and store
+        (docs/many_releases.rst, "Laplace or Gaussian noise in a ledger").
 
     Attributes
     ----------
@@ -222,7 +237,7 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
 
     def __init__(self, data: pd.DataFrame, *, secret, reference=None, budget,
                  theta="auto", law=None, random_state=None,
-                 bounds="robust"):
+                 bounds="robust", noise="auto"):
         from skattr.mechanisms import BaseMechanism
 
         validate_parameter_constraints(
@@ -249,6 +264,7 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
                 f"The 'budget' parameter of Ledger must be a pair (epsilon, "
                 f"delta) with epsilon > 0 and delta in (0, 1). Got {budget!r} "
                 "instead.")
+        noise = check_noise(noise)
         law = "auto" if law is None else law
         if law not in ("auto", "exact", "gaussian"):
             raise InvalidParameterError(
@@ -274,6 +290,7 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
         self.law = law
         self.random_state = random_state
         self.bounds = bounds
+        self.noise = noise
         self.releases: list[LedgerEntry] = []
 
         # Every release's noise: the operating system's entropy, or its own
@@ -416,54 +433,7 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
                 "relaxation's gap between the model and the data is not "
                 "accounted across releases. Release the relaxed statistic on "
                 "its own (df.attrpriv.mean(..., relaxation=...)).")
-        linear = getattr(query, "is_linear", False)
-        # The accessor's default (Laplace noise over the reference's bands),
-        # unless the ledger's law is a stated model of Gaussian-noise laws or
-        # the statistic was already released with Gaussian noise (a file
-        # written before 0.4, or an explicit choice): then apgm for linear
-        # statistics, certified jointly with them from their law rather than
-        # through the dearer coupling of a mix (skattr._ledger._mixed).
-        gaussian = linear and (self.law != "auto"
-                               or self._released_with_gaussian(query))
-        # allocate= shares Gaussian noise among the values: apgm's (its
-        # default, "error", is every mechanism's way).
-        if isinstance(params.get("allocate"), str) and (
-                params["allocate"] == "error"):
-            del params["allocate"]
-        shared = "allocate" in params
-        mechanism = params.pop(
-            "mechanism", "apgm" if gaussian or shared else "approx-wasserstein")
-        from skattr.mechanisms import MECHANISMS
-
-        if mechanism == "auto" and not linear:
-            # On a median, quantile or std, Laplace noise: apgm (the one
-            # Gaussian-noise mechanism releasing them) is noisier for a
-            # release alone (weight's 0.25 and 0.75 quantiles at epsilon 8:
-            # sds 10.4 and 11.0 against 7.0 and 7.5), and saves only on the
-            # releases that follow; asked by name, or for an allocation of
-            # its noise.
-            mechanism = "apgm" if shared else "approx-wasserstein"
-        if mechanism not in MECHANISMS and mechanism != "auto":
-            import difflib
-
-            close = difflib.get_close_matches(str(mechanism), self.GAUSSIAN, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise InvalidParameterError(
-                f"Unknown mechanism {mechanism!r}.{hint} The ledger releases "
-                f"through {', '.join(self.GAUSSIAN + self.LAPLACE)}.")
-        if (not linear and mechanism in self.GAUSSIAN
-                and MECHANISMS[mechanism].releases_statistic(query)
-                and not self.gaussian_over_bands):
-            raise NotCertifiableError(
-                f"A ledger of law={self.law!r} and theta={self.theta!r} "
-                f"composes Gaussian noise on sums, means and counts only; "
-                f"mechanism={mechanism!r} on a {query.statistic} is composed "
-                "in a ledger of the default law and Theta (the reference's "
-                "bands) hiding a proportion, or certified for a release "
-                "alone (df.attrpriv."
-                f"{query.statistic}(..., mechanism={mechanism!r})). In this "
-                "ledger, drop mechanism=" + (" and allocate=" if shared else "")
-                + " (Laplace noise, approx-wasserstein).")
+        mechanism = release_mechanism(self, query, params)
         # The columns the release reads, from each frame alike (issue 42).
         frames = release_frames(query, self.secret, self._data, self.reference,
                                 bounds=self.bounds)
@@ -671,12 +641,13 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
                    else "") + ", or release fewer statistics."
                 + (" A ledger meant for many releases (five or more, or "
                    "small epsilons each) takes less noise for its budget with "
-                   "Gaussian noise on every release (mechanism='apgm'), "
-                   "chosen from its first release: the releases made stay "
+                   "Gaussian noise on every release, chosen when it is "
+                   "opened (noise='gaussian'): the releases made stay "
                    "spent, and another ledger of the same data would not "
                    "renew the budget (docs/many_releases.rst, 'Laplace or "
                    "Gaussian noise in a ledger')."
                    if self.gaussian_over_bands and laplace
+                   and self.noise != "gaussian"
                    and len(self.releases) >= _MANY - 1 and self._laplace_only()
                    else ""))
         nonce = self._nonce()

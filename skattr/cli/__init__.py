@@ -148,6 +148,11 @@ def _release(args) -> int:
     if args.ledger_key_file is not None and args.ledger is None:
         raise SkattrError("--ledger-key-file keys a ledger's store: give "
                           "--ledger FILE with it.")
+    if args.noise is not None and args.ledger is None:
+        raise SkattrError("--noise is the noise of a ledger's releases: give "
+                          "--ledger FILE with it (or --mechanism for this "
+                          "release alone: apgm is Gaussian noise, "
+                          "approx-wasserstein Laplace).")
     check_columns(args.columns, data, args.data, "--columns")
     if isinstance(reference, pd.DataFrame):
         check_columns(args.columns, reference, f"the reference {args.reference}",
@@ -281,6 +286,11 @@ def _ledger_release(args, data, kwargs, statistic, writer) -> int:
             # Ranges for columns the ledger has not released yet: this
             # release's (the ledger refuses them for a column released).
             kwargs["bounds"] = opening.pop("bounds")
+        if args.noise is not None and args.noise != ledger.noise:
+            raise SkattrError(
+                f"{path} was opened with noise={ledger.noise!r}, which every "
+                "release through it keeps; drop --noise (or give --mechanism "
+                "for this release), or give another --ledger file.")
         for key, option in (("law", "--law"), ("theta", "--theta"),
                             ("bounds", "--bounds")):
             if key in opening and opening[key] != getattr(ledger, key):
@@ -300,7 +310,8 @@ def _ledger_release(args, data, kwargs, statistic, writer) -> int:
                 "create it (the joint guarantee its releases may never exceed "
                 "together).")
         ledger = Ledger.open(path, data, budget=args.budget,
-                             anchor=args.anchor, key=key, **opening)
+                             anchor=args.anchor, key=key,
+                             noise=args.noise or "auto", **opening)
     if args.plan:
         plan, joint = ledger.plan(args.columns, statistic=statistic,
                                   value=args.value, **kwargs)
@@ -497,6 +508,13 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--budget", type=pairs, default=None,
                      metavar="EPSILON,DELTA",
                      help="the budget of a new --ledger FILE, e.g. 3,1e-3")
+    rel.add_argument("--noise", default=None,
+                     choices=["auto", "laplace", "gaussian"],
+                     help="the noise of every release through a new --ledger "
+                          "FILE that gives no --mechanism: gaussian composes "
+                          "better over many releases (five or more, or small "
+                          "epsilons each), laplace is the less noisy for a "
+                          "few (default: auto, Laplace)")
     rel.add_argument("--epsilon", type=float, default=1.0)
     rel.add_argument("--delta", type=float, default=None,
                      help="default: the mechanism's (1e-3; Laplace noise "

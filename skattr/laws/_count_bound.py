@@ -267,13 +267,14 @@ def _bisect_many(values, ok_many, first: bool) -> list[float]:
     return found
 
 
-def _count_directions(questions, n: int, a: float, b: float) -> list[float]:
+def _count_directions(questions, n: int, a: float, b: float,
+                      one_uniform: bool = False) -> list[float]:
     """Return, per question, d: one side's D_(r) rarely exceeds the other's by more.
 
     The least d of a grid whose chance (:func:`_count_chances`, with eta a
     tenth of the budget) is within the budget.
     """
-    setups, cells, chances = _prepared(questions, n, a, b)
+    setups, cells, chances = _prepared(questions, n, a, b, one_uniform)
     limits = [setup[7] - 2 * setup[10] for setup in setups]
     grids = [np.linspace(cell[0][1] - cell[0][0], setup[5] - setup[4],
                          1 << _STEPS) for setup, cell in zip(setups, cells,
@@ -297,7 +298,8 @@ def _count_directions(questions, n: int, a: float, b: float) -> list[float]:
 
 
 def _count_chances(questions, n: int, a: float, b: float,
-                   distances: np.ndarray) -> np.ndarray:
+                   distances: np.ndarray, one_uniform: bool = False
+                   ) -> np.ndarray:
     """Return, per question and distance d, a bound on P(move above d).
 
     Each question is :func:`_prepared`'s, its budget ten times the chance
@@ -306,7 +308,7 @@ def _count_chances(questions, n: int, a: float, b: float,
     cell's width (below, 1: the argument needs x_i + d >= x_i+1), and 0
     from the range's width on (no order statistic moves further).
     """
-    setups, cells, chances = _prepared(questions, n, a, b)
+    setups, cells, chances = _prepared(questions, n, a, b, one_uniform)
     found = np.ones((len(setups), distances.size))
     items = []
     for q, (setup, cell) in enumerate(zip(setups, cells, strict=True)):
@@ -327,7 +329,7 @@ def _count_chances(questions, n: int, a: float, b: float,
     return found
 
 
-def _prepared(questions, n: int, a: float, b: float):
+def _prepared(questions, n: int, a: float, b: float, one_uniform: bool = False):
     """Return (setups, cells, chances): what the count bound's chances read.
 
     Each question is (rise, fall, out, inside, low, high, r, budget): the
@@ -345,6 +347,15 @@ def _prepared(questions, n: int, a: float, b: float):
     ranges' bisections of all the questions step together, each step one
     batch of binomial tails: a quantile's many levels cost about what one
     does.
+
+    ``one_uniform``: each moved record's two values are instead coupled by
+    one uniform U (G_rise^-1(U) on the rising side, G_fall^-1(U) on the
+    other: the column's comonotone coupling). Then the rising side's moved
+    records at most y number #{U <= G_rise(y)} and the other's above x_i+1
+    m - #{U <= G_fall(x_i+1)}: together m - #{G_rise(y) < U <= G_fall(x_i+1)},
+    one binomial Bin(m, min(1, G_rise(y) + 1 - G_fall(x_i+1))) in place of
+    the two (the same mean, less spread), its chance nonincreasing in that
+    probability, which the same band bounds bound below.
     """
     shared_in, shared_out = int(round(a * n)), n - int(round(b * n))
     moved = n - shared_in - shared_out
@@ -420,16 +431,22 @@ def _prepared(questions, n: int, a: float, b: float):
             parts[2][rows] = _cdf_low(rise, y, high)
             parts[3][rows] = np.concatenate([cells[items[k][0]][2]
                                              for k in ks])
-        each = _many_at_most(
-            list(zip((shared_in, shared_out, moved, moved), parts,
-                     strict=True)), moved - 1)
+        if one_uniform:
+            each = _many_at_most(
+                [(shared_in, parts[0]), (shared_out, parts[1]),
+                 (moved, np.minimum(1.0, parts[2] + parts[3]))], moved - 1)
+        else:
+            each = _many_at_most(
+                list(zip((shared_in, shared_out, moved, moved), parts,
+                         strict=True)), moved - 1)
         return np.add.reduceat(each, starts)
 
     return setups, cells, chances
 
 
 def count_bound(out, inside, low: float, high: float, n: int, a: float,
-                b: float, ranks: tuple[int, int], delta: float) -> float:
+                b: float, ranks: tuple[int, int], delta: float, *,
+                one_uniform: bool = False) -> float:
     """Return W: |F(a) - F(b)| > W with chance <= delta (dataset privacy).
 
     Under the swap coupling with each moved record's two values
@@ -438,13 +455,17 @@ def count_bound(out, inside, low: float, high: float, n: int, a: float,
     delta / 4 (delta / 2 for one order statistic). Each direction's
     bound counts the records from below, and again from above (the same
     argument for -X, whose (n - 1 - r)-th order statistic it is): both
-    hold, the smaller is taken.
+    hold, the smaller is taken. ``one_uniform``: each moved record's two
+    values coupled by one uniform instead (:func:`_prepared`), a coupling of
+    this one column.
     """
-    return count_bounds(out, inside, low, high, n, a, b, [ranks], delta)[0]
+    return count_bounds(out, inside, low, high, n, a, b, [ranks], delta,
+                        one_uniform=one_uniform)[0]
 
 
 def count_bounds(out, inside, low: float, high: float, n: int, a: float,
-                 b: float, ranks_list, delta: float) -> list[float]:
+                 b: float, ranks_list, delta: float, *,
+                 one_uniform: bool = False) -> list[float]:
     """:func:`count_bound` for each of ``ranks_list``, sharing the work.
 
     Every direction of every order statistic is one question of
@@ -469,7 +490,7 @@ def count_bounds(out, inside, low: float, high: float, n: int, a: float,
         plans.append(plan)
     keys = list(questions)
     found = dict(zip(keys, _count_directions([questions[k] for k in keys], n,
-                                             a, b), strict=True))
+                                             a, b, one_uniform), strict=True))
     return [max((min(found[below], found[above]) for below, above in plan),
                 default=0.0) for plan in plans]
 
@@ -492,7 +513,8 @@ def _questions(bands, low: float, high: float, n: int, r: int,
 
 
 def count_tails(out, inside, low: float, high: float, n: int, a: float,
-                b: float, ranks_list, distances) -> np.ndarray:
+                b: float, ranks_list, distances, *,
+                one_uniform: bool = False) -> np.ndarray:
     """Return, per quantile and distance d, a bound on P(|F(a) - F(b)| > d).
 
     Dataset privacy, the independent coupling of :func:`count_bound`. The
@@ -518,6 +540,10 @@ def count_tails(out, inside, low: float, high: float, n: int, a: float,
         Each quantile's order statistics (from 0).
     distances : array-like
         The distances d, increasing.
+    one_uniform : bool, default=False
+        Each moved record's two values coupled by one uniform (the column's
+        comonotone coupling, :func:`_prepared`) instead of independently:
+        a coupling of this one column, for a release reading no other.
 
     Returns
     -------
@@ -530,7 +556,7 @@ def count_tails(out, inside, low: float, high: float, n: int, a: float,
     key = (_digest(out), _digest(inside), float(low), float(high), int(n),
            float(a), float(b), tuple(tuple(int(r) for r in ranks)
                                      for ranks in ranks_list),
-           distances.shape, distances.tobytes(),
+           distances.shape, distances.tobytes(), bool(one_uniform),
            (_CELLS, _RANGE_SHARE, _EXACT_MOVED, _STEPS, _FFT_SLACK,
             _TAIL_SHARES))
     with _TAILS_LOCK:
@@ -539,7 +565,7 @@ def count_tails(out, inside, low: float, high: float, n: int, a: float,
             _TAILS.move_to_end(key)
             return kept.copy()
     found = _count_tails(out, inside, low, high, n, a, b, ranks_list,
-                         distances)
+                         distances, one_uniform)
     with _TAILS_LOCK:
         _TAILS[key] = found.copy()
         while len(_TAILS) > _TAILS_SIZE:
@@ -562,8 +588,8 @@ def _digest(band: GroupBand) -> str:
     return h.hexdigest()
 
 
-def _count_tails(out, inside, low, high, n, a, b, ranks_list, distances
-                 ) -> np.ndarray:
+def _count_tails(out, inside, low, high, n, a, b, ranks_list, distances,
+                 one_uniform: bool) -> np.ndarray:
     """:func:`count_tails`, computed."""
     bands = (out, inside, _reflected(out), _reflected(inside))
     questions, plans = {}, []
@@ -583,7 +609,8 @@ def _count_tails(out, inside, low, high, n, a, b, ranks_list, distances
         plans.append(plan)
     keys = list(questions)
     table = dict(zip(keys, _count_chances([questions[k] for k in keys], n, a,
-                                          b, distances), strict=True))
+                                          b, distances, one_uniform),
+                     strict=True))
     return np.array([np.minimum(1.0, np.sum(
         [np.min([table[k] for k in keys], axis=0) for keys in plan], axis=0))
         for plan in plans])

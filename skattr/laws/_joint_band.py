@@ -242,11 +242,14 @@ def quantile_joint_bound(out, inside, low: float, high: float, n: int,
 
 def quantile_joint_bounds(out, inside, low: float, high: float, n: int,
                           pairs, ranks_list, privacy: str, delta: float,
-                          cache: dict | None = None) -> list[float]:
+                          cache: dict | None = None, *,
+                          one_uniform: bool = False) -> list[float]:
     """:func:`quantile_joint_bound` for each of ``ranks_list``, sharing work.
 
     A column's many levels: the count bounds of a pair in one batch
-    (:func:`count_bounds`), the searches of the interval bound on one grid.
+    (:func:`count_bounds`; ``one_uniform``, each moved record's two values
+    coupled by one uniform), the searches of the interval bound on one grid
+    (under any coupling).
     """
     cache = {} if cache is None else cache
     interval = np.array([delta / 4, 1 - delta / 4])
@@ -254,7 +257,7 @@ def quantile_joint_bounds(out, inside, low: float, high: float, n: int,
     for a, b, inner in widest_pairs_of(pairs):
         if privacy == "dataset" and not inner:
             apart = count_bounds(out, inside, low, high, n, a, b, ranks_list,
-                                 delta)
+                                 delta, one_uniform=one_uniform)
         else:
             # Each side's upper bound against the other's lower one; a
             # widest pair with pairs inside bounds them all (widest_gap:
@@ -296,11 +299,18 @@ class JointBandLaw(BandsLaw):
         indicator as a column; the parameter the statistic, whose kind's
         ``record_weight`` weighs each record's move). A ledger's different
         statistics are one such law.
+    one_uniform : bool
+        Every value a median or quantile of one column: each moved record's
+        two values coupled by one uniform (the column's comonotone coupling,
+        :func:`~skattr.laws._count_bound.count_tails`) rather than
+        independently. False (the records' coupling) for a law a ledger
+        composes under, and for any law reading another column or statistic.
     """
 
     kind: ClassVar[str] = "bands"
 
     outputs: tuple = ()
+    one_uniform: bool = False
 
     def __post_init__(self):
         super().__post_init__()
@@ -312,6 +322,13 @@ class JointBandLaw(BandsLaw):
                 or not self.outputs):
             raise ValueError("JointBandLaw needs one band and range per "
                              "column and outputs naming them.")
+        if self.one_uniform and not (
+                len({c for c, _, _ in self.outputs}) == 1
+                and all(kind == "order" for _, kind, _ in self.outputs)):
+            # Fail closed: the coupling of one column's values serves only
+            # the order statistics of that column.
+            raise ValueError("JointBandLaw(one_uniform=True) takes medians "
+                             "and quantiles of one column only.")
 
     def _check_rows(self, n: int) -> None:
         for _, kind, parameter in self.outputs:
@@ -361,7 +378,8 @@ class JointBandLaw(BandsLaw):
             found[js] = quantile_joint_bounds(
                 out, inside, float(self.low[c]), float(self.high[c]), n,
                 pairs, [order_bracket(n, float(self.outputs[j][2]))
-                        for j in js], privacy, share, searches.setdefault(c, {}))
+                        for j in js], privacy, share, searches.setdefault(c, {}),
+                one_uniform=self.one_uniform)
         for j in wanted:
             c, kind, parameter = self.outputs[j]
             closeness = _COORDINATES[kind].closeness
@@ -478,7 +496,8 @@ class JointBandLaw(BandsLaw):
                 continue
             ranks = [order_bracket(n, float(self.outputs[j][2])) for j in js]
             coarse = np.linspace(0.0, hi - lo, _ORDER_COARSE)
-            tails = count_tails(out, inside, lo, hi, n, a, b, ranks, coarse)
+            tails = count_tails(out, inside, lo, hi, n, a, b, ranks, coarse,
+                                one_uniform=self.one_uniform)
             start = np.flatnonzero(np.all(tails >= 1.0, axis=0))
             floor = np.flatnonzero(np.all(tails <= 1.001 * tails[:, [-2]],
                                           axis=0))
@@ -490,7 +509,8 @@ class JointBandLaw(BandsLaw):
                 order = np.unique(both, return_index=True)[1]
                 distances = both[order]
                 tails = np.concatenate([tails, count_tails(
-                    out, inside, lo, hi, n, a, b, ranks, fine)], axis=1)[:, order]
+                    out, inside, lo, hi, n, a, b, ranks, fine,
+                    one_uniform=self.one_uniform)], axis=1)[:, order]
             for j, tail in zip(js, tails, strict=True):
                 laws[j] = survival_law(distances, tail, largest[j])
 

@@ -17,7 +17,8 @@ from skattr.laws._joint_band import JointBandLaw
 from skattr.theta._box import ReferenceConfidence
 
 __all__ = ["ConfidenceBand", "band_coordinates", "banded_by_default",
-           "joint_statistics", "order_outputs", "records_coupled",
+           "column_coupled", "joint_statistics", "order_outputs",
+           "records_coupled",
            "several_statistics_law", "stacked_statistics"]
 
 @persistable
@@ -210,7 +211,14 @@ class ConfidenceBand(ReferenceConfidence):
                                        what="the reference data")
         # A quantile's bands also bound the spacings (half of each group's
         # alpha): an interval holding many records has mass.
-        return JointBandLaw(outputs=tuple(outputs), **self._per_column(
+        outputs = tuple(outputs)
+        # Medians and quantiles of one column alone: each moved record's two
+        # values coupled by one uniform (that column's coupling); a ledger's
+        # releases keep the records' coupling they are composed under.
+        one_uniform = (self.coupling == "column" and len(ranges) == 1
+                       and all(c == "order" for _, c, _ in outputs))
+        return JointBandLaw(outputs=outputs, one_uniform=one_uniform,
+                            **self._per_column(
             request, insides, values, ranges, _each(len(ranges), "column"),
             spacings=kind.band_spacings()))
 
@@ -320,6 +328,22 @@ def records_coupled(query) -> bool:
         return not kind.counts
     return (kind.band_spacings()
             and len(order_outputs(query, 1) or ()) == 1)
+
+
+def column_coupled(query) -> bool:
+    """Whether ``ConfidenceBand()`` couples ``query``'s moved records by one uniform.
+
+    Medians and quantiles of one named column, at one level or several
+    (:class:`~skattr.laws._joint_band.JointBandLaw`'s ``one_uniform``, when
+    a mechanism asks for their joint law): a coupling of that column only,
+    which a ledger, composing every release under the records' coupling,
+    replaces by ``ConfidenceBand(coupling="records")``.
+    """
+    columns = getattr(query, "columns", None)
+    outputs = order_outputs(query, 1)
+    return (not isinstance(query, StackedQuery) and columns is not None
+            and len(columns) == 1 and bool(outputs)
+            and all(kind == "order" for _, kind, _ in outputs))
 
 
 def _check_several(request) -> None:

@@ -300,8 +300,38 @@ def _shared_counts(records, cdf, x, y):
     return np.where(t >= s, pmf, 0.0)
 
 
-def _exact_order_move(r):
-    """(values, probs) of |A_(r) - B_(r)|: A's moved records drawn outside."""
+def _moved_both(r, at_u, at_v, p_a, p_b, comonotone):
+    """P(A's moved at most u >= r + 1 - at_u and B's at most v >= r + 1 - at_v).
+
+    A moved record is at most u on A's side with chance p_a, at most v on
+    B's with p_b: independently, or (comonotone) as U <= p_a and U <= p_b
+    for one uniform U, so that the two counts are K1 + K2 and K1 (or K1 and
+    K1 + K2) of a trinomial (K1 below min(p_a, p_b), K2 between).
+    """
+    if not comonotone:
+        return (stats.binom.sf(r - at_u, MOVED, p_a)
+                * stats.binom.sf(r - at_v, MOVED, p_b))
+    low, high = min(p_a, p_b), max(p_a, p_b)
+    total = 0.0
+    for k1 in range(MOVED + 1):
+        for k2 in range(MOVED + 1 - k1):
+            chance = stats.multinomial.pmf([k1, k2, MOVED - k1 - k2], MOVED,
+                                           [low, high - low, 1 - high])
+            if chance == 0:
+                continue
+            on_a = k1 + (k2 if p_a >= p_b else 0)
+            on_b = k1 + (k2 if p_b > p_a else 0)
+            total = total + chance * ((at_u + on_a >= r + 1)
+                                      & (at_v + on_b >= r + 1))
+    return total
+
+
+def _exact_order_move(r, comonotone=False):
+    """(values, probs) of |A_(r) - B_(r)|: A's moved records drawn outside.
+
+    ``comonotone``: each moved record's two values from one uniform (its
+    value outside on A's side, inside on B's) rather than independent.
+    """
     from scipy.signal import convolve2d
 
     cdf_in = stats.binom.cdf(np.arange(21), 20, 0.6)
@@ -317,16 +347,22 @@ def _exact_order_move(r):
             at_u, at_v = (low, high) if u <= v else (high, low)
             # At least r + 1 records at most u (A) and at most v (B).
             joint[u + 1, v + 1] = float(np.sum(
-                shared * stats.binom.sf(r - at_u, MOVED, cdf_out[u])
-                * stats.binom.sf(r - at_v, MOVED, cdf_in[v])))
+                shared * _moved_both(r, at_u, at_v, cdf_out[u], cdf_in[v],
+                                     comonotone)))
     pmf = np.diff(np.diff(joint, axis=0), axis=1)
     apart = np.abs(np.arange(size)[:, None] - np.arange(size)[None, :])
     return (np.arange(size, dtype=float),
             np.array([pmf[apart == d].sum() for d in range(size)]))
 
 
-def _order_law(seed, levels=LEVELS):
-    """The joint law of the quartiles, or of those of ``levels`` alone."""
+def _order_law(seed, levels=LEVELS, one_uniform=False):
+    """The joint law of the quartiles, or of those of ``levels`` alone.
+
+    Fitted for a release of one column's quantiles (whose moved records'
+    values the law couples by one uniform), then, unless ``one_uniform``,
+    under the records' coupling (each moved record's two values
+    independent), as a ledger's is.
+    """
     rng = np.random.default_rng(seed)
     g = np.repeat([1, 0], 300)
     x = np.where(g == 1, rng.binomial(20, 0.6, 600), rng.binomial(20, 0.4, 600))
@@ -334,7 +370,8 @@ def _order_law(seed, levels=LEVELS):
         query=skattr.Query.quantile("x", q=LEVELS), secret=SECRET,
         bounds={"x": (0, 20)}, delta=DELTA, theta=ConfidenceBand()).fit(
         pd.DataFrame({"g": g, "x": x})).law_
-    return dataclasses.replace(law, outputs=tuple(
+    assert law.one_uniform
+    return dataclasses.replace(law, one_uniform=one_uniform, outputs=tuple(
         output for output in law.outputs if output[2] in levels))
 
 
@@ -354,6 +391,23 @@ def test_the_exact_order_move_is_the_simulated_one():
     for t in range(3):
         exact = float(probs[values > t].sum())
         assert abs(float(np.mean(simulated > t)) - exact) < 0.015
+    # One uniform per moved record: its value outside on A's side, inside
+    # on B's (each group's quantile function at U).
+    u = rng.random((draws, MOVED))
+    a = np.sort(np.concatenate([shared, stats.binom.ppf(u, 20, 0.4)], axis=1),
+                axis=1)
+    b = np.sort(np.concatenate([shared, stats.binom.ppf(u, 20, 0.6)], axis=1),
+                axis=1)
+    together = np.abs(a[:, 22] - b[:, 22])
+    comonotone = _exact_order_move(22, comonotone=True)[1]
+    assert comonotone.sum() == pytest.approx(1.0)
+    for t in range(3):
+        exact = float(comonotone[values > t].sum())
+        assert abs(float(np.mean(together > t)) - exact) < 0.01
+    # The check tells the couplings apart (P(move > 0): 0.855 against
+    # 0.838; standard error 0.0025), and this coupling's tail is the thinner.
+    assert abs(float(np.mean(simulated > 0)) - comonotone[1:].sum()) > 0.01
+    assert comonotone[3:].sum() < 0.8 * probs[3:].sum()
 
 
 def test_a_median_law_dominates_its_exact_move_and_fails_without_binomials(
@@ -362,6 +416,10 @@ def test_a_median_law_dominates_its_exact_move_and_fails_without_binomials(
     truth = _exact_order_move(22)
     (laws,) = _order_law(0, [0.5]).coupled_distances(ORDER_N, "dataset")
     assert _violations(laws[0], truth) == 0
+    # One uniform per moved record: the law of that coupling's move.
+    (laws,) = _order_law(0, [0.5], one_uniform=True).coupled_distances(
+        ORDER_N, "dataset")
+    assert _violations(laws[0], _exact_order_move(22, comonotone=True)) == 0
     # The count bound's binomial chances dropped (only the likely range's
     # share left): the law falls below the exact move, and the check sees it.
     monkeypatch.setattr(_count_bound, "_many_at_most",
@@ -397,11 +455,14 @@ def test_the_count_tails_of_equal_bands_are_counted_once(monkeypatch):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(3))
-def test_each_quartile_law_dominates_its_exact_move(seed):
-    (laws,) = _order_law(seed).coupled_distances(ORDER_N, "dataset")
+@pytest.mark.parametrize("one_uniform", [False, True])
+def test_each_quartile_law_dominates_its_exact_move(seed, one_uniform):
+    (laws,) = _order_law(seed, one_uniform=one_uniform).coupled_distances(
+        ORDER_N, "dataset")
     for law, level in zip(laws, LEVELS, strict=True):
         # (n - 1) q is whole: each quartile is one order statistic.
-        assert _violations(law, _exact_order_move(round(44 * level))) == 0
+        assert _violations(law, _exact_order_move(
+            round(44 * level), comonotone=one_uniform)) == 0
 
 
 @pytest.mark.slow

@@ -8,6 +8,8 @@ covers), and each value's move counted. The binomial tails are checked
 against plain convolutions of scipy's pmfs.
 """
 
+import dataclasses
+
 import _lognormal_population as population
 import numpy as np
 import pandas as pd
@@ -32,8 +34,11 @@ def _ledger(rng, size, budget):
                          random_state=0)
 
 
-def _coupled_moves(rng, draws, distributional=False):
-    """|F(a) - F(b)| per level, a = 0.4, b = 0.6, n = N."""
+def _coupled_moves(rng, draws, distributional=False, comonotone=False):
+    """|F(a) - F(b)| per level, a = 0.4, b = 0.6, n = N.
+
+    ``comonotone``: each moved record's two values from one uniform.
+    """
     if distributional:
         # Each dataset i.i.d. from its mixture, the two independent.
         sides = []
@@ -43,7 +48,7 @@ def _coupled_moves(rng, draws, distributional=False):
                                   population.draw(rng, 0, (draws, N))))
         a, b = sides
     else:
-        a, b = population.coupled_pairs(rng, draws)
+        a, b = population.coupled_pairs(rng, draws, comonotone=comonotone)
     return np.abs(np.quantile(a, LEVELS, axis=1)
                   - np.quantile(b, LEVELS, axis=1)).T
 
@@ -78,26 +83,35 @@ def test_binomial_tails_are_bounds_and_tight(parts, t):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("privacy, chernoff", [
-    ("dataset", False), ("dataset", True), ("distributional", False)])
+@pytest.mark.parametrize("privacy, chernoff, one_uniform", [
+    ("dataset", False, False), ("dataset", True, False),
+    ("dataset", False, True), ("dataset", True, True),
+    ("distributional", False, True)])
 def test_each_quantile_bound_holds_for_the_population(privacy, chernoff,
+                                                      one_uniform,
                                                       monkeypatch):
     # Each value's W_j must bound its move but with chance delta / K under
     # the population's own law, for references drawn from the population
     # (the bands hold with probability 0.999: no miss); and be useful: a
     # few times the population's own W_j. ``chernoff``: the tails of many
-    # moved records (Chernoff's bound) on this small n.
+    # moved records (Chernoff's bound) on this small n. One column's
+    # quantiles alone: each moved record's two values from one uniform
+    # (``one_uniform``, the law fitted here); a ledger's law draws them
+    # independently (the same law, one_uniform=False).
     if chernoff:
         monkeypatch.setattr(_count_bound, "_EXACT_MOVED", 5)
     rng = np.random.default_rng(0)
-    moves = _coupled_moves(rng, 150_000, privacy == "distributional")
+    moves = _coupled_moves(rng, 150_000, privacy == "distributional",
+                           comonotone=one_uniform)
     share = DELTA / len(LEVELS)
     truth = np.quantile(moves, 1 - share, axis=0)
     margin = share + 4 * np.sqrt(share / len(moves))
     ratios = []
     for size in (300, 300, 3000, 3000):
         law = _fit(population.reference(rng, size), privacy=privacy).law_
-        assert isinstance(law, JointBandLaw)
+        assert isinstance(law, JointBandLaw) and law.one_uniform
+        if not one_uniform:
+            law = dataclasses.replace(law, one_uniform=False)
         w = law.per_statistic(N, privacy, DELTA)
         assert np.all((moves > w).mean(axis=0) <= margin), w
         assert (moves > w).any(axis=1).mean() <= DELTA + 4 * np.sqrt(
@@ -167,6 +181,36 @@ def test_the_default_of_several_quantiles_is_the_bands_each_its_own_scale():
     assert isinstance(quartiles.law_, JointBandLaw)
     assert len(set(quartiles.plan(private).noise_law.scales)) == 3
     assert np.all(np.isfinite(release.values))
+
+
+def test_one_columns_quantiles_alone_couple_its_values_by_one_uniform():
+    rng = np.random.default_rng(0)
+    reference = population.reference(rng, 300)
+    reference["y"] = reference["x"] * 2
+    # One column's levels (or one median asked by apgm): its coupling.
+    assert _fit(reference).law_.one_uniform
+    median = skattr.mechanisms.AttributePrivateGaussian(
+        query=skattr.Statistic.median(["x"]), secret=SECRET,
+        bounds={"x": (0, 20)}, delta=DELTA).fit(reference)
+    assert median.law_.one_uniform
+    # Two columns, a std beside, or the records' coupling: none.
+    two = skattr.mechanisms.ApproximateWassersteinMechanism(
+        query=skattr.Query.quantile(["x", "y"], q=LEVELS), secret=SECRET,
+        bounds={"x": (0, 20), "y": (0, 40)}, delta=DELTA).fit(reference)
+    assert not two.law_.one_uniform
+    records = _fit(reference, theta=skattr.theta.ConfidenceBand(
+        coupling="records")).law_
+    assert isinstance(records, JointBandLaw) and not records.one_uniform
+    # A ledger plans one column's levels under the records' coupling.
+    ledger = skattr.Ledger(reference.sample(N, random_state=0), secret=SECRET,
+                           budget=(5.0, DELTA), reference=reference,
+                           bounds={"x": (0, 20)}, random_state=0)
+    rel = ledger.quantile("x", LEVELS, epsilon=1.0, mechanism="apgm")
+    assert rel.plan.assumes("reference.band")
+    assert ledger.spent[0] <= 1.0 * (1 + 1e-9)
+    # The coupling of one column is refused on two, or beside a std.
+    with pytest.raises(ValueError, match="one column only"):
+        dataclasses.replace(two.law_, one_uniform=True)
 
 
 def test_several_stds_are_each_bounded_as_one_is():
