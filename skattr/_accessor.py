@@ -201,7 +201,8 @@ class AttributePrivacyAccessor(AccessorVerbs):
 
     def describe(self, columns=None, *, secret=None, reference=None, epsilon=1.0,
                  delta=1e-3, percentiles=(0.25, 0.5, 0.75), theta="auto",
-                 bounds="robust", allocate="error", random_state=None):
+                 bounds="robust", allocate="error", random_state=None,
+                 **unknown):
         """Release count, means and quartiles of ``columns``, certified jointly.
 
         The private ``DataFrame.describe()``: the row count (public), each
@@ -243,6 +244,21 @@ class AttributePrivacyAccessor(AccessorVerbs):
         from skattr._describe import describe, described_columns
 
         caller = "df.attrpriv.describe"
+        if unknown:
+            import difflib
+
+            known = ["columns", "secret", "reference", "epsilon", "delta",
+                     "percentiles", "theta", "bounds", "allocate",
+                     "random_state"]
+            close = [difflib.get_close_matches(k, known, n=1)
+                     for k in sorted(unknown)]
+            hint = "".join(f" Did you mean {c[0]!r}?" for c in close if c)
+            raise InvalidParameterError(
+                f"{caller}() takes no parameter(s) {sorted(unknown)}; it "
+                f"takes {', '.join(known)}.{hint} Its releases' noise is its "
+                "own (Gaussian over the reference's bands, shared by "
+                "allocate=); to choose each statistic's mechanism, release "
+                "them through df.attrpriv.ledger(...).")
         # Its own guarantee, checked here: inside, it is a ledger's budget.
         for name, value, wanted in (
                 ("epsilon", epsilon, "a positive number: the whole table's "
@@ -494,7 +510,8 @@ class AttributePrivacyAccessor(AccessorVerbs):
         with as_called(called("df.attrpriv.plan", {"mechanism": mechanism}),
                        {"columns", "statistic", "value", "secret",
                         "reference", "mechanism", *params}):
-            query = statistic_query(statistic, columns, value)
+            query = statistic_query(statistic, columns, value,
+                                    params.pop("q", None))
             data, reference = release_frames(query, secret, self._obj,
                                              reference,
                                              bounds=params.get("bounds"))

@@ -15,13 +15,18 @@ from __future__ import annotations
 import textwrap
 import warnings
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 import pandas as pd
 
 from skattr._secret import Secret
 from skattr._statistic import Statistic
-from skattr.exceptions import DataValidationError, InvalidParameterError
+from skattr.exceptions import (
+    BudgetExceededError,
+    DataValidationError,
+    InvalidParameterError,
+)
 from skattr.utils._stack import warnings_once
 
 __all__ = ["Description", "describe", "described_columns"]
@@ -140,7 +145,7 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
     if not columns:
         raise InvalidParameterError(
             "describe() needs at least one column: describe(['age', ...]).")
-    levels = [float(q) for q in percentiles]
+    levels = _levels(percentiles)
     if any(not 0.0 <= q <= 1.0 for q in levels) or len(set(levels)) != len(levels):
         raise InvalidParameterError(
             f"percentiles must be distinct levels in [0, 1], such as "
@@ -150,8 +155,8 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
             f"percentiles {tuple(percentiles)!r} are distinct but their rows "
             "would read the same (each labelled with 6 digits, e.g. 12.3457%); "
             "give levels that differ in their first six digits.")
-    if not (isinstance(epsilon, (int, float)) and np.isfinite(epsilon)
-            and epsilon > 0):
+    if not (isinstance(epsilon, Real) and not isinstance(epsilon, bool)
+            and np.isfinite(epsilon) and epsilon > 0):
         raise InvalidParameterError(
             f"epsilon is the whole table's joint guarantee, a positive number; "
             f"got {epsilon!r}.")
@@ -189,9 +194,19 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
             else [v for v in scales for _ in levels])}
     with warnings_once():   # the means and percentiles clip the same columns
         means = ledger.mean(columns, epsilon=share, delta=delta, **noise)
-        found = (ledger.quantile(columns, levels, epsilon="remaining",
-                                 delta=delta, **levels_noise)
-                 if levels else None)
+        try:
+            found = (ledger.quantile(columns, levels, epsilon="remaining",
+                                     delta=delta, **levels_noise)
+                     if levels else None)
+        except BudgetExceededError as why:
+            raise BudgetExceededError(
+                f"describe() released the means with half of epsilon = "
+                f"{float(epsilon):g}, and the percentiles fit in no part of "
+                f"the rest: with {ledger._n} rows, certified together with "
+                "the means, they would take the whole table past its "
+                "guarantee at any noise. Pass percentiles=[] (count and "
+                "means only), a larger epsilon, or describe more rows. "
+                f"Nothing was returned. ({why})") from None
     index = ["count", "mean"]
     values = [[float(len(frame))] * len(columns), list(means.values)]
     noise = [[0.0] * len(columns), list(means.noise_std)]
@@ -250,6 +265,25 @@ def _column_scales(allocate, columns) -> list | None:
         f"as a dict or Series by column, such as reference[columns].std() "
         f"(each cell's noise in proportion to its column's); got "
         f"{allocate!r}.")
+
+
+def _levels(percentiles) -> list[float]:
+    """Return the levels asked, in increasing order (None: the quartiles)."""
+    if percentiles is None:
+        return [0.25, 0.5, 0.75]
+    if isinstance(percentiles, Real) and not isinstance(percentiles, bool):
+        percentiles = [percentiles]
+    try:
+        if isinstance(percentiles, (str, bytes)):
+            raise TypeError
+        levels = [float(q) for q in percentiles]
+    except (TypeError, ValueError):
+        raise InvalidParameterError(
+            f"percentiles must be a sequence of levels in [0, 1], such as "
+            f"(0.25, 0.5, 0.75) (on the command line --percentiles 0.25 0.5 "
+            f"0.75); got {percentiles!r}.") from None
+    # Rows in increasing order, as DataFrame.describe() shows them.
+    return sorted(levels)
 
 
 def _gaussian(ledger, columns, levels) -> bool:

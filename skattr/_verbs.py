@@ -48,8 +48,8 @@ def as_query(func, columns) -> BaseQuery:
         if func not in _AGGREGATIONS:
             raise InvalidParameterError(
                 f"Unknown statistic {func!r}; use one of {sorted(_AGGREGATIONS)}, "
-                "df.attrpriv.count/proportion/quantile, or pass a callable "
-                "DataFrame -> vector.")
+                "'count', 'proportion' or 'quantile' (with q=), or pass a "
+                "callable DataFrame -> vector.")
         return _AGGREGATIONS[func](columns)
     if callable(func):
         return Statistic.function(func, columns=columns)
@@ -58,12 +58,24 @@ def as_query(func, columns) -> BaseQuery:
         f"{type(func).__name__}.")
 
 
-def statistic_query(statistic, columns, value=None) -> BaseQuery:
+def statistic_query(statistic, columns, value=None, q=None) -> BaseQuery:
     """Return the query a ``plan(statistic=...)`` names (counts take ``value``).
 
     A query passed first, in the place of the columns (``plan(query)``), is
     the statistic itself when no other statistic is named.
+    ``statistic="quantile"`` takes its levels as ``q``.
     """
+    kind = kind_of(statistic) if isinstance(statistic, str) else None
+    if kind is not None and kind.takes_levels():
+        if q is None:
+            raise InvalidParameterError(
+                f"statistic={statistic!r} needs its levels: plan(columns, "
+                f"statistic={statistic!r}, q=[0.25, 0.75]).")
+        return Statistic.quantile(columns, q)
+    if q is not None:
+        raise InvalidParameterError(
+            f"q= gives a quantile's levels; statistic={statistic!r} takes "
+            "none. Pass statistic='quantile' with it, or drop q=.")
     if isinstance(columns, BaseQuery):
         # statistic="mean" is plan's default: no other statistic named.
         if not isinstance(kind_of(statistic), Mean) or value is not None:
@@ -73,7 +85,8 @@ def statistic_query(statistic, columns, value=None) -> BaseQuery:
                 "e.g. df.attrpriv.plan(query, secret=...), or name columns "
                 "and a statistic.")
         return columns
-    kind = kind_of(statistic)
+    if kind is None:
+        kind = kind_of(statistic)
     if kind is not None and kind.counts:
         return Query(statistic, columns, value)
     return as_query(statistic, columns)

@@ -208,3 +208,25 @@ def test_a_query_passed_first_is_the_statistic(frames):
     with pytest.raises(InvalidParameterError, match="pass the query alone"):
         private.attrpriv.plan(query, statistic="median", secret=SECRET,
                               reference=reference)
+
+
+def test_plan_names_a_quantile_with_its_levels():
+    # plan(statistic="quantile", q=...) in the accessor and a ledger, as the
+    # verb quantile(columns, q) releases it.
+    private = make_hospital(200, random_state=1)
+    reference = make_hospital(2000, random_state=0)
+    secret = SECRET
+    plan = private.attrpriv.plan(["weight"], statistic="quantile",
+                                 q=[0.25, 0.75], secret=secret,
+                                 reference=reference, epsilon=1.0)
+    assert list(plan.statistics) == ["weight:q0.25", "weight:q0.75"]
+    ledger = private.attrpriv.ledger(secret=secret, reference=reference,
+                                     budget=(3.0, 1e-3))
+    plan, joint = ledger.plan(["weight"], statistic="quantile", q=[0.5],
+                              epsilon=1.0)
+    assert len(plan.statistics) == 1 and 0 < joint <= 1.0 * (1 + 1e-9)
+    with pytest.raises(InvalidParameterError, match="needs its levels"):
+        ledger.plan(["weight"], statistic="quantile", epsilon=1.0)
+    with pytest.raises(InvalidParameterError, match="statistic='mean' takes"):
+        private.attrpriv.plan(["weight"], q=[0.5], secret=secret,
+                              reference=reference)

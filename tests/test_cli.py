@@ -435,7 +435,10 @@ def test_an_empty_store_left_by_a_kill_is_created_not_refused(tmp_path,
     assert main(run) == 2
     assert "holds no ledger yet: give --budget" in capsys.readouterr().err
     assert main([*run, "--budget", "3,1e-3"]) == 0
-    assert main([*run, "--budget", "3,1e-3"]) == 2
+    # The same command again (the README's form): the same budget is the
+    # ledger's own, so it releases; another budget is refused.
+    assert main([*run, "--budget", "3,1e-3"]) == 0
+    assert main([*run, "--budget", "4,1e-3"]) == 2
     assert "drop --budget" in capsys.readouterr().err
     # A file with other contents is still refused.
     other = tmp_path / "notes.ledger"

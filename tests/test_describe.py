@@ -137,6 +137,74 @@ def test_percentiles_whose_rows_would_read_the_same_are_refused(hospital):
                                   percentiles=(0.1234561, 0.1234562))
 
 
+@pytest.mark.parametrize("percentiles, rows", [
+    (None, ["25%", "50%", "75%"]), (0.5, ["50%"]), ([0.9, 0.1], ["10%", "90%"]),
+    ((), [])])
+def test_percentiles_read_as_pandas_reads_them(hospital, percentiles, rows):
+    # None: the quartiles; a number: that level; rows in increasing order.
+    from skattr._describe import _levels
+
+    assert [f"{100 * q:g}%" for q in _levels(percentiles)] == rows
+
+
+@pytest.mark.parametrize("percentiles", ["0.5", [0.5, "a"], [[0.5]], object()])
+def test_percentiles_that_are_not_levels_are_refused_in_words(hospital,
+                                                             percentiles):
+    private, reference = hospital
+    with pytest.raises(InvalidParameterError,
+                       match="percentiles must be a sequence of levels"):
+        private.attrpriv.describe(["weight"], secret=SECRET,
+                                  reference=reference, percentiles=percentiles)
+
+
+def test_numpy_numbers_and_unknown_keywords(hospital):
+    private, reference = hospital
+    d = private.attrpriv.describe(["height"], secret=SECRET,
+                                  reference=reference, epsilon=np.int64(2),
+                                  percentiles=(), random_state=0)
+    assert d.ledger.spent[0] == pytest.approx(2.0)
+    d = private.attrpriv.describe(["height"], secret=SECRET,
+                                  reference=reference, epsilon=np.float32(2),
+                                  percentiles=(), random_state=0)
+    assert d.ledger.budget[0] == pytest.approx(2.0)
+    with pytest.raises(InvalidParameterError,
+                       match=r"takes no parameter\(s\) \['mechanism'\]; .*"
+                             r"release them through df\.attrpriv\.ledger"):
+        private.attrpriv.describe(["height"], secret=SECRET,
+                                  reference=reference, mechanism="apgm")
+    with pytest.raises(InvalidParameterError, match="Did you mean 'epsilon'"):
+        private.attrpriv.describe(["height"], secret=SECRET,
+                                  reference=reference, epsilonn=2)
+
+
+@pytest.mark.slow
+def test_a_nearly_constant_or_0_1_column_beside_another_is_described(hospital):
+    # Gaussian noise on a value that barely moves is tiny beside the
+    # others': each value's noise is judged alone (before: the whole
+    # release read as noiseless, epsilon = inf, refused).
+    private, reference = hospital
+    rng = np.random.default_rng(0)
+    near = reference.assign(code=5.0, smoker=rng.random(len(reference)) < 0.3)
+    near.loc[0, "code"] = 5.001
+    mine = private.assign(code=5.0, smoker=rng.random(len(private)) < 0.3)
+    d = mine.attrpriv.describe(["weight", "code", "smoker"], secret=SECRET,
+                               reference=near, epsilon=4.0, random_state=0)
+    assert d.ledger.spent[0] <= 4.0 * (1 + 1e-9)
+    assert d.noise_std.loc["mean", "code"] < 1e-3
+    assert d.noise_std.loc["mean", "weight"] > 1.0
+
+
+@pytest.mark.slow
+def test_too_few_rows_for_the_percentiles_say_what_to_do(hospital):
+    _, reference = hospital
+    with pytest.raises(skattr.exceptions.BudgetExceededError,
+                       match=r"with 8 rows, certified together with the means"
+                             r".*Pass percentiles=\[\]"):
+        make_hospital(8, random_state=5).attrpriv.describe(
+            ["weight"], secret=SECRET, reference=reference, epsilon=4.0,
+            random_state=0)
+
+
 def test_a_constant_column_is_described_without_noise_or_a_traceback(hospital):
     # A site code, the same in every record: its mean and median cannot
     # move, so they need no noise (before: a ValueError from the sums' grid
@@ -168,13 +236,16 @@ def test_percentiles_are_shown_in_increasing_order_never_further_off(hospital):
         d = private.attrpriv.describe(columns, secret=SECRET,
                                       reference=reference, epsilon=0.5,
                                       percentiles=levels, random_state=seed)
+        # The rows (and the release's levels) in increasing order, as
+        # DataFrame.describe() shows them.
+        rising = sorted(levels)
+        rows = [f"{100 * q:g}%" for q in rising]
+        assert d.table.index.tolist() == ["count", "mean", *rows]
         drawn = np.asarray(d.ledger.releases[1].release.values,
                            dtype=float).reshape(len(columns), len(levels))
-        rows = [f"{100 * q:g}%" for q in levels]
         shown = d.table.loc[rows].to_numpy().T
-        order = np.argsort(levels)
-        assert np.all(np.diff(shown[:, order], axis=1) >= 0)
-        truth = private[columns].quantile(levels).to_numpy().T
+        assert np.all(np.diff(shown, axis=1) >= 0)
+        truth = private[columns].quantile(rising).to_numpy().T
         for p in (1, 2, np.inf):
             for row in range(len(columns)):
                 assert (np.linalg.norm(shown[row] - truth[row], p)

@@ -1044,6 +1044,28 @@ def test_remaining_refuses_when_nothing_fits(monkeypatch):
         ledger.mean(["x2"], mechanism="wasserstein", epsilon="rest")
 
 
+def test_nothing_remaining_is_said_at_once(monkeypatch):
+    # A budget spent whole: epsilon="remaining" refuses before planning
+    # anything, and an explicit epsilon says no release fits at any epsilon
+    # (not "release it with a smaller epsilon").
+    ledger = mirrored_ledger(0.0, (1.0, DELTA))
+    ledger.mean(["x1"], mechanism="wasserstein", epsilon=1.0)
+    assert ledger.spent[0] == 1.0
+    planned = []
+    monkeypatch.setattr(type(ledger), "_planned",
+                        lambda self, *a: planned.append(1))
+    with pytest.raises(BudgetExceededError,
+                       match="nothing remains of the budget"):
+        ledger.mean(["x2"], mechanism="wasserstein", epsilon="remaining")
+    assert not planned
+    monkeypatch.undo()
+    with pytest.raises(BudgetExceededError,
+                       match="nothing remains of the budget .* no release "
+                             "fits, at any epsilon"):
+        ledger.mean(["x2"], mechanism="wasserstein", epsilon=1e-6)
+    assert len(ledger.releases) == 1
+
+
 # --- Which mechanisms a ledger takes: read off the registry -----------------
 def _declared_joint(cls) -> str | None:
     """What a mechanism declares, read independently of the ledger's rule.

@@ -234,6 +234,17 @@ def test_the_default_stays_laplace_for_a_statistic_not_yet_gaussian():
 def test_noise_in_very_different_units_is_still_noise():
     # Each release's noise judged alone: a block of 1e8 beside one of 1e-5
     # is two noisy releases, not a noiseless one.
-    precision = _precision([np.array([[1e8]]), np.array([[1e-5]])], np.eye(2))
+    both = np.ones(2, dtype=bool)
+    precision = _precision([np.array([[1e8]]), np.array([[1e-5]])], np.eye(2),
+                           both)
     assert precision == pytest.approx(np.diag([1e-8, 1e5]))
-    assert _precision([np.array([[1.0, 1.0], [1.0, 1.0]])], np.eye(2)) is None
+    assert _precision([np.array([[1.0, 1.0], [1.0, 1.0]])], np.eye(2),
+                      both) is None
+    # One release's values in very different units (apgm's independent
+    # noise): each its own, not a singular block.
+    assert _precision([np.diag([1e2, 1e-12])], np.eye(2), both) == (
+        pytest.approx(np.diag([1e-2, 1e12])))
+    assert _precision([np.diag([1.0, 0.0])], np.eye(2), both) is None
+    # A value that never moves is left out, noise and all.
+    assert _precision([np.diag([4.0, 0.0])], np.eye(1),
+                      np.array([True, False])) == pytest.approx(np.array([[0.25]]))

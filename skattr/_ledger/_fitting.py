@@ -32,8 +32,8 @@ class FitsToBudget:
 
     It asks the ledger for ``_planned(query, params)`` (a release planned at
     the own epsilon in ``params``), ``_joint_epsilon`` (its joint epsilon
-    with the releases so far), ``budget``, ``remaining``, ``spent`` and
-    ``_n``.
+    with the releases so far), ``budget``, ``remaining``, ``spent``,
+    ``releases`` and ``_n``.
     """
 
     def _fitted_to_budget(self, query, params) -> tuple:
@@ -88,10 +88,20 @@ class FitsToBudget:
             found = self._planned(query, dict(params, epsilon=epsilon))
             return (*found, self._joint_epsilon(found[0], *found[2:]))
 
-        # Bracket: double while the release fits, halve while it does not.
+        if self.releases and self.remaining <= BUDGET_RTOL * self.budget[0]:
+            raise BudgetExceededError(
+                f"Refused before any noise was drawn: nothing remains of the "
+                f"budget (spent epsilon = {self.spent[0]:.4g} of "
+                f"{self.budget[0]:g}), so no epsilon fits this release. The "
+                "releases made stay spent; another ledger of the same data "
+                "would not renew the budget.")
+        # Bracket: double while the release fits, halve while it does not
+        # (by 16 after three halvings: the joint epsilon then nears what the
+        # releases so far cost with this one, whatever its noise).
         low = high = best = None
         over = math.inf             # the joint epsilon at `high`
         epsilon = max(self.remaining, 1e-3 * self.budget[0])
+        halved = 0
         while low is None or high is None:
             trial = attempt(epsilon)
             if trial[-1] <= limit:
@@ -101,13 +111,22 @@ class FitsToBudget:
                 epsilon *= 2
             else:
                 high, over = epsilon, trial[-1]
-                epsilon /= 2
-                if low is None and epsilon < 1e-9 * self.budget[0]:
+                epsilon /= 2 if halved < 3 else 16
+                halved += 1
+                if low is None and epsilon < 1e-6 * self.budget[0]:
                     raise BudgetExceededError(
                         f"Refused before any noise was drawn: no epsilon fits "
-                        f"this release within the budget (spent epsilon = "
-                        f"{self.spent[0]:.4g} of {self.budget[0]:g}); the "
-                        "releases so far leave nothing for it.")
+                        f"this release within the budget. Even at epsilon = "
+                        f"{high:.3g} (about {1 / high:.3g} times the noise of "
+                        f"epsilon 1) the joint guarantee of the "
+                        f"{len(self.releases) + 1} releases would be epsilon "
+                        f"= {over:.4g}, over the budget {self.budget[0]:g} "
+                        f"(spent so far: {self.spent[0]:.4g}): certified "
+                        "together under one coupling, the releases so far "
+                        "cost more beside this one than alone. Release fewer "
+                        "statistics, or plan them with a larger budget from "
+                        "the first release (ledger.plan shows each release's "
+                        "joint epsilon before it is made).")
         # Then Brent's method (scipy) on g = log joint - log limit over log
         # own epsilon, to the precision; each epsilon it asks is planned
         # once, and the largest planned within the budget is taken.

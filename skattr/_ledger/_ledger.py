@@ -396,7 +396,8 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
                 {"columns", "statistic", "value", *params}):
             self.refresh()          # the store's releases, then the fit
             found = self._planned_joint(
-                statistic_query(statistic, columns, value), params)
+                statistic_query(statistic, columns, value,
+                                params.pop("q", None)), params)
         return found[1], found[-1]
 
     def _planned(self, query, params):
@@ -629,6 +630,13 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
         est, plan, statistics, noise_cov, laplace, joint = planned
         if joint > self.budget[0] * (1 + BUDGET_RTOL):
             spent = self.spent[0]
+            if self.releases and self.remaining <= BUDGET_RTOL * self.budget[0]:
+                raise BudgetExceededError(
+                    f"Refused before any noise was drawn: nothing remains of "
+                    f"the budget (spent epsilon = {spent:.4g} of "
+                    f"{self.budget[0]:g}), so no release fits, at any "
+                    "epsilon. The releases made stay spent; another ledger "
+                    "of the same data would not renew the budget.")
             raise BudgetExceededError(
                 f"Refused before any noise was drawn: with this release the "
                 f"joint guarantee of the {len(self.releases) + 1} releases "

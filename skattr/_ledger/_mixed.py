@@ -138,15 +138,20 @@ def mixed_epsilon(band, laplace: list, gaussian: list) -> float:
             f"The Gaussian-noise releases' clipping cannot be restated for "
             f"the bands' joint law ({why}); declare bounds as a dict by "
             "column (bounds={'column': (low, high)}).") from None
+    n, delta = ledger._n, ledger.budget[1]
     # The Gaussian values: each the weight times one coordinate (a sum).
     coordinates = np.array([int(slices[keys.index(key)][0])
                             for key, _ in values], dtype=int)
-    weights = np.array([w for _, w in values], dtype=float)
-    touched, column = np.unique(coordinates, return_inverse=True)
-    select = np.zeros((len(values), touched.size))
-    select[np.arange(len(values)), column] = weights
-    precision = _precision([cov for _, cov, _ in gaussian], select)
-    n, delta = ledger._n, ledger.budget[1]
+    # A value that never moves (a constant column: a one-point range)
+    # reveals nothing whatever its noise, so it is left out, its noise too
+    # (its sd may be 0, or far below the others').
+    moves = (law.largest(n, privacy)[coordinates] > 0 if coordinates.size
+             else np.zeros(0, dtype=bool))
+    weights = np.array([w for _, w in values], dtype=float)[moves]
+    touched, column = np.unique(coordinates[moves], return_inverse=True)
+    select = np.zeros((int(moves.sum()), touched.size))
+    select[np.arange(select.shape[0]), column] = weights
+    precision = _precision([cov for _, cov, _ in gaussian], select, moves)
     best = math.inf
     for share in SPLITS:
         bounds = law.per_statistic(n, privacy, share * delta)
@@ -168,7 +173,8 @@ def mixed_epsilon(band, laplace: list, gaussian: list) -> float:
         per_pair = law.coupled_distances(n, privacy)
     except NotCertifiableError:
         per_pair = None         # no law of some move: the box alone
-    if per_pair is not None and rows is not None and np.all(rows > 0):
+    if (per_pair is not None and rows is not None and rows.size
+            and np.all(rows > 0)):
         # The releases composed under the same coupling (the module's Notes).
         scales = 1.0 / np.sqrt(rows)
         composed, _ = composed_epsilon(
@@ -181,23 +187,39 @@ def mixed_epsilon(band, laplace: list, gaussian: list) -> float:
     return float(best)
 
 
-def _precision(blocks: list, select: np.ndarray) -> np.ndarray | None:
+def _precision(blocks: list, select: np.ndarray,
+               kept: np.ndarray) -> np.ndarray | None:
     """Return A^T Sigma_N^-1 A, or None when some value carries no noise.
 
-    Sigma_N is block-diagonal, a block per release: each block is inverted
-    (and judged singular) alone, so releases in very different units do not
-    make one another's noise look like none.
+    Sigma_N is block-diagonal, a block per release, over the values
+    ``kept`` (``select``'s rows, in the blocks' order; the others never
+    move). Each block is inverted (and judged singular) alone, so releases
+    in very different units do not make one another's noise look like none;
+    a diagonal block (independent noise on each value, apgm's) value by
+    value, so that values of one release in very different units do not
+    either: its inverse is exact, and singular only where an sd is 0.
     """
     precision = np.zeros((select.shape[1], select.shape[1]))
-    start = 0
+    start = row = 0
     for block in blocks:
         block = np.atleast_2d(np.asarray(block, dtype=float))
         end = start + block.shape[0]
+        keep = np.asarray(kept[start:end], dtype=bool)
+        start = end
+        if not keep.any():
+            continue
+        block = block[np.ix_(keep, keep)]
+        rows = select[row:row + block.shape[0]]
+        row += block.shape[0]
+        if np.array_equal(block, np.diag(np.diag(block))):
+            variances = np.diag(block)
+            if not np.all(variances > 0):
+                return None
+            precision += rows.T @ (rows / variances[:, None])
+            continue
         values = np.linalg.eigvalsh(block)
         # Singular as GaussianJoint judges it: outside the span.
         if values[0] <= SPAN_RTOL * max(values[-1], 1e-300):
             return None
-        rows = select[start:end]
         precision += rows.T @ np.linalg.solve(block, rows)
-        start = end
     return (precision + precision.T) / 2

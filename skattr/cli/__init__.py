@@ -267,10 +267,6 @@ def _ledger_release(args, data, kwargs, statistic, writer) -> int:
     # An empty file holds no ledger: a store whose creation was interrupted
     # before its first transaction (it is initialised, not refused).
     if os.path.exists(path) and os.path.getsize(path) > 0:
-        if args.budget is not None:
-            raise SkattrError(
-                f"{path} already holds a ledger with its own budget; drop "
-                "--budget (a budget is set once, when the ledger is created).")
         if kept_as_json:
             with open(path, encoding="utf-8") as file:
                 text = file.read()
@@ -286,6 +282,13 @@ def _ledger_release(args, data, kwargs, statistic, writer) -> int:
             # Ranges for columns the ledger has not released yet: this
             # release's (the ledger refuses them for a column released).
             kwargs["bounds"] = opening.pop("bounds")
+        if args.budget is not None and tuple(
+                float(x) for x in args.budget) != tuple(ledger.budget):
+            raise SkattrError(
+                f"{path} already holds a ledger with the budget "
+                f"{ledger.budget[0]:g},{ledger.budget[1]:g}; drop --budget "
+                "(a budget is set once, when the ledger is created), or give "
+                "another --ledger file.")
         if args.noise is not None and args.noise != ledger.noise:
             raise SkattrError(
                 f"{path} was opened with noise={ledger.noise!r}, which every "

@@ -141,6 +141,16 @@ def _pair_moves(pairs, n: int, privacy: str) -> list[tuple[int, float]]:
     return inner_moves(ends, float(ends.min()), float(ends.max()), n, privacy)
 
 
+def _window_moves(searches: dict, pairs, n: int, privacy: str) -> tuple:
+    """Return :func:`_pair_moves` of ``pairs``, kept for the same list of pairs."""
+    kept = searches.get("window")
+    if kept is None or kept[0] is not pairs:
+        # The list itself is kept (not its id, which a new list could take).
+        kept = searches["window"] = (pairs, tuple(_pair_moves(pairs, n,
+                                                              privacy)))
+    return kept[1]
+
+
 def _linear_closeness(out, inside, low, high, secret, n, pairs, privacy,
                       share, stat) -> float:
     return sum_bound(out, inside, low, high, secret, n, privacy, share / 2,
@@ -380,14 +390,26 @@ class JointBandLaw(BandsLaw):
                 pairs, [order_bracket(n, float(self.outputs[j][2]))
                         for j in js], privacy, share, searches.setdefault(c, {}),
                 one_uniform=self.one_uniform)
+        # A sum's move depends on the pairs through their moves alone: the
+        # many windows of a window secret (each its widest pair and the
+        # pairs inside) share them, and are bounded once.
+        memo = searches.setdefault("moves", {})
         for j in wanted:
             c, kind, parameter = self.outputs[j]
             closeness = _COORDINATES[kind].closeness
             if closeness is not None:
                 out, inside = per_column[c]
-                found[j] = closeness(out, inside, float(self.low[c]),
-                                     float(self.high[c]), secret, n, pairs,
-                                     privacy, share, parameter)
+                key = ((j, _window_moves(searches, pairs, n, privacy), share)
+                       if kind in ("linear", "monotone") else None)
+                if key is None or key not in memo:
+                    value = closeness(out, inside, float(self.low[c]),
+                                      float(self.high[c]), secret, n, pairs,
+                                      privacy, share, parameter)
+                    if key is None:
+                        found[j] = value
+                        continue
+                    memo[key] = value
+                found[j] = memo[key]
         return found
 
     def coupled_distances(self, n: int, privacy: str
@@ -396,7 +418,8 @@ class JointBandLaw(BandsLaw):
 
         One entry per widest pair of each secret's pairs (a pair and every
         pair inside it), in the order of the secrets and then of
-        :func:`~skattr.laws._base.widest_pairs`; each entry K laws, the j-th
+        :func:`~skattr.laws._base.widest_pairs`, an entry equal to an earlier
+        one left out (its certificate is the same); each entry K laws, the j-th
         dominating |D_j| = |F_j(x) - F_j(y)| under the one coupling of the
         module's docstring (the shared records kept, each moved record's two
         rows drawn independently) for every pair in the window and every
@@ -443,7 +466,7 @@ class JointBandLaw(BandsLaw):
                 window = [(x, y) for x, y in pairs
                           if min(x, y) >= a and max(x, y) <= b]
                 laws = [self._tails(j, per_column, window, n, privacy,
-                                    largest[j])
+                                    largest[j], searches)
                         for j in range(len(self.outputs))]
                 if privacy == "dataset" and not inner:
                     self._order_tails(laws, per_column, n, a, b, largest)
@@ -456,19 +479,38 @@ class JointBandLaw(BandsLaw):
                         laws[j] = ladder_distances(widths[:, j], LADDER,
                                                    largest[j])
                 entries.append(tuple(laws))
-        self._cache[key] = tuple(entries)
+        # Windows whose laws are the same (a window secret's, away from the
+        # support's ends) are one entry: the certificate is their worst.
+        seen, kept = set(), []
+        for laws in entries:
+            content = tuple((law.distances.tobytes(), law.probs.tobytes(),
+                             law.largest, law.records, law.gap, law.coupling)
+                            for law in laws)
+            if content not in seen:
+                seen.add(content)
+                kept.append(laws)
+        self._cache[key] = tuple(kept)
         return self._cache[key]
 
     def _tails(self, j: int, per_column, pairs, n: int, privacy: str,
-               largest: float) -> CoupledDistances | None:
-        """Return value j's move law read directly, or None (no direct law)."""
+               largest: float, searches: dict) -> CoupledDistances | None:
+        """Return value j's move law read directly, or None (no direct law).
+
+        A sum's law depends on the pairs through their moves alone: kept in
+        ``searches`` by them (a window secret's windows share them).
+        """
         c, kind, parameter = self.outputs[j]
         tails = _COORDINATES[kind].tails
         if tails is None:
             return None
-        out, inside = per_column[c]
-        return tails(out, inside, float(self.low[c]), float(self.high[c]), n,
-                     pairs, privacy, parameter, largest)
+        key = ("tails", j, _window_moves(searches, pairs, n, privacy))
+        memo = searches.setdefault("moves", {})
+        if key not in memo:
+            out, inside = per_column[c]
+            memo[key] = tails(out, inside, float(self.low[c]),
+                              float(self.high[c]), n, pairs, privacy,
+                              parameter, largest)
+        return memo[key]
 
     def _order_tails(self, laws: list, per_column, n: int, a: float, b: float,
                      largest) -> None:

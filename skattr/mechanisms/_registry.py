@@ -196,6 +196,16 @@ class Registry(Mapping):
                 f"mechanism={mechanism!r} {why}, so it takes no {name!r}; drop "
                 f"{name}=, or use a mechanism with Gaussian noise. It takes: "
                 f"{', '.join(valid)}.")
+        if name in _BINDING:
+            # allocate=: how Gaussian noise is shared among values, apgm's.
+            which = ("mechanism='auto' does not fit apgm for this statistic "
+                     "(on one median, quantile or std Laplace noise is the "
+                     "less)" if mechanism == "auto" else
+                     f"mechanism={mechanism!r} does not share its noise")
+            raise InvalidParameterError(
+                f"{name}= shares Gaussian noise among the values released "
+                f"(apgm's), and {which}. Pass mechanism='apgm' with it, or "
+                f"drop {name}=.")
         close = difflib.get_close_matches(name, valid, n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
         raise InvalidParameterError(

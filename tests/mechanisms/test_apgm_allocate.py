@@ -288,3 +288,22 @@ def test_describe_takes_a_public_scale_per_column(frames):
         ratio = found.noise_std.loc[row] / spread
         np.testing.assert_allclose(ratio, ratio.iloc[0], rtol=1e-6)
     assert found.ledger.spent[0] <= 4.0 * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("mechanism, says", [
+    (None, "mechanism='auto' does not fit apgm for this statistic"),
+    ("approx-wasserstein",
+     "mechanism='approx-wasserstein' does not share its noise")])
+def test_an_allocation_where_no_gaussian_noise_is_shared_says_pass_apgm(
+        mechanism, says):
+    # One median: auto takes Laplace noise (the less there), so an
+    # allocation names what to do rather than blaming mechanism='auto'.
+    private = make_hospital(200, random_state=1)
+    reference = make_hospital(2000, random_state=0)
+    secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    given = {} if mechanism is None else {"mechanism": mechanism}
+    with pytest.raises(InvalidParameterError,
+                       match=f"allocate= shares Gaussian noise .*{says}.* "
+                             "Pass mechanism='apgm' with it, or drop allocate="):
+        private.attrpriv.median(["weight"], secret=secret, reference=reference,
+                                allocate="relative", **given)
