@@ -12,6 +12,7 @@ one percentile alone Laplace noise.
 
 from __future__ import annotations
 
+import math
 import textwrap
 import warnings
 from dataclasses import dataclass
@@ -145,11 +146,18 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
     if not columns:
         raise InvalidParameterError(
             "describe() needs at least one column: describe(['age', ...]).")
+    if reference is None and isinstance(theta, str) and theta == "auto":
+        raise InvalidParameterError(
+            "describe() fits its Theta on reference data: pass reference=<a "
+            "DataFrame of public data from the same population> (on the "
+            "command line --reference FILE).")
     levels = _levels(percentiles)
     if any(not 0.0 <= q <= 1.0 for q in levels) or len(set(levels)) != len(levels):
+        hint = (" Levels are fractions: 0.75 for the 75th percentile."
+                if any(1.0 < q <= 100.0 for q in levels) else "")
         raise InvalidParameterError(
             f"percentiles must be distinct levels in [0, 1], such as "
-            f"(0.25, 0.5, 0.75); got {tuple(percentiles)!r}.")
+            f"(0.25, 0.5, 0.75); got {tuple(levels)!r}.{hint}")
     if len({f"{100 * q:g}%" for q in levels}) != len(levels):
         raise InvalidParameterError(
             f"percentiles {tuple(percentiles)!r} are distinct but their rows "
@@ -245,26 +253,49 @@ def _column_scales(allocate, columns) -> list | None:
     or scales that do not name each described column once with a positive
     finite number.
     """
+    names = [str(c) for c in columns]
+    why = ""
     if isinstance(allocate, str):
         if allocate in ("error", "relative"):
             return None
     elif isinstance(allocate, (dict, pd.Series)):
+        # By column: the described ones read, any other left (a Series of
+        # every column's spread, reference.std(numeric_only=True), serves).
         given = {str(k): v for k, v in dict(allocate).items()}
-        names = [str(c) for c in columns]
-        try:
-            scales = [float(given[c]) for c in names]
-        except (KeyError, TypeError, ValueError):
-            scales = None
-        if (scales is not None and sorted(given) == sorted(names)
-                and all(np.isfinite(v) and v > 0 for v in scales)):
-            return scales
+        missing = [c for c in names if c not in given]
+        if missing:
+            why = f" It names no scale for {missing}."
+        else:
+            return _positive_scales([given[c] for c in names], names)
+    elif np.ndim(allocate) == 1 and len(allocate) == len(names):
+        # A sequence: one scale per column, in the columns' order.
+        return _positive_scales(list(allocate), names)
     raise InvalidParameterError(
         f"describe()'s allocate must be 'error' (the least expected squared "
         f"error), 'relative' (equal relative errors) or a public positive "
         f"scale for each described column ({', '.join(map(str, columns))}), "
         f"as a dict or Series by column, such as reference[columns].std() "
-        f"(each cell's noise in proportion to its column's); got "
-        f"{allocate!r}.")
+        f"(each cell's noise in proportion to its column's), or a list in "
+        f"the columns' order; got {allocate!r}.{why}")
+
+
+def _positive_scales(values, names) -> list[float]:
+    """Return the scales as floats, each finite and positive, else refuse naming it."""
+    scales = []
+    for name, value in zip(names, values, strict=True):
+        try:
+            scale = float(value)
+        except (TypeError, ValueError):
+            scale = math.nan
+        if not (np.isfinite(scale) and scale > 0):
+            raise InvalidParameterError(
+                f"describe()'s allocate gives column {name!r} the scale "
+                f"{value!r}; each must be a positive number (a column whose "
+                "spread is 0 in the reference cannot move: give it any "
+                "positive scale, e.g. reference[columns].std().replace(0, "
+                "1)).")
+        scales.append(scale)
+    return scales
 
 
 def _levels(percentiles) -> list[float]:

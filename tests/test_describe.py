@@ -253,3 +253,14 @@ def test_percentiles_are_shown_in_increasing_order_never_further_off(hospital):
         swapped += d.rearranged
         assert ("shown in increasing order" in repr(d)) == d.rearranged
     assert swapped >= 2         # the check saw rearranged tables
+
+
+def test_percent_levels_and_a_missing_reference_say_what_to_do(hospital):
+    private, _ = hospital
+    with pytest.raises(InvalidParameterError,
+                       match="Levels are fractions: 0.75 for the 75th"):
+        private.attrpriv.describe(["weight"], secret=SECRET,
+                                  reference=hospital[1], percentiles=[75, 25])
+    with pytest.raises(InvalidParameterError,
+                       match="describe\\(\\) fits its Theta on reference data"):
+        private.attrpriv.describe(["weight"], secret=SECRET)

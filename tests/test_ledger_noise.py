@@ -160,7 +160,7 @@ def test_the_command_line_opens_a_ledger_with_gaussian_noise(tmp_path, capsys):
     assert [e.release.mechanism for e in kept.releases] == ["apgm", "apgm"]
     assert main(["release", str(private), "--columns", "height", *common,
                  "--noise", "laplace"]) == 2
-    assert "opened with noise='gaussian'" in " ".join(
+    assert "opened with --noise gaussian" in " ".join(
         capsys.readouterr().err.split())
     assert main(["release", str(private), "--columns", "height",
                  *common[:-4], "--noise", "gaussian"]) == 2

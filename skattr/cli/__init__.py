@@ -370,7 +370,7 @@ def _write(rel: Release, path: str, name: str, dropped=None) -> None:
 # The library's messages name keyword arguments (law='gaussian'); on the command
 # line they are options (--law gaussian).
 _KEYWORD = re.compile(r"\b(law|theta|mechanism|privacy|calibration|covariances|"
-                      r"delta|epsilon|reference|allocate)='([^']*)'")
+                      r"delta|epsilon|reference|allocate|noise)='([^']*)'")
 _RATIO = re.compile(r"\bmax_error_ratio=(None|[0-9.]+)")
 # A parameter error names the verb the command called (df.attrpriv.mean,
 # ledger.mean): on the command line, the option.
@@ -385,6 +385,8 @@ _MODEL = re.compile(r"\blaw=AssumeGaussian\(covariances='([^']*)'\)")
 _BOUNDS = re.compile(r"\bbounds=\{((?:'[^']*': \([^()]*\)(?:, )?)+)\}")
 _BOUND = re.compile(r"'([^']*)': \(([^,()]*), ([^,()]*)\)")
 _POLICY = re.compile(r"\bbounds='(robust|reference)'")
+#: A keyword named alone ("drop allocate="): its option.
+_BARE = re.compile(r"\b([a-z][a-z_]*)=(?=[\s,.;)]|$)")
 
 
 _DOMAIN = ((re.compile(r"\bbins=\{'([^']*)': \[edges\]\}"), r"--bins \1=E1,E2,..."),
@@ -416,6 +418,8 @@ def _as_options(message: str) -> str:
     >>> _as_options("e.g. bounds={'weight': (70, 260), 'los': (0, 11)}, or "
     ...             "pass bounds='reference'")
     'e.g. --bounds weight=70,260 los=0,11, or pass --bounds reference'
+    >>> _as_options("allocate= shares the noise; drop allocate=.")
+    '--allocate shares the noise; drop --allocate.'
     """
     message = _PARAMETER.sub(
         lambda m: "--" + m.group(1).replace("_", "-") + (
@@ -432,7 +436,8 @@ def _as_options(message: str) -> str:
     message = _RATIO.sub(lambda m: "--max-error-ratio "
                          + ("none" if m.group(1) == "None" else m.group(1)),
                          message)
-    return _KEYWORD.sub(lambda m: f"--{m.group(1)} {m.group(2)}", message)
+    message = _KEYWORD.sub(lambda m: f"--{m.group(1)} {m.group(2)}", message)
+    return _BARE.sub(lambda m: "--" + m.group(1).replace("_", "-"), message)
 
 
 def _ratio(text: str):
@@ -692,7 +697,8 @@ def _translated(message: str, args) -> str:
     """Return the library's message in the command's words (its options)."""
     message = _as_options(message)
     if (args.command in ("release", "describe") and not args.dropna
-            and "NaN" in message and "private data" in message):
+            and "NaN" in message and ("private data" in message
+                                      or "reference data" in message)):
         message += (" Or pass --dropna to drop the records that miss a value "
                     "(n is counted again and printed; see skattr "
                     f"{args.command} --help for what that reveals).")

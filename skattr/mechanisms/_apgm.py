@@ -499,9 +499,10 @@ default="error"
                 "sqrt(K) times): the allocation's ratios are far from the "
                 "values' moves (under 'relative', a value large beside its "
                 "spread, such as a temperature in degrees, or another near 0 "
-                "that forces the rest up). Pass allocate=[...] with each "
-                "value's public scale (its column's spread in the reference), "
-                "or allocate='error'.", UserWarning)
+                "that forces the rest up). Pass a public scale per value "
+                "(allocate=[...], or a dict by name; describe() takes one per "
+                "column, such as reference[columns].std(); on the command "
+                "line --allocate error), or allocate='error'.", UserWarning)
 
     def _required_variance(self, laws: PairLaws
                            ) -> tuple[np.ndarray, MethodStep]:

@@ -167,13 +167,25 @@ def test_a_ledger_takes_apgm_for_an_allocation(frames):
 
 def test_describe_refuses_another_allocation_before_any_release(frames):
     private, reference = frames
-    for bad in ([1, 2, 3], "rel", {"height": 1.0, "weight": 2.0},
-                {"height": 1.0, "weight": 2.0, "blood_pressure": 0.0},
-                {**dict.fromkeys(COLUMNS, 1.0), "other": 1.0}):
-        with pytest.raises(InvalidParameterError,
-                           match="'error'.*'relative'.*each described column"):
+    for bad, says in (
+            ("rel", "'error'.*'relative'.*each described column"),
+            ([1, 2], "'error'.*'relative'.*a list in the columns' order"),
+            ({"height": 1.0, "weight": 2.0},
+             r"It names no scale for \['blood_pressure'\]"),
+            ({"height": 1.0, "weight": 2.0, "blood_pressure": 0.0},
+             r"gives column 'blood_pressure' the scale 0\.0; .*replace\(0, 1\)"),
+            ([1, -1, 1], "gives column 'weight' the scale -1")):
+        with pytest.raises(InvalidParameterError, match=says):
             private.attrpriv.describe(COLUMNS, secret=SECRET,
                                       reference=reference, allocate=bad)
+    # A list in the columns' order, or a Series of more columns (every
+    # column's spread), is read as a scale per described column.
+    from skattr._describe import _column_scales
+
+    assert _column_scales([1, 2, 3], COLUMNS) == [1.0, 2.0, 3.0]
+    spread = reference.std(numeric_only=True)
+    assert len(spread) > len(COLUMNS)
+    assert _column_scales(spread, COLUMNS) == spread[COLUMNS].tolist()
     of_mean = skattr.Secret.mean("weight", pairs=[(70, 80)])
     with pytest.raises(InvalidParameterError, match="Drop allocate"):
         private.attrpriv.describe(["height"], secret=of_mean,
