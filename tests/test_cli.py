@@ -776,3 +776,35 @@ def test_unreadable_files_are_named(tmp_path, capsys):
             err = capsys.readouterr().err
             assert str(path) in err and said in err, err
             assert "Traceback" not in err
+
+
+def test_epsilon_remaining_takes_what_a_ledger_leaves(tmp_path, capsys):
+    common, private = _hospital_files(tmp_path)
+    ledger = str(tmp_path / "h.ledger")
+    assert main(["release", private, "--columns", "weight", *common,
+                 "--ledger", ledger, "--budget", "2,1e-3", "--seed", "0"]) == 0
+    assert main(["release", private, "--columns", "height", *common,
+                 "--ledger", ledger, "--epsilon", "remaining",
+                 "--seed", "0"]) == 0
+    capsys.readouterr()
+    kept = skattr.Ledger.open(ledger, pd.read_parquet(private),
+                              reference=pd.read_csv(common[-1]))
+    assert len(kept.releases) == 2
+    assert 1.9 < kept.spent[0] <= 2.0 * (1 + 1e-9)
+    # Without a ledger, or not a number: said in the command's words.
+    assert main(["release", private, "--columns", "height", *common,
+                 "--epsilon", "remaining"]) == 2
+    assert "give --ledger FILE" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["release", private, "--columns", "height", *common,
+              "--epsilon", "lots"])
+    assert "a number, or 'remaining' with --ledger" in capsys.readouterr().err
+
+
+def test_a_semicolon_file_is_said_to_read_as_one_column(tmp_path, capsys):
+    semi = tmp_path / "semi.csv"
+    make_hospital(50, random_state=1).to_csv(semi, index=False, sep=";")
+    assert main(["release", str(semi), "--columns", "weight",
+                 "--secret-column", "gender", "--secret-value", "female",
+                 "--pairs", "0.4,0.6", "--reference", "self"]) == 2
+    assert "separated by ';'" in capsys.readouterr().err

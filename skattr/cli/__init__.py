@@ -148,6 +148,10 @@ def _release(args) -> int:
     if args.ledger_key_file is not None and args.ledger is None:
         raise SkattrError("--ledger-key-file keys a ledger's store: give "
                           "--ledger FILE with it.")
+    if args.epsilon == "remaining" and args.ledger is None:
+        raise SkattrError("--epsilon remaining is the largest epsilon a "
+                          "ledger's budget leaves: give --ledger FILE with it "
+                          "(or a number).")
     if args.noise is not None and args.ledger is None:
         raise SkattrError("--noise is the noise of a ledger's releases: give "
                           "--ledger FILE with it (or --mechanism for this "
@@ -440,6 +444,17 @@ def _as_options(message: str) -> str:
     return _BARE.sub(lambda m: "--" + m.group(1).replace("_", "-"), message)
 
 
+def _epsilon(text: str):
+    """--epsilon: a number, or 'remaining' (a ledger's, checked with --ledger)."""
+    if text == "remaining":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"a number, or 'remaining' with --ledger; got {text!r}") from None
+
+
 def _ratio(text: str):
     """Parse --max-error-ratio: a number >= 1, or "none"."""
     if text.lower() == "none":
@@ -523,7 +538,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "better over many releases (five or more, or small "
                           "epsilons each), laplace is the less noisy for a "
                           "few (default: auto, Laplace)")
-    rel.add_argument("--epsilon", type=float, default=1.0)
+    rel.add_argument("--epsilon", type=_epsilon, default=1.0,
+                     metavar="EPSILON",
+                     help="the release's own epsilon; with --ledger, "
+                          "'remaining' takes the largest its budget leaves")
     rel.add_argument("--delta", type=float, default=None,
                      help="default: the mechanism's (1e-3; Laplace noise "
                           "certifies 0 and takes none)")

@@ -82,6 +82,10 @@ def check_columns(columns, data: pd.DataFrame, path: str, option: str) -> None:
         if column not in data.columns:
             close = difflib.get_close_matches(str(column), names, n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
+            if len(names) == 1 and any(sep in names[0] for sep in ";\t|"):
+                hint += (" The file reads as one column: its values may be "
+                         "separated by ';', a tab or '|'; skattr reads "
+                         "comma-separated CSV (or Parquet).")
             raise SkattrError(
                 f"{option} {column!r} is not a column of {path}.{hint} Its "
                 f"columns: {', '.join(names)}.")
