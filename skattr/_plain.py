@@ -214,6 +214,12 @@ def plain_guarantee(certified, *, planned: bool = False) -> str:
     if "differential privacy" in certified.guarantee:
         scope = ("Differential privacy composes: several releases cost at most "
                  "the sum of their epsilons and deltas.")
+    elif getattr(certified, "in_ledger", False):
+        scope = ("It is one of a ledger's releases: two releases of the same "
+                 "data can reveal together what neither reveals alone, so the "
+                 "ledger certifies them jointly (ledger.spent, "
+                 "ledger.in_plain_words()).")
+        records = RECORDS
     else:
         scope = (f"It covers {this} alone: two releases of the same data can "
                  "reveal together what neither reveals alone, so release "

@@ -495,7 +495,8 @@ def _release_arguments(release) -> dict:
     plan = release.plan
     return {**{name: getattr(plan, name) for name in _PLAN_ARGUMENTS},
             "values": release.values, "unclamped": release.unclamped,
-            "seeded": release.seeded}
+            "seeded": release.seeded,
+            **({"in_ledger": True} if release.in_ledger else {})}
 
 
 @persistable(arguments=_release_arguments)
@@ -531,15 +532,19 @@ class Release(Certified):
         Whether the noise was drawn from a seed (``random_state``) rather than
         the operating system's entropy: reproducible, for experiments only,
         since whoever knows the seed can subtract the noise.
+    in_ledger : bool
+        Whether it was made through a ledger, which certifies it jointly
+        with the ledger's other releases (its plain words say so).
     """
 
     plan: Plan
     values: pd.Series
     unclamped: pd.Series | None = None
     seeded: bool = False
+    in_ledger: bool = False
 
     def __init__(self, *, values, unclamped=None, seeded=False, plan=None,
-                 **plan_fields):
+                 in_ledger=False, **plan_fields):
         if plan is None:
             plan = _plan_of_release(plan_fields)
         elif plan_fields:
@@ -556,11 +561,14 @@ class Release(Certified):
             _check_values(self, "unclamped", unclamped, k)
         if not isinstance(seeded, bool):
             _refuse_field(self, "seeded", "a bool", seeded)
+        if not isinstance(in_ledger, bool):
+            _refuse_field(self, "in_ledger", "a bool", in_ledger)
         values = values.copy()
         values.flags.allows_duplicate_labels = False
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "unclamped", unclamped)
         object.__setattr__(self, "seeded", seeded)
+        object.__setattr__(self, "in_ledger", in_ledger)
 
     def __getattr__(self, name: str):
         # Only what the release itself lacks (the plan's fields, properties

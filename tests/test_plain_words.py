@@ -239,3 +239,27 @@ def test_a_described_table_names_its_noisy_cells(hospital):
     text = " ".join(table.summary().split())
     assert "Mostly noise" in text and "quantile(weight:q0.5): +/-" in text
     assert "the table cannot tell" in text
+
+
+def test_a_ledgers_release_says_it_is_one_of_them():
+    # Not "release several through a ledger" for a release made through one;
+    # kept in the ledger's file; a release alone keeps its sentence.
+    private = make_hospital(200, random_state=1)
+    reference = make_hospital(2000, random_state=0)
+    secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    ledger = private.attrpriv.ledger(secret=secret, reference=reference,
+                                     budget=(3.0, 1e-3), random_state=0)
+    rel = ledger.mean(["weight"], epsilon=1.0)
+    words = rel.in_plain_words()
+    assert rel.in_ledger and "one of a ledger's releases" in words
+    assert "release several through a ledger" not in words
+    loaded = skattr.Ledger.from_json(ledger.to_json(), private,
+                                     reference=reference)
+    assert loaded.releases[0].release.in_ledger
+    assert skattr.Release.from_json(rel.to_json()).in_ledger
+    alone = private.attrpriv.mean(["weight"], secret=secret,
+                                  reference=reference, random_state=0)
+    assert not alone.in_ledger
+    assert "release several through a ledger" in alone.in_plain_words()
+    with pytest.raises(ValueError, match="in_ledger"):
+        skattr.Release(plan=alone.plan, values=alone.values, in_ledger=1)

@@ -9,6 +9,7 @@ noise is drawn.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 from typing import Any
@@ -663,8 +664,8 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
         # feature_names_in_ is set only when every label is a string.
         data = release_frames(est.query, self.secret, self._data,
                               self.reference, bounds=self.bounds)[0]
-        release = est.release(data, random_state=self._noise_of(
-            len(self.releases), nonce))
+        release = dataclasses.replace(est.release(data, random_state=self._noise_of(
+            len(self.releases), nonce)), in_ledger=True)
         self.releases.append(LedgerEntry(
             release, statistics, noise_cov, joint, laplace=laplace,
             joint_delta=(None if laplace is None or not self._laplace_only()
