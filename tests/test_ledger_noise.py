@@ -111,6 +111,7 @@ def test_noise_is_kept_in_the_file_and_the_store(hospital, tmp_path):
     loaded = skattr.Ledger.from_json(ledger.to_json(), private,
                                      reference=reference)
     assert loaded.noise == "gaussian"
+    assert repr(loaded).endswith("noise='gaussian')")
     assert loaded.mean(["height"], epsilon=1.0).mechanism == "apgm"
     path = tmp_path / "hospital.ledger"
     kept = skattr.Ledger.open(path, private, secret=SECRET, reference=reference,

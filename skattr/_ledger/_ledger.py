@@ -321,8 +321,10 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
 
     def __repr__(self) -> str:
         eps, delta = self.spent
+        noise = "" if self.noise == "auto" else f", noise={self.noise!r}"
         return (f"Ledger({len(self.releases)} releases, spent ({eps:.4g}, "
-                f"{delta:g}) of ({self.budget[0]:g}, {self.budget[1]:g}))")
+                f"{delta:g}) of ({self.budget[0]:g}, {self.budget[1]:g})"
+                f"{noise})")
 
     # ------------------------------------------------------------ accounting
     @property

@@ -398,7 +398,10 @@ _DOMAIN = ((re.compile(r"\bbins=\{'([^']*)': \[edges\]\}"), r"--bins \1=E1,E2,..
            (re.compile(r"\bcategories=\{column: \[\.\.\.\]\}"),
             "--categories COLUMN=A,B,..."),
            (re.compile(r"\breference= \(public data\)"),
-            "--reference FILE (public data)"))
+            "--reference FILE (public data)"),
+           (re.compile(r"\bvalue=<category> or a predicate such as "
+                       r"value=lambda s: s > 0"),
+            "--value CATEGORY (the records holding it count)"))
 
 
 def _as_options(message: str) -> str:
