@@ -590,6 +590,13 @@ class Release(Certified):
 
     summary = Plan.summary
     in_plain_words = Plan.in_plain_words
+
+    def _scope_text(self) -> str:
+        if self.in_ledger:
+            return ("this release; made through a ledger, which certifies "
+                    "it jointly with the ledger's other releases (their joint "
+                    "guarantee: ledger.spent)")
+        return self.plan._scope_text()
     _repr_html_ = Plan._repr_html_
     to_json = Plan.to_json
     from_json = classmethod(Plan.from_json.__func__)

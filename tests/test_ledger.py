@@ -9,6 +9,7 @@ from scipy import stats
 
 import skattr
 from skattr.calibration import epsilon_for_mahalanobis
+from skattr.datasets import make_hospital
 from skattr.exceptions import (
     BudgetExceededError,
     InvalidParameterError,
@@ -1052,18 +1053,32 @@ def test_nothing_remaining_is_said_at_once(monkeypatch):
     ledger.mean(["x1"], mechanism="wasserstein", epsilon=1.0)
     assert ledger.spent[0] == 1.0
     planned = []
+    plan = type(ledger)._planned
     monkeypatch.setattr(type(ledger), "_planned",
-                        lambda self, *a: planned.append(1))
+                        lambda self, *a: planned.append(1) or plan(self, *a))
     with pytest.raises(BudgetExceededError,
                        match="nothing remains of the budget"):
         ledger.mean(["x2"], mechanism="wasserstein", epsilon="remaining")
-    assert not planned
+    assert len(planned) == 1         # one plan: does it cost nothing?
     monkeypatch.undo()
     with pytest.raises(BudgetExceededError,
                        match="nothing remains of the budget .* no release "
                              "fits, at any epsilon"):
         ledger.mean(["x2"], mechanism="wasserstein", epsilon=1e-6)
     assert len(ledger.releases) == 1
+
+
+def test_a_release_that_costs_nothing_fits_when_nothing_remains():
+    # A constant column's mean never moves: it fits a spent budget.
+    private = make_hospital(200, random_state=1).assign(site=1.0)
+    reference = make_hospital(2000, random_state=0).assign(site=1.0)
+    secret = skattr.Secret.proportion("gender", "female", pairs=[(0.4, 0.6)])
+    ledger = private.attrpriv.ledger(secret=secret, reference=reference,
+                                     budget=(1.0, DELTA), random_state=0)
+    ledger.mean(["weight"], epsilon=1.0)
+    assert ledger.remaining == 0.0
+    rel = ledger.mean(["site"], epsilon="remaining")
+    assert rel.values.iloc[0] == 1.0 and ledger.spent[0] == 1.0
 
 
 # --- Which mechanisms a ledger takes: read off the registry -----------------

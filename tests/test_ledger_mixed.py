@@ -245,6 +245,9 @@ def test_noise_in_very_different_units_is_still_noise():
     assert _precision([np.diag([1e2, 1e-12])], np.eye(2), both) == (
         pytest.approx(np.diag([1e-2, 1e12])))
     assert _precision([np.diag([1.0, 0.0])], np.eye(2), both) is None
-    # A value that never moves is left out, noise and all.
+    # A value that never moves is left out, noise and all, when its noise is
+    # independent of the others' (else seeing it reveals theirs: refused).
     assert _precision([np.diag([4.0, 0.0])], np.eye(1),
                       np.array([True, False])) == pytest.approx(np.array([[0.25]]))
+    assert _precision([np.array([[1.0, 0.99], [0.99, 1.0]])], np.eye(1),
+                      np.array([True, False])) is None

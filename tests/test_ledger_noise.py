@@ -7,6 +7,7 @@ each. Kept in the ledger's file and store, refused when it differs from
 theirs, and checked before any fit.
 """
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -163,7 +164,44 @@ def test_the_command_line_opens_a_ledger_with_gaussian_noise(tmp_path, capsys):
                  "--noise", "laplace"]) == 2
     assert "opened with --noise gaussian" in " ".join(
         capsys.readouterr().err.split())
+    # --noise auto, the default, takes the stored noise (as Ledger.open).
+    assert main(["release", str(private), "--columns", "blood_pressure",
+                 *common, "--noise", "auto"]) == 0
+    capsys.readouterr()
     assert main(["release", str(private), "--columns", "height",
                  *common[:-4], "--noise", "gaussian"]) == 2
     assert "--noise is the noise of a ledger's releases" in " ".join(
         capsys.readouterr().err.split())
+
+
+def test_a_file_with_another_noise_is_refused_as_altered(hospital):
+    # The content hash recomputed over a noise that is not one: a
+    # PersistenceError (a file that is not the ledger's), not a parameter
+    # error.
+    import json
+
+    from skattr._ledger._files import _record
+    from skattr._persistence import to_json as saved
+    from skattr.exceptions import PersistenceError
+
+    private, reference = hospital
+    ledger = _ledger(hospital, noise="gaussian")
+    record = _record(ledger, ())
+    text = saved(dataclasses.replace(record, noise="lots"))
+    assert json.loads(text)
+    with pytest.raises(PersistenceError, match="noise"):
+        skattr.Ledger.from_json(text, private, reference=reference)
+
+
+def test_a_ledgers_quantiles_of_its_one_column_keep_the_records_coupling():
+    # A query naming no columns reads every column but the secret's: here
+    # one, whose levels alone would take that column's coupling; a ledger
+    # plans them under the records' coupling it composes under.
+    private = make_hospital(200, random_state=1)[["gender", "temperature"]]
+    reference = make_hospital(2000, random_state=0)[["gender", "temperature"]]
+    ledger = private.attrpriv.ledger(secret=SECRET, reference=reference,
+                                     budget=(3.0, 1e-3), random_state=0)
+    for query in (skattr.Statistic.quantile(None, [0.25, 0.75]),
+                  skattr.Statistic.median(None)):
+        est = ledger._planned(query, {"epsilon": 1.0, "mechanism": "apgm"})[0]
+        assert not est.law_.one_uniform

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from skattr._ledger._choice import NOISES
 from skattr._ledger._entry import LedgerEntry
 from skattr._persistence import check_size_and_depth, persistable
 from skattr._persistence import from_json as load
@@ -474,6 +475,8 @@ def _check_header(record) -> None:
         _fingerprint_shape(record.reference)
     if not isinstance(record.law, str):
         raise ValueError("the law is not a name")
+    if not (isinstance(record.noise, str) and record.noise in NOISES):
+        raise ValueError(f"the noise is not one of {NOISES}")
     if record.theta_seed is not None and not isinstance(record.theta_seed, int):
         raise ValueError("the seed is not an int")
     if not isinstance(record.releases, tuple):

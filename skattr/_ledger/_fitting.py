@@ -44,7 +44,9 @@ class FitsToBudget:
         the budget is found by bracketing, then Brent's method
         (``scipy.optimize.brentq``) in log scale, to a relative 1e-3, from
         below: the plan returned is the largest epsilon planned whose joint
-        epsilon was computed and is within the budget.
+        epsilon was computed and is within the budget. A release that fits
+        only below 1e-6 of the budget's epsilon (pure noise) is refused, as
+        is one when nothing remains of the budget unless it costs nothing.
         """
         limit = self.budget[0] * (1 + BUDGET_RTOL)
         tried, caught, chosen = [], [], None
@@ -88,13 +90,6 @@ class FitsToBudget:
             found = self._planned(query, dict(params, epsilon=epsilon))
             return (*found, self._joint_epsilon(found[0], *found[2:]))
 
-        if self.releases and self.remaining <= BUDGET_RTOL * self.budget[0]:
-            raise BudgetExceededError(
-                f"Refused before any noise was drawn: nothing remains of the "
-                f"budget (spent epsilon = {self.spent[0]:.4g} of "
-                f"{self.budget[0]:g}), so no epsilon fits this release. The "
-                "releases made stay spent; another ledger of the same data "
-                "would not renew the budget.")
         # Bracket: double while the release fits, halve while it does not
         # (by 16 after three halvings: the joint epsilon then nears what the
         # releases so far cost with this one, whatever its noise).
@@ -102,6 +97,17 @@ class FitsToBudget:
         over = math.inf             # the joint epsilon at `high`
         epsilon = max(self.remaining, 1e-3 * self.budget[0])
         halved = 0
+        if self.releases and self.remaining <= BUDGET_RTOL * self.budget[0]:
+            # Nothing remains: only a release that costs nothing fits (a
+            # constant column's mean), which one plan tells.
+            trial = attempt(epsilon)
+            if trial[-1] > limit:
+                raise BudgetExceededError(
+                    f"Refused before any noise was drawn: nothing remains of "
+                    f"the budget (spent epsilon = {self.spent[0]:.4g} of "
+                    f"{self.budget[0]:g}), so no epsilon fits this release. "
+                    "The releases made stay spent; another ledger of the same "
+                    "data would not renew the budget.")
         while low is None or high is None:
             trial = attempt(epsilon)
             if trial[-1] <= limit:

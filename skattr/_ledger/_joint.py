@@ -103,7 +103,7 @@ def clipped_reference(frame, query, columns, bounds, secret, *, reads: bool):
     return clip_reference(frame, clipping, [secret]) if reads else frame
 
 
-def records_theta(ledger, query, mechanism: str):
+def records_theta(ledger, query, mechanism: str, columns=None):
     """Return the Theta a ledger plans a release with.
 
     The ledger's own, or the bands' under the coupling of whole records.
@@ -117,7 +117,9 @@ def records_theta(ledger, query, mechanism: str):
     medians and quantiles (several levels, or Gaussian noise), whose law
     alone would couple that column's values by one uniform
     (:func:`~skattr.theta._band.column_coupled`). Other releases (stds,
-    several columns' values at once) keep the ledger's Theta.
+    several columns' values at once) keep the ledger's Theta. ``columns``:
+    the columns the release reads (a query naming none reads every column
+    but the secret's).
     """
     from skattr.theta import ConfidenceBand
     from skattr.theta._band import column_coupled, records_coupled
@@ -130,8 +132,9 @@ def records_theta(ledger, query, mechanism: str):
     confidence = getattr(spec, "band_confidence", None)
     if not (confidence is not None
             and "bands" in (getattr(spec, "law_kinds", None) or ())
-            and ((records_coupled(query) and mechanism in ledger.LAPLACE)
-                 or column_coupled(query))
+            and ((records_coupled(query, columns)
+                  and mechanism in ledger.LAPLACE)
+                 or column_coupled(query, columns))
             and ledger.reference is not None
             and ledger.secret.property == "proportion"):
         return ledger.theta

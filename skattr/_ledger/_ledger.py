@@ -549,7 +549,9 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
             query, secret=self.secret, reference=frames[1], data=frames[0],
             n_rows=self._n, mechanism=mechanism, bounds=policy,
             among=lambda cls: joint_noise(cls) == "gaussian",
-            theta=records_theta(self, query, mechanism),
+            theta=records_theta(self, query, mechanism, query.resolve_columns(
+                frames[self.reference is not None],
+                exclude=[self.secret.column])),
             random_state=self._noise_source(), **law, **params)
         if memo is not None:
             self._fitted[memo] = est

@@ -193,8 +193,10 @@ def _precision(blocks: list, select: np.ndarray,
 
     Sigma_N is block-diagonal, a block per release, over the values
     ``kept`` (``select``'s rows, in the blocks' order; the others never
-    move). Each block is inverted (and judged singular) alone, so releases
-    in very different units do not make one another's noise look like none;
+    move, and are left out only when their noise is independent of the
+    kept values': else None). Each block is inverted (and judged singular)
+    alone, so releases in very different units do not make one another's
+    noise look like none;
     a diagonal block (independent noise on each value, apgm's) value by
     value, so that values of one release in very different units do not
     either: its inverse is exact, and singular only where an sd is 0.
@@ -208,6 +210,11 @@ def _precision(blocks: list, select: np.ndarray,
         start = end
         if not keep.any():
             continue
+        if np.any(block[np.ix_(keep, ~keep)] != 0):
+            # A value left out whose noise is correlated with a kept one's
+            # would reveal part of that noise: the kept values' precision
+            # is then not their block's inverse. Judged as the whole block.
+            return None
         block = block[np.ix_(keep, keep)]
         rows = select[row:row + block.shape[0]]
         row += block.shape[0]

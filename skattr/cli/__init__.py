@@ -293,7 +293,8 @@ def _ledger_release(args, data, kwargs, statistic, writer) -> int:
                 f"{ledger.budget[0]:g},{ledger.budget[1]:g}; drop --budget "
                 "(a budget is set once, when the ledger is created), or give "
                 "another --ledger file.")
-        if args.noise is not None and args.noise != ledger.noise:
+        if args.noise not in (None, "auto", ledger.noise):
+            # "auto" (the default) takes the stored noise, as Ledger.open.
             raise SkattrError(
                 f"{path} was opened with noise={ledger.noise!r}, which every "
                 "release through it keeps; drop --noise (or give --mechanism "

@@ -353,9 +353,10 @@ def _prepared(questions, n: int, a: float, b: float, one_uniform: bool = False):
     other: the column's comonotone coupling). Then the rising side's moved
     records at most y number #{U <= G_rise(y)} and the other's above x_i+1
     m - #{U <= G_fall(x_i+1)}: together m - #{G_rise(y) < U <= G_fall(x_i+1)},
-    one binomial Bin(m, min(1, G_rise(y) + 1 - G_fall(x_i+1))) in place of
-    the two (the same mean, less spread), its chance nonincreasing in that
-    probability, which the same band bounds bound below.
+    at least one binomial Bin(m, min(1, G_rise(y) + 1 - G_fall(x_i+1))) in
+    place of the two (the two's mean when the probability is below 1, less
+    spread: usually, not always, the thinner tail), its chance nonincreasing
+    in that probability, which the same band bounds bound below.
     """
     shared_in, shared_out = int(round(a * n)), n - int(round(b * n))
     moved = n - shared_in - shared_out

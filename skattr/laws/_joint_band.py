@@ -422,7 +422,8 @@ class JointBandLaw(BandsLaw):
         one left out (its certificate is the same); each entry K laws, the j-th
         dominating |D_j| = |F_j(x) - F_j(y)| under the one coupling of the
         module's docstring (the shared records kept, each moved record's two
-        rows drawn independently) for every pair in the window and every
+        rows drawn independently; under ``one_uniform``, one column's two
+        values from one uniform) for every pair in the window and every
         joint law of a record whose marginals lie in the bands. The K laws
         of an entry are marginal: the dependence of the D_j is unknown.
 

@@ -312,15 +312,17 @@ def _one_value(request, kind) -> bool:
             and kind.outputs_per_column(request.query) == 1)
 
 
-def records_coupled(query) -> bool:
+def records_coupled(query, columns=None) -> bool:
     """Whether ``ConfidenceBand(coupling="records")`` changes ``query``'s law.
 
     One sum or mean, or one median or quantile, of one named column (its
     kind says) is planned under the records' coupling; other statistics
-    keep their law.
+    keep their law. ``columns``: the columns the query reads, when it names
+    none itself (every column but the secret's).
     """
     kind = query_kind(query)
-    columns = getattr(query, "columns", None)
+    if columns is None:
+        columns = getattr(query, "columns", None)
     if (kind is None or isinstance(query, StackedQuery) or columns is None
             or len(columns) != 1):
         return False
@@ -330,16 +332,18 @@ def records_coupled(query) -> bool:
             and len(order_outputs(query, 1) or ()) == 1)
 
 
-def column_coupled(query) -> bool:
+def column_coupled(query, columns=None) -> bool:
     """Whether ``ConfidenceBand()`` couples ``query``'s moved records by one uniform.
 
-    Medians and quantiles of one named column, at one level or several
+    Medians and quantiles of one column, at one level or several
     (:class:`~skattr.laws._joint_band.JointBandLaw`'s ``one_uniform``, when
     a mechanism asks for their joint law): a coupling of that column only,
     which a ledger, composing every release under the records' coupling,
-    replaces by ``ConfidenceBand(coupling="records")``.
+    replaces by ``ConfidenceBand(coupling="records")``. ``columns``: the
+    columns the query reads, when it names none itself.
     """
-    columns = getattr(query, "columns", None)
+    if columns is None:
+        columns = getattr(query, "columns", None)
     outputs = order_outputs(query, 1)
     return (not isinstance(query, StackedQuery) and columns is not None
             and len(columns) == 1 and bool(outputs)
