@@ -20,6 +20,7 @@ edited files loaded and worked (``@pytest.mark.floors``, "saved").
 import hashlib
 import json
 import math
+import random
 
 import pytest
 from _fuzzing import (
@@ -76,9 +77,15 @@ def saved():
     # since issue 46): a file of its own, after the earlier ones.
     levels = PRIVATE.attrpriv.quantile(["weight"], [0.25, 0.75], delta=0.01,
                                        mechanism="apgm", **kw)
+    # A ledger whose noise is chosen when it is opened (issue 46): its
+    # releases Gaussian over the bands, the choice kept in its file.
+    chosen = PRIVATE.attrpriv.ledger(budget=(20.0, 0.1), noise="gaussian", **kw)
+    chosen.mean(["weight"], epsilon=1.0)
+    chosen.mean(["blood_pressure"], epsilon=1.0)
     return ([("release", r.to_json()) for r in releases]
             + [("plan", plan.to_json()), ("ledger", gaussian.to_json()),
-               ("ledger", laplace.to_json()), ("release", levels.to_json())])
+               ("ledger", laplace.to_json()), ("release", levels.to_json()),
+               ("ledger", chosen.to_json())])
 
 
 #: Values an edit puts in place of another: other types, ranges and shapes,
@@ -184,6 +191,8 @@ def use_ledger(ledger):
     Ledger.from_json(ledger.to_json(), PRIVATE, reference=REFERENCE)
     if ledger.law == "gaussian":
         ledger.mean(["height"], mechanism="apgm", epsilon=0.5)
+    elif ledger.noise == "gaussian":
+        ledger.mean(["height"], epsilon=0.5)
     else:
         ledger.median(["height"], epsilon=0.5, delta=0.01)
 
@@ -207,25 +216,28 @@ def load_and_use(kind, text):
     return attempt(f"saved.{kind}", run, check=lambda found: None)
 
 
-# Loaded and worked 15 of 200 (eight files; 9 of 60 of the seven before
-# the Gaussian quantile file).
+# The edits' positions drawn from a seed by Python's own generator, evenly
+# over each file's values: hypothesis' randoms favour a file's first
+# values, so its tally moved with any field added there (38 of 400 at
+# cff0359, 22 after two fields, with the even rate unchanged: 117 and 122
+# of 1,200 loaded and worked, each 1,200 edits drawn by random.Random(i)).
+# Loaded and worked (nine files, the ninth a ledger of noise='gaussian'):
+# 25 of 200 here, 45 of 400 in the campaign.
 @pytest.mark.floors({"saved": 8}, refused_by=REFUSED_BY)
 @settings(FUZZ_SETTINGS, max_examples=200)   # most edits refuse in ms
-@given(which=st.integers(0, 7), rnd=st.randoms(use_true_random=False),
+@given(which=st.integers(0, 8), seed=st.integers(0, 2 ** 32 - 1),
        edits=st.sampled_from([1, 1, 2, 3]))
-def test_edited_files_load_and_work_or_are_refused(saved, which, rnd, edits):
+def test_edited_files_load_and_work_or_are_refused(saved, which, seed, edits):
     kind, text = saved[which]
-    text, _ = edited(text, rnd, edits)
+    text, _ = edited(text, random.Random(seed), edits)
     load_and_use(kind, text)
 
 
-# Loaded and worked 38 of 400 (eight files; 49 of the seven before the
-# Gaussian quantile file).
 @pytest.mark.slow
 @pytest.mark.floors({"saved": 24}, refused_by=REFUSED_BY)
 @settings(CAMPAIGN_SETTINGS, max_examples=400)
-@given(which=st.integers(0, 7), rnd=st.randoms(use_true_random=False),
+@given(which=st.integers(0, 8), seed=st.integers(0, 2 ** 32 - 1),
        edits=st.sampled_from([1, 1, 2, 3]))
-def test_campaign_edited_files(saved, which, rnd, edits):
+def test_campaign_edited_files(saved, which, seed, edits):
     test_edited_files_load_and_work_or_are_refused.hypothesis.inner_test(
-        saved, which, rnd, edits)
+        saved, which, seed, edits)

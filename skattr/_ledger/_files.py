@@ -253,8 +253,18 @@ def _adopt(ledger, entries) -> None:
     for entry in entries:
         if not isinstance(entry, LedgerEntry):
             raise PersistenceError("A ledger's release record is not a release.")
-        ledger.releases.append(entry)
         stored = (entry.laplace or {}).get("statistic")
+        if stored is not None:
+            held = set(map(str, ledger._data.columns))
+            missing = sorted({str(c) for c in stored[1]} - held)
+            if missing:
+                # Its statistic restated on these data would read nothing.
+                raise PersistenceError(
+                    f"A release of the ledger file reads column(s) {missing}, "
+                    "which the private data do not hold: the file is not this "
+                    "dataset's ledger, or it was altered. Use the file the "
+                    "ledger wrote, on the data it was opened on.")
+        ledger.releases.append(entry)
         if stored is not None:
             ledger._laplace.queries.setdefault(entry.laplace["key"],
                                                tuple(stored))
