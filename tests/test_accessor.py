@@ -230,3 +230,18 @@ def test_plan_names_a_quantile_with_its_levels():
     with pytest.raises(InvalidParameterError, match="statistic='mean' takes"):
         private.attrpriv.plan(["weight"], q=[0.5], secret=secret,
                               reference=reference)
+
+
+def test_a_count_of_a_column_of_other_numbers_is_refused_once(monkeypatch):
+    # Said before any fit, once, not in every mechanism's refusal.
+    private = make_hospital(200, random_state=1)
+    reference = make_hospital(2000, random_state=0)
+    fits = []
+    fit = skattr.mechanisms.BaseMechanism.fit
+    monkeypatch.setattr(skattr.mechanisms.BaseMechanism, "fit",
+                        lambda self, *a, **k: fits.append(1) or fit(self, *a,
+                                                                    **k))
+    with pytest.raises(InvalidParameterError) as refused:
+        private.attrpriv.count(["weight"], secret=SECRET, reference=reference)
+    assert str(refused.value).startswith("Column 'weight' is not boolean or 0/1")
+    assert not fits

@@ -18,7 +18,12 @@ from collections.abc import Iterator, Mapping
 import pandas as pd
 
 from skattr._persistence import persistable
-from skattr._query import check_counted_values, check_present, check_value_occurs
+from skattr._query import (
+    check_counted_values,
+    check_present,
+    check_value_occurs,
+    indicator,
+)
 from skattr._validation import column_sums
 from skattr.backends import backend_of, is_frame
 from skattr.exceptions import (
@@ -495,8 +500,16 @@ def _check_data(query, secret, data, reference) -> None:
         # copy of the data unless a sum is not finite, to name the column).
         for part in (getattr(query, "parts", None) or (query,)):
             columns = getattr(part, "columns", None)
-            if part is None or not columns or getattr(
-                    getattr(part, "kind", None), "counts", False):
+            if part is None or not columns:
+                continue
+            if getattr(getattr(part, "kind", None), "counts", False):
+                # A count of a column's 1s: a column of other numbers is
+                # refused once, now, not by every mechanism tried.
+                if getattr(part, "value", None) is None:
+                    for column in columns:
+                        if column in data.columns:
+                            indicator(data, column, None,
+                                      what="the private data")
                 continue
             numbers = [c for c in columns if c in data.columns
                        and pd.api.types.is_numeric_dtype(data[c].dtype)]
