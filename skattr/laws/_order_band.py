@@ -207,8 +207,26 @@ def _largest_gap(phi_a, phi_b, x_min, y_max, levels) -> float:
     return worst
 
 
+def _spaced_tables(inside: GroupBand, out: GroupBand, grid_x: np.ndarray):
+    """Return what the spacings' search reads of the bands on ``grid_x``.
+
+    Each group's distribution function bounds at the grid's values and the
+    mass floors ``floors[c][i, j]`` of group c's records in (z_i+1, z_j] (0
+    for j <= i, or one record at most), for every i and j at once: the same
+    for every search of one column's bands (kept by :class:`GapSearch`).
+    """
+    bounds = [band.cdf_bounds(grid_x) for band in (inside, out)]
+    counts = [np.searchsorted(band.values, grid_x, side="right")
+              for band in (inside, out)]
+    floors = []
+    for c, band in ((0, inside), (1, out)):
+        held = counts[c][None, :] - np.r_[counts[c][1:], 0][:, None]
+        floors.append(np.where(held > 1, band.mass_floor(held), 0.0))
+    return bounds, floors
+
+
 def _largest_gap_spaced(phi_a, phi_b, inside: GroupBand, out: GroupBand,
-                        grid_x: np.ndarray, levels) -> float:
+                        grid_x: np.ndarray, levels, tables=None) -> float:
     """Return the largest Q_a(v') - Q_b(v), with the spacings' mass floors.
 
     x = Q_b(v) in a cell [z_i, z_i+1] of ``grid_x`` and y = x + d in [z_j,
@@ -216,7 +234,8 @@ def _largest_gap_spaced(phi_a, phi_b, inside: GroupBand, out: GroupBand,
     (z_i+1, z_j] lying in (x, y], g2 - g1 >= the mass floor of the group's
     reference records in it. Dropping g2 <= u(y) (a relaxation), every
     constraint tightens as j grows, so the largest feasible j is found by
-    bisection; d <= z_j+1 - z_i.
+    bisection; d <= z_j+1 - z_i. ``tables``: :func:`_spaced_tables` of the
+    bands on ``grid_x``, when already computed.
     """
     cells = phi_a.shape[0] - 1
     reach = phi_b[1:, 1:] + _SLACK          # g1's cell: its upper corner
@@ -225,16 +244,8 @@ def _largest_gap_spaced(phi_a, phi_b, inside: GroupBand, out: GroupBand,
     # The largest bracket [v_l, v_l+1] g1's cell reaches.
     ceiling = levels[np.clip(level, 0, levels.size - 2) + 1]
     below_a = phi_a - _SLACK                # g2: rounded down to a corner
-    bounds = [band.cdf_bounds(grid_x) for band in (inside, out)]
-    counts = [np.searchsorted(band.values, grid_x, side="right")
-              for band in (inside, out)]
+    bounds, floors = tables or _spaced_tables(inside, out, grid_x)
     corners = np.arange(cells) / cells
-    # floors[c][i, j]: the mass floor of group c's records in (z_i+1, z_j]
-    # (0 for j <= i, or one record at most), for every i and j at once.
-    floors = []
-    for c, band in ((0, inside), (1, out)):
-        held = counts[c][None, :] - np.r_[counts[c][1:], 0][:, None]
-        floors.append(np.where(held > 1, band.mass_floor(held), 0.0))
     worst = -math.inf
     last = grid_x.size - 2
 
@@ -321,6 +332,9 @@ class GapSearch:
         pooled = np.unique(np.concatenate([inside.values, out.values]))
         self.spaced = inside.lags is not None and out.lags is not None
         self.grid_x = _value_grid(pooled, low, high) if self.spaced else None
+        # The bands' tables on grid_x, the same for every search (computed
+        # at the first).
+        self._tables = None
         # The grid of [0, 1]^2 pays off where the values have many ties (the
         # value grid then rounds y up by a whole step); on a column of nearly
         # distinct values the spacings' search is the smaller (measured), and
@@ -335,8 +349,12 @@ class GapSearch:
         gap = (_largest_gap(phi_a, phi_b, *self.cornered, levels)
                if self.cornered else math.inf)
         if self.spaced:
+            if self._tables is None:
+                self._tables = _spaced_tables(self.inside, self.out,
+                                              self.grid_x)
             gap = min(gap, _largest_gap_spaced(phi_a, phi_b, self.inside,
-                                               self.out, self.grid_x, levels))
+                                               self.out, self.grid_x, levels,
+                                               self._tables))
         return gap
 
 

@@ -318,3 +318,31 @@ def test_several_means_under_a_window_bound_each_set_of_moves_once(
     # Each mean's law the same as under a window of its widest pairs alone.
     plan = mech.plan(n=200)
     assert np.all(np.sqrt(np.diag(plan.noise_covariance)) > 0)
+
+
+def test_one_columns_searches_read_its_bands_tables_once(monkeypatch):
+    # The spacings' search reads each band's mass floors on the value grid:
+    # the same for every search of one column (the levels, the ladder's
+    # chances), so computed at the first search and kept, with the same gap.
+    out, inside = _bands(per=(200, 200))
+    search = order_band.GapSearch(out, inside, -5.0, 5.0)
+    assert search.spaced
+    phi = order_band.order_phi(60, "dataset", search.grid)
+    counted = []
+    floor = GroupBand.mass_floor
+    monkeypatch.setattr(GroupBand, "mass_floor",
+                        lambda self, held: counted.append(1) or floor(self,
+                                                                      held))
+    found = []
+    for eta in (1e-2, 1e-3, 1e-4):
+        levels = np.array([eta, 1 - eta])
+        a, b = phi(0.4, 29), phi(0.6, 29)
+        found.append(search.gap(a, b, levels))
+        fresh = order_band._largest_gap_spaced(a, b, inside, out,
+                                               search.grid_x, levels)
+        kept = order_band._largest_gap_spaced(a, b, inside, out,
+                                              search.grid_x, levels,
+                                              search._tables)
+        assert kept == fresh and found[-1] <= fresh
+    assert len(counted) == 2 + 2 * 3      # once a group, then once a fresh
+    assert found[0] <= found[1] <= found[2]
