@@ -244,21 +244,12 @@ class AttributePrivacyAccessor(AccessorVerbs):
         from skattr._describe import describe, described_columns
 
         caller = "df.attrpriv.describe"
-        if unknown:
-            import difflib
-
-            known = ["columns", "secret", "reference", "epsilon", "delta",
-                     "percentiles", "theta", "bounds", "allocate",
-                     "random_state"]
-            close = [difflib.get_close_matches(k, known, n=1)
-                     for k in sorted(unknown)]
-            hint = "".join(f" Did you mean {c[0]!r}?" for c in close if c)
-            raise InvalidParameterError(
-                f"{caller}() takes no parameter(s) {sorted(unknown)}; it "
-                f"takes {', '.join(known)}.{hint} Its releases' noise is its "
-                "own (Gaussian over the reference's bands, shared by "
-                "allocate=); to choose each statistic's mechanism, release "
-                "them through df.attrpriv.ledger(...).")
+        _refuse_unknown(
+            AttributePrivacyAccessor.describe, unknown,
+            note=" Its releases' noise is its own (Gaussian over the "
+            "reference's bands, shared by allocate=); to choose each "
+            "statistic's mechanism, release them through "
+            "df.attrpriv.ledger(...).")
         # Its own guarantee, checked here: inside, it is a ledger's budget.
         for name, value, wanted in (
                 ("epsilon", epsilon, "a positive number: the whole table's "
@@ -574,8 +565,11 @@ for _backend in registered_backends()[1:]:
     _backend.register_accessor("attrpriv", AttributePrivacyAccessor)
 
 
-def _refuse_unknown(method, unknown: dict) -> None:
-    """Refuse keywords ``method`` does not take, naming the nearest it does."""
+def _refuse_unknown(method, unknown: dict, note: str = "") -> None:
+    """Refuse keywords ``method`` does not take, naming the nearest it does.
+
+    ``note`` ends the message (what to do instead).
+    """
     if not unknown:
         return
     import difflib
@@ -587,5 +581,5 @@ def _refuse_unknown(method, unknown: dict) -> None:
         f"{method.__name__}() takes no parameter(s) {sorted(unknown)}."
         + "".join(f" Did you mean {h[0]!r} for {k!r}?"
                   for k, h in hints.items() if h)
-        + f" It takes: {', '.join(known)}.")
+        + f" It takes: {', '.join(known)}." + note)
 

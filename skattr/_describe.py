@@ -200,6 +200,7 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
         levels_noise = {"mechanism": "apgm", "allocate": (
             "relative" if scales is None
             else [v for v in scales for _ in levels])}
+    rows = float(len(frame))        # public: the table's count
     with warnings_once():   # the means and percentiles clip the same columns
         means = ledger.mean(columns, epsilon=share, delta=delta, **noise)
         try:
@@ -210,13 +211,13 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
             raise BudgetExceededError(
                 f"describe() released the means with half of epsilon = "
                 f"{float(epsilon):g}, and the percentiles fit in no part of "
-                f"the rest: with {ledger._n} rows, certified together with "
+                f"the rest: with {rows:g} rows, certified together with "
                 "the means, they would take the whole table past its "
                 "guarantee at any noise. Pass percentiles=[] (count and "
                 "means only), a larger epsilon, or describe more rows. "
                 f"Nothing was returned. ({why})") from None
     index = ["count", "mean"]
-    values = [[float(len(frame))] * len(columns), list(means.values)]
+    values = [[rows] * len(columns), list(means.values)]
     noise = [[0.0] * len(columns), list(means.noise_std)]
     rearranged = False
     if levels:
@@ -229,11 +230,10 @@ def describe(frame, columns, *, secret, reference, epsilon=1.0, delta=1e-3,
         # never further from the true, increasing, percentiles in any L^p
         # norm, p >= 1 (the rearrangement inequality; Chernozhukov,
         # Fernandez-Val and Galichon 2009), and reads as describe() does.
-        order = np.argsort(levels)
+        # (The levels are in increasing order: _levels sorts them.)
         increasing = cells.copy()
         finite = np.all(np.isfinite(cells), axis=1)   # a NaN row stays
-        increasing[np.ix_(finite, order)] = np.sort(
-            cells[np.ix_(finite, order)], axis=1)
+        increasing[finite] = np.sort(cells[finite], axis=1)
         rearranged = not np.array_equal(increasing, cells, equal_nan=True)
         cells = increasing
         index += [f"{100 * q:g}%" for q in levels]

@@ -168,8 +168,9 @@ def test_numpy_numbers_and_unknown_keywords(hospital):
                                   percentiles=(), random_state=0)
     assert d.ledger.budget[0] == pytest.approx(2.0)
     with pytest.raises(InvalidParameterError,
-                       match=r"takes no parameter\(s\) \['mechanism'\]; .*"
-                             r"release them through df\.attrpriv\.ledger"):
+                       match=r"describe\(\) takes no parameter\(s\) "
+                             r"\['mechanism'\]\. .*release them through "
+                             r"df\.attrpriv\.ledger"):
         private.attrpriv.describe(["height"], secret=SECRET,
                                   reference=reference, mechanism="apgm")
     with pytest.raises(InvalidParameterError, match="Did you mean 'epsilon'"):

@@ -78,6 +78,20 @@ class FitsToBudget:
                 "the budget; nothing was released. Pass a number as epsilon.")
         return best
 
+    def _exhausted(self) -> bool:
+        """Whether nothing remains of the budget (releases made spent it)."""
+        return bool(self.releases) and (
+            self.remaining <= BUDGET_RTOL * self.budget[0])
+
+    def _exhausted_error(self) -> BudgetExceededError:
+        """Return the refusal of any release once nothing remains of the budget."""
+        return BudgetExceededError(
+            f"Refused before any noise was drawn: nothing remains of the "
+            f"budget (spent epsilon = {self.spent[0]:.4g} of "
+            f"{self.budget[0]:g}), so no release fits, at any epsilon, but "
+            "one that costs nothing. The releases made stay spent; another "
+            "ledger of the same data would not renew the budget.")
+
     def _bisected(self, query, params, limit: float, tried: list) -> tuple:
         """Bracket and bisect the own epsilon (see :meth:`_fitted_to_budget`).
 
@@ -97,17 +111,11 @@ class FitsToBudget:
         over = math.inf             # the joint epsilon at `high`
         epsilon = max(self.remaining, 1e-3 * self.budget[0])
         halved = 0
-        if self.releases and self.remaining <= BUDGET_RTOL * self.budget[0]:
+        if self._exhausted():
             # Nothing remains: only a release that costs nothing fits (a
             # constant column's mean), which one plan tells.
-            trial = attempt(epsilon)
-            if trial[-1] > limit:
-                raise BudgetExceededError(
-                    f"Refused before any noise was drawn: nothing remains of "
-                    f"the budget (spent epsilon = {self.spent[0]:.4g} of "
-                    f"{self.budget[0]:g}), so no epsilon fits this release. "
-                    "The releases made stay spent; another ledger of the same "
-                    "data would not renew the budget.")
+            if attempt(epsilon)[-1] > limit:
+                raise self._exhausted_error()
         while low is None or high is None:
             trial = attempt(epsilon)
             if trial[-1] <= limit:

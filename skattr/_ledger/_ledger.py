@@ -635,13 +635,8 @@ class Ledger(LedgerVerbs, Kept, FitsToBudget):
         est, plan, statistics, noise_cov, laplace, joint = planned
         if joint > self.budget[0] * (1 + BUDGET_RTOL):
             spent = self.spent[0]
-            if self.releases and self.remaining <= BUDGET_RTOL * self.budget[0]:
-                raise BudgetExceededError(
-                    f"Refused before any noise was drawn: nothing remains of "
-                    f"the budget (spent epsilon = {spent:.4g} of "
-                    f"{self.budget[0]:g}), so no release fits, at any "
-                    "epsilon. The releases made stay spent; another ledger "
-                    "of the same data would not renew the budget.")
+            if self._exhausted():
+                raise self._exhausted_error()
             raise BudgetExceededError(
                 f"Refused before any noise was drawn: with this release the "
                 f"joint guarantee of the {len(self.releases) + 1} releases "

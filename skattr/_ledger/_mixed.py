@@ -196,10 +196,10 @@ def _precision(blocks: list, select: np.ndarray,
     move, and are left out only when their noise is independent of the
     kept values': else None). Each block is inverted (and judged singular)
     alone, so releases in very different units do not make one another's
-    noise look like none;
-    a diagonal block (independent noise on each value, apgm's) value by
-    value, so that values of one release in very different units do not
-    either: its inverse is exact, and singular only where an sd is 0.
+    noise look like none; a diagonal block (independent noise on each
+    value, apgm's) value by value, so that values of one release in very
+    different units do not either: its inverse is exact, and singular only
+    where an sd is 0.
     """
     precision = np.zeros((select.shape[1], select.shape[1]))
     start = row = 0

@@ -94,7 +94,7 @@ from skattr.laws._stacked_band import largest_move, sum_bound, sum_move_law
 from skattr.laws._std_band import std_band_closeness
 
 __all__ = ["JointBandLaw", "binomials_at_most", "count_bound", "count_bounds",
-           "quantile_joint_bound", "quantile_joint_bounds"]
+           "one_column_orders", "quantile_joint_bound", "quantile_joint_bounds"]
 
 
 
@@ -139,6 +139,17 @@ def _pair_moves(pairs, n: int, privacy: str) -> list[tuple[int, float]]:
     if ends.size == 0:
         return []
     return inner_moves(ends, float(ends.min()), float(ends.max()), n, privacy)
+
+
+def one_column_orders(outputs) -> bool:
+    """Whether ``outputs`` are medians and quantiles of one column alone.
+
+    The laws whose moved records' values may be coupled by one uniform
+    (:class:`JointBandLaw`'s ``one_uniform``).
+    """
+    outputs = tuple(outputs or ())
+    return (len({c for c, _, _ in outputs}) == 1
+            and all(kind == "order" for _, kind, _ in outputs))
 
 
 def _window_moves(searches: dict, pairs, n: int, privacy: str) -> tuple:
@@ -332,9 +343,7 @@ class JointBandLaw(BandsLaw):
                 or not self.outputs):
             raise ValueError("JointBandLaw needs one band and range per "
                              "column and outputs naming them.")
-        if self.one_uniform and not (
-                len({c for c, _, _ in self.outputs}) == 1
-                and all(kind == "order" for _, kind, _ in self.outputs)):
+        if self.one_uniform and not one_column_orders(self.outputs):
             # Fail closed: the coupling of one column's values serves only
             # the order statistics of that column.
             raise ValueError("JointBandLaw(one_uniform=True) takes medians "
@@ -397,19 +406,23 @@ class JointBandLaw(BandsLaw):
         for j in wanted:
             c, kind, parameter = self.outputs[j]
             closeness = _COORDINATES[kind].closeness
-            if closeness is not None:
-                out, inside = per_column[c]
-                key = ((j, _window_moves(searches, pairs, n, privacy), share)
-                       if kind in ("linear", "monotone") else None)
-                if key is None or key not in memo:
-                    value = closeness(out, inside, float(self.low[c]),
-                                      float(self.high[c]), secret, n, pairs,
-                                      privacy, share, parameter)
-                    if key is None:
-                        found[j] = value
-                        continue
-                    memo[key] = value
+            if closeness is None:
+                continue
+            out, inside = per_column[c]
+
+            def bound(closeness=closeness, out=out, inside=inside, c=c,
+                      parameter=parameter):
+                return closeness(out, inside, float(self.low[c]),
+                                 float(self.high[c]), secret, n, pairs,
+                                 privacy, share, parameter)
+
+            if kind in ("linear", "monotone"):
+                key = (j, _window_moves(searches, pairs, n, privacy), share)
+                if key not in memo:
+                    memo[key] = bound()
                 found[j] = memo[key]
+            else:
+                found[j] = bound()
         return found
 
     def coupled_distances(self, n: int, privacy: str

@@ -13,7 +13,7 @@ from skattr._persistence import persistable
 from skattr._query import Query, StackedQuery
 from skattr.exceptions import InvalidParameterError, NotCertifiableError
 from skattr.laws._band import GroupBand
-from skattr.laws._joint_band import JointBandLaw
+from skattr.laws._joint_band import JointBandLaw, one_column_orders
 from skattr.theta._box import ReferenceConfidence
 
 __all__ = ["ConfidenceBand", "band_coordinates", "banded_by_default",
@@ -215,8 +215,8 @@ class ConfidenceBand(ReferenceConfidence):
         # Medians and quantiles of one column alone: each moved record's two
         # values coupled by one uniform (that column's coupling); a ledger's
         # releases keep the records' coupling they are composed under.
-        one_uniform = (self.coupling == "column" and len(ranges) == 1
-                       and all(c == "order" for _, c, _ in outputs))
+        one_uniform = (self.coupling == "column"
+                       and one_column_orders(outputs))
         return JointBandLaw(outputs=outputs, one_uniform=one_uniform,
                             **self._per_column(
             request, insides, values, ranges, _each(len(ranges), "column"),
@@ -344,10 +344,9 @@ def column_coupled(query, columns=None) -> bool:
     """
     if columns is None:
         columns = getattr(query, "columns", None)
-    outputs = order_outputs(query, 1)
     return (not isinstance(query, StackedQuery) and columns is not None
-            and len(columns) == 1 and bool(outputs)
-            and all(kind == "order" for _, kind, _ in outputs))
+            and len(columns) == 1
+            and one_column_orders(order_outputs(query, 1)))
 
 
 def _check_several(request) -> None:
